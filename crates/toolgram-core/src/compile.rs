@@ -1,0 +1,258 @@
+//! Compile a tool pool + `tool_choice` + `parallel_tool_calls` into ONE Lark grammar in a
+//! model family's native call syntax.
+//!
+//! The grammar is a discriminated union: each callable tool gets its own call rule whose
+//! literal name selects that tool's argument schema (an llguidance `%json` block). Under
+//! `auto` the model writes free text and then, optionally, calls; under `none` it can only
+//! write text; under `required`/named it must call. This module emits text only; it must not
+//! run a parser or a model (the engine checks the grammar with llguidance).
+
+use crate::error::CompileError;
+use crate::syntax::{CallSyntax, Piece};
+use crate::tool::{ToolChoice, ToolSet};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Facts about the target vocabulary that change how the grammar is spelled.
+#[derive(Debug, Clone, Default)]
+pub struct CompileOptions {
+    /// Marker texts that the vocabulary holds as one special token, with that token's id.
+    /// They are emitted as token references, so free text can never spell them.
+    pub special_tokens: HashMap<String, u32>,
+}
+
+/// The result of compiling a request.
+#[derive(Debug, Clone)]
+pub struct CompiledGrammar {
+    /// llguidance Lark grammar text.
+    pub lark: String,
+    /// The choice it was compiled for.
+    pub choice: ToolChoice,
+    /// Indices (into the tool set) of the tools that may be called.
+    pub callable: Vec<usize>,
+    /// Whether several calls may be made.
+    pub parallel: bool,
+}
+
+/// The whitespace and separator policy for arguments: exactly the spelling of Python's
+/// `json.dumps` (what chat templates were trained on), no free whitespace.
+pub fn json_style() -> Value {
+    json!({"whitespace_flexible": false, "key_separator": ": ", "item_separator": ", "})
+}
+
+/// Compile the request into a grammar.
+pub fn compile(
+    tools: &ToolSet,
+    choice: &ToolChoice,
+    parallel: bool,
+    syntax: &CallSyntax,
+    opts: &CompileOptions,
+) -> Result<CompiledGrammar, CompileError> {
+    let callable = choice.callable(tools)?;
+    let mut g = String::from("%llguidance {}\n\n");
+    let opener_is_token = matches!(syntax.first_piece(), Some(Piece::Token(t)) if opts.special_tokens.contains_key(t));
+    let start = if callable.is_empty() {
+        "TEXT?"
+    } else if choice.requires_call() {
+        "calls"
+    } else if opener_is_token {
+        "TEXT? calls?"
+    } else {
+        "PROSE?\n     | calls"
+    };
+    let _ = writeln!(g, "start: {start}");
+    let _ = writeln!(g, "TEXT: /(?s:.+)/");
+    if start.contains("PROSE") {
+        let opener = syntax.opener();
+        if opener.is_empty() {
+            let _ = writeln!(g, "PROSE: /[^{{](?s:.*)/");
+        } else {
+            let _ = writeln!(g, "PROSE: /(?s:.+)/ & ~/{}(?s:.*)/", regex_escape(&opener));
+        }
+    }
+    if !callable.is_empty() {
+        let pieces = |p: &[Piece]| spell(p, opts);
+        let (open, close, sep) = (
+            pieces(syntax.section_open),
+            pieces(syntax.section_close),
+            pieces(syntax.separator),
+        );
+        let repeat = if parallel {
+            format!(" ({sep} call)*")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(g, "calls: {open} call{repeat} {close}");
+        let alts: Vec<String> = callable.iter().map(|i| format!("call_{i}")).collect();
+        let _ = writeln!(g, "call: {}", alts.join(" | "));
+        for &i in &callable {
+            let tool = &tools.tools()[i];
+            let head = format!(
+                "{{\"name\": {}, \"{}\": ",
+                crate::pyjson::to_string(&tool.name, None),
+                syntax.args_key
+            );
+            let _ = writeln!(
+                g,
+                "call_{i}: {} {} args_{i} \"}}\" {}",
+                pieces(syntax.call_open),
+                lark_string(&head),
+                pieces(syntax.call_close),
+            );
+            let mut schema = close_objects(&tool.parameters);
+            if let Value::Object(map) = &mut schema {
+                map.insert("x-guidance".into(), json_style());
+            }
+            let _ = writeln!(g, "args_{i}: %json {schema}");
+        }
+    }
+    Ok(CompiledGrammar {
+        lark: g,
+        choice: choice.clone(),
+        callable,
+        parallel,
+    })
+}
+
+fn spell(pieces: &[Piece], opts: &CompileOptions) -> String {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Token(t) => match opts.special_tokens.get(*t) {
+                Some(id) => format!("<[{id}]>"),
+                None => lark_string(t),
+            },
+            Piece::Text(t) => lark_string(t),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A Lark string literal for `s`.
+pub fn lark_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~/".contains(c) {
+            out.push('\\');
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Tool-call policy: an object schema that lists `properties` and says nothing about other
+/// keys is closed (`additionalProperties: false`), as OpenAI's strict mode does; members of
+/// `allOf` are left open so that their intersection still works.
+pub fn close_objects(schema: &Value) -> Value {
+    let mut s = schema.clone();
+    close_in_place(&mut s);
+    s
+}
+
+fn close_in_place(v: &mut Value) {
+    let Value::Object(map) = v else { return };
+    let open_keys = [
+        "additionalProperties",
+        "patternProperties",
+        "unevaluatedProperties",
+        "allOf",
+    ];
+    if map.contains_key("properties") && !open_keys.iter().any(|k| map.contains_key(*k)) {
+        map.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (key, child) in map.iter_mut() {
+        match key.as_str() {
+            "properties" | "$defs" | "definitions" | "patternProperties" => {
+                if let Value::Object(m) = child {
+                    m.values_mut().for_each(close_in_place);
+                }
+            }
+            "items" | "additionalProperties" | "not" | "contains" => close_in_place(child),
+            "prefixItems" | "anyOf" | "oneOf" => {
+                if let Value::Array(a) = child {
+                    a.iter_mut().for_each(close_in_place);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::by_name;
+
+    fn tools() -> ToolSet {
+        ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}},
+                {"type":"function","function":{"name":"b","parameters":{"type":"object"}}}]"#,
+        )
+        .expect("valid tools")
+    }
+
+    fn hermes() -> &'static CallSyntax {
+        by_name("hermes").expect("registered")
+    }
+
+    #[test]
+    fn named_choice_compiles_only_that_tool() {
+        let g = compile(
+            &tools(),
+            &ToolChoice::Named("b".into()),
+            false,
+            hermes(),
+            &Default::default(),
+        )
+        .expect("compiles");
+        assert_eq!(g.callable, vec![1]);
+        assert!(g.lark.contains("call: call_1\n"), "{}", g.lark);
+        assert!(!g.lark.contains("call_0"));
+    }
+
+    #[test]
+    fn special_markers_become_token_references() {
+        let opts = CompileOptions {
+            special_tokens: HashMap::from([
+                ("<tool_call>".to_owned(), 7),
+                ("</tool_call>".to_owned(), 8),
+            ]),
+        };
+        let g = compile(&tools(), &ToolChoice::Auto, true, hermes(), &opts).expect("compiles");
+        assert!(g.lark.contains("start: TEXT? calls?"), "{}", g.lark);
+        assert!(g.lark.contains("<[7]> \"\\n\""), "{}", g.lark);
+        assert!(g.lark.contains("(\"\\n\" call)*"), "{}", g.lark);
+    }
+
+    #[test]
+    fn none_never_compiles_a_call() {
+        let g = compile(
+            &tools(),
+            &ToolChoice::None,
+            false,
+            hermes(),
+            &Default::default(),
+        )
+        .expect("compiles");
+        assert!(!g.lark.contains("call"), "{}", g.lark);
+    }
+
+    #[test]
+    fn objects_are_closed_except_under_all_of() {
+        let s = close_objects(
+            &json!({"type":"object","properties":{"p":{"type":"object","properties":{}}},
+            "allOf":[{"properties":{"q":{}}}]}),
+        );
+        assert_eq!(s.get("additionalProperties"), None);
+        assert_eq!(s["properties"]["p"]["additionalProperties"], json!(false));
+        assert_eq!(s["allOf"][0].get("additionalProperties"), None);
+    }
+}

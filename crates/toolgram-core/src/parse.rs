@@ -1,0 +1,268 @@
+//! Strict parse of constrained output: text → content + typed [`ToolCall`]s, read with the
+//! same [`CallSyntax`] declaration that produced the grammar.
+//!
+//! Text that stops inside a call is [`ParseError::Truncated`], never a call. This parser
+//! repairs nothing: lenient reading of free model output belongs to the validation stage.
+
+use crate::error::ParseError;
+use crate::syntax::{CallSyntax, text_of};
+use crate::tool::{ToolCall, ToolChoice, ToolSet};
+use serde_json::Value;
+
+/// What a model's reply says: optional text, then calls.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedOutput {
+    /// Text before the calls (or the whole reply when there are none), trimmed; `None` if empty.
+    pub content: Option<String>,
+    /// The calls, in order; ids are `call_0`, `call_1`, … (callers make them unique).
+    pub tool_calls: Vec<ToolCall>,
+}
+
+struct Cursor<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn rest(&self) -> &str {
+        &self.text[self.pos..]
+    }
+
+    fn truncated(&self) -> ParseError {
+        ParseError::Truncated {
+            partial: self.text.to_owned(),
+        }
+    }
+
+    fn expect(&mut self, want: &str) -> Result<(), ParseError> {
+        let rest = self.rest();
+        if rest.starts_with(want) {
+            self.pos += want.len();
+            Ok(())
+        } else if want.starts_with(rest) {
+            Err(self.truncated())
+        } else {
+            Err(ParseError::Malformed {
+                offset: self.pos,
+                message: format!("expected {want:?}"),
+            })
+        }
+    }
+
+    fn json_value(&mut self) -> Result<Value, ParseError> {
+        let mut stream = serde_json::Deserializer::from_str(self.rest()).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) => {
+                self.pos += stream.byte_offset();
+                Ok(v)
+            }
+            Some(Err(e)) if e.is_eof() => Err(self.truncated()),
+            Some(Err(e)) => Err(ParseError::Malformed {
+                offset: self.pos + stream.byte_offset(),
+                message: e.to_string(),
+            }),
+            None => Err(self.truncated()),
+        }
+    }
+}
+
+/// Parse `text` produced under `choice` in `syntax` for the pool `tools`.
+pub fn parse_output(
+    text: &str,
+    syntax: &CallSyntax,
+    tools: &ToolSet,
+    choice: &ToolChoice,
+) -> Result<ParsedOutput, ParseError> {
+    let content = |s: &str| Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_owned);
+    if *choice == ToolChoice::None {
+        return Ok(ParsedOutput {
+            content: content(text),
+            tool_calls: Vec::new(),
+        });
+    }
+    let opener = syntax.opener();
+    let start = if opener.is_empty() {
+        let lead = text.len() - text.trim_start().len();
+        text[lead..].starts_with('{').then_some(lead)
+    } else {
+        text.find(&opener)
+    };
+    let Some(start) = start else {
+        if !opener.is_empty() && ends_with_prefix_of(text, &opener) {
+            return Err(ParseError::Truncated {
+                partial: text.to_owned(),
+            });
+        }
+        return Ok(ParsedOutput {
+            content: content(text),
+            tool_calls: Vec::new(),
+        });
+    };
+    let allowed = choice.callable(tools).map_err(|e| ParseError::Malformed {
+        offset: 0,
+        message: e.to_string(),
+    })?;
+    let mut cur = Cursor { text, pos: start };
+    cur.expect(&text_of(syntax.section_open))?;
+    let (call_open, call_close, sep) = (
+        text_of(syntax.call_open),
+        text_of(syntax.call_close),
+        text_of(syntax.separator),
+    );
+    let mut calls = Vec::new();
+    loop {
+        cur.expect(&call_open)?;
+        let at = cur.pos;
+        let obj = cur.json_value()?;
+        let name = obj
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or(ParseError::Malformed {
+                offset: at,
+                message: "a call needs a string `name`".into(),
+            })?;
+        let arguments = obj
+            .get(syntax.args_key)
+            .filter(|a| a.is_object())
+            .cloned()
+            .ok_or_else(|| ParseError::Malformed {
+                offset: at,
+                message: format!("a call needs an object `{}`", syntax.args_key),
+            })?;
+        match tools.position(name) {
+            Some(i) if allowed.contains(&i) => {}
+            _ => return Err(ParseError::UnknownTool(name.to_owned())),
+        }
+        calls.push(ToolCall {
+            id: format!("call_{}", calls.len()),
+            name: name.to_owned(),
+            arguments,
+        });
+        cur.expect(&call_close)?;
+        let after_sep = cur.rest().strip_prefix(sep.as_str()).map(str::trim_start);
+        let next_call = |r: &str| {
+            if call_open.is_empty() {
+                r.starts_with('{')
+            } else {
+                r.starts_with(&call_open)
+            }
+        };
+        match after_sep {
+            Some(r) if !sep.is_empty() && next_call(r) => cur.pos = text.len() - r.len(),
+            _ => break,
+        }
+    }
+    cur.expect(&text_of(syntax.section_close))?;
+    if !cur.rest().trim().is_empty() {
+        return Err(ParseError::Malformed {
+            offset: cur.pos,
+            message: "unexpected text after the tool calls".into(),
+        });
+    }
+    Ok(ParsedOutput {
+        content: content(&text[..start]),
+        tool_calls: calls,
+    })
+}
+
+fn ends_with_prefix_of(text: &str, marker: &str) -> bool {
+    (1..marker.len()).any(|n| marker.is_char_boundary(n) && text.ends_with(&marker[..n]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::{REGISTRY, by_name};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn tools() -> ToolSet {
+        ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},
+                {"type":"function","function":{"name":"add","parameters":{"type":"object"}}}]"#,
+        )
+        .expect("valid tools")
+    }
+
+    #[test]
+    fn hermes_text_then_call() {
+        let s = by_name("hermes").expect("registered");
+        let t = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>";
+        let out = parse_output(t, s, &tools(), &ToolChoice::Auto).expect("parses");
+        assert_eq!(out.content.as_deref(), Some("Let me check."));
+        assert_eq!(out.tool_calls[0].arguments, json!({"city": "Oslo"}));
+    }
+
+    #[test]
+    fn truncated_call_is_never_a_call() {
+        let s = by_name("hermes").expect("registered");
+        for t in [
+            "<tool_call>\n{\"name\": \"add\", \"argu",
+            "<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool",
+            "hi <tool_",
+        ] {
+            assert!(
+                matches!(
+                    parse_output(t, s, &tools(), &ToolChoice::Auto),
+                    Err(ParseError::Truncated { .. })
+                ),
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_or_disallowed_tool_is_an_error() {
+        let s = by_name("generic-json").expect("registered");
+        let t = "{\"name\": \"nope\", \"arguments\": {}}";
+        assert_eq!(
+            parse_output(t, s, &tools(), &ToolChoice::Required),
+            Err(ParseError::UnknownTool("nope".into()))
+        );
+        let t = "{\"name\": \"add\", \"arguments\": {}}";
+        assert!(parse_output(t, s, &tools(), &ToolChoice::Named("get_weather".into())).is_err());
+    }
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            "\\PC{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever arguments a call carries, rendering it in any registered syntax and
+        /// parsing the text back gives the same calls.
+        #[test]
+        fn render_then_parse_round_trips(
+            args in prop::collection::vec(prop::collection::btree_map("[a-z]{1,5}", arb_json(), 0..4), 1..4),
+            prefix in "[A-Za-z ,.]{0,20}",
+            which in 0..REGISTRY.len(),
+        ) {
+            let syntax = &REGISTRY[which];
+            let calls: Vec<ToolCall> = args.into_iter().enumerate().map(|(i, m)| ToolCall {
+                id: format!("call_{i}"),
+                name: if i % 2 == 0 { "add".into() } else { "get_weather".into() },
+                arguments: Value::Object(m.into_iter().collect()),
+            }).collect();
+            let rendered = syntax.render_calls(&calls);
+            let out = parse_output(&rendered, syntax, &tools(), &ToolChoice::Required).expect("round trip parses");
+            prop_assert_eq!(&out.tool_calls, &calls);
+            if !syntax.opener().is_empty() {
+                let with_text = format!("{prefix}{rendered}");
+                let out = parse_output(&with_text, syntax, &tools(), &ToolChoice::Auto).expect("parses after text");
+                prop_assert_eq!(out.tool_calls, calls);
+                prop_assert_eq!(out.content, Some(prefix.trim().to_owned()).filter(|s| !s.is_empty()));
+            }
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! Tool definitions: [`Tool`], the checked pool [`ToolSet`], [`ToolChoice`] and [`ToolCall`].
+//!
+//! Reading a tool set checks every definition up front (name, shape, JSON Schema validity)
+//! and reports the tool and JSON pointer of the first problem. This module must not know
+//! about grammars or call syntaxes.
+
+use crate::error::{CompileError, DefinitionError};
+use serde_json::{Map, Value, json};
+
+/// One JSON-Schema function tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Unique name, `[A-Za-z0-9_-]{1,64}`.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+impl Tool {
+    /// The OpenAI chat-completions shape of this tool.
+    pub fn to_openai(&self) -> Value {
+        let mut function = Map::new();
+        function.insert("name".into(), Value::String(self.name.clone()));
+        if !self.description.is_empty() {
+            function.insert(
+                "description".into(),
+                Value::String(self.description.clone()),
+            );
+        }
+        function.insert("parameters".into(), self.parameters.clone());
+        json!({"type": "function", "function": function})
+    }
+}
+
+/// A checked pool of tools with their argument validators.
+pub struct ToolSet {
+    tools: Vec<Tool>,
+    validators: Vec<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSet")
+            .field("tools", &self.tools)
+            .finish()
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+impl ToolSet {
+    /// Read a tools document: a JSON array of OpenAI function tools, or `{"tools": [...]}`.
+    pub fn from_json_str(text: &str) -> Result<Self, DefinitionError> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| {
+            DefinitionError::new(
+                None,
+                "",
+                format!("not JSON: {e} (line {}, column {})", e.line(), e.column()),
+            )
+        })?;
+        Self::from_value(&doc)
+    }
+
+    /// Read a parsed tools document (see [`ToolSet::from_json_str`]).
+    pub fn from_value(doc: &Value) -> Result<Self, DefinitionError> {
+        let (items, base) = match doc {
+            Value::Array(items) => (items, String::new()),
+            Value::Object(map) => match map.get("tools") {
+                Some(Value::Array(items)) => (items, "/tools".to_owned()),
+                _ => {
+                    return Err(DefinitionError::new(
+                        None,
+                        "",
+                        "expected an array of tools or an object with a `tools` array",
+                    ));
+                }
+            },
+            _ => {
+                return Err(DefinitionError::new(
+                    None,
+                    "",
+                    "expected an array of tools or an object with a `tools` array",
+                ));
+            }
+        };
+        let mut tools = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            tools.push(read_tool(item, &format!("{base}/{i}"))?);
+        }
+        Self::new(tools).map_err(|mut e| {
+            e.pointer = format!("{base}{}", e.pointer);
+            e
+        })
+    }
+
+    /// Check and index already-built tools. Pointers in errors are relative to the tool's
+    /// `function` object, prefixed with its index (`/3/function/parameters/...`).
+    pub fn new(tools: Vec<Tool>) -> Result<Self, DefinitionError> {
+        let mut validators = Vec::with_capacity(tools.len());
+        for (i, tool) in tools.iter().enumerate() {
+            let at = |p: &str| format!("/{i}/function{p}");
+            if !valid_name(&tool.name) {
+                return Err(DefinitionError::new(
+                    Some(&tool.name),
+                    at("/name"),
+                    "tool names must be 1 to 64 characters of A-Z, a-z, 0-9, `_` or `-`",
+                ));
+            }
+            if tools[..i].iter().any(|t| t.name == tool.name) {
+                return Err(DefinitionError::new(
+                    Some(&tool.name),
+                    at("/name"),
+                    "duplicate tool name",
+                ));
+            }
+            validators.push(check_parameters(tool, &at("/parameters"))?);
+        }
+        Ok(Self { tools, validators })
+    }
+
+    /// The tools, in definition order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Look a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The argument validator of the tool at `index`.
+    pub fn validator(&self, index: usize) -> Option<&jsonschema::Validator> {
+        self.validators.get(index)
+    }
+
+    /// Index of a tool by name.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|t| t.name == name)
+    }
+
+    /// Whether the pool is empty.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The OpenAI `tools` array for this pool.
+    pub fn to_openai(&self) -> Value {
+        Value::Array(self.tools.iter().map(Tool::to_openai).collect())
+    }
+}
+
+fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
+    let obj = item
+        .as_object()
+        .ok_or_else(|| DefinitionError::new(None, at, "a tool must be an object"))?;
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "function" => {}
+        Some(other) => {
+            return Err(DefinitionError::new(
+                None,
+                format!("{at}/type"),
+                format!("unsupported tool type {other}; expected \"function\""),
+            ));
+        }
+        None => {
+            return Err(DefinitionError::new(
+                None,
+                format!("{at}/type"),
+                "missing `type` (expected \"function\")",
+            ));
+        }
+    }
+    let function = obj
+        .get("function")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            DefinitionError::new(None, format!("{at}/function"), "missing `function` object")
+        })?;
+    let name = match function.get("name") {
+        Some(Value::String(n)) => n.clone(),
+        _ => {
+            return Err(DefinitionError::new(
+                None,
+                format!("{at}/function/name"),
+                "missing string `name`",
+            ));
+        }
+    };
+    let description = match function.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(d)) => d.clone(),
+        Some(_) => {
+            return Err(DefinitionError::new(
+                Some(&name),
+                format!("{at}/function/description"),
+                "`description` must be a string",
+            ));
+        }
+    };
+    let parameters = function
+        .get("parameters")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    Ok(Tool {
+        name,
+        description,
+        parameters,
+    })
+}
+
+fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, DefinitionError> {
+    let err = |p: &str, m: String| DefinitionError::new(Some(&tool.name), format!("{at}{p}"), m);
+    let schema = tool
+        .parameters
+        .as_object()
+        .ok_or_else(|| err("", "`parameters` must be a JSON Schema object".into()))?;
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err(err(
+                "/type",
+                format!("the arguments must be an object, but `type` is {other}"),
+            ));
+        }
+        None => {
+            return Err(err(
+                "",
+                "`parameters` must say `\"type\": \"object\"`".into(),
+            ));
+        }
+    }
+    if let Err(e) = jsonschema::meta::validate(&tool.parameters) {
+        return Err(err(
+            &e.instance_path.to_string(),
+            format!("invalid JSON Schema: {e}"),
+        ));
+    }
+    jsonschema::validator_for(&tool.parameters).map_err(|e| {
+        err(
+            &e.instance_path.to_string(),
+            format!("unusable JSON Schema: {e}"),
+        )
+    })
+}
+
+/// Which calls the model may make.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// Text, or calls when the model decides to call.
+    #[default]
+    Auto,
+    /// Text only, never a call.
+    None,
+    /// At least one call to any tool in the pool.
+    Required,
+    /// A call to this tool.
+    Named(String),
+    /// Only these tools may be called; `required` says whether a call must be made.
+    AllowedTools {
+        /// Names of the allowed tools.
+        tools: Vec<String>,
+        /// Whether a call is mandatory.
+        required: bool,
+    },
+}
+
+impl ToolChoice {
+    /// Read the CLI spelling: `auto`, `none`, `required`, or a tool name.
+    pub fn from_cli(s: &str) -> Self {
+        match s {
+            "auto" => Self::Auto,
+            "none" => Self::None,
+            "required" | "any" => Self::Required,
+            name => Self::Named(name.to_owned()),
+        }
+    }
+
+    /// Read the OpenAI spelling: a string, `{"type":"function","function":{"name":…}}` or
+    /// `{"type":"allowed_tools","allowed_tools":{"mode":…,"tools":[…]}}`.
+    pub fn from_openai(v: &Value) -> Option<Self> {
+        match v {
+            Value::String(s) => match s.as_str() {
+                "auto" | "none" | "required" => Some(Self::from_cli(s)),
+                _ => None,
+            },
+            Value::Object(o) => match o.get("type")?.as_str()? {
+                "function" => Some(Self::Named(
+                    o.get("function")?.get("name")?.as_str()?.to_owned(),
+                )),
+                "allowed_tools" => {
+                    let a = o.get("allowed_tools")?;
+                    let required = match a.get("mode").and_then(Value::as_str) {
+                        Some("required") => true,
+                        Some("auto") | None => false,
+                        Some(_) => return None,
+                    };
+                    let tools = a
+                        .get("tools")?
+                        .as_array()?
+                        .iter()
+                        .map(|t| {
+                            t.get("function")
+                                .and_then(|f| f.get("name"))
+                                .and_then(Value::as_str)
+                                .map(str::to_owned)
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    Some(Self::AllowedTools { tools, required })
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Check the choice against the pool and return the indices of callable tools.
+    pub fn callable(&self, tools: &ToolSet) -> Result<Vec<usize>, CompileError> {
+        let all = || (0..tools.tools().len()).collect::<Vec<_>>();
+        let idx = match self {
+            Self::None => Vec::new(),
+            Self::Auto => all(),
+            Self::Required => {
+                if tools.is_empty() {
+                    return Err(CompileError::EmptyPool("required".into()));
+                }
+                all()
+            }
+            Self::Named(n) => vec![
+                tools
+                    .position(n)
+                    .ok_or_else(|| CompileError::UnknownTool(n.clone()))?,
+            ],
+            Self::AllowedTools {
+                tools: names,
+                required,
+            } => {
+                let idx = names
+                    .iter()
+                    .map(|n| {
+                        tools
+                            .position(n)
+                            .ok_or_else(|| CompileError::UnknownTool(n.clone()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if *required && idx.is_empty() {
+                    return Err(CompileError::EmptyPool("allowed_tools (required)".into()));
+                }
+                idx
+            }
+        };
+        Ok(idx)
+    }
+
+    /// Whether the output must contain a call.
+    pub fn requires_call(&self) -> bool {
+        match self {
+            Self::Required | Self::Named(_) => true,
+            Self::AllowedTools { required, .. } => *required,
+            Self::Auto | Self::None => false,
+        }
+    }
+}
+
+/// A parsed tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// Call id, unique within a response (`call_…`).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments object.
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// The OpenAI shape: `{"id","type":"function","function":{"name","arguments":"<JSON>"}}`.
+    pub fn to_openai(&self) -> Value {
+        json!({
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments.to_string()},
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> DefinitionError {
+        match ToolSet::from_json_str(text) {
+            Err(e) => e,
+            Ok(t) => panic!("accepted {t:?}"),
+        }
+    }
+
+    #[test]
+    fn accepts_array_and_wrapped_forms() {
+        let one = r#"{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}"#;
+        assert_eq!(
+            ToolSet::from_json_str(&format!("[{one}]")).map(|t| t.tools().len()),
+            Ok(1)
+        );
+        assert_eq!(
+            ToolSet::from_json_str(&format!("{{\"tools\":[{one}]}}")).map(|t| t.tools().len()),
+            Ok(1)
+        );
+    }
+
+    #[test]
+    fn bad_schema_reports_tool_and_pointer() {
+        let e = err(
+            r#"[{"type":"function","function":{"name":"ok","parameters":{"type":"object"}}},
+            {"type":"function","function":{"name":"bad","parameters":{"type":"object","properties":{"n":{"type":"integr"}}}}}]"#,
+        );
+        assert_eq!(e.tool.as_deref(), Some("bad"));
+        assert!(
+            e.pointer.starts_with("/1/function/parameters/properties/n"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn duplicate_and_bad_names_are_refused() {
+        let e = err(
+            r#"[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]"#,
+        );
+        assert_eq!(
+            (e.pointer.as_str(), e.message.as_str()),
+            ("/1/function/name", "duplicate tool name")
+        );
+        let e = err(r#"[{"type":"function","function":{"name":"has space"}}]"#);
+        assert_eq!(e.pointer, "/0/function/name");
+    }
+
+    #[test]
+    fn non_object_parameters_are_refused() {
+        let e = err(
+            r#"{"tools":[{"type":"function","function":{"name":"a","parameters":{"type":"string"}}}]}"#,
+        );
+        assert_eq!(e.pointer, "/tools/0/function/parameters/type");
+    }
+
+    #[test]
+    fn named_choice_must_exist() {
+        let t = ToolSet::from_json_str(r#"[{"type":"function","function":{"name":"a"}}]"#)
+            .expect("valid");
+        assert_eq!(
+            ToolChoice::Named("b".into()).callable(&t),
+            Err(CompileError::UnknownTool("b".into()))
+        );
+        assert_eq!(ToolChoice::Named("a".into()).callable(&t), Ok(vec![0]));
+    }
+}

@@ -1,0 +1,135 @@
+//! Post-parse validation of call arguments against the tool's JSON Schema, with messages
+//! written for the model (`missing required argument 'title' for tool 'get_inputs'`).
+//!
+//! It checks and reports; it must not change arguments. The retry loop that feeds these
+//! messages back to a model lives outside the pure core.
+
+use crate::tool::{ToolCall, ToolSet};
+use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
+use thiserror::Error;
+
+/// One reason a call's arguments are not acceptable.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{message}")]
+pub struct ArgumentError {
+    /// The tool called.
+    pub tool: String,
+    /// JSON pointer into the arguments.
+    pub pointer: String,
+    /// The message for the model.
+    pub message: String,
+}
+
+/// Check one call; all problems are returned, in schema order.
+pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<ArgumentError>> {
+    let Some(index) = tools.position(&call.name) else {
+        let names: Vec<&str> = tools.tools().iter().map(|t| t.name.as_str()).collect();
+        return Err(vec![ArgumentError {
+            tool: call.name.clone(),
+            pointer: String::new(),
+            message: format!(
+                "there is no tool '{}'; the tools are: {}",
+                call.name,
+                names.join(", ")
+            ),
+        }]);
+    };
+    let Some(validator) = tools.validator(index) else {
+        return Ok(());
+    };
+    let errors: Vec<ArgumentError> = validator
+        .iter_errors(&call.arguments)
+        .map(|e| {
+            let pointer = e.instance_path.to_string();
+            let arg = pointer.trim_start_matches('/').replace('/', ".");
+            let message = match &e.kind {
+                ValidationErrorKind::Required { property } => {
+                    let p = property
+                        .as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| property.to_string());
+                    let full = if arg.is_empty() {
+                        p
+                    } else {
+                        format!("{arg}.{p}")
+                    };
+                    format!(
+                        "missing required argument '{full}' for tool '{}'",
+                        call.name
+                    )
+                }
+                ValidationErrorKind::Enum { options } => {
+                    let opts = options
+                        .as_array()
+                        .map(|a| a.iter().map(show).collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default();
+                    format!("'{arg}' must be one of {opts}")
+                }
+                ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    format!(
+                        "unknown argument(s) {} for tool '{}'",
+                        unexpected.join(", "),
+                        call.name
+                    )
+                }
+                _ if arg.is_empty() => format!("arguments for tool '{}': {e}", call.name),
+                _ => format!("'{arg}': {e}"),
+            };
+            ArgumentError {
+                tool: call.name.clone(),
+                pointer,
+                message,
+            }
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn show(v: &Value) -> String {
+    v.as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_are_written_for_the_model() {
+        let tools = ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"book","parameters":{"type":"object",
+                "properties":{"title":{"type":"string"},"cabin":{"enum":["economy","business"]}},"required":["title"]}}}]"#,
+        )
+        .expect("valid tools");
+        let call = ToolCall {
+            id: "c".into(),
+            name: "book".into(),
+            arguments: json!({"cabin": "first"}),
+        };
+        let msgs: Vec<String> = validate_call(&tools, &call)
+            .expect_err("invalid")
+            .into_iter()
+            .map(|e| e.message)
+            .collect();
+        assert!(
+            msgs.contains(&"missing required argument 'title' for tool 'book'".to_owned()),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.contains(&"'cabin' must be one of economy, business".to_owned()),
+            "{msgs:?}"
+        );
+        let ok = ToolCall {
+            arguments: json!({"title": "x"}),
+            ..call
+        };
+        assert_eq!(validate_call(&tools, &ok), Ok(()));
+    }
+}
