@@ -1,1 +1,43 @@
-//! placeholder
+//! # toolgram-engine — constrained tool calling on an embedded llama.cpp model
+//!
+//! The decode stage of toolgram: a GGUF model loaded in-process through `llama-cpp-2`, its
+//! own chat template rendered with `minijinja`, and an llguidance token mask applied at every
+//! step by our own sample/accept loop, so the reply is a valid call in the model's native
+//! syntax by construction. Models from the registry are fetched on first use.
+//!
+//! ```no_run
+//! use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+//! use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, models};
+//!
+//! let tools = ToolSet::from_json_str(r#"[{"type": "function", "function": {
+//!     "name": "get_weather",
+//!     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+//!                    "required": ["city"]}}}]"#)?;
+//! let path = models::resolve(None)?;            // the default model, fetched once
+//! let engine = Engine::load(&path, &EngineOptions::default())?;
+//! let mut session = engine.session()?;
+//! let reply = session.call(&CallRequest {
+//!     messages: &[ChatMessage::text("user", "What's the weather in Paris?")],
+//!     tools: &tools,
+//!     choice: ToolChoice::Required,
+//!     parallel: false,
+//!     sampling: Sampling::default(),
+//! })?;
+//! assert_eq!(reply.tool_calls[0].name, "get_weather");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! This crate must not parse or validate on its own terms: it uses `toolgram-core`'s compiler,
+//! parser and validator, so the grammar and the parser come from one declaration.
+
+mod engine;
+mod error;
+pub mod models;
+mod sample;
+mod session;
+pub mod template;
+mod tokenizer;
+
+pub use engine::{Engine, EngineOptions, check_grammar, default_threads};
+pub use error::EngineError;
+pub use session::{CallRequest, CallResponse, FinishReason, Sampling, Session, Timings};

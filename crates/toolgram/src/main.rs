@@ -1,1 +1,53 @@
-fn main() {}
+//! `toolgram` — the command line over toolgram's library crates.
+//!
+//! Thin wiring only: argument parsing, files in, one JSON object out on stdout, one
+//! `{"error":{…}}` line on stderr on failure. No pipeline logic lives here.
+
+mod bench;
+mod call;
+mod model;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "toolgram", version, about = "LLM tool calls that are correct by construction")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one constrained tool call on the embedded model and print the assistant message.
+    Call(call::CallArgs),
+    /// List, fetch or locate registry models.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
+    /// Measure end to end.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGRAM_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Call(args) => call::run(args),
+        Command::Model(cmd) => model::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            output::print_error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The engine's typed errors. Each has a stable `kind()` string for the CLI's
+//! `{"error":{"type":…}}` line; none of them is a panic or an abort.
+
+use thiserror::Error;
+use toolgram_core::validate::ArgumentError;
+use toolgram_core::{CompileError, DefinitionError};
+
+/// Anything that can go wrong between a request and its calls.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// A tool definition is unusable.
+    #[error("invalid tool definition: {0}")]
+    Definition(#[from] DefinitionError),
+    /// The request cannot be compiled (e.g. a named tool that does not exist).
+    #[error("{0}")]
+    Compile(#[from] CompileError),
+    /// llguidance refused the compiled grammar.
+    #[error("grammar rejected: {0}")]
+    Grammar(String),
+    /// The model file could not be loaded.
+    #[error("cannot load model {path}: {reason}")]
+    ModelLoad {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The chat template could not be compiled or rendered.
+    #[error("{0}")]
+    Template(String),
+    /// The conversation does not fit the context window.
+    #[error("the prompt has {prompt_tokens} tokens; the context holds {n_ctx} (with room for at least one generated token)")]
+    ContextOverflow {
+        /// Prompt length in tokens.
+        prompt_tokens: usize,
+        /// Context size.
+        n_ctx: usize,
+    },
+    /// Generation stopped (max tokens or context) inside a call.
+    #[error("generation stopped after {max_tokens} tokens inside a tool call")]
+    Truncated {
+        /// Everything generated.
+        partial: String,
+        /// The limit that was hit.
+        max_tokens: usize,
+    },
+    /// The constraint reached a state with no allowed token, or rejected a token.
+    #[error("constraint error: {0}")]
+    Constraint(String),
+    /// llama.cpp failed to evaluate a batch.
+    #[error("llama.cpp decode failed: {0}")]
+    Decode(String),
+    /// Arguments failed post-parse validation.
+    #[error("invalid arguments: {}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+    InvalidArguments(Vec<ArgumentError>),
+    /// The grammar and the parser disagree: a bug, reported with the text.
+    #[error("output accepted by the grammar but not by the parser ({reason}): {text:?}")]
+    Internal {
+        /// Parser's reason.
+        reason: String,
+        /// The text.
+        text: String,
+    },
+}
+
+impl EngineError {
+    /// A short machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Definition(_) => "invalid_tools",
+            Self::Compile(_) => "invalid_request",
+            Self::Grammar(_) => "grammar_error",
+            Self::ModelLoad { .. } => "model_load_error",
+            Self::Template(_) => "template_error",
+            Self::ContextOverflow { .. } => "context_overflow",
+            Self::Truncated { .. } => "truncated",
+            Self::Constraint(_) => "constraint_error",
+            Self::Decode(_) => "decode_error",
+            Self::InvalidArguments(_) => "invalid_arguments",
+            Self::Internal { .. } => "internal_error",
+        }
+    }
+}

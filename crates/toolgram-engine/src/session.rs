@@ -1,0 +1,326 @@
+//! The decode loop: one llama.cpp context, an llguidance mask per token, our own
+//! sample/accept step, fast-forward of forced tokens, and KV-cache reuse of the longest
+//! common prompt prefix between calls.
+//!
+//! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
+//! then); a token the matcher rejects is an error value, never an abort; reaching the token
+//! limit inside a call is [`EngineError::Truncated`]. Buffers are allocated before the loop;
+//! the one per-step allocation left is the mask bitset llguidance returns.
+
+use crate::engine::{Engine, backend};
+use crate::error::EngineError;
+use crate::sample::{Rng, pick};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::token::LlamaToken;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use toolgram_core::compile::{self, CompiledGrammar};
+use toolgram_core::parse::{self, ParsedOutput};
+use toolgram_core::validate::validate_call;
+use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
+
+const BATCH: usize = 512;
+
+/// Sampling settings.
+#[derive(Debug, Clone)]
+pub struct Sampling {
+    /// Most tokens to generate.
+    pub max_tokens: usize,
+    /// 0 = greedy.
+    pub temperature: f32,
+    /// Seed for temperature sampling; `None` = from the clock.
+    pub seed: Option<u64>,
+    /// Added to logits before the mask (OpenAI `logit_bias`).
+    pub logit_bias: Vec<(u32, f32)>,
+    /// Generate without any constraint (for `bench` comparisons; tool choice is ignored).
+    pub unconstrained: bool,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Self { max_tokens: 512, temperature: 0.0, seed: None, logit_bias: Vec::new(), unconstrained: false }
+    }
+}
+
+/// One call request.
+pub struct CallRequest<'a> {
+    /// The conversation so far.
+    pub messages: &'a [ChatMessage],
+    /// The tool pool.
+    pub tools: &'a ToolSet,
+    /// Which calls may or must be made.
+    pub choice: ToolChoice,
+    /// Whether several calls may be made.
+    pub parallel: bool,
+    /// Sampling settings.
+    pub sampling: Sampling,
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The reply ended with calls.
+    ToolCalls,
+    /// The reply ended with text.
+    Stop,
+    /// The token limit was reached outside any call.
+    Length,
+}
+
+impl FinishReason {
+    /// OpenAI spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::ToolCalls => "tool_calls",
+            Self::Stop => "stop",
+            Self::Length => "length",
+        }
+    }
+}
+
+/// Measurements of one call.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    /// Prompt tokens actually evaluated (the rest came from the KV cache).
+    pub prompt_evaluated: usize,
+    /// Time to evaluate them.
+    pub prompt_ms: f64,
+    /// Time spent generating (masks, sampling, decoding).
+    pub generate_ms: f64,
+    /// Mask computation time of each sampled step, in µs.
+    pub mask_us: Vec<u32>,
+    /// Tokens appended by fast-forward without sampling.
+    pub forced_tokens: usize,
+}
+
+/// The reply: text and calls, ready to print as an OpenAI assistant message.
+#[derive(Debug, Clone)]
+pub struct CallResponse {
+    /// Text before (or instead of) the calls.
+    pub content: Option<String>,
+    /// Parsed, validated calls.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why generation ended.
+    pub finish_reason: FinishReason,
+    /// Prompt length in tokens.
+    pub prompt_tokens: usize,
+    /// Generated tokens (sampled and forced).
+    pub completion_tokens: usize,
+    /// The raw generated text.
+    pub raw: String,
+    /// Measurements.
+    pub timings: Timings,
+}
+
+/// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
+pub struct Session<'e> {
+    engine: &'e Engine,
+    ctx: LlamaContext<'e>,
+    batch: LlamaBatch<'static>,
+    cached: Vec<LlamaToken>,
+    text: Vec<u8>,
+}
+
+static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn call_id() -> String {
+    let n = CALL_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let mut z = t ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(std::process::id()).rotate_left(32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z ^= z >> 27;
+    format!("call_{z:016x}{:08x}", n as u32)
+}
+
+impl Engine {
+    /// Open a session (its own context and KV cache).
+    pub fn session(&self) -> Result<Session<'_>, EngineError> {
+        let backend = backend()?;
+        let threads = i32::try_from(self.threads).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.n_ctx))
+            .with_n_batch(BATCH as u32)
+            .with_n_ubatch(BATCH as u32)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let ctx = self
+            .model
+            .new_context(backend, params)
+            .map_err(|e| EngineError::ModelLoad { path: self.model_name().to_owned(), reason: format!("context: {e}") })?;
+        Ok(Session { engine: self, ctx, batch: LlamaBatch::new(BATCH, 1), cached: Vec::new(), text: Vec::new() })
+    }
+}
+
+impl Session<'_> {
+    /// Render, tokenize and run one request, returning its calls.
+    pub fn call(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
+        let engine = self.engine;
+        let compiled = compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &engine.compile_opts)?;
+        let prompt = engine.template.render(req.messages, req.tools, engine.syntax).map_err(EngineError::Template)?;
+        let tokens = self.tokenize_prompt(&prompt);
+        let n_ctx = engine.n_ctx as usize;
+        if tokens.len() >= n_ctx {
+            return Err(EngineError::ContextOverflow { prompt_tokens: tokens.len(), n_ctx });
+        }
+        let mut timings = Timings::default();
+        let t0 = Instant::now();
+        timings.prompt_evaluated = self.prefill(&tokens)?;
+        timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
+        let t1 = Instant::now();
+        let outcome = self.generate(&compiled, &req.sampling, budget, &mut timings);
+        timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let (completion_tokens, hit_limit) = outcome?;
+        let raw = String::from_utf8_lossy(&self.text).into_owned();
+        let parsed = if req.sampling.unconstrained {
+            ParsedOutput { content: Some(raw.clone()), tool_calls: Vec::new() }
+        } else {
+            finish_parse(&raw, engine.syntax, &compiled, req.tools, budget, hit_limit)?
+        };
+        let mut calls = parsed.tool_calls;
+        for c in &mut calls {
+            c.id = call_id();
+            validate_call(req.tools, c).map_err(EngineError::InvalidArguments)?;
+        }
+        let finish_reason = if !calls.is_empty() {
+            FinishReason::ToolCalls
+        } else if hit_limit {
+            FinishReason::Length
+        } else {
+            FinishReason::Stop
+        };
+        Ok(CallResponse {
+            content: parsed.content,
+            tool_calls: calls,
+            finish_reason,
+            prompt_tokens: tokens.len(),
+            completion_tokens,
+            raw,
+            timings,
+        })
+    }
+
+    fn tokenize_prompt(&self, prompt: &str) -> Vec<LlamaToken> {
+        let vocab = self.engine.model.vocab();
+        let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
+        let bos = vocab.bos();
+        if vocab.should_add_bos() && tokens.first() != Some(&bos) {
+            tokens.insert(0, bos);
+        }
+        tokens
+    }
+
+    /// Evaluate `tokens`, reusing the cached prefix; returns how many were evaluated.
+    fn prefill(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
+        let mut common = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+        if common == tokens.len() {
+            common = common.saturating_sub(1);
+        }
+        if common < self.cached.len() {
+            let cleared = self.ctx.clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None).unwrap_or(false);
+            if !cleared {
+                self.ctx.clear_kv_cache();
+                common = 0;
+            }
+        }
+        self.cached.truncate(common);
+        let rest = &tokens[common..];
+        for (ci, chunk) in rest.chunks(BATCH).enumerate() {
+            let last_chunk = (ci + 1) * BATCH >= rest.len();
+            self.decode(chunk, last_chunk)?;
+        }
+        Ok(rest.len())
+    }
+
+    /// Append `toks` to the context; logits for the last one when `logits`.
+    fn decode(&mut self, toks: &[LlamaToken], logits: bool) -> Result<(), EngineError> {
+        self.batch.clear();
+        let start = self.cached.len();
+        for (i, &t) in toks.iter().enumerate() {
+            let pos = i32::try_from(start + i).map_err(|e| EngineError::Decode(e.to_string()))?;
+            self.batch.add(t, pos, &[0], logits && i + 1 == toks.len()).map_err(|e| EngineError::Decode(e.to_string()))?;
+        }
+        self.ctx.decode(&mut self.batch).map_err(|e| EngineError::Decode(e.to_string()))?;
+        self.cached.extend_from_slice(toks);
+        Ok(())
+    }
+
+    /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
+    fn generate(&mut self, compiled: &CompiledGrammar, s: &Sampling, budget: usize, timings: &mut Timings) -> Result<(usize, bool), EngineError> {
+        let engine = self.engine;
+        let lark = if s.unconstrained { "start: /(?s:.*)/".to_owned() } else { compiled.lark.clone() };
+        let mut matcher = engine.matcher(&lark)?;
+        let seed = s.seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
+        let mut rng = Rng::new(seed);
+        self.text.clear();
+        timings.mask_us.clear();
+        timings.mask_us.reserve(budget);
+        let mut produced = 0usize;
+        let mut ff = Vec::with_capacity(64);
+        let mut step = Vec::with_capacity(65);
+        while produced < budget {
+            if matcher.is_stopped() {
+                return Ok((produced, false));
+            }
+            let tm = Instant::now();
+            let mask = matcher.compute_mask().map_err(|e| EngineError::Constraint(e.to_string()))?;
+            timings.mask_us.push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+            let logits = self.ctx.get_logits_ith(self.batch.n_tokens() - 1);
+            let token = pick(logits, &mask, &s.logit_bias, s.temperature, &mut rng)
+                .ok_or_else(|| EngineError::Constraint("the grammar allows no token here".into()))?;
+            if engine.tok.eog.contains(&token) {
+                return Ok((produced, false));
+            }
+            matcher.consume_token(token).map_err(|e| EngineError::Constraint(e.to_string()))?;
+            step.clear();
+            step.push(LlamaToken::new(token as i32));
+            ff.clear();
+            if !matcher.is_stopped() {
+                ff.extend(matcher.compute_ff_tokens().into_iter().take(budget - produced - 1));
+                if !ff.is_empty() {
+                    matcher.consume_tokens(&ff).map_err(|e| EngineError::Constraint(e.to_string()))?;
+                    timings.forced_tokens += ff.len();
+                }
+            }
+            step.extend(ff.iter().map(|&t| LlamaToken::new(t as i32)));
+            for t in &step {
+                let piece = engine.tok.pieces.get(t.0 as usize).map(Vec::as_slice).unwrap_or_default();
+                self.text.extend_from_slice(piece);
+            }
+            produced += step.len();
+            if matcher.is_stopped() {
+                return Ok((produced, false));
+            }
+            if produced < budget {
+                let toks = std::mem::take(&mut step);
+                let r = self.decode(&toks, true);
+                step = toks;
+                r?;
+            }
+        }
+        let accepting = matcher.is_accepting().unwrap_or(false);
+        if !accepting && !s.unconstrained {
+            return Err(EngineError::Truncated { partial: String::from_utf8_lossy(&self.text).into_owned(), max_tokens: budget });
+        }
+        Ok((produced, true))
+    }
+}
+
+fn finish_parse(
+    raw: &str,
+    syntax: &CallSyntax,
+    compiled: &CompiledGrammar,
+    tools: &ToolSet,
+    budget: usize,
+    hit_limit: bool,
+) -> Result<ParsedOutput, EngineError> {
+    match parse::parse_output(raw, syntax, tools, &compiled.choice) {
+        Ok(p) => Ok(p),
+        Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated { partial, max_tokens: budget }),
+        Err(e) if hit_limit => Err(EngineError::Truncated { partial: format!("{raw} ({e})"), max_tokens: budget }),
+        Err(e) => Err(EngineError::Internal { reason: e.to_string(), text: raw.to_owned() }),
+    }
+}

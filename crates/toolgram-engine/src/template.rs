@@ -1,0 +1,158 @@
+//! Render a conversation into the model's prompt with its own Jinja chat template
+//! (`minijinja`), tools passed in the way the template expects.
+//!
+//! Templates that know tools (Qwen's `# Tools` block) receive the OpenAI `tools` array;
+//! templates without tool syntax get the tools described in the system prompt and earlier
+//! calls spelled in the generic syntax. Filters follow Hugging Face's Jinja environment
+//! (`tojson` = Python `json.dumps`, `trim_blocks`, `lstrip_blocks`). This module must not
+//! tokenize or decode.
+
+use minijinja::value::{Kwargs, Value as JValue};
+use minijinja::{Environment, Error as JError, ErrorKind};
+use serde_json::{Value, json};
+use toolgram_core::syntax::CallSyntax;
+use toolgram_core::{ChatMessage, ToolCall, ToolSet, pyjson};
+
+/// A compiled chat template plus what it knows about tools.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    /// Whether the template renders a `tools` list itself.
+    pub renders_tools: bool,
+    bos: String,
+    eos: String,
+}
+
+const TEMPLATE_NAME: &str = "chat";
+
+impl ChatTemplate {
+    /// Compile `source`; `bos`/`eos` are the model's special token texts.
+    pub fn new(source: &str, bos: &str, eos: &str) -> Result<Self, String> {
+        let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_filter("tojson", tojson);
+        env.add_function("raise_exception", |msg: String| -> Result<JValue, JError> {
+            Err(JError::new(ErrorKind::InvalidOperation, msg))
+        });
+        env.add_function("strftime_now", |_fmt: String| -> String { String::new() });
+        env.add_template_owned(TEMPLATE_NAME, source.to_owned()).map_err(|e| format!("chat template does not compile: {e:#}"))?;
+        Ok(Self { env, renders_tools: source.contains("tools"), bos: bos.to_owned(), eos: eos.to_owned() })
+    }
+
+    /// Render the prompt for `messages`, ending with the assistant turn's opening.
+    pub fn render(&self, messages: &[ChatMessage], tools: &ToolSet, syntax: &CallSyntax) -> Result<String, String> {
+        let native = self.renders_tools && !tools.is_empty();
+        let mut msgs: Vec<Value> = messages.iter().map(|m| message_json(m, syntax, native)).collect();
+        if !native && !tools.is_empty() {
+            let block = tools_prompt(tools, syntax);
+            match msgs.first_mut() {
+                Some(first) if first["role"] == "system" => {
+                    let text = first["content"].as_str().unwrap_or_default().to_owned();
+                    first["content"] = Value::String(format!("{text}\n\n{block}").trim_start().to_owned());
+                }
+                _ => msgs.insert(0, json!({"role": "system", "content": block})),
+            }
+        }
+        let tools_value = if native { tools.to_openai() } else { Value::Null };
+        let ctx = json!({
+            "messages": msgs,
+            "tools": tools_value,
+            "add_generation_prompt": true,
+            "bos_token": self.bos,
+            "eos_token": self.eos,
+        });
+        let tmpl = self.env.get_template(TEMPLATE_NAME).map_err(|e| e.to_string())?;
+        tmpl.render(ctx).map_err(|e| format!("chat template failed to render: {e:#}"))
+    }
+}
+
+/// The system-prompt block that describes tools to a template without tool support.
+pub fn tools_prompt(tools: &ToolSet, syntax: &CallSyntax) -> String {
+    let specs: Vec<Value> = tools.tools().iter().map(|t| t.to_openai()["function"].clone()).collect();
+    let example = syntax.render_calls(&[ToolCall { id: String::new(), name: "<tool name>".into(), arguments: json!({"<argument>": "<value>"}) }]);
+    format!(
+        "You can call these tools:\n{}\n\nTo call a tool, reply with only the call, in this form:\n{example}",
+        pyjson::to_string(&specs, None)
+    )
+}
+
+fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {
+    let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+    let Some(calls) = &m.tool_calls else { return v };
+    if native {
+        // Templates apply `tojson` to arguments: give them the object, not the JSON string.
+        let parsed: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                let args = serde_json::from_str::<Value>(&c.function.arguments).unwrap_or_else(|_| Value::String(c.function.arguments.clone()));
+                json!({"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": args}})
+            })
+            .collect();
+        v["tool_calls"] = Value::Array(parsed);
+    } else {
+        let typed: Vec<ToolCall> = calls
+            .iter()
+            .map(|c| ToolCall {
+                id: c.id.clone(),
+                name: c.function.name.clone(),
+                arguments: serde_json::from_str(&c.function.arguments).unwrap_or(Value::String(c.function.arguments.clone())),
+            })
+            .collect();
+        let text = m.content.clone().unwrap_or_default();
+        let sep = if text.is_empty() { "" } else { "\n" };
+        v["content"] = Value::String(format!("{text}{sep}{}", syntax.render_calls(&typed)));
+        if let Value::Object(o) = &mut v {
+            o.remove("tool_calls");
+        }
+    }
+    v
+}
+
+fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, JError> {
+    let indent: Option<usize> = kwargs.get("indent")?;
+    for k in ["ensure_ascii", "sort_keys", "separators"] {
+        let _: Option<JValue> = kwargs.get(k)?;
+    }
+    kwargs.assert_all_used()?;
+    let json = serde_json::to_value(&value).map_err(|e| JError::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    Ok(JValue::from_safe_string(pyjson::to_string(&json, indent)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgram_core::syntax::by_name;
+
+    const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+    fn tools() -> ToolSet {
+        ToolSet::from_json_str(r#"[{"type":"function","function":{"name":"f","description":"does f","parameters":{"type":"object"}}}]"#).expect("valid")
+    }
+
+    #[test]
+    fn template_without_tools_gets_a_system_block() {
+        let t = ChatTemplate::new(CHATML, "", "<|im_end|>").expect("compiles");
+        let out = t.render(&[ChatMessage::text("user", "hi")], &tools(), by_name("generic-json").expect("registered")).expect("renders");
+        assert!(out.starts_with("<|im_start|>system\nYou can call these tools:\n[{\"name\": \"f\", \"description\": \"does f\""), "{out}");
+        assert!(out.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"), "{out}");
+    }
+
+    #[test]
+    fn earlier_calls_are_spelled_in_the_syntax() {
+        let t = ChatTemplate::new(CHATML, "", "").expect("compiles");
+        let msgs: Vec<ChatMessage> = serde_json::from_str(
+            r#"[{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}]"#,
+        )
+        .expect("valid");
+        let out = t.render(&msgs, &tools(), by_name("generic-json").expect("registered")).expect("renders");
+        assert!(out.contains("<|im_start|>assistant\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|im_end|>"), "{out}");
+    }
+
+    #[test]
+    fn tojson_is_python_style_and_unescaped() {
+        let t = ChatTemplate::new("{{ tools | tojson }}", "", "").expect("compiles");
+        let out = t.render(&[], &tools(), by_name("hermes").expect("registered")).expect("renders");
+        assert_eq!(out, r#"[{"type": "function", "function": {"name": "f", "description": "does f", "parameters": {"type": "object"}}}]"#);
+    }
+}

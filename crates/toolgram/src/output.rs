@@ -1,0 +1,63 @@
+//! What the CLI prints: the OpenAI assistant message on stdout, `{"error":{…}}` on stderr.
+
+use serde_json::{Value, json};
+use toolgram_engine::{CallResponse, EngineError};
+
+/// The assistant message for a reply, with toolgram's extension fields.
+pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
+    let mut msg = json!({
+        "role": "assistant",
+        "content": r.content,
+    });
+    if !r.tool_calls.is_empty() {
+        msg["tool_calls"] = Value::Array(r.tool_calls.iter().map(|c| c.to_openai()).collect());
+    }
+    msg["finish_reason"] = json!(r.finish_reason.as_str());
+    msg["usage"] = json!({
+        "prompt_tokens": r.prompt_tokens,
+        "completion_tokens": r.completion_tokens,
+        "total_tokens": r.prompt_tokens + r.completion_tokens,
+    });
+    msg["toolgram"] = json!({"path": "grammar", "syntax": syntax, "model": model, "attempts": 1});
+    msg
+}
+
+/// Print an error as one JSON line on stderr.
+pub fn print_error(e: &anyhow::Error) {
+    let (kind, extra) = match e.downcast_ref::<EngineError>() {
+        Some(EngineError::Truncated { partial, .. }) => ("truncated", json!({"partial": partial})),
+        Some(EngineError::ContextOverflow { prompt_tokens, n_ctx }) => {
+            ("context_overflow", json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}))
+        }
+        Some(other) => (other.kind(), Value::Null),
+        None => match e.downcast_ref::<toolgram_engine::models::FetchError>() {
+            Some(_) => ("model_fetch_error", Value::Null),
+            None => match e.downcast_ref::<CliError>() {
+                Some(c) => (c.kind, Value::Null),
+                None => ("error", Value::Null),
+            },
+        },
+    };
+    let mut err = json!({"type": kind, "message": format!("{e:#}")});
+    if let (Value::Object(o), Value::Object(x)) = (&mut err, extra) {
+        o.extend(x);
+    }
+    eprintln!("{}", json!({"error": err}));
+}
+
+/// An error found by the CLI itself (bad arguments, unreadable files).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CliError {
+    /// Machine-readable kind.
+    pub kind: &'static str,
+    /// Message.
+    pub message: String,
+}
+
+impl CliError {
+    /// A new error.
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
+}
