@@ -8,7 +8,7 @@
 //! run a parser or a model (the engine checks the grammar with llguidance).
 
 use crate::error::CompileError;
-use crate::syntax::{CallSyntax, Piece};
+use crate::syntax::{CallSyntax, JSON_FENCE, Piece};
 use crate::tool::{ToolChoice, ToolSet};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -41,6 +41,11 @@ pub fn json_style() -> Value {
     json!({"whitespace_flexible": false, "key_separator": ": ", "item_separator": ", "})
 }
 
+/// The whitespace policy of bare calls: any spacing, at most 16 characters per gap.
+pub fn loose_json_style() -> Value {
+    json!({"whitespace_pattern": "[ \\t\\n\\r]{1,16}", "key_separator": ":", "item_separator": ","})
+}
+
 /// Compile the request into a grammar.
 pub fn compile(
     tools: &ToolSet,
@@ -52,10 +57,13 @@ pub fn compile(
     let callable = choice.callable(tools)?;
     let mut g = String::from("%llguidance {}\n\n");
     let opener_is_token = matches!(syntax.first_piece(), Some(Piece::Token(t)) if opts.special_tokens.contains_key(t));
+    let bare = opener_is_token && syntax.bare_calls && !callable.is_empty();
     let start = if callable.is_empty() {
         "TEXT?"
     } else if choice.requires_call() {
         "calls"
+    } else if bare {
+        "PROSE? calls?\n     | bare_calls"
     } else if opener_is_token {
         "TEXT? calls?"
     } else {
@@ -65,7 +73,13 @@ pub fn compile(
     let _ = writeln!(g, "TEXT: /(?s:.+)/");
     if start.contains("PROSE") {
         let opener = syntax.opener();
-        if opener.is_empty() {
+        if bare {
+            // llguidance's lexer does not backtrack across lexemes, so text and a bare call
+            // cannot share a prefix: under `auto`, a reply that opens with `{` or a ```json
+            // fence is a call (parse::parse_output applies the same rule).
+            let _ = writeln!(g, "PROSE: /(?s:.+)/ & ~/(\\{{|```json)(?s:.*)/");
+            let _ = writeln!(g, "WS: /[ \\t\\n\\r]{{1,16}}/");
+        } else if opener.is_empty() {
             let _ = writeln!(g, "PROSE: /[^{{](?s:.*)/");
         } else {
             let _ = writeln!(g, "PROSE: /(?s:.+)/ & ~/{}(?s:.*)/", regex_escape(&opener));
@@ -86,6 +100,18 @@ pub fn compile(
         let _ = writeln!(g, "calls: {open} call{repeat} {close}");
         let alts: Vec<String> = callable.iter().map(|i| format!("call_{i}")).collect();
         let _ = writeln!(g, "call: {}", alts.join(" | "));
+        if bare {
+            let bodies: Vec<String> = callable.iter().map(|i| format!("bare_body_{i}")).collect();
+            let repeat = if parallel {
+                format!(" ({sep} bare_call)*")
+            } else {
+                String::new()
+            };
+            let (fo, fc) = (lark_string(JSON_FENCE.0), lark_string(JSON_FENCE.1));
+            let _ = writeln!(g, "bare_calls: bare_list | {fo} bare_list {fc}");
+            let _ = writeln!(g, "bare_list: bare_call{repeat}");
+            let _ = writeln!(g, "bare_call: {}", bodies.join(" | "));
+        }
         for &i in &callable {
             let tool = &tools.tools()[i];
             let head = format!(
@@ -95,16 +121,30 @@ pub fn compile(
             );
             let _ = writeln!(
                 g,
-                "call_{i}: {} {} args_{i} \"}}\" {}",
+                "call_{i}: {} body_{i} {}",
                 pieces(syntax.call_open),
-                lark_string(&head),
-                pieces(syntax.call_close),
+                pieces(syntax.call_close)
             );
+            let _ = writeln!(g, "body_{i}: {} args_{i} \"}}\"", lark_string(&head));
             let mut schema = close_objects(&tool.parameters);
             if let Value::Object(map) = &mut schema {
                 map.insert("x-guidance".into(), json_style());
             }
             let _ = writeln!(g, "args_{i}: %json {schema}");
+            if bare {
+                let lit = |t: &str| lark_string(t);
+                let _ = writeln!(
+                    g,
+                    "bare_body_{i}: \"{{\" WS? {} WS? \":\" WS? {} WS? \",\" WS? {} WS? \":\" WS? bare_args_{i} WS? \"}}\"",
+                    lit("\"name\""),
+                    lit(&crate::pyjson::to_string(&tool.name, None)),
+                    lit(&format!("\"{}\"", syntax.args_key)),
+                );
+                if let Value::Object(map) = &mut schema {
+                    map.insert("x-guidance".into(), loose_json_style());
+                }
+                let _ = writeln!(g, "bare_args_{i}: %json {schema}");
+            }
         }
     }
     Ok(CompiledGrammar {
@@ -227,7 +267,11 @@ mod tests {
             ]),
         };
         let g = compile(&tools(), &ToolChoice::Auto, true, hermes(), &opts).expect("compiles");
-        assert!(g.lark.contains("start: TEXT? calls?"), "{}", g.lark);
+        assert!(
+            g.lark.contains("start: PROSE? calls?\n     | bare_calls"),
+            "{}",
+            g.lark
+        );
         assert!(g.lark.contains("<[7]> \"\\n\""), "{}", g.lark);
         assert!(g.lark.contains("(\"\\n\" call)*"), "{}", g.lark);
     }

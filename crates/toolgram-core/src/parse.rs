@@ -5,7 +5,7 @@
 //! repairs nothing: lenient reading of free model output belongs to the validation stage.
 
 use crate::error::ParseError;
-use crate::syntax::{CallSyntax, text_of};
+use crate::syntax::{CallSyntax, JSON_FENCE, text_of};
 use crate::tool::{ToolCall, ToolChoice, ToolSet};
 use serde_json::Value;
 
@@ -81,9 +81,31 @@ pub fn parse_output(
         });
     }
     let opener = syntax.opener();
-    let start = if opener.is_empty() {
-        let lead = text.len() - text.trim_start().len();
-        text[lead..].starts_with('{').then_some(lead)
+    let lead = text.len() - text.trim_start().len();
+    let fenced = syntax.bare_calls && text[lead..].starts_with(JSON_FENCE.0);
+    let content_end = lead;
+    let lead = if fenced {
+        lead + JSON_FENCE.0.len()
+    } else {
+        lead
+    };
+    let text = if fenced {
+        text.trim_end()
+            .strip_suffix(JSON_FENCE.1.trim_start())
+            .unwrap_or(text)
+            .trim_end()
+    } else {
+        text
+    };
+    let bare = if opener.is_empty() {
+        text.get(lead..).is_some_and(|t| t.starts_with('{'))
+    } else {
+        syntax.bare_calls && text.get(lead..).is_some_and(|t| t.starts_with('{'))
+    };
+    let start = if bare {
+        Some(lead)
+    } else if opener.is_empty() {
+        None
     } else {
         text.find(&opener)
     };
@@ -103,10 +125,11 @@ pub fn parse_output(
         message: e.to_string(),
     })?;
     let mut cur = Cursor { text, pos: start };
-    cur.expect(&text_of(syntax.section_open))?;
+    let markers = |p: &[crate::syntax::Piece]| if bare { String::new() } else { text_of(p) };
+    cur.expect(&markers(syntax.section_open))?;
     let (call_open, call_close, sep) = (
-        text_of(syntax.call_open),
-        text_of(syntax.call_close),
+        markers(syntax.call_open),
+        markers(syntax.call_close),
         text_of(syntax.separator),
     );
     let mut calls = Vec::new();
@@ -152,15 +175,16 @@ pub fn parse_output(
             _ => break,
         }
     }
-    cur.expect(&text_of(syntax.section_close))?;
+    cur.expect(&markers(syntax.section_close))?;
     if !cur.rest().trim().is_empty() {
         return Err(ParseError::Malformed {
             offset: cur.pos,
             message: "unexpected text after the tool calls".into(),
         });
     }
+    let content_end = if bare { content_end } else { start };
     Ok(ParsedOutput {
-        content: content(&text[..start]),
+        content: content(&text[..content_end]),
         tool_calls: calls,
     })
 }
@@ -191,6 +215,23 @@ mod tests {
         let out = parse_output(t, s, &tools(), &ToolChoice::Auto).expect("parses");
         assert_eq!(out.content.as_deref(), Some("Let me check."));
         assert_eq!(out.tool_calls[0].arguments, json!({"city": "Oslo"}));
+    }
+
+    #[test]
+    fn hermes_bare_json_is_a_call() {
+        let s = by_name("hermes").expect("registered");
+        let t = "{\"name\": \"add\", \"arguments\": {}}\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}";
+        let out = parse_output(t, s, &tools(), &ToolChoice::Auto).expect("parses");
+        assert_eq!(out.tool_calls.len(), 2);
+        assert_eq!(out.content, None);
+    }
+
+    #[test]
+    fn hermes_fenced_json_is_a_call() {
+        let s = by_name("hermes").expect("registered");
+        let t = "```json\n{\"name\": \"add\", \"arguments\": {}}\n```";
+        let out = parse_output(t, s, &tools(), &ToolChoice::Auto).expect("parses");
+        assert_eq!((out.tool_calls.len(), out.content), (1, None));
     }
 
     #[test]

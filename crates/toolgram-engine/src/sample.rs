@@ -30,11 +30,19 @@ impl Rng {
 
 fn biased(logits: &[f32], bias: &[(u32, f32)], t: usize) -> f32 {
     let base = logits.get(t).copied().unwrap_or(f32::NEG_INFINITY);
-    bias.iter().filter(|(id, _)| *id as usize == t).fold(base, |acc, (_, b)| acc + b)
+    bias.iter()
+        .filter(|(id, _)| *id as usize == t)
+        .fold(base, |acc, (_, b)| acc + b)
 }
 
 /// Choose a token allowed by `mask`; `None` when the mask allows nothing.
-pub fn pick(logits: &[f32], mask: &SimpleVob, bias: &[(u32, f32)], temperature: f32, rng: &mut Rng) -> Option<u32> {
+pub fn pick(
+    logits: &[f32],
+    mask: &SimpleVob,
+    bias: &[(u32, f32)],
+    temperature: f32,
+    rng: &mut Rng,
+) -> Option<u32> {
     let mut best: Option<(usize, f32)> = None;
     mask.iter_set_entries(|t| {
         let l = biased(logits, bias, t);
@@ -48,7 +56,9 @@ pub fn pick(logits: &[f32], mask: &SimpleVob, bias: &[(u32, f32)], temperature: 
     }
     let inv_t = 1.0 / f64::from(temperature);
     let mut total = 0.0f64;
-    mask.iter_set_entries(|t| total += ((f64::from(biased(logits, bias, t)) - f64::from(max)) * inv_t).exp());
+    mask.iter_set_entries(|t| {
+        total += ((f64::from(biased(logits, bias, t)) - f64::from(max)) * inv_t).exp()
+    });
     let mut target = rng.next_f64() * total;
     let mut chosen = best_t;
     let mut done = false;
@@ -77,10 +87,34 @@ mod tests {
     fn greedy_respects_the_mask_and_the_bias() {
         let logits = [5.0, 1.0, 3.0];
         let mut rng = Rng::new(1);
-        assert_eq!(pick(&logits, &mask(&[false, true, true]), &[], 0.0, &mut rng), Some(2));
-        assert_eq!(pick(&logits, &mask(&[false, true, true]), &[(1, 10.0)], 0.0, &mut rng), Some(1));
-        assert_eq!(pick(&logits, &mask(&[false, true, false]), &[(0, 100.0)], 0.0, &mut rng), Some(1));
-        assert_eq!(pick(&logits, &mask(&[false, false, false]), &[], 0.0, &mut rng), None);
+        assert_eq!(
+            pick(&logits, &mask(&[false, true, true]), &[], 0.0, &mut rng),
+            Some(2)
+        );
+        assert_eq!(
+            pick(
+                &logits,
+                &mask(&[false, true, true]),
+                &[(1, 10.0)],
+                0.0,
+                &mut rng
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            pick(
+                &logits,
+                &mask(&[false, true, false]),
+                &[(0, 100.0)],
+                0.0,
+                &mut rng
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            pick(&logits, &mask(&[false, false, false]), &[], 0.0, &mut rng),
+            None
+        );
     }
 
     #[test]
@@ -89,7 +123,9 @@ mod tests {
         let m = mask(&[false, true, false, true, false, true, false, false]);
         let run = |seed| {
             let mut rng = Rng::new(seed);
-            (0..32).map(|_| pick(&logits, &m, &[], 1.0, &mut rng)).collect::<Vec<_>>()
+            (0..32)
+                .map(|_| pick(&logits, &m, &[], 1.0, &mut rng))
+                .collect::<Vec<_>>()
         };
         assert_eq!(run(7), run(7));
         assert!(run(7).iter().all(|t| matches!(t, Some(1 | 3 | 5))));

@@ -41,7 +41,13 @@ pub struct Sampling {
 
 impl Default for Sampling {
     fn default() -> Self {
-        Self { max_tokens: 512, temperature: 0.0, seed: None, logit_bias: Vec::new(), unconstrained: false }
+        Self {
+            max_tokens: 512,
+            temperature: 0.0,
+            seed: None,
+            logit_bias: Vec::new(),
+            unconstrained: false,
+        }
     }
 }
 
@@ -128,8 +134,12 @@ static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn call_id() -> String {
     let n = CALL_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    let mut z = t ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(std::process::id()).rotate_left(32);
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut z =
+        t ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(std::process::id()).rotate_left(32);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z ^= z >> 27;
     format!("call_{z:016x}{:08x}", n as u32)
@@ -149,8 +159,17 @@ impl Engine {
         let ctx = self
             .model
             .new_context(backend, params)
-            .map_err(|e| EngineError::ModelLoad { path: self.model_name().to_owned(), reason: format!("context: {e}") })?;
-        Ok(Session { engine: self, ctx, batch: LlamaBatch::new(BATCH, 1), cached: Vec::new(), text: Vec::new() })
+            .map_err(|e| EngineError::ModelLoad {
+                path: self.model_name().to_owned(),
+                reason: format!("context: {e}"),
+            })?;
+        Ok(Session {
+            engine: self,
+            ctx,
+            batch: LlamaBatch::new(BATCH, 1),
+            cached: Vec::new(),
+            text: Vec::new(),
+        })
     }
 }
 
@@ -158,12 +177,24 @@ impl Session<'_> {
     /// Render, tokenize and run one request, returning its calls.
     pub fn call(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
-        let compiled = compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &engine.compile_opts)?;
-        let prompt = engine.template.render(req.messages, req.tools, engine.syntax).map_err(EngineError::Template)?;
+        let compiled = compile::compile(
+            req.tools,
+            &req.choice,
+            req.parallel,
+            engine.syntax,
+            &engine.compile_opts,
+        )?;
+        let prompt = engine
+            .template
+            .render(req.messages, req.tools, engine.syntax)
+            .map_err(EngineError::Template)?;
         let tokens = self.tokenize_prompt(&prompt);
         let n_ctx = engine.n_ctx as usize;
         if tokens.len() >= n_ctx {
-            return Err(EngineError::ContextOverflow { prompt_tokens: tokens.len(), n_ctx });
+            return Err(EngineError::ContextOverflow {
+                prompt_tokens: tokens.len(),
+                n_ctx,
+            });
         }
         let mut timings = Timings::default();
         let t0 = Instant::now();
@@ -175,8 +206,12 @@ impl Session<'_> {
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
+        tracing::debug!(raw = %raw, "generated");
         let parsed = if req.sampling.unconstrained {
-            ParsedOutput { content: Some(raw.clone()), tool_calls: Vec::new() }
+            ParsedOutput {
+                content: Some(raw.clone()),
+                tool_calls: Vec::new(),
+            }
         } else {
             finish_parse(&raw, engine.syntax, &compiled, req.tools, budget, hit_limit)?
         };
@@ -215,12 +250,20 @@ impl Session<'_> {
 
     /// Evaluate `tokens`, reusing the cached prefix; returns how many were evaluated.
     fn prefill(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
-        let mut common = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+        let mut common = self
+            .cached
+            .iter()
+            .zip(tokens)
+            .take_while(|(a, b)| a == b)
+            .count();
         if common == tokens.len() {
             common = common.saturating_sub(1);
         }
         if common < self.cached.len() {
-            let cleared = self.ctx.clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None).unwrap_or(false);
+            let cleared = self
+                .ctx
+                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
+                .unwrap_or(false);
             if !cleared {
                 self.ctx.clear_kv_cache();
                 common = 0;
@@ -241,19 +284,38 @@ impl Session<'_> {
         let start = self.cached.len();
         for (i, &t) in toks.iter().enumerate() {
             let pos = i32::try_from(start + i).map_err(|e| EngineError::Decode(e.to_string()))?;
-            self.batch.add(t, pos, &[0], logits && i + 1 == toks.len()).map_err(|e| EngineError::Decode(e.to_string()))?;
+            self.batch
+                .add(t, pos, &[0], logits && i + 1 == toks.len())
+                .map_err(|e| EngineError::Decode(e.to_string()))?;
         }
-        self.ctx.decode(&mut self.batch).map_err(|e| EngineError::Decode(e.to_string()))?;
+        self.ctx
+            .decode(&mut self.batch)
+            .map_err(|e| EngineError::Decode(e.to_string()))?;
         self.cached.extend_from_slice(toks);
         Ok(())
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
-    fn generate(&mut self, compiled: &CompiledGrammar, s: &Sampling, budget: usize, timings: &mut Timings) -> Result<(usize, bool), EngineError> {
+    fn generate(
+        &mut self,
+        compiled: &CompiledGrammar,
+        s: &Sampling,
+        budget: usize,
+        timings: &mut Timings,
+    ) -> Result<(usize, bool), EngineError> {
         let engine = self.engine;
-        let lark = if s.unconstrained { "start: /(?s:.*)/".to_owned() } else { compiled.lark.clone() };
+        let lark = if s.unconstrained {
+            "start: /(?s:.*)/".to_owned()
+        } else {
+            compiled.lark.clone()
+        };
         let mut matcher = engine.matcher(&lark)?;
-        let seed = s.seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
+        let seed = s.seed.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
         let mut rng = Rng::new(seed);
         self.text.clear();
         timings.mask_us.clear();
@@ -266,28 +328,48 @@ impl Session<'_> {
                 return Ok((produced, false));
             }
             let tm = Instant::now();
-            let mask = matcher.compute_mask().map_err(|e| EngineError::Constraint(e.to_string()))?;
-            timings.mask_us.push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+            let mask = matcher
+                .compute_mask()
+                .map_err(|e| EngineError::Constraint(e.to_string()))?;
+            timings
+                .mask_us
+                .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
             let logits = self.ctx.get_logits_ith(self.batch.n_tokens() - 1);
-            let token = pick(logits, &mask, &s.logit_bias, s.temperature, &mut rng)
-                .ok_or_else(|| EngineError::Constraint("the grammar allows no token here".into()))?;
+            let token =
+                pick(logits, &mask, &s.logit_bias, s.temperature, &mut rng).ok_or_else(|| {
+                    EngineError::Constraint("the grammar allows no token here".into())
+                })?;
             if engine.tok.eog.contains(&token) {
                 return Ok((produced, false));
             }
-            matcher.consume_token(token).map_err(|e| EngineError::Constraint(e.to_string()))?;
+            matcher
+                .consume_token(token)
+                .map_err(|e| EngineError::Constraint(e.to_string()))?;
             step.clear();
             step.push(LlamaToken::new(token as i32));
             ff.clear();
             if !matcher.is_stopped() {
-                ff.extend(matcher.compute_ff_tokens().into_iter().take(budget - produced - 1));
+                ff.extend(
+                    matcher
+                        .compute_ff_tokens()
+                        .into_iter()
+                        .take(budget - produced - 1),
+                );
                 if !ff.is_empty() {
-                    matcher.consume_tokens(&ff).map_err(|e| EngineError::Constraint(e.to_string()))?;
+                    matcher
+                        .consume_tokens(&ff)
+                        .map_err(|e| EngineError::Constraint(e.to_string()))?;
                     timings.forced_tokens += ff.len();
                 }
             }
             step.extend(ff.iter().map(|&t| LlamaToken::new(t as i32)));
             for t in &step {
-                let piece = engine.tok.pieces.get(t.0 as usize).map(Vec::as_slice).unwrap_or_default();
+                let piece = engine
+                    .tok
+                    .pieces
+                    .get(t.0 as usize)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
                 self.text.extend_from_slice(piece);
             }
             produced += step.len();
@@ -303,7 +385,10 @@ impl Session<'_> {
         }
         let accepting = matcher.is_accepting().unwrap_or(false);
         if !accepting && !s.unconstrained {
-            return Err(EngineError::Truncated { partial: String::from_utf8_lossy(&self.text).into_owned(), max_tokens: budget });
+            return Err(EngineError::Truncated {
+                partial: String::from_utf8_lossy(&self.text).into_owned(),
+                max_tokens: budget,
+            });
         }
         Ok((produced, true))
     }
@@ -319,8 +404,17 @@ fn finish_parse(
 ) -> Result<ParsedOutput, EngineError> {
     match parse::parse_output(raw, syntax, tools, &compiled.choice) {
         Ok(p) => Ok(p),
-        Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated { partial, max_tokens: budget }),
-        Err(e) if hit_limit => Err(EngineError::Truncated { partial: format!("{raw} ({e})"), max_tokens: budget }),
-        Err(e) => Err(EngineError::Internal { reason: e.to_string(), text: raw.to_owned() }),
+        Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated {
+            partial,
+            max_tokens: budget,
+        }),
+        Err(e) if hit_limit => Err(EngineError::Truncated {
+            partial: format!("{raw} ({e})"),
+            max_tokens: budget,
+        }),
+        Err(e) => Err(EngineError::Internal {
+            reason: e.to_string(),
+            text: raw.to_owned(),
+        }),
     }
 }

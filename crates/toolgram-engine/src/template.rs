@@ -36,25 +36,44 @@ impl ChatTemplate {
             Err(JError::new(ErrorKind::InvalidOperation, msg))
         });
         env.add_function("strftime_now", |_fmt: String| -> String { String::new() });
-        env.add_template_owned(TEMPLATE_NAME, source.to_owned()).map_err(|e| format!("chat template does not compile: {e:#}"))?;
-        Ok(Self { env, renders_tools: source.contains("tools"), bos: bos.to_owned(), eos: eos.to_owned() })
+        env.add_template_owned(TEMPLATE_NAME, source.to_owned())
+            .map_err(|e| format!("chat template does not compile: {e:#}"))?;
+        Ok(Self {
+            env,
+            renders_tools: source.contains("tools"),
+            bos: bos.to_owned(),
+            eos: eos.to_owned(),
+        })
     }
 
     /// Render the prompt for `messages`, ending with the assistant turn's opening.
-    pub fn render(&self, messages: &[ChatMessage], tools: &ToolSet, syntax: &CallSyntax) -> Result<String, String> {
+    pub fn render(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        syntax: &CallSyntax,
+    ) -> Result<String, String> {
         let native = self.renders_tools && !tools.is_empty();
-        let mut msgs: Vec<Value> = messages.iter().map(|m| message_json(m, syntax, native)).collect();
+        let mut msgs: Vec<Value> = messages
+            .iter()
+            .map(|m| message_json(m, syntax, native))
+            .collect();
         if !native && !tools.is_empty() {
             let block = tools_prompt(tools, syntax);
             match msgs.first_mut() {
                 Some(first) if first["role"] == "system" => {
                     let text = first["content"].as_str().unwrap_or_default().to_owned();
-                    first["content"] = Value::String(format!("{text}\n\n{block}").trim_start().to_owned());
+                    first["content"] =
+                        Value::String(format!("{text}\n\n{block}").trim_start().to_owned());
                 }
                 _ => msgs.insert(0, json!({"role": "system", "content": block})),
             }
         }
-        let tools_value = if native { tools.to_openai() } else { Value::Null };
+        let tools_value = if native {
+            tools.to_openai()
+        } else {
+            Value::Null
+        };
         let ctx = json!({
             "messages": msgs,
             "tools": tools_value,
@@ -62,15 +81,27 @@ impl ChatTemplate {
             "bos_token": self.bos,
             "eos_token": self.eos,
         });
-        let tmpl = self.env.get_template(TEMPLATE_NAME).map_err(|e| e.to_string())?;
-        tmpl.render(ctx).map_err(|e| format!("chat template failed to render: {e:#}"))
+        let tmpl = self
+            .env
+            .get_template(TEMPLATE_NAME)
+            .map_err(|e| e.to_string())?;
+        tmpl.render(ctx)
+            .map_err(|e| format!("chat template failed to render: {e:#}"))
     }
 }
 
 /// The system-prompt block that describes tools to a template without tool support.
 pub fn tools_prompt(tools: &ToolSet, syntax: &CallSyntax) -> String {
-    let specs: Vec<Value> = tools.tools().iter().map(|t| t.to_openai()["function"].clone()).collect();
-    let example = syntax.render_calls(&[ToolCall { id: String::new(), name: "<tool name>".into(), arguments: json!({"<argument>": "<value>"}) }]);
+    let specs: Vec<Value> = tools
+        .tools()
+        .iter()
+        .map(|t| t.to_openai()["function"].clone())
+        .collect();
+    let example = syntax.render_calls(&[ToolCall {
+        id: String::new(),
+        name: "<tool name>".into(),
+        arguments: json!({"<argument>": "<value>"}),
+    }]);
     format!(
         "You can call these tools:\n{}\n\nTo call a tool, reply with only the call, in this form:\n{example}",
         pyjson::to_string(&specs, None)
@@ -96,7 +127,8 @@ fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {
             .map(|c| ToolCall {
                 id: c.id.clone(),
                 name: c.function.name.clone(),
-                arguments: serde_json::from_str(&c.function.arguments).unwrap_or(Value::String(c.function.arguments.clone())),
+                arguments: serde_json::from_str(&c.function.arguments)
+                    .unwrap_or(Value::String(c.function.arguments.clone())),
             })
             .collect();
         let text = m.content.clone().unwrap_or_default();
@@ -115,7 +147,8 @@ fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, JError> {
         let _: Option<JValue> = kwargs.get(k)?;
     }
     kwargs.assert_all_used()?;
-    let json = serde_json::to_value(&value).map_err(|e| JError::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    let json = serde_json::to_value(&value)
+        .map_err(|e| JError::new(ErrorKind::InvalidOperation, e.to_string()))?;
     Ok(JValue::from_safe_string(pyjson::to_string(&json, indent)))
 }
 
@@ -133,9 +166,18 @@ mod tests {
     #[test]
     fn template_without_tools_gets_a_system_block() {
         let t = ChatTemplate::new(CHATML, "", "<|im_end|>").expect("compiles");
-        let out = t.render(&[ChatMessage::text("user", "hi")], &tools(), by_name("generic-json").expect("registered")).expect("renders");
+        let out = t
+            .render(
+                &[ChatMessage::text("user", "hi")],
+                &tools(),
+                by_name("generic-json").expect("registered"),
+            )
+            .expect("renders");
         assert!(out.starts_with("<|im_start|>system\nYou can call these tools:\n[{\"name\": \"f\", \"description\": \"does f\""), "{out}");
-        assert!(out.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"), "{out}");
+        assert!(
+            out.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -145,14 +187,30 @@ mod tests {
             r#"[{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}]"#,
         )
         .expect("valid");
-        let out = t.render(&msgs, &tools(), by_name("generic-json").expect("registered")).expect("renders");
-        assert!(out.contains("<|im_start|>assistant\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|im_end|>"), "{out}");
+        let out = t
+            .render(
+                &msgs,
+                &tools(),
+                by_name("generic-json").expect("registered"),
+            )
+            .expect("renders");
+        assert!(
+            out.contains(
+                "<|im_start|>assistant\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|im_end|>"
+            ),
+            "{out}"
+        );
     }
 
     #[test]
     fn tojson_is_python_style_and_unescaped() {
         let t = ChatTemplate::new("{{ tools | tojson }}", "", "").expect("compiles");
-        let out = t.render(&[], &tools(), by_name("hermes").expect("registered")).expect("renders");
-        assert_eq!(out, r#"[{"type": "function", "function": {"name": "f", "description": "does f", "parameters": {"type": "object"}}}]"#);
+        let out = t
+            .render(&[], &tools(), by_name("hermes").expect("registered"))
+            .expect("renders");
+        assert_eq!(
+            out,
+            r#"[{"type": "function", "function": {"name": "f", "description": "does f", "parameters": {"type": "object"}}}]"#
+        );
     }
 }

@@ -37,7 +37,8 @@ impl LlamaTokEnv {
         for id in 0..n {
             let t = LlamaToken::new(id as i32);
             let attrs = vocab.attr(t);
-            let special = attrs.contains(LlamaTokenAttr::Control) || attrs.contains(LlamaTokenAttr::UserDefined);
+            let special = attrs.contains(LlamaTokenAttr::Control)
+                || attrs.contains(LlamaTokenAttr::UserDefined);
             let text = vocab.token_to_piece(t, special, None);
             if vocab.is_eog(t) {
                 eog.push(id);
@@ -55,7 +56,13 @@ impl LlamaTokEnv {
         let eos = eog.first().copied().unwrap_or(0);
         let trie = TokTrie::from(&TokRxInfo::new(n, eos), &words).with_eos_tokens(&eog);
         drop(vocab);
-        Self { model, trie, specials, eog, pieces }
+        Self {
+            model,
+            trie,
+            specials,
+            eog,
+            pieces,
+        }
     }
 }
 
@@ -67,6 +74,11 @@ impl TokenizerEnv for LlamaTokEnv {
     fn tokenize_bytes(&self, s: &[u8]) -> Vec<TokenId> {
         // Special tokens are spelled with the 0xFF marker by llguidance, never as text,
         // so they are not parsed here.
-        self.model.vocab().tokenize(s, false, false).into_iter().map(|t| t.0 as u32).collect()
+        self.model
+            .vocab()
+            .tokenize(s, false, false)
+            .into_iter()
+            .map(|t| t.0 as u32)
+            .collect()
     }
 }

@@ -28,12 +28,16 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 }
 
 fn summary(mode: &str, runs: &[(Timings, usize)]) -> serde_json::Value {
-    let mut masks: Vec<u32> = runs.iter().flat_map(|(t, _)| t.mask_us.iter().copied()).collect();
+    let mut masks: Vec<u32> = runs
+        .iter()
+        .flat_map(|(t, _)| t.mask_us.iter().copied())
+        .collect();
     masks.sort_unstable();
     let tokens: usize = runs.iter().map(|(_, n)| n).sum();
     let gen_ms: f64 = runs.iter().map(|(t, _)| t.generate_ms).sum();
     let forced: usize = runs.iter().map(|(t, _)| t.forced_tokens).sum();
-    let prompt_ms: f64 = runs.iter().map(|(t, _)| t.prompt_ms).sum::<f64>() / runs.len().max(1) as f64;
+    let prompt_ms: f64 =
+        runs.iter().map(|(t, _)| t.prompt_ms).sum::<f64>() / runs.len().max(1) as f64;
     json!({
         "mode": mode,
         "runs": runs.len(),
@@ -52,7 +56,14 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let msgs = messages(&args)?;
     let path = models::resolve(args.model.as_deref())?;
-    let engine = Engine::load(&path, &EngineOptions { threads: args.threads, n_ctx: args.ctx_size, ..Default::default() })?;
+    let engine = Engine::load(
+        &path,
+        &EngineOptions {
+            threads: args.threads,
+            n_ctx: args.ctx_size,
+            ..Default::default()
+        },
+    )?;
     let mut out = Vec::new();
     for unconstrained in [false, true] {
         let mut results = Vec::new();
@@ -64,11 +75,23 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 tools: &tools,
                 choice: ToolChoice::from_cli(&args.tool_choice),
                 parallel: args.parallel_tool_calls,
-                sampling: Sampling { max_tokens: args.max_tokens, unconstrained, seed: Some(0), ..Sampling::default() },
+                sampling: Sampling {
+                    max_tokens: args.max_tokens,
+                    unconstrained,
+                    seed: Some(0),
+                    ..Sampling::default()
+                },
             })?;
             results.push((r.timings, r.completion_tokens));
         }
-        out.push(summary(if unconstrained { "unconstrained" } else { "constrained" }, &results));
+        out.push(summary(
+            if unconstrained {
+                "unconstrained"
+            } else {
+                "constrained"
+            },
+            &results,
+        ));
     }
     let ratio = |k: &str| {
         let a = out[0][k].as_f64().unwrap_or(0.0);

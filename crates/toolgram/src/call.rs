@@ -57,7 +57,13 @@ pub struct CallArgs {
 }
 
 fn read(path: &PathBuf, what: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| CliError::new("io_error", format!("cannot read {what} {}: {e}", path.display())).into())
+    std::fs::read_to_string(path).map_err(|e| {
+        CliError::new(
+            "io_error",
+            format!("cannot read {what} {}: {e}", path.display()),
+        )
+        .into()
+    })
 }
 
 pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
@@ -67,8 +73,12 @@ pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
     }
     if let Some(p) = &args.messages {
         let text = read(p, "messages file")?;
-        let parsed: Vec<ChatMessage> = serde_json::from_str(&text)
-            .map_err(|e| CliError::new("invalid_messages", format!("{}: not an OpenAI messages array: {e}", p.display())))?;
+        let parsed: Vec<ChatMessage> = serde_json::from_str(&text).map_err(|e| {
+            CliError::new(
+                "invalid_messages",
+                format!("{}: not an OpenAI messages array: {e}", p.display()),
+            )
+        })?;
         msgs.extend(parsed);
     }
     if let Some(p) = &args.prompt {
@@ -81,15 +91,31 @@ pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
 }
 
 pub fn run(args: CallArgs) -> anyhow::Result<()> {
-    let tools = ToolSet::from_json_str(&read(&args.tools, "tools file")?).map_err(toolgram_engine::EngineError::from)?;
-    let choice = ToolChoice::from_cli(&args.tool_choice);
-    let plan = compile::compile(&tools, &choice, args.parallel_tool_calls, toolgram_core::syntax::detect(""), &Default::default())
+    let tools = ToolSet::from_json_str(&read(&args.tools, "tools file")?)
         .map_err(toolgram_engine::EngineError::from)?;
+    let choice = ToolChoice::from_cli(&args.tool_choice);
+    let plan = compile::compile(
+        &tools,
+        &choice,
+        args.parallel_tool_calls,
+        toolgram_core::syntax::detect(""),
+        &Default::default(),
+    )
+    .map_err(toolgram_engine::EngineError::from)?;
     check_grammar(&plan.lark)?;
     let msgs = messages(&args)?;
-    let chat_template = args.chat_template.as_ref().map(|p| read(p, "chat template")).transpose()?;
+    let chat_template = args
+        .chat_template
+        .as_ref()
+        .map(|p| read(p, "chat template"))
+        .transpose()?;
     let path = models::resolve(args.model.as_deref()).context("resolving the model")?;
-    let opts = EngineOptions { threads: args.threads, n_ctx: args.ctx_size, chat_template, syntax: args.syntax.clone() };
+    let opts = EngineOptions {
+        threads: args.threads,
+        n_ctx: args.ctx_size,
+        chat_template,
+        syntax: args.syntax.clone(),
+    };
     let engine = Engine::load(&path, &opts)?;
     let mut session = engine.session()?;
     let reply = session.call(&CallRequest {
@@ -97,8 +123,16 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         tools: &tools,
         choice,
         parallel: args.parallel_tool_calls,
-        sampling: Sampling { max_tokens: args.max_tokens, temperature: args.temperature, seed: args.seed, ..Sampling::default() },
+        sampling: Sampling {
+            max_tokens: args.max_tokens,
+            temperature: args.temperature,
+            seed: args.seed,
+            ..Sampling::default()
+        },
     })?;
-    println!("{}", assistant_message(&reply, engine.syntax().name, engine.model_name()));
+    println!(
+        "{}",
+        assistant_message(&reply, engine.syntax().name, engine.model_name())
+    );
     Ok(())
 }

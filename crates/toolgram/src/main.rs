@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "toolgram", version, about = "LLM tool calls that are correct by construction")]
+#[command(
+    name = "toolgram",
+    version,
+    about = "LLM tool calls that are correct by construction"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,7 +38,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGRAM_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGRAM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
         )
         .init();
     let cli = Cli::parse();

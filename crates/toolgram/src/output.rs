@@ -26,9 +26,13 @@ pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
 pub fn print_error(e: &anyhow::Error) {
     let (kind, extra) = match e.downcast_ref::<EngineError>() {
         Some(EngineError::Truncated { partial, .. }) => ("truncated", json!({"partial": partial})),
-        Some(EngineError::ContextOverflow { prompt_tokens, n_ctx }) => {
-            ("context_overflow", json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}))
-        }
+        Some(EngineError::ContextOverflow {
+            prompt_tokens,
+            n_ctx,
+        }) => (
+            "context_overflow",
+            json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
+        ),
         Some(other) => (other.kind(), Value::Null),
         None => match e.downcast_ref::<toolgram_engine::models::FetchError>() {
             Some(_) => ("model_fetch_error", Value::Null),
@@ -38,11 +42,26 @@ pub fn print_error(e: &anyhow::Error) {
             },
         },
     };
-    let mut err = json!({"type": kind, "message": format!("{e:#}")});
+    let mut err = json!({"type": kind, "message": message(e)});
     if let (Value::Object(o), Value::Object(x)) = (&mut err, extra) {
         o.extend(x);
     }
     eprintln!("{}", json!({"error": err}));
+}
+
+/// The error chain, leaving out causes their parent already spells out.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
 }
 
 /// An error found by the CLI itself (bad arguments, unreadable files).
@@ -58,6 +77,9 @@ pub struct CliError {
 impl CliError {
     /// A new error.
     pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into() }
+        Self {
+            kind,
+            message: message.into(),
+        }
     }
 }
