@@ -1,0 +1,82 @@
+//! Shared harness for the real-engine tests: the tool set and prompts in `tests/data`, one
+//! engine per model per test process, and a lock so model tests never compete for the cores.
+
+#![allow(dead_code)]
+
+use serde_json::{Map, Value};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_engine::{CallRequest, CallResponse, Engine, EngineError, EngineOptions, Sampling, Session, models};
+
+pub struct Case {
+    pub prompt: String,
+    pub tool: String,
+    pub args: Map<String, Value>,
+}
+
+pub const TOOLS_JSON: &str = include_str!("../data/tools.json");
+
+pub fn tools() -> ToolSet {
+    ToolSet::from_json_str(TOOLS_JSON).expect("test tools are valid")
+}
+
+pub fn cases() -> Vec<Case> {
+    let raw: Vec<Value> = serde_json::from_str(include_str!("../data/prompts.json")).expect("prompts parse");
+    raw.into_iter()
+        .map(|v| Case {
+            prompt: v["prompt"].as_str().expect("prompt").to_owned(),
+            tool: v["tool"].as_str().expect("tool").to_owned(),
+            args: v["args"].as_object().cloned().unwrap_or_default(),
+        })
+        .collect()
+}
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// Serialize model work inside one test process.
+pub fn lock() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The engine for a registry model (`test` or `default`), loaded once per process.
+pub fn engine(role: &'static str) -> &'static Engine {
+    static TEST: OnceLock<Engine> = OnceLock::new();
+    static DEFAULT: OnceLock<Engine> = OnceLock::new();
+    let cell = if role == "test" { &TEST } else { &DEFAULT };
+    cell.get_or_init(|| {
+        let path = models::find(role).and_then(|m| m.fetch()).expect("model fetch");
+        Engine::load(&path, &EngineOptions::default()).expect("model loads")
+    })
+}
+
+pub fn ask(session: &mut Session<'_>, tools: &ToolSet, prompt: &str, choice: ToolChoice, sampling: Sampling) -> Result<CallResponse, EngineError> {
+    let messages = [ChatMessage::text("user", prompt)];
+    session.call(&CallRequest { messages: &messages, tools, choice, parallel: false, sampling })
+}
+
+/// Validate a call's arguments with the `jsonschema` crate directly, against the tool's
+/// schema as the user wrote it (independent of toolgram's own validator).
+pub fn assert_schema_valid(call: &ToolCall) {
+    let tools: Value = serde_json::from_str(TOOLS_JSON).expect("json");
+    let schema = tools
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["function"]["name"] == call.name.as_str()))
+        .map(|t| t["function"]["parameters"].clone())
+        .unwrap_or_else(|| panic!("call to unknown tool {}", call.name));
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v.iter_errors(&call.arguments).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "call {} {} is invalid: {errors:?}", call.name, call.arguments);
+}
+
+/// Whether the call is the expected tool with every listed key argument among its accepted values.
+pub fn is_right(call: &ToolCall, case: &Case) -> bool {
+    call.name == case.tool
+        && case.args.iter().all(|(k, accepted)| {
+            let got = call.arguments.get(k);
+            accepted.as_array().is_some_and(|a| a.iter().any(|want| Some(want) == got || matches_text(want, got)))
+        })
+}
+
+fn matches_text(want: &Value, got: Option<&Value>) -> bool {
+    matches!((want, got), (Value::String(w), Some(Value::String(g))) if w.eq_ignore_ascii_case(g.trim()))
+}

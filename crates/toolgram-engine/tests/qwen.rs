@@ -1,0 +1,90 @@
+//! Real-engine tests on the default model (Qwen2.5-Coder-0.5B, Hermes `<tool_call>` syntax).
+//! CI runs a representative subset; `TOOLGRAM_FULL=1` runs every prompt.
+
+mod common;
+
+use common::*;
+use toolgram_core::ToolChoice;
+use toolgram_engine::{FinishReason, Sampling};
+
+fn greedy() -> Sampling {
+    Sampling { max_tokens: 256, ..Sampling::default() }
+}
+
+fn subset<T>(all: Vec<T>, n: usize) -> Vec<T> {
+    if std::env::var_os("TOOLGRAM_FULL").is_some() { all } else { all.into_iter().take(n).collect() }
+}
+
+/// Every pick across the set: a third of the prompts, spread over all six tools.
+fn spread(n: usize) -> Vec<Case> {
+    let all = cases();
+    let step = (all.len() / n).max(1);
+    if std::env::var_os("TOOLGRAM_FULL").is_some() { all } else { all.into_iter().step_by(step).take(n).collect() }
+}
+
+#[test]
+fn required_calls_are_valid_and_mostly_right() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    let cases = spread(8);
+    let mut right = 0;
+    for case in &cases {
+        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Required, greedy()).unwrap_or_else(|e| panic!("{}: {e}", case.prompt));
+        assert_eq!(r.tool_calls.len(), 1, "{}: {:?}", case.prompt, r.raw);
+        assert_eq!(r.finish_reason, FinishReason::ToolCalls);
+        assert_schema_valid(&r.tool_calls[0]);
+        if is_right(&r.tool_calls[0], case) {
+            right += 1;
+        } else {
+            eprintln!("wrong: {} -> {} {}", case.prompt, r.tool_calls[0].name, r.tool_calls[0].arguments);
+        }
+    }
+    eprintln!("required: {right}/{} right tool and key arguments", cases.len());
+    assert!(right * 4 >= cases.len() * 3, "only {right} of {} right", cases.len());
+}
+
+#[test]
+fn auto_calls_when_the_prompt_asks_for_an_action() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    let cases = subset(cases(), 10);
+    let mut called = 0;
+    for case in &cases {
+        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Auto, greedy()).unwrap_or_else(|e| panic!("{}: {e}", case.prompt));
+        r.tool_calls.iter().for_each(assert_schema_valid);
+        if r.tool_calls.is_empty() {
+            eprintln!("no call: {} -> {:?}", case.prompt, r.raw);
+        } else {
+            called += 1;
+        }
+    }
+    eprintln!("auto: {called}/{} prompts gave a call", cases.len());
+    assert!(called * 10 >= cases.len() * 9, "only {called} of {} action prompts gave a call", cases.len());
+}
+
+#[test]
+fn named_choice_wins_over_the_prompt() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    for case in subset(cases(), 3) {
+        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Named("set_thermostat".into()), greedy()).expect("named call");
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.tool_calls[0].name, "set_thermostat");
+        assert_schema_valid(&r.tool_calls[0]);
+    }
+}
+
+#[test]
+fn none_gives_text_only() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    for case in subset(cases(), 3) {
+        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::None, Sampling { max_tokens: 64, ..greedy() }).expect("text");
+        assert!(r.tool_calls.is_empty(), "{:?}", r.tool_calls);
+        assert!(r.content.is_some());
+    }
+}
