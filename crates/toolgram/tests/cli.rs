@@ -1,0 +1,104 @@
+//! The `toolgram` binary as a user runs it: stdout carries exactly one JSON object, errors
+//! are one JSON line on stderr with a non-zero exit, and bad input fails before any model
+//! is loaded. Uses the fast test model.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn toolgram(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgram")).args(args).current_dir(repo()).output().expect("binary runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn error_line(stderr: &str) -> Value {
+    let last = stderr.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("stderr's last line is not JSON ({e}): {stderr}"))
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolgram-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write temp file");
+    p
+}
+
+#[test]
+fn call_prints_one_openai_assistant_message() {
+    let (code, stdout, stderr) = toolgram(&[
+        "call", "--model", "test", "--tools", "examples/weather.json", "--tool-choice", "required",
+        "What's the weather like in Paris today?",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {stdout}"));
+    assert_eq!(stdout.trim().lines().count(), 1);
+    assert_eq!(msg["role"], "assistant");
+    assert_eq!(msg["finish_reason"], "tool_calls");
+    let call = &msg["tool_calls"][0];
+    assert_eq!(call["type"], "function");
+    assert!(call["id"].as_str().is_some_and(|id| id.starts_with("call_")));
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().expect("arguments string")).expect("arguments JSON");
+    assert!(args.is_object());
+    assert!(msg["usage"]["prompt_tokens"].as_u64().is_some_and(|n| n > 0));
+}
+
+#[test]
+fn invalid_tools_fail_before_any_model_is_loaded() {
+    let bad = temp_file("bad.json", r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integr"}}}}}]"#);
+    let bad = bad.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&["call", "--model", "/nonexistent/model.gguf", "--tools", &bad, "hi"]);
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty());
+    let err = error_line(&stderr);
+    assert_eq!(err["error"]["type"], "invalid_tools");
+    let message = err["error"]["message"].as_str().expect("message");
+    assert!(message.contains("tool `f`") && message.contains("/0/function/parameters/properties/n/type"), "{message}");
+}
+
+#[test]
+fn unknown_named_tool_is_refused_before_loading() {
+    let (code, _, stderr) = toolgram(&["call", "--model", "/nonexistent/model.gguf", "--tools", "examples/weather.json", "--tool-choice", "book_hotel", "hi"]);
+    assert_ne!(code, 0);
+    assert_eq!(error_line(&stderr)["error"]["type"], "invalid_request");
+}
+
+#[test]
+fn truncation_is_an_error_with_the_partial_text() {
+    let (code, stdout, stderr) = toolgram(&[
+        "call", "--model", "test", "--tools", "examples/weather.json", "--tool-choice", "get_weather", "--max-tokens", "4", "Weather in Rome?",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty());
+    let err = error_line(&stderr);
+    assert_eq!(err["error"]["type"], "truncated");
+    assert!(err["error"]["partial"].as_str().is_some_and(|p| !p.is_empty()));
+}
+
+#[test]
+fn messages_file_continues_a_conversation() {
+    let msgs = temp_file(
+        "messages.json",
+        r#"[{"role":"user","content":"What's the weather in Oslo?"},
+            {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},
+            {"role":"tool","tool_call_id":"call_1","content":"-3 C, snow"},
+            {"role":"user","content":"Email the forecast to ana@example.com."}]"#,
+    );
+    let msgs = msgs.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&["call", "--model", "test", "--tools", "examples/weather.json", "--tool-choice", "send_email", "--messages", &msgs]);
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(msg["tool_calls"][0]["function"]["name"], "send_email");
+}
+
+#[test]
+fn model_list_shows_the_registry() {
+    let (code, stdout, _) = toolgram(&["model", "list"]);
+    assert_eq!(code, 0);
+    let roles: Vec<String> = stdout.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["role"].as_str().map(str::to_owned)).collect();
+    assert!(roles.contains(&"default".to_owned()) && roles.contains(&"test".to_owned()), "{stdout}");
+}
