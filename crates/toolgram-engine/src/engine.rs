@@ -101,7 +101,6 @@ impl Engine {
                 .unwrap_or_default()
         };
         let (bos, eos) = (piece(vocab.bos()), piece(vocab.eos()));
-        drop(vocab);
         let template = ChatTemplate::new(&source, &bos, &eos).map_err(EngineError::Template)?;
         let syntax = match &opts.syntax {
             Some(name) => syntax::by_name(name)

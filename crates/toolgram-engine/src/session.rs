@@ -14,6 +14,8 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
+use llguidance::Matcher;
+use llguidance::toktrie::SimpleVob;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -304,12 +306,15 @@ impl Session<'_> {
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
         let engine = self.engine;
-        let lark = if s.unconstrained {
-            "start: /(?s:.*)/".to_owned()
+        // Unconstrained runs (bench baselines) skip llguidance entirely.
+        let mut matcher = if s.unconstrained {
+            None
         } else {
-            compiled.lark.clone()
+            Some(engine.matcher(&compiled.lark)?)
         };
-        let mut matcher = engine.matcher(&lark)?;
+        let everything = s
+            .unconstrained
+            .then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
         let seed = s.seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -324,42 +329,49 @@ impl Session<'_> {
         let mut ff = Vec::with_capacity(64);
         let mut step = Vec::with_capacity(65);
         while produced < budget {
-            if matcher.is_stopped() {
-                return Ok((produced, false));
-            }
-            let tm = Instant::now();
-            let mask = matcher
-                .compute_mask()
-                .map_err(|e| EngineError::Constraint(e.to_string()))?;
-            timings
-                .mask_us
-                .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+            let computed;
+            let mask = match (&mut matcher, &everything) {
+                (Some(m), _) => {
+                    if m.is_stopped() {
+                        return Ok((produced, false));
+                    }
+                    let tm = Instant::now();
+                    computed = m.compute_mask().map_err(constraint_err)?;
+                    timings
+                        .mask_us
+                        .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+                    &computed
+                }
+                (None, Some(all)) => all,
+                (None, None) => {
+                    return Err(EngineError::Constraint(
+                        "no constraint and no vocabulary".into(),
+                    ));
+                }
+            };
             let logits = self.ctx.get_logits_ith(self.batch.n_tokens() - 1);
             let token =
-                pick(logits, &mask, &s.logit_bias, s.temperature, &mut rng).ok_or_else(|| {
+                pick(logits, mask, &s.logit_bias, s.temperature, &mut rng).ok_or_else(|| {
                     EngineError::Constraint("the grammar allows no token here".into())
                 })?;
             if engine.tok.eog.contains(&token) {
                 return Ok((produced, false));
             }
-            matcher
-                .consume_token(token)
-                .map_err(|e| EngineError::Constraint(e.to_string()))?;
             step.clear();
             step.push(LlamaToken::new(token as i32));
             ff.clear();
-            if !matcher.is_stopped() {
-                ff.extend(
-                    matcher
-                        .compute_ff_tokens()
-                        .into_iter()
-                        .take(budget - produced - 1),
-                );
-                if !ff.is_empty() {
-                    matcher
-                        .consume_tokens(&ff)
-                        .map_err(|e| EngineError::Constraint(e.to_string()))?;
-                    timings.forced_tokens += ff.len();
+            if let Some(m) = matcher.as_mut() {
+                m.consume_token(token).map_err(constraint_err)?;
+                if !m.is_stopped() {
+                    ff.extend(
+                        m.compute_ff_tokens()
+                            .into_iter()
+                            .take(budget - produced - 1),
+                    );
+                    if !ff.is_empty() {
+                        m.consume_tokens(&ff).map_err(constraint_err)?;
+                        timings.forced_tokens += ff.len();
+                    }
                 }
             }
             step.extend(ff.iter().map(|&t| LlamaToken::new(t as i32)));
@@ -373,7 +385,7 @@ impl Session<'_> {
                 self.text.extend_from_slice(piece);
             }
             produced += step.len();
-            if matcher.is_stopped() {
+            if matcher.as_ref().is_some_and(Matcher::is_stopped) {
                 return Ok((produced, false));
             }
             if produced < budget {
@@ -383,15 +395,21 @@ impl Session<'_> {
                 r?;
             }
         }
-        let accepting = matcher.is_accepting().unwrap_or(false);
-        if !accepting && !s.unconstrained {
-            return Err(EngineError::Truncated {
-                partial: String::from_utf8_lossy(&self.text).into_owned(),
-                max_tokens: budget,
-            });
+        if let Some(m) = matcher.as_mut() {
+            if !m.is_accepting().unwrap_or(false) {
+                let partial = String::from_utf8_lossy(&self.text).into_owned();
+                return Err(EngineError::Truncated {
+                    partial,
+                    max_tokens: budget,
+                });
+            }
         }
         Ok((produced, true))
     }
+}
+
+fn constraint_err(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Constraint(e.to_string())
 }
 
 fn finish_parse(

@@ -55,7 +55,6 @@ impl LlamaTokEnv {
         }
         let eos = eog.first().copied().unwrap_or(0);
         let trie = TokTrie::from(&TokRxInfo::new(n, eos), &words).with_eos_tokens(&eog);
-        drop(vocab);
         Self {
             model,
             trie,

@@ -8,18 +8,29 @@ use toolgram_core::ToolChoice;
 use toolgram_engine::{FinishReason, Sampling};
 
 fn greedy() -> Sampling {
-    Sampling { max_tokens: 256, ..Sampling::default() }
+    Sampling {
+        max_tokens: 256,
+        ..Sampling::default()
+    }
 }
 
 fn subset<T>(all: Vec<T>, n: usize) -> Vec<T> {
-    if std::env::var_os("TOOLGRAM_FULL").is_some() { all } else { all.into_iter().take(n).collect() }
+    if std::env::var_os("TOOLGRAM_FULL").is_some() {
+        all
+    } else {
+        all.into_iter().take(n).collect()
+    }
 }
 
 /// Every pick across the set: a third of the prompts, spread over all six tools.
 fn spread(n: usize) -> Vec<Case> {
     let all = cases();
     let step = (all.len() / n).max(1);
-    if std::env::var_os("TOOLGRAM_FULL").is_some() { all } else { all.into_iter().step_by(step).take(n).collect() }
+    if std::env::var_os("TOOLGRAM_FULL").is_some() {
+        all
+    } else {
+        all.into_iter().step_by(step).take(n).collect()
+    }
 }
 
 #[test]
@@ -30,18 +41,29 @@ fn required_calls_are_valid_and_mostly_right() {
     let cases = spread(8);
     let mut right = 0;
     for case in &cases {
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Required, greedy()).unwrap_or_else(|e| panic!("{}: {e}", case.prompt));
+        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Required, greedy())
+            .unwrap_or_else(|e| panic!("{}: {e}", case.prompt));
         assert_eq!(r.tool_calls.len(), 1, "{}: {:?}", case.prompt, r.raw);
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
         assert_schema_valid(&r.tool_calls[0]);
         if is_right(&r.tool_calls[0], case) {
             right += 1;
         } else {
-            eprintln!("wrong: {} -> {} {}", case.prompt, r.tool_calls[0].name, r.tool_calls[0].arguments);
+            eprintln!(
+                "wrong: {} -> {} {}",
+                case.prompt, r.tool_calls[0].name, r.tool_calls[0].arguments
+            );
         }
     }
-    eprintln!("required: {right}/{} right tool and key arguments", cases.len());
-    assert!(right * 4 >= cases.len() * 3, "only {right} of {} right", cases.len());
+    eprintln!(
+        "required: {right}/{} right tool and key arguments",
+        cases.len()
+    );
+    assert!(
+        right * 4 >= cases.len() * 3,
+        "only {right} of {} right",
+        cases.len()
+    );
 }
 
 #[test]
@@ -52,7 +74,8 @@ fn auto_calls_when_the_prompt_asks_for_an_action() {
     let cases = subset(cases(), 10);
     let mut called = 0;
     for case in &cases {
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Auto, greedy()).unwrap_or_else(|e| panic!("{}: {e}", case.prompt));
+        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Auto, greedy())
+            .unwrap_or_else(|e| panic!("{}: {e}", case.prompt));
         r.tool_calls.iter().for_each(assert_schema_valid);
         if r.tool_calls.is_empty() {
             eprintln!("no call: {} -> {:?}", case.prompt, r.raw);
@@ -61,7 +84,11 @@ fn auto_calls_when_the_prompt_asks_for_an_action() {
         }
     }
     eprintln!("auto: {called}/{} prompts gave a call", cases.len());
-    assert!(called * 10 >= cases.len() * 9, "only {called} of {} action prompts gave a call", cases.len());
+    assert!(
+        called * 10 >= cases.len() * 9,
+        "only {called} of {} action prompts gave a call",
+        cases.len()
+    );
 }
 
 #[test]
@@ -70,7 +97,14 @@ fn named_choice_wins_over_the_prompt() {
     let tools = tools();
     let mut s = engine("default").session().expect("session");
     for case in subset(cases(), 3) {
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Named("set_thermostat".into()), greedy()).expect("named call");
+        let r = ask(
+            &mut s,
+            &tools,
+            &case.prompt,
+            ToolChoice::Named("set_thermostat".into()),
+            greedy(),
+        )
+        .expect("named call");
         assert_eq!(r.tool_calls.len(), 1);
         assert_eq!(r.tool_calls[0].name, "set_thermostat");
         assert_schema_valid(&r.tool_calls[0]);
@@ -83,7 +117,17 @@ fn none_gives_text_only() {
     let tools = tools();
     let mut s = engine("default").session().expect("session");
     for case in subset(cases(), 3) {
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::None, Sampling { max_tokens: 64, ..greedy() }).expect("text");
+        let r = ask(
+            &mut s,
+            &tools,
+            &case.prompt,
+            ToolChoice::None,
+            Sampling {
+                max_tokens: 64,
+                ..greedy()
+            },
+        )
+        .expect("text");
         assert!(r.tool_calls.is_empty(), "{:?}", r.tool_calls);
         assert!(r.content.is_some());
     }

@@ -6,19 +6,30 @@ mod common;
 use common::*;
 use serde_json::json;
 use toolgram_core::{ChatMessage, ToolChoice};
-use toolgram_engine::{CallRequest, Engine, EngineError, EngineOptions, FinishReason, Sampling, models};
+use toolgram_engine::{
+    CallRequest, Engine, EngineError, EngineOptions, FinishReason, Sampling, models,
+};
 
 fn greedy(max_tokens: usize) -> Sampling {
-    Sampling { max_tokens, ..Sampling::default() }
+    Sampling {
+        max_tokens,
+        ..Sampling::default()
+    }
 }
 
 /// A 135M model sometimes loops inside a string until the token limit: that must end in a
 /// typed truncation, never an invalid call. Returns the reply, or `None` for a truncation.
-fn call_or_truncated(r: Result<toolgram_engine::CallResponse, EngineError>, prompt: &str) -> Option<toolgram_engine::CallResponse> {
+fn call_or_truncated(
+    r: Result<toolgram_engine::CallResponse, EngineError>,
+    prompt: &str,
+) -> Option<toolgram_engine::CallResponse> {
     match r {
         Ok(r) => Some(r),
         Err(EngineError::Truncated { partial, .. }) => {
-            assert!(partial.starts_with("{\"name\": "), "{prompt}: truncated outside a call: {partial}");
+            assert!(
+                partial.starts_with("{\"name\": "),
+                "{prompt}: truncated outside a call: {partial}"
+            );
             None
         }
         Err(e) => panic!("{prompt}: {e}"),
@@ -27,7 +38,10 @@ fn call_or_truncated(r: Result<toolgram_engine::CallResponse, EngineError>, prom
 
 /// Most replies of the small model must be complete calls (a run of truncations fails).
 fn assert_mostly_complete(done: usize, total: usize) {
-    assert!(done * 5 >= total * 4, "only {done} of {total} replies were complete calls");
+    assert!(
+        done * 5 >= total * 4,
+        "only {done} of {total} replies were complete calls"
+    );
 }
 
 #[test]
@@ -39,7 +53,18 @@ fn required_gives_one_schema_valid_call_for_every_prompt() {
     assert!(cases.len() >= 20);
     let mut done = 0;
     for case in &cases {
-        let Some(r) = call_or_truncated(ask(&mut s, &tools, &case.prompt, ToolChoice::Required, greedy(256)), &case.prompt) else { continue };
+        let Some(r) = call_or_truncated(
+            ask(
+                &mut s,
+                &tools,
+                &case.prompt,
+                ToolChoice::Required,
+                greedy(256),
+            ),
+            &case.prompt,
+        ) else {
+            continue;
+        };
         assert_eq!(r.tool_calls.len(), 1, "{}: {:?}", case.prompt, r.raw);
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
         assert_schema_valid(&r.tool_calls[0]);
@@ -56,9 +81,21 @@ fn named_choice_calls_exactly_that_tool() {
     let (cases, mut done) = (cases(), 0);
     for (i, case) in cases.iter().enumerate() {
         // Name a tool the prompt does not ask for every other time: the choice must win.
-        let name = if i % 2 == 0 { case.tool.clone() } else { "set_thermostat".to_owned() };
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Named(name.clone()), greedy(256));
-        let Some(r) = call_or_truncated(r, &case.prompt) else { continue };
+        let name = if i % 2 == 0 {
+            case.tool.clone()
+        } else {
+            "set_thermostat".to_owned()
+        };
+        let r = ask(
+            &mut s,
+            &tools,
+            &case.prompt,
+            ToolChoice::Named(name.clone()),
+            greedy(256),
+        );
+        let Some(r) = call_or_truncated(r, &case.prompt) else {
+            continue;
+        };
         assert_eq!(r.tool_calls.len(), 1);
         assert_eq!(r.tool_calls[0].name, name);
         assert_schema_valid(&r.tool_calls[0]);
@@ -73,8 +110,14 @@ fn none_never_gives_a_call() {
     let tools = tools();
     let mut s = engine("test").session().expect("session");
     for case in cases().iter().take(8) {
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::None, greedy(96)).expect("text reply");
-        assert!(r.tool_calls.is_empty(), "{}: {:?}", case.prompt, r.tool_calls);
+        let r =
+            ask(&mut s, &tools, &case.prompt, ToolChoice::None, greedy(96)).expect("text reply");
+        assert!(
+            r.tool_calls.is_empty(),
+            "{}: {:?}",
+            case.prompt,
+            r.tool_calls
+        );
         assert_ne!(r.finish_reason, FinishReason::ToolCalls);
     }
 }
@@ -89,7 +132,9 @@ fn auto_replies_are_text_or_valid_calls() {
         match r {
             Ok(r) => r.tool_calls.iter().for_each(assert_schema_valid),
             // A long prose reply may run out of tokens; never inside a call.
-            Err(EngineError::Truncated { partial, .. }) => assert!(partial.trim_start().starts_with('{'), "{partial}"),
+            Err(EngineError::Truncated { partial, .. }) => {
+                assert!(partial.trim_start().starts_with('{'), "{partial}")
+            }
             Err(e) => panic!("{}: {e}", case.prompt),
         }
     }
@@ -102,15 +147,33 @@ fn end_of_generation_cannot_cut_a_call_short() {
     let e = engine("test");
     let mut s = e.session().expect("session");
     let bias: Vec<(u32, f32)> = e.eog_tokens().iter().map(|&t| (t, 100.0)).collect();
-    let biased = Sampling { logit_bias: bias, ..greedy(256) };
+    let biased = Sampling {
+        logit_bias: bias,
+        ..greedy(256)
+    };
     // The bias works: with nothing required, the model ends at once.
-    let r = ask(&mut s, &tools, "Set the bedroom to 21 degrees.", ToolChoice::None, biased.clone()).expect("reply");
+    let r = ask(
+        &mut s,
+        &tools,
+        "Set the bedroom to 21 degrees.",
+        ToolChoice::None,
+        biased.clone(),
+    )
+    .expect("reply");
     assert_eq!((r.completion_tokens, r.content), (0, None));
     // Under required the same bias cannot end the reply before the call is complete.
     let mut done = 0;
     for case in cases().iter().take(6) {
-        let r = ask(&mut s, &tools, &case.prompt, ToolChoice::Required, biased.clone());
-        let Some(r) = call_or_truncated(r, &case.prompt) else { continue };
+        let r = ask(
+            &mut s,
+            &tools,
+            &case.prompt,
+            ToolChoice::Required,
+            biased.clone(),
+        );
+        let Some(r) = call_or_truncated(r, &case.prompt) else {
+            continue;
+        };
         assert_eq!(r.tool_calls.len(), 1, "{:?}", r.raw);
         assert_schema_valid(&r.tool_calls[0]);
         done += 1;
@@ -123,8 +186,17 @@ fn max_tokens_inside_a_call_is_a_typed_truncation() {
     let _g = lock();
     let tools = tools();
     let mut s = engine("test").session().expect("session");
-    match ask(&mut s, &tools, "What's the weather in Rome?", ToolChoice::Required, greedy(6)) {
-        Err(EngineError::Truncated { partial, max_tokens }) => {
+    match ask(
+        &mut s,
+        &tools,
+        "What's the weather in Rome?",
+        ToolChoice::Required,
+        greedy(6),
+    ) {
+        Err(EngineError::Truncated {
+            partial,
+            max_tokens,
+        }) => {
             assert_eq!(max_tokens, 6);
             assert!(partial.starts_with("{\"name\": "), "{partial}");
         }
@@ -136,11 +208,21 @@ fn max_tokens_inside_a_call_is_a_typed_truncation() {
 fn a_conversation_too_long_for_the_context_is_a_typed_error() {
     let _g = lock();
     let path = models::find("test").and_then(|m| m.fetch()).expect("model");
-    let small = Engine::load(&path, &EngineOptions { n_ctx: Some(512), ..Default::default() }).expect("loads");
+    let small = Engine::load(
+        &path,
+        &EngineOptions {
+            n_ctx: Some(512),
+            ..Default::default()
+        },
+    )
+    .expect("loads");
     let mut s = small.session().expect("session");
     let long = "Please check the weather. ".repeat(200);
     match ask(&mut s, &tools(), &long, ToolChoice::Required, greedy(16)) {
-        Err(EngineError::ContextOverflow { prompt_tokens, n_ctx }) => assert!(prompt_tokens >= n_ctx && n_ctx == 512),
+        Err(EngineError::ContextOverflow {
+            prompt_tokens,
+            n_ctx,
+        }) => assert!(prompt_tokens >= n_ctx && n_ctx == 512),
         other => panic!("expected a context overflow, got {other:?}"),
     }
 }
@@ -151,11 +233,28 @@ fn reused_prompt_prefix_gives_the_same_reply_as_a_fresh_context() {
     let tools = tools();
     let e = engine("test");
     let mut warm = e.session().expect("session");
-    let _ = ask(&mut warm, &tools, "Set the office to 20 degrees.", ToolChoice::Required, greedy(64));
+    let _ = ask(
+        &mut warm,
+        &tools,
+        "Set the office to 20 degrees.",
+        ToolChoice::Required,
+        greedy(64),
+    );
     let prompt = "Find flights from JFK to LHR on 2026-12-20.";
     let reused = ask(&mut warm, &tools, prompt, ToolChoice::Required, greedy(128)).expect("second");
-    assert!(reused.timings.prompt_evaluated < reused.prompt_tokens / 2, "prefix not reused: {:?}", reused.timings);
-    let fresh = ask(&mut e.session().expect("session"), &tools, prompt, ToolChoice::Required, greedy(128)).expect("fresh");
+    assert!(
+        reused.timings.prompt_evaluated < reused.prompt_tokens / 2,
+        "prefix not reused: {:?}",
+        reused.timings
+    );
+    let fresh = ask(
+        &mut e.session().expect("session"),
+        &tools,
+        prompt,
+        ToolChoice::Required,
+        greedy(128),
+    )
+    .expect("fresh");
     assert_eq!(fresh.timings.prompt_evaluated, fresh.prompt_tokens);
     assert_eq!(reused.raw, fresh.raw);
 }
@@ -173,7 +272,13 @@ fn multi_turn_conversation_with_tool_results_continues() {
         {"role": "user", "content": "And in Bergen?"}
     ]))
     .expect("messages");
-    let req = CallRequest { messages: &messages, tools: &tools, choice: ToolChoice::Required, parallel: true, sampling: greedy(256) };
+    let req = CallRequest {
+        messages: &messages,
+        tools: &tools,
+        choice: ToolChoice::Required,
+        parallel: true,
+        sampling: greedy(256),
+    };
     let r = s.call(&req).expect("reply");
     assert!(!r.tool_calls.is_empty());
     r.tool_calls.iter().for_each(assert_schema_valid);
@@ -183,11 +288,24 @@ fn multi_turn_conversation_with_tool_results_continues() {
 fn temperature_sampling_is_reproducible_with_a_seed() {
     let _g = lock();
     let tools = tools();
-    let sampling = Sampling { temperature: 0.9, seed: Some(42), ..greedy(256) };
+    let sampling = Sampling {
+        temperature: 0.9,
+        seed: Some(42),
+        ..greedy(256)
+    };
     let run = || {
         let mut s = engine("test").session().expect("session");
-        call_or_truncated(ask(&mut s, &tools, "What's the weather in Lyon?", ToolChoice::Required, sampling.clone()), "seeded")
-            .map(|r| r.raw)
+        call_or_truncated(
+            ask(
+                &mut s,
+                &tools,
+                "What's the weather in Lyon?",
+                ToolChoice::Required,
+                sampling.clone(),
+            ),
+            "seeded",
+        )
+        .map(|r| r.raw)
     };
     let (a, b) = (run(), run());
     assert!(a.is_some());

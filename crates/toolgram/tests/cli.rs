@@ -11,13 +11,22 @@ fn repo() -> PathBuf {
 }
 
 fn toolgram(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgram")).args(args).current_dir(repo()).output().expect("binary runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn error_line(stderr: &str) -> Value {
     let last = stderr.lines().last().unwrap_or_default();
-    serde_json::from_str(last).unwrap_or_else(|e| panic!("stderr's last line is not JSON ({e}): {stderr}"))
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("stderr's last line is not JSON ({e}): {stderr}"))
 }
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
@@ -31,38 +40,81 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 #[test]
 fn call_prints_one_openai_assistant_message() {
     let (code, stdout, stderr) = toolgram(&[
-        "call", "--model", "test", "--tools", "examples/weather.json", "--tool-choice", "required",
+        "call",
+        "--model",
+        "test",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "required",
         "What's the weather like in Paris today?",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let msg: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {stdout}"));
+    let msg: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {stdout}"));
     assert_eq!(stdout.trim().lines().count(), 1);
     assert_eq!(msg["role"], "assistant");
     assert_eq!(msg["finish_reason"], "tool_calls");
     let call = &msg["tool_calls"][0];
     assert_eq!(call["type"], "function");
-    assert!(call["id"].as_str().is_some_and(|id| id.starts_with("call_")));
-    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().expect("arguments string")).expect("arguments JSON");
+    assert!(
+        call["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("call_"))
+    );
+    let args: Value = serde_json::from_str(
+        call["function"]["arguments"]
+            .as_str()
+            .expect("arguments string"),
+    )
+    .expect("arguments JSON");
     assert!(args.is_object());
-    assert!(msg["usage"]["prompt_tokens"].as_u64().is_some_and(|n| n > 0));
+    assert!(
+        msg["usage"]["prompt_tokens"]
+            .as_u64()
+            .is_some_and(|n| n > 0)
+    );
 }
 
 #[test]
 fn invalid_tools_fail_before_any_model_is_loaded() {
-    let bad = temp_file("bad.json", r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integr"}}}}}]"#);
+    let bad = temp_file(
+        "bad.json",
+        r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integr"}}}}}]"#,
+    );
     let bad = bad.to_string_lossy().into_owned();
-    let (code, stdout, stderr) = toolgram(&["call", "--model", "/nonexistent/model.gguf", "--tools", &bad, "hi"]);
+    let (code, stdout, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "/nonexistent/model.gguf",
+        "--tools",
+        &bad,
+        "hi",
+    ]);
     assert_ne!(code, 0);
     assert!(stdout.is_empty());
     let err = error_line(&stderr);
     assert_eq!(err["error"]["type"], "invalid_tools");
     let message = err["error"]["message"].as_str().expect("message");
-    assert!(message.contains("tool `f`") && message.contains("/0/function/parameters/properties/n/type"), "{message}");
+    assert!(
+        message.contains("tool `f`")
+            && message.contains("/0/function/parameters/properties/n/type"),
+        "{message}"
+    );
 }
 
 #[test]
 fn unknown_named_tool_is_refused_before_loading() {
-    let (code, _, stderr) = toolgram(&["call", "--model", "/nonexistent/model.gguf", "--tools", "examples/weather.json", "--tool-choice", "book_hotel", "hi"]);
+    let (code, _, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "/nonexistent/model.gguf",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "book_hotel",
+        "hi",
+    ]);
     assert_ne!(code, 0);
     assert_eq!(error_line(&stderr)["error"]["type"], "invalid_request");
 }
@@ -70,13 +122,26 @@ fn unknown_named_tool_is_refused_before_loading() {
 #[test]
 fn truncation_is_an_error_with_the_partial_text() {
     let (code, stdout, stderr) = toolgram(&[
-        "call", "--model", "test", "--tools", "examples/weather.json", "--tool-choice", "get_weather", "--max-tokens", "4", "Weather in Rome?",
+        "call",
+        "--model",
+        "test",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "get_weather",
+        "--max-tokens",
+        "4",
+        "Weather in Rome?",
     ]);
     assert_ne!(code, 0);
     assert!(stdout.is_empty());
     let err = error_line(&stderr);
     assert_eq!(err["error"]["type"], "truncated");
-    assert!(err["error"]["partial"].as_str().is_some_and(|p| !p.is_empty()));
+    assert!(
+        err["error"]["partial"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty())
+    );
 }
 
 #[test]
@@ -89,7 +154,17 @@ fn messages_file_continues_a_conversation() {
             {"role":"user","content":"Email the forecast to ana@example.com."}]"#,
     );
     let msgs = msgs.to_string_lossy().into_owned();
-    let (code, stdout, stderr) = toolgram(&["call", "--model", "test", "--tools", "examples/weather.json", "--tool-choice", "send_email", "--messages", &msgs]);
+    let (code, stdout, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "test",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "send_email",
+        "--messages",
+        &msgs,
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     assert_eq!(msg["tool_calls"][0]["function"]["name"], "send_email");
@@ -99,6 +174,13 @@ fn messages_file_continues_a_conversation() {
 fn model_list_shows_the_registry() {
     let (code, stdout, _) = toolgram(&["model", "list"]);
     assert_eq!(code, 0);
-    let roles: Vec<String> = stdout.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["role"].as_str().map(str::to_owned)).collect();
-    assert!(roles.contains(&"default".to_owned()) && roles.contains(&"test".to_owned()), "{stdout}");
+    let roles: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["role"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        roles.contains(&"default".to_owned()) && roles.contains(&"test".to_owned()),
+        "{stdout}"
+    );
 }

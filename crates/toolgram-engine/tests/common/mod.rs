@@ -6,7 +6,9 @@
 use serde_json::{Map, Value};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
-use toolgram_engine::{CallRequest, CallResponse, Engine, EngineError, EngineOptions, Sampling, Session, models};
+use toolgram_engine::{
+    CallRequest, CallResponse, Engine, EngineError, EngineOptions, Sampling, Session, models,
+};
 
 pub struct Case {
     pub prompt: String,
@@ -21,7 +23,8 @@ pub fn tools() -> ToolSet {
 }
 
 pub fn cases() -> Vec<Case> {
-    let raw: Vec<Value> = serde_json::from_str(include_str!("../data/prompts.json")).expect("prompts parse");
+    let raw: Vec<Value> =
+        serde_json::from_str(include_str!("../data/prompts.json")).expect("prompts parse");
     raw.into_iter()
         .map(|v| Case {
             prompt: v["prompt"].as_str().expect("prompt").to_owned(),
@@ -44,14 +47,28 @@ pub fn engine(role: &'static str) -> &'static Engine {
     static DEFAULT: OnceLock<Engine> = OnceLock::new();
     let cell = if role == "test" { &TEST } else { &DEFAULT };
     cell.get_or_init(|| {
-        let path = models::find(role).and_then(|m| m.fetch()).expect("model fetch");
+        let path = models::find(role)
+            .and_then(|m| m.fetch())
+            .expect("model fetch");
         Engine::load(&path, &EngineOptions::default()).expect("model loads")
     })
 }
 
-pub fn ask(session: &mut Session<'_>, tools: &ToolSet, prompt: &str, choice: ToolChoice, sampling: Sampling) -> Result<CallResponse, EngineError> {
+pub fn ask(
+    session: &mut Session<'_>,
+    tools: &ToolSet,
+    prompt: &str,
+    choice: ToolChoice,
+    sampling: Sampling,
+) -> Result<CallResponse, EngineError> {
     let messages = [ChatMessage::text("user", prompt)];
-    session.call(&CallRequest { messages: &messages, tools, choice, parallel: false, sampling })
+    session.call(&CallRequest {
+        messages: &messages,
+        tools,
+        choice,
+        parallel: false,
+        sampling,
+    })
 }
 
 /// Validate a call's arguments with the `jsonschema` crate directly, against the tool's
@@ -60,12 +77,23 @@ pub fn assert_schema_valid(call: &ToolCall) {
     let tools: Value = serde_json::from_str(TOOLS_JSON).expect("json");
     let schema = tools
         .as_array()
-        .and_then(|a| a.iter().find(|t| t["function"]["name"] == call.name.as_str()))
+        .and_then(|a| {
+            a.iter()
+                .find(|t| t["function"]["name"] == call.name.as_str())
+        })
         .map(|t| t["function"]["parameters"].clone())
         .unwrap_or_else(|| panic!("call to unknown tool {}", call.name));
     let v = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = v.iter_errors(&call.arguments).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "call {} {} is invalid: {errors:?}", call.name, call.arguments);
+    let errors: Vec<String> = v
+        .iter_errors(&call.arguments)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "call {} {} is invalid: {errors:?}",
+        call.name,
+        call.arguments
+    );
 }
 
 /// Whether the call is the expected tool with every listed key argument among its accepted values.
@@ -73,7 +101,10 @@ pub fn is_right(call: &ToolCall, case: &Case) -> bool {
     call.name == case.tool
         && case.args.iter().all(|(k, accepted)| {
             let got = call.arguments.get(k);
-            accepted.as_array().is_some_and(|a| a.iter().any(|want| Some(want) == got || matches_text(want, got)))
+            accepted.as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|want| Some(want) == got || matches_text(want, got))
+            })
         })
 }
 
