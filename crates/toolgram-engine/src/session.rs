@@ -395,14 +395,14 @@ impl Session<'_> {
                 r?;
             }
         }
-        if let Some(m) = matcher.as_mut() {
-            if !m.is_accepting().unwrap_or(false) {
-                let partial = String::from_utf8_lossy(&self.text).into_owned();
-                return Err(EngineError::Truncated {
-                    partial,
-                    max_tokens: budget,
-                });
-            }
+        if let Some(m) = matcher.as_mut()
+            && !m.is_accepting().unwrap_or(false)
+        {
+            let partial = String::from_utf8_lossy(&self.text).into_owned();
+            return Err(EngineError::Truncated {
+                partial,
+                max_tokens: budget,
+            });
         }
         Ok((produced, true))
     }
