@@ -281,6 +281,22 @@ mod tests {
     }
 
     proptest! {
+        /// Arbitrary text never panics the parser, in any syntax and under any choice; and a
+        /// prefix of a valid call is never read as a call.
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,80}", cut in 0usize..200, which in 0..REGISTRY.len()) {
+            let syntax = &REGISTRY[which];
+            for choice in [ToolChoice::Auto, ToolChoice::Required, ToolChoice::None, ToolChoice::Named("add".into())] {
+                let _ = parse_output(&text, syntax, &tools(), &choice);
+            }
+            let full = syntax.render_calls(&[ToolCall { id: "call_0".into(), name: "add".into(), arguments: json!({"a": [1, "x"]}) }]);
+            let cut = full.char_indices().map(|(i, _)| i).nth(cut % full.chars().count()).unwrap_or(0);
+            if cut > 0 {
+                let r = parse_output(&full[..cut], syntax, &tools(), &ToolChoice::Required);
+                prop_assert!(r.is_err(), "prefix {:?} parsed as {:?}", &full[..cut], r);
+            }
+        }
+
         /// Whatever arguments a call carries, rendering it in any registered syntax and
         /// parsing the text back gives the same calls.
         #[test]
