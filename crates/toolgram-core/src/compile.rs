@@ -33,6 +33,99 @@ pub struct CompiledGrammar {
     pub callable: Vec<usize>,
     /// Whether several calls may be made.
     pub parallel: bool,
+    /// Keywords the grammar does not express and the validator enforces after parsing.
+    pub deferred: Vec<DeferredKeyword>,
+}
+
+/// A schema keyword left out of the grammar and enforced after parsing instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferredKeyword {
+    /// The tool.
+    pub tool: String,
+    /// JSON pointer into the tool's `parameters`.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+}
+
+/// Keywords llguidance's JSON grammar does not implement but the `jsonschema` validator
+/// enforces after parsing: the grammar is widened, the check moves after the parse.
+pub const ENFORCED_AFTER_PARSE: &[&str] = &[
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+
+/// Annotations that constrain nothing and that llguidance does not know.
+const EXTRA_ANNOTATIONS: &[&str] = &["deprecated", "$vocabulary", "$dynamicAnchor"];
+
+/// The schema the grammar uses for `parameters`: objects closed (see [`close_objects`]),
+/// keywords of [`ENFORCED_AFTER_PARSE`] moved out (recorded in `deferred`), annotations
+/// llguidance does not know removed.
+pub fn grammar_schema(
+    tool: &str,
+    parameters: &Value,
+    deferred: &mut Vec<DeferredKeyword>,
+) -> Value {
+    let mut s = close_objects(parameters);
+    strip(&mut s, "", tool, deferred);
+    s
+}
+
+fn strip(v: &mut Value, at: &str, tool: &str, deferred: &mut Vec<DeferredKeyword>) {
+    let Value::Object(map) = v else { return };
+    for k in ENFORCED_AFTER_PARSE {
+        if map.remove(*k).is_some() {
+            deferred.push(DeferredKeyword {
+                tool: tool.to_owned(),
+                pointer: at.to_owned(),
+                keyword: (*k).to_owned(),
+            });
+        }
+    }
+    for k in EXTRA_ANNOTATIONS {
+        map.remove(*k);
+    }
+    map.retain(|k, _| !k.starts_with("x-"));
+    for (key, child) in map.iter_mut() {
+        let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        match key.as_str() {
+            "properties" | "$defs" | "definitions" | "patternProperties" => {
+                if let Value::Object(m) = child {
+                    for (name, sub) in m.iter_mut() {
+                        strip(
+                            sub,
+                            &format!("{here}/{}", name.replace('~', "~0").replace('/', "~1")),
+                            tool,
+                            deferred,
+                        );
+                    }
+                }
+            }
+            "items" | "additionalItems" | "additionalProperties" => {
+                strip(child, &here, tool, deferred)
+            }
+            "prefixItems" | "anyOf" | "oneOf" | "allOf" => {
+                if let Value::Array(a) = child {
+                    for (i, sub) in a.iter_mut().enumerate() {
+                        strip(sub, &format!("{here}/{i}"), tool, deferred);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The whitespace and separator policy for arguments: exactly the spelling of Python's
@@ -55,6 +148,7 @@ pub fn compile(
     opts: &CompileOptions,
 ) -> Result<CompiledGrammar, CompileError> {
     let callable = choice.callable(tools)?;
+    let mut deferred = Vec::new();
     let mut g = String::from("%llguidance {}\n\n");
     let opener_is_token = matches!(syntax.first_piece(), Some(Piece::Token(t)) if opts.special_tokens.contains_key(t));
     let bare = opener_is_token && syntax.bare_calls && !callable.is_empty();
@@ -126,7 +220,7 @@ pub fn compile(
                 pieces(syntax.call_close)
             );
             let _ = writeln!(g, "body_{i}: {} args_{i} \"}}\"", lark_string(&head));
-            let mut schema = close_objects(&tool.parameters);
+            let mut schema = grammar_schema(&tool.name, &tool.parameters, &mut deferred);
             if let Value::Object(map) = &mut schema {
                 map.insert("x-guidance".into(), json_style());
             }
@@ -152,6 +246,7 @@ pub fn compile(
         choice: choice.clone(),
         callable,
         parallel,
+        deferred,
     })
 }
 
@@ -287,6 +382,29 @@ mod tests {
         )
         .expect("compiles");
         assert!(!g.lark.contains("call"), "{}", g.lark);
+    }
+
+    #[test]
+    fn keywords_the_grammar_cannot_express_are_deferred_not_dropped() {
+        let mut deferred = Vec::new();
+        let s = grammar_schema(
+            "t",
+            &json!({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true,"deprecated":true,"x-ui":1}},
+                "dependentRequired":{"a":["b"]}}),
+            &mut deferred,
+        );
+        assert_eq!(s["properties"]["tags"], json!({"type":"array"}));
+        let got: Vec<(&str, &str)> = deferred
+            .iter()
+            .map(|d| (d.pointer.as_str(), d.keyword.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("", "dependentRequired"),
+                ("/properties/tags", "uniqueItems")
+            ]
+        );
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub struct CallResponse {
     pub raw: String,
     /// Measurements.
     pub timings: Timings,
+    /// Schema keywords the grammar left to the post-parse validator.
+    pub deferred: Vec<toolgram_core::compile::DeferredKeyword>,
 }
 
 /// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
@@ -237,6 +239,7 @@ impl Session<'_> {
             completion_tokens,
             raw,
             timings,
+            deferred: compiled.deferred,
         })
     }
 

@@ -19,6 +19,14 @@ pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
         "total_tokens": r.prompt_tokens + r.completion_tokens,
     });
     msg["toolgram"] = json!({"path": "grammar", "syntax": syntax, "model": model, "attempts": 1});
+    if !r.deferred.is_empty() {
+        let deferred: Vec<Value> = r
+            .deferred
+            .iter()
+            .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
+            .collect();
+        msg["toolgram"]["enforced_after_parse"] = Value::Array(deferred);
+    }
     msg
 }
 

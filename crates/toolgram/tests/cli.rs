@@ -184,3 +184,42 @@ fn model_list_shows_the_registry() {
         "{stdout}"
     );
 }
+
+#[test]
+fn keywords_outside_the_grammar_are_listed_not_dropped() {
+    let tools = temp_file(
+        "deferred.json",
+        r#"[{"type":"function","function":{"name":"tag_photo","description":"Tag a photo.",
+            "parameters":{"type":"object","properties":{
+              "photo_id":{"type":"integer","minimum":1},
+              "tags":{"type":"array","items":{"type":"string"},"maxItems":3,"uniqueItems":true,"deprecated":false}},
+            "required":["photo_id","tags"]}}}]"#,
+    );
+    let tools = tools.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "default",
+        "--tools",
+        &tools,
+        "--tool-choice",
+        "required",
+        "Tag photo 7 with beach and sunset.",
+    ]);
+    match code {
+        0 => {
+            let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+            let listed = &msg["toolgram"]["enforced_after_parse"];
+            assert_eq!(
+                listed,
+                &serde_json::json!([{"tool": "tag_photo", "pointer": "/properties/tags", "keyword": "uniqueItems"}])
+            );
+        }
+        // A repeated tag is caught by the validator after parsing: a typed error, not a call.
+        _ => assert_eq!(
+            error_line(&stderr)["error"]["type"],
+            "invalid_arguments",
+            "{stderr}"
+        ),
+    }
+}
