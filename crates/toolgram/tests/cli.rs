@@ -23,6 +23,13 @@ fn toolgram(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `toolgram call --model MODEL --tools examples/weather.json EXTRA…`
+fn call_weather(model: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["call", "--model", model, "--tools", "examples/weather.json"];
+    args.extend_from_slice(extra);
+    toolgram(&args)
+}
+
 fn error_line(stderr: &str) -> Value {
     let last = stderr.lines().last().unwrap_or_default();
     serde_json::from_str(last)
@@ -39,16 +46,14 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn call_prints_one_openai_assistant_message() {
-    let (code, stdout, stderr) = toolgram(&[
-        "call",
-        "--model",
+    let (code, stdout, stderr) = call_weather(
         "test",
-        "--tools",
-        "examples/weather.json",
-        "--tool-choice",
-        "required",
-        "What's the weather like in Paris today?",
-    ]);
+        &[
+            "--tool-choice",
+            "required",
+            "What's the weather like in Paris today?",
+        ],
+    );
     assert_eq!(code, 0, "{stderr}");
     let msg: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {stdout}"));
@@ -105,34 +110,26 @@ fn invalid_tools_fail_before_any_model_is_loaded() {
 
 #[test]
 fn unknown_named_tool_is_refused_before_loading() {
-    let (code, _, stderr) = toolgram(&[
-        "call",
-        "--model",
+    let (code, _, stderr) = call_weather(
         "/nonexistent/model.gguf",
-        "--tools",
-        "examples/weather.json",
-        "--tool-choice",
-        "book_hotel",
-        "hi",
-    ]);
+        &["--tool-choice", "book_hotel", "hi"],
+    );
     assert_ne!(code, 0);
     assert_eq!(error_line(&stderr)["error"]["type"], "invalid_request");
 }
 
 #[test]
 fn truncation_is_an_error_with_the_partial_text() {
-    let (code, stdout, stderr) = toolgram(&[
-        "call",
-        "--model",
+    let (code, stdout, stderr) = call_weather(
         "test",
-        "--tools",
-        "examples/weather.json",
-        "--tool-choice",
-        "get_weather",
-        "--max-tokens",
-        "4",
-        "Weather in Rome?",
-    ]);
+        &[
+            "--tool-choice",
+            "get_weather",
+            "--max-tokens",
+            "4",
+            "Weather in Rome?",
+        ],
+    );
     assert_ne!(code, 0);
     assert!(stdout.is_empty());
     let err = error_line(&stderr);
@@ -154,17 +151,10 @@ fn messages_file_continues_a_conversation() {
             {"role":"user","content":"Email the forecast to ana@example.com."}]"#,
     );
     let msgs = msgs.to_string_lossy().into_owned();
-    let (code, stdout, stderr) = toolgram(&[
-        "call",
-        "--model",
+    let (code, stdout, stderr) = call_weather(
         "test",
-        "--tools",
-        "examples/weather.json",
-        "--tool-choice",
-        "send_email",
-        "--messages",
-        &msgs,
-    ]);
+        &["--tool-choice", "send_email", "--messages", &msgs],
+    );
     assert_eq!(code, 0, "{stderr}");
     let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     assert_eq!(msg["tool_calls"][0]["function"]["name"], "send_email");
