@@ -16,6 +16,10 @@ pub struct Tool {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// Trigger words of an escape-hatch tool (`"x-toolgram": {"escape_hatch": [...]}` in the
+    /// function object): the tool stays out of the pool unless the request says one of them.
+    /// Empty for ordinary tools.
+    pub escape_hatch: Vec<String>,
 }
 
 impl Tool {
@@ -126,6 +130,16 @@ impl ToolSet {
         Ok(Self { tools, validators })
     }
 
+    /// A new pool with the tools at `indices` (in that order).
+    pub fn subset(&self, indices: &[usize]) -> Result<Self, DefinitionError> {
+        Self::new(
+            indices
+                .iter()
+                .filter_map(|&i| self.tools.get(i).cloned())
+                .collect(),
+        )
+    }
+
     /// The tools, in definition order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -209,10 +223,35 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         .get("parameters")
         .cloned()
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let escape_hatch = match function
+        .get("x-toolgram")
+        .and_then(|x| x.get("escape_hatch"))
+    {
+        None => Vec::new(),
+        Some(Value::Array(words))
+            if words
+                .iter()
+                .all(|w| w.as_str().is_some_and(|w| !w.trim().is_empty())) =>
+        {
+            words
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        }
+        Some(_) => {
+            return Err(DefinitionError::new(
+                Some(&name),
+                format!("{at}/function/x-toolgram/escape_hatch"),
+                "`escape_hatch` must be an array of non-empty trigger words",
+            ));
+        }
+    };
     Ok(Tool {
         name,
         description,
         parameters,
+        escape_hatch,
     })
 }
 

@@ -7,8 +7,9 @@
 use crate::output::{CliError, assistant_message};
 use anyhow::Context;
 use clap::Args;
+use serde_json::json;
 use std::path::PathBuf;
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet, compile};
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet, compile, validate};
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, check_grammar, models};
 
 #[derive(Args)]
@@ -52,6 +53,10 @@ pub struct CallArgs {
     /// JSON file with an OpenAI messages array (earlier turns, tool results).
     #[arg(long)]
     pub messages: Option<PathBuf>,
+    /// Refuse (exit non-zero) a reply that repeats an earlier call with the same arguments,
+    /// instead of only reporting it.
+    #[arg(long)]
+    pub refuse_repeats: bool,
     /// The user's request (appended after --messages).
     pub prompt: Option<String>,
 }
@@ -91,9 +96,11 @@ pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
 }
 
 pub fn run(args: CallArgs) -> anyhow::Result<()> {
-    let tools = ToolSet::from_json_str(&read(&args.tools, "tools file")?)
+    let all_tools = ToolSet::from_json_str(&read(&args.tools, "tools file")?)
         .map_err(toolgram_engine::EngineError::from)?;
     let choice = ToolChoice::from_cli(&args.tool_choice);
+    let msgs = messages(&args)?;
+    let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
     let plan = compile::compile(
         &tools,
         &choice,
@@ -103,7 +110,6 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     )
     .map_err(toolgram_engine::EngineError::from)?;
     check_grammar(&plan.lark)?;
-    let msgs = messages(&args)?;
     let chat_template = args
         .chat_template
         .as_ref()
@@ -130,9 +136,59 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
             ..Sampling::default()
         },
     })?;
-    println!(
-        "{}",
-        assistant_message(&reply, engine.syntax().name, engine.model_name())
-    );
+    let repeats = validate::repeated_calls(&msgs, &reply.tool_calls);
+    if args.refuse_repeats && !repeats.is_empty() {
+        let list: Vec<String> = repeats
+            .iter()
+            .map(|r| format!("call {} to `{}` repeats {}", r.index, r.tool, r.first_seen))
+            .collect();
+        return Err(CliError::new("repeated_call", list.join("; ")).into());
+    }
+    let mut msg = assistant_message(&reply, engine.syntax().name, engine.model_name());
+    if !repeats.is_empty() {
+        msg["toolgram"]["repeated_calls"] = json!(
+            repeats
+                .iter()
+                .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
+                .collect::<Vec<_>>()
+        );
+    }
+    if !filtered_out.is_empty() {
+        msg["toolgram"]["filtered_out"] = json!(filtered_out);
+    }
+    println!("{msg}");
     Ok(())
+}
+
+/// The pool offered for this request: escape-hatch tools only when the user said one of
+/// their trigger words (or named the tool), and the names left out.
+fn pool_for(
+    tools: ToolSet,
+    msgs: &[ChatMessage],
+    choice: &ToolChoice,
+) -> anyhow::Result<(ToolSet, Vec<String>)> {
+    let mut keep = validate::filter_pool(&tools, msgs);
+    if let ToolChoice::Named(n) = choice
+        && let Some(i) = tools.position(n)
+        && !keep.contains(&i)
+    {
+        keep.push(i);
+        keep.sort_unstable();
+    }
+    if keep.len() == tools.tools().len() {
+        return Ok((tools, Vec::new()));
+    }
+    let out = tools
+        .tools()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep.contains(i))
+        .map(|(_, t)| t.name.clone())
+        .collect();
+    Ok((
+        tools
+            .subset(&keep)
+            .map_err(toolgram_engine::EngineError::from)?,
+        out,
+    ))
 }

@@ -213,3 +213,38 @@ fn keywords_outside_the_grammar_are_listed_not_dropped() {
         ),
     }
 }
+
+#[test]
+fn escape_hatch_tools_stay_out_of_the_pool_until_asked_for() {
+    let tools = temp_file(
+        "hatch.json",
+        r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},
+            {"type":"function","function":{"name":"handoff","description":"Hand the conversation to a human.","x-toolgram":{"escape_hatch":["human","agent"]},
+             "parameters":{"type":"object","properties":{"reason":{"type":"string"}}}}}]"#,
+    );
+    let tools = tools.to_string_lossy().into_owned();
+    let run = |prompt: &str| {
+        let (code, stdout, stderr) = toolgram(&[
+            "call",
+            "--model",
+            "test",
+            "--tools",
+            &tools,
+            "--tool-choice",
+            "required",
+            "--max-tokens",
+            "128",
+            prompt,
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<Value>(stdout.trim()).expect("one JSON object")
+    };
+    let msg = run("I can't find my order, help!");
+    assert_eq!(
+        msg["toolgram"]["filtered_out"],
+        serde_json::json!(["handoff"])
+    );
+    assert_eq!(msg["tool_calls"][0]["function"]["name"], "get_weather");
+    let msg = run("Let me talk to a human.");
+    assert!(msg["toolgram"].get("filtered_out").is_none(), "{msg}");
+}

@@ -1,8 +1,15 @@
 //! Post-parse validation of call arguments against the tool's JSON Schema, with messages
 //! written for the model (`missing required argument 'title' for tool 'get_inputs'`).
 //!
-//! It checks and reports; it must not change arguments. The retry loop that feeds these
-//! messages back to a model lives outside the pure core.
+//! Also here: the pool filter for escape-hatch tools ([`filter_pool`]) and duplicate-call
+//! detection ([`repeated_calls`]). It checks and reports; it must not change arguments. The
+//! retry loop that feeds these messages back to a model lives outside the pure core.
+
+mod pool;
+mod repeat;
+
+pub use pool::filter_pool;
+pub use repeat::{RepeatedCall, repeated_calls};
 
 use crate::tool::{ToolCall, ToolSet};
 use jsonschema::error::ValidationErrorKind;
