@@ -164,7 +164,9 @@ pub fn compile(
         "PROSE?\n     | calls"
     };
     let _ = writeln!(g, "start: {start}");
-    let _ = writeln!(g, "TEXT: /(?s:.+)/");
+    if start.contains("TEXT") {
+        let _ = writeln!(g, "TEXT: /(?s:.+)/");
+    }
     if start.contains("PROSE") {
         let opener = syntax.opener();
         if bare {

@@ -15,8 +15,9 @@ use llguidance::toktrie::TokEnv;
 use llguidance::{Matcher, ParserFactory};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use toolgram_core::compile::CompileOptions;
+use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::{self, CallSyntax};
+use toolgram_core::{ToolChoice, ToolSet};
 
 /// How to load a model.
 #[derive(Debug, Clone, Default)]
@@ -185,6 +186,42 @@ fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {
         syntax::Piece::Token(t) => Some(*t),
         syntax::Piece::Text(_) => None,
     })
+}
+
+/// Compile and check a request before any model is loaded: the whole grammar with llguidance
+/// (byte-level vocabulary) and, if it is refused, each callable tool alone, so the error names
+/// the tool whose schema llguidance cannot take.
+pub fn check_request(
+    tools: &ToolSet,
+    choice: &ToolChoice,
+    parallel: bool,
+    syntax: &CallSyntax,
+) -> Result<CompiledGrammar, EngineError> {
+    let plan = compile::compile(tools, choice, parallel, syntax, &CompileOptions::default())?;
+    if let Err(whole) = check_grammar(&plan.lark) {
+        for &i in &plan.callable {
+            let name = &tools.tools()[i].name;
+            let one = compile::compile(
+                tools,
+                &ToolChoice::Named(name.clone()),
+                false,
+                syntax,
+                &CompileOptions::default(),
+            )?;
+            if let Err(EngineError::Grammar(message)) = check_grammar(&one.lark) {
+                return Err(EngineError::ToolSchema {
+                    tool: name.clone(),
+                    message: first_line(&message),
+                });
+            }
+        }
+        return Err(whole);
+    }
+    Ok(plan)
+}
+
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or_default().to_owned()
 }
 
 /// Check a Lark grammar with llguidance before any model is loaded (byte-level vocabulary).

@@ -17,6 +17,14 @@ pub enum EngineError {
     /// llguidance refused the compiled grammar.
     #[error("grammar rejected: {0}")]
     Grammar(String),
+    /// llguidance cannot compile one tool's argument schema.
+    #[error("tool `{tool}`: its parameters schema cannot be compiled into a grammar: {message}")]
+    ToolSchema {
+        /// The tool.
+        tool: String,
+        /// llguidance's reason.
+        message: String,
+    },
     /// The model file could not be loaded.
     #[error("cannot load model {path}: {reason}")]
     ModelLoad {
@@ -72,6 +80,7 @@ impl EngineError {
             Self::Definition(_) => "invalid_tools",
             Self::Compile(_) => "invalid_request",
             Self::Grammar(_) => "grammar_error",
+            Self::ToolSchema { .. } => "invalid_tools",
             Self::ModelLoad { .. } => "model_load_error",
             Self::Template(_) => "template_error",
             Self::ContextOverflow { .. } => "context_overflow",

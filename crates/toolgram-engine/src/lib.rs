@@ -38,6 +38,6 @@ mod session;
 pub mod template;
 mod tokenizer;
 
-pub use engine::{Engine, EngineOptions, check_grammar, default_threads};
+pub use engine::{Engine, EngineOptions, check_grammar, check_request, default_threads};
 pub use error::EngineError;
 pub use session::{CallRequest, CallResponse, FinishReason, Sampling, Session, Timings};

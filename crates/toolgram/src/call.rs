@@ -9,8 +9,8 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet, compile, validate};
-use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, check_grammar, models};
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
+use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, check_request, models};
 
 #[derive(Args)]
 pub struct CallArgs {
@@ -101,15 +101,13 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let msgs = messages(&args)?;
     let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
-    let plan = compile::compile(
+    // Everything checkable without a model is checked before one is loaded.
+    check_request(
         &tools,
         &choice,
         args.parallel_tool_calls,
-        toolgram_core::syntax::detect(""),
-        &Default::default(),
-    )
-    .map_err(toolgram_engine::EngineError::from)?;
-    check_grammar(&plan.lark)?;
+        syntax::detect(""),
+    )?;
     let chat_template = args
         .chat_template
         .as_ref()

@@ -5,6 +5,7 @@
 
 mod bench;
 mod call;
+mod grammar;
 mod model;
 mod output;
 
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Run one constrained tool call on the embedded model and print the assistant message.
     Call(call::CallArgs),
+    /// Print (or --check) the grammar a tool pool compiles to.
+    Grammar(grammar::GrammarArgs),
     /// List, fetch or locate registry models.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Call(args) => call::run(args),
+        Command::Grammar(args) => grammar::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     };

@@ -248,3 +248,44 @@ fn escape_hatch_tools_stay_out_of_the_pool_until_asked_for() {
     let msg = run("Let me talk to a human.");
     assert!(msg["toolgram"].get("filtered_out").is_none(), "{msg}");
 }
+
+#[test]
+fn grammar_prints_the_compiled_pool_and_checks_it() {
+    let (code, stdout, stderr) = toolgram(&[
+        "grammar",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "send_email",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("%llguidance {}"), "{stdout}");
+    assert!(
+        stdout.contains("call: call_1\n") && !stdout.contains("call_0"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = toolgram(&[
+        "grammar",
+        "--tools",
+        "examples/weather.json",
+        "--parallel-tool-calls",
+        "--check",
+    ]);
+    assert_eq!((code, stdout.trim()), (0, "ok"));
+    let bad = temp_file(
+        "unknown-format.json",
+        r#"[{"type":"function","function":{"name":"ok","parameters":{"type":"object"}}},
+            {"type":"function","function":{"name":"when","parameters":{"type":"object","properties":{"d":{"type":"string","format":"not-a-format"}}}}}]"#,
+    );
+    let bad = bad.to_string_lossy().into_owned();
+    let (code, _, stderr) = toolgram(&["grammar", "--tools", &bad, "--check"]);
+    assert_ne!(code, 0);
+    let err = error_line(&stderr);
+    assert_eq!(err["error"]["type"], "invalid_tools");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("tool `when`") && m.contains("not-a-format")),
+        "{err}"
+    );
+}
