@@ -33,6 +33,15 @@ fn spread(n: usize) -> Vec<Case> {
     }
 }
 
+/// Print `hits/total` and fail when it is below `num/den`.
+fn assert_rate(what: &str, hits: usize, total: usize, num: usize, den: usize) {
+    eprintln!("{what}: {hits}/{total}");
+    assert!(
+        hits * den >= total * num,
+        "{what}: only {hits} of {total}, need {num}/{den}"
+    );
+}
+
 #[test]
 fn required_calls_are_valid_and_mostly_right() {
     let _g = lock();
@@ -55,14 +64,12 @@ fn required_calls_are_valid_and_mostly_right() {
             );
         }
     }
-    eprintln!(
-        "required: {right}/{} right tool and key arguments",
-        cases.len()
-    );
-    assert!(
-        right * 4 >= cases.len() * 3,
-        "only {right} of {} right",
-        cases.len()
+    assert_rate(
+        "required: right tool and key arguments",
+        right,
+        cases.len(),
+        3,
+        4,
     );
 }
 
@@ -83,11 +90,12 @@ fn auto_calls_when_the_prompt_asks_for_an_action() {
             called += 1;
         }
     }
-    eprintln!("auto: {called}/{} prompts gave a call", cases.len());
-    assert!(
-        called * 10 >= cases.len() * 9,
-        "only {called} of {} action prompts gave a call",
-        cases.len()
+    assert_rate(
+        "auto: action prompts that gave a call",
+        called,
+        cases.len(),
+        9,
+        10,
     );
 }
 
