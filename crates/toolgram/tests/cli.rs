@@ -289,3 +289,23 @@ fn grammar_prints_the_compiled_pool_and_checks_it() {
         "{err}"
     );
 }
+
+#[test]
+fn chat_template_file_selects_the_call_syntax() {
+    // SmolLM2's vocabulary has no <tool_call> token: the markers are plain text, and the
+    // syntax comes from the given template, not the GGUF's.
+    let (code, stdout, stderr) = call_weather(
+        "test",
+        &[
+            "--chat-template",
+            "examples/hermes-chatml.jinja",
+            "--tool-choice",
+            "required",
+            "What's the weather in Lima?",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(msg["toolgram"]["syntax"], "hermes");
+    assert_eq!(msg["tool_calls"].as_array().map(Vec::len), Some(1), "{msg}");
+}
