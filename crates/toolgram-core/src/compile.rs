@@ -20,6 +20,29 @@ pub struct CompileOptions {
     /// Marker texts that the vocabulary holds as one special token, with that token's id.
     /// They are emitted as token references, so free text can never spell them.
     pub special_tokens: HashMap<String, u32>,
+    /// How much of each call the grammar enforces.
+    pub mode: Mode,
+}
+
+/// How much of a call the grammar enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The call syntax, the tool name and the tool's argument schema.
+    #[default]
+    Grammar,
+    /// What a plain JSON mode gives: the call syntax, one of the tool names, and any JSON
+    /// object as arguments; the schema is checked only after parsing.
+    Json,
+}
+
+impl Mode {
+    /// The name used on the command line and in replies.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Mode::Grammar => "grammar",
+            Mode::Json => "json",
+        }
+    }
 }
 
 /// The result of compiling a request.
@@ -222,7 +245,10 @@ pub fn compile(
                 pieces(syntax.call_close)
             );
             let _ = writeln!(g, "body_{i}: {} args_{i} \"}}\"", lark_string(&head));
-            let mut schema = grammar_schema(&tool.name, &tool.parameters, &mut deferred);
+            let mut schema = match opts.mode {
+                Mode::Grammar => grammar_schema(&tool.name, &tool.parameters, &mut deferred),
+                Mode::Json => json!({"type": "object"}),
+            };
             if let Value::Object(map) = &mut schema {
                 map.insert("x-guidance".into(), json_style());
             }
@@ -362,6 +388,7 @@ mod tests {
                 ("<tool_call>".to_owned(), 7),
                 ("</tool_call>".to_owned(), 8),
             ]),
+            ..CompileOptions::default()
         };
         let g = compile(&tools(), &ToolChoice::Auto, true, hermes(), &opts).expect("compiles");
         assert!(
@@ -371,6 +398,27 @@ mod tests {
         );
         assert!(g.lark.contains("<[7]> \"\\n\""), "{}", g.lark);
         assert!(g.lark.contains("(\"\\n\" call)*"), "{}", g.lark);
+    }
+
+    #[test]
+    fn json_mode_keeps_names_but_not_argument_schemas() {
+        let opts = CompileOptions {
+            mode: Mode::Json,
+            ..Default::default()
+        };
+        let g = compile(&tools(), &ToolChoice::Required, false, hermes(), &opts).expect("compiles");
+        assert!(
+            g.lark.contains("\"name\\\": \\\"a\\\"") || g.lark.contains("{\\\"name\\\": \\\"a\\\""),
+            "{}",
+            g.lark
+        );
+        assert!(
+            g.lark
+                .contains("args_0: %json {\"type\":\"object\",\"x-guidance\""),
+            "{}",
+            g.lark
+        );
+        assert!(!g.lark.contains("integer"), "{}", g.lark);
     }
 
     #[test]

@@ -282,7 +282,8 @@ fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, Defi
             format!("invalid JSON Schema: {e}"),
         ));
     }
-    jsonschema::validator_for(&tool.parameters).map_err(|e| {
+    // Arguments are validated under the same closed-object policy the grammar applies.
+    jsonschema::validator_for(&crate::compile::close_objects(&tool.parameters)).map_err(|e| {
         err(
             &e.instance_path.to_string(),
             format!("unusable JSON Schema: {e}"),

@@ -112,6 +112,7 @@ impl Engine {
             special_tokens: syntax_markers(syntax)
                 .filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id)))
                 .collect(),
+            ..CompileOptions::default()
         };
         let env: TokEnv = tok.clone();
         let mut factory =

@@ -21,6 +21,7 @@
 //!     tools: &tools,
 //!     choice: ToolChoice::Required,
 //!     parallel: false,
+//!     mode: Default::default(),
 //!     sampling: Sampling::default(),
 //! })?;
 //! assert_eq!(reply.tool_calls[0].name, "get_weather");

@@ -19,7 +19,7 @@ use llguidance::toktrie::SimpleVob;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use toolgram_core::compile::{self, CompiledGrammar};
+use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode};
 use toolgram_core::parse::{self, ParsedOutput};
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
@@ -63,6 +63,8 @@ pub struct CallRequest<'a> {
     pub choice: ToolChoice,
     /// Whether several calls may be made.
     pub parallel: bool,
+    /// How much of the call the grammar enforces.
+    pub mode: Mode,
     /// Sampling settings.
     pub sampling: Sampling,
 }
@@ -181,13 +183,12 @@ impl Session<'_> {
     /// Render, tokenize and run one request, returning its calls.
     pub fn call(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
-        let compiled = compile::compile(
-            req.tools,
-            &req.choice,
-            req.parallel,
-            engine.syntax,
-            &engine.compile_opts,
-        )?;
+        let opts = CompileOptions {
+            mode: req.mode,
+            ..engine.compile_opts.clone()
+        };
+        let compiled =
+            compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
         let prompt = engine
             .template
             .render(req.messages, req.tools, engine.syntax)

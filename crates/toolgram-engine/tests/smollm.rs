@@ -277,6 +277,7 @@ fn multi_turn_conversation_with_tool_results_continues() {
         tools: &tools,
         choice: ToolChoice::Required,
         parallel: true,
+        mode: Default::default(),
         sampling: greedy(256),
     };
     let r = s.call(&req).expect("reply");

@@ -6,11 +6,29 @@
 
 use crate::output::{CliError, assistant_message};
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::PathBuf;
+use toolgram_core::compile::Mode;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, check_request, models};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    /// Full grammar: syntax, tool name and argument schema.
+    Grammar,
+    /// Syntax and tool name; any JSON object as arguments, validated after parsing.
+    Json,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Grammar => Mode::Grammar,
+            ModeArg::Json => Mode::Json,
+        }
+    }
+}
 
 #[derive(Args)]
 pub struct CallArgs {
@@ -53,6 +71,10 @@ pub struct CallArgs {
     /// JSON file with an OpenAI messages array (earlier turns, tool results).
     #[arg(long)]
     pub messages: Option<PathBuf>,
+    /// grammar: the call and its arguments' schema are enforced while decoding; json: only
+    /// the call shape and tool name are, the schema is checked after parsing (a plain JSON mode).
+    #[arg(long, value_enum, default_value = "grammar")]
+    pub mode: ModeArg,
     /// Refuse (exit non-zero) a reply that repeats an earlier call with the same arguments,
     /// instead of only reporting it.
     #[arg(long)]
@@ -127,6 +149,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         tools: &tools,
         choice,
         parallel: args.parallel_tool_calls,
+        mode: args.mode.into(),
         sampling: Sampling {
             max_tokens: args.max_tokens,
             temperature: args.temperature,
@@ -142,7 +165,12 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
             .collect();
         return Err(CliError::new("repeated_call", list.join("; ")).into());
     }
-    let mut msg = assistant_message(&reply, engine.syntax().name, engine.model_name());
+    let mut msg = assistant_message(
+        &reply,
+        Mode::from(args.mode).as_str(),
+        engine.syntax().name,
+        engine.model_name(),
+    );
     if !repeats.is_empty() {
         msg["toolgram"]["repeated_calls"] = json!(
             repeats

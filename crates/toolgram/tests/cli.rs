@@ -309,3 +309,31 @@ fn chat_template_file_selects_the_call_syntax() {
     assert_eq!(msg["toolgram"]["syntax"], "hermes");
     assert_eq!(msg["tool_calls"].as_array().map(Vec::len), Some(1), "{msg}");
 }
+
+#[test]
+fn json_mode_constrains_the_shape_and_checks_the_schema_after_parsing() {
+    let (code, stdout, stderr) = call_weather(
+        "test",
+        &[
+            "--mode",
+            "json",
+            "--tool-choice",
+            "required",
+            "--max-tokens",
+            "128",
+            "Weather in Quito?",
+        ],
+    );
+    if code == 0 {
+        let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+        assert_eq!(msg["toolgram"]["path"], "json");
+        assert_eq!(msg["tool_calls"].as_array().map(Vec::len), Some(1));
+    } else {
+        // Only the shape is constrained: a schema violation is caught after parsing.
+        let kind = error_line(&stderr)["error"]["type"].clone();
+        assert!(
+            kind == "invalid_arguments" || kind == "truncated",
+            "{stderr}"
+        );
+    }
+}

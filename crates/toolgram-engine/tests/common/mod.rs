@@ -67,6 +67,7 @@ pub fn ask(
         tools,
         choice,
         parallel: false,
+        mode: Default::default(),
         sampling,
     })
 }
