@@ -15,7 +15,7 @@ use llguidance::toktrie::TokEnv;
 use llguidance::{Matcher, ParserFactory};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
+use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_core::{ToolChoice, ToolSet};
 
@@ -197,8 +197,13 @@ pub fn check_request(
     choice: &ToolChoice,
     parallel: bool,
     syntax: &CallSyntax,
+    mode: Mode,
 ) -> Result<CompiledGrammar, EngineError> {
-    let plan = compile::compile(tools, choice, parallel, syntax, &CompileOptions::default())?;
+    let opts = CompileOptions {
+        mode,
+        ..CompileOptions::default()
+    };
+    let plan = compile::compile(tools, choice, parallel, syntax, &opts)?;
     if let Err(whole) = check_grammar(&plan.lark) {
         for &i in &plan.callable {
             let name = &tools.tools()[i].name;
@@ -207,7 +212,7 @@ pub fn check_request(
                 &ToolChoice::Named(name.clone()),
                 false,
                 syntax,
-                &CompileOptions::default(),
+                &opts,
             )?;
             if let Err(EngineError::Grammar(message)) = check_grammar(&one.lark) {
                 return Err(EngineError::ToolSchema {

@@ -123,6 +123,8 @@ pub struct CallResponse {
     pub raw: String,
     /// Measurements.
     pub timings: Timings,
+    /// The constraint mode that produced the reply (the path taken).
+    pub mode: Mode,
     /// Schema keywords the grammar left to the post-parse validator.
     pub deferred: Vec<toolgram_core::compile::DeferredKeyword>,
 }
@@ -240,6 +242,7 @@ impl Session<'_> {
             completion_tokens,
             raw,
             timings,
+            mode: req.mode,
             deferred: compiled.deferred,
         })
     }

@@ -129,6 +129,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         &choice,
         args.parallel_tool_calls,
         syntax::detect(""),
+        args.mode.into(),
     )?;
     let chat_template = args
         .chat_template
@@ -165,12 +166,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
             .collect();
         return Err(CliError::new("repeated_call", list.join("; ")).into());
     }
-    let mut msg = assistant_message(
-        &reply,
-        Mode::from(args.mode).as_str(),
-        engine.syntax().name,
-        engine.model_name(),
-    );
+    let mut msg = assistant_message(&reply, engine.syntax().name, engine.model_name());
     if !repeats.is_empty() {
         msg["toolgram"]["repeated_calls"] = json!(
             repeats
@@ -193,14 +189,7 @@ fn pool_for(
     msgs: &[ChatMessage],
     choice: &ToolChoice,
 ) -> anyhow::Result<(ToolSet, Vec<String>)> {
-    let mut keep = validate::filter_pool(&tools, msgs);
-    if let ToolChoice::Named(n) = choice
-        && let Some(i) = tools.position(n)
-        && !keep.contains(&i)
-    {
-        keep.push(i);
-        keep.sort_unstable();
-    }
+    let keep = validate::filter_pool(&tools, msgs, choice);
     if keep.len() == tools.tools().len() {
         return Ok((tools, Vec::new()));
     }

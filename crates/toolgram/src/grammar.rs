@@ -53,7 +53,13 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
     })?;
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let plan = if args.check {
-        check_request(&tools, &choice, args.parallel_tool_calls, syntax)?
+        check_request(
+            &tools,
+            &choice,
+            args.parallel_tool_calls,
+            syntax,
+            Default::default(),
+        )?
     } else {
         compile::compile(
             &tools,

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use toolgram_engine::{CallResponse, EngineError};
 
 /// The assistant message for a reply, with toolgram's extension fields.
-pub fn assistant_message(r: &CallResponse, path: &str, syntax: &str, model: &str) -> Value {
+pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
     let mut msg = json!({
         "role": "assistant",
         "content": r.content,
@@ -18,7 +18,8 @@ pub fn assistant_message(r: &CallResponse, path: &str, syntax: &str, model: &str
         "completion_tokens": r.completion_tokens,
         "total_tokens": r.prompt_tokens + r.completion_tokens,
     });
-    msg["toolgram"] = json!({"path": path, "syntax": syntax, "model": model, "attempts": 1});
+    msg["toolgram"] =
+        json!({"path": r.mode.as_str(), "syntax": syntax, "model": model, "attempts": 1});
     if !r.deferred.is_empty() {
         let deferred: Vec<Value> = r
             .deferred

@@ -278,6 +278,38 @@ fn grammar_prints_the_compiled_pool_and_checks_it() {
             {"type":"function","function":{"name":"when","parameters":{"type":"object","properties":{"d":{"type":"string","format":"not-a-format"}}}}}]"#,
     );
     let bad = bad.to_string_lossy().into_owned();
+    let deferred = temp_file(
+        "deferred-grammar.json",
+        r#"[{"type":"function","function":{"name":"tag","parameters":{"type":"object","properties":{"t":{"type":"array","uniqueItems":true}}}}}]"#,
+    );
+    let (code, stdout, stderr) = toolgram(&["grammar", "--tools", &deferred.to_string_lossy()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stdout.contains("uniqueItems"),
+        "left in the grammar: {stdout}"
+    );
+    assert!(
+        stderr.contains("tool `tag` at /properties/t: `uniqueItems` is enforced after parsing"),
+        "{stderr}"
+    );
+    // json mode puts no argument schema in the grammar, so the same tool passes the check
+    // and the run reaches model loading (and fails there, on the missing file).
+    let (code, _, stderr) = toolgram(&[
+        "call",
+        "--mode",
+        "json",
+        "--model",
+        "/nonexistent/model.gguf",
+        "--tools",
+        &bad,
+        "hi",
+    ]);
+    assert_ne!(code, 0);
+    assert_eq!(
+        error_line(&stderr)["error"]["type"],
+        "model_fetch_error",
+        "{stderr}"
+    );
     let (code, _, stderr) = toolgram(&["grammar", "--tools", &bad, "--check"]);
     assert_ne!(code, 0);
     let err = error_line(&stderr);
@@ -326,6 +358,7 @@ fn json_mode_constrains_the_shape_and_checks_the_schema_after_parsing() {
     );
     if code == 0 {
         let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+        // `path` is reported by the engine from the mode it ran.
         assert_eq!(msg["toolgram"]["path"], "json");
         assert_eq!(msg["tool_calls"].as_array().map(Vec::len), Some(1));
     } else {

@@ -6,11 +6,12 @@
 //! must not call a model or change tools.
 
 use crate::message::ChatMessage;
-use crate::tool::ToolSet;
+use crate::tool::{ToolChoice, ToolSet};
 
-/// Indices of the tools to offer for `messages`: every ordinary tool, and each escape hatch
-/// whose trigger word occurs in a user message (whole words, case-insensitive, Unicode-aware).
-pub fn filter_pool(tools: &ToolSet, messages: &[ChatMessage]) -> Vec<usize> {
+/// Indices of the tools to offer for `messages`: every ordinary tool, each escape hatch whose
+/// trigger word occurs in a user message (whole words, case-insensitive, Unicode-aware), and
+/// the tool `choice` names, if any (naming it is asking for it).
+pub fn filter_pool(tools: &ToolSet, messages: &[ChatMessage], choice: &ToolChoice) -> Vec<usize> {
     let request: Vec<String> = messages
         .iter()
         .filter(|m| m.role == "user")
@@ -22,7 +23,8 @@ pub fn filter_pool(tools: &ToolSet, messages: &[ChatMessage]) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(_, t)| {
-            t.escape_hatch.is_empty()
+            matches!(choice, ToolChoice::Named(n) if *n == t.name)
+                || t.escape_hatch.is_empty()
                 || t.escape_hatch
                     .iter()
                     .any(|w| request.iter().any(|r| contains_word(r, &w.to_lowercase())))
@@ -58,7 +60,11 @@ mod tests {
     }
 
     fn kept(text: &str) -> Vec<usize> {
-        filter_pool(&tools(), &[ChatMessage::text("user", text)])
+        filter_pool(
+            &tools(),
+            &[ChatMessage::text("user", text)],
+            &ToolChoice::Auto,
+        )
     }
 
     #[test]
@@ -82,7 +88,11 @@ mod tests {
             ChatMessage::text("system", "a human may help"),
             ChatMessage::text("user", "weather?"),
         ];
-        assert_eq!(filter_pool(&tools(), &msgs), vec![0]);
+        assert_eq!(filter_pool(&tools(), &msgs, &ToolChoice::Auto), vec![0]);
+        assert_eq!(
+            filter_pool(&tools(), &msgs, &ToolChoice::Named("abort".into())),
+            vec![0, 2]
+        );
     }
 
     #[test]
