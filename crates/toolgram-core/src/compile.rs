@@ -8,7 +8,7 @@
 //! run a parser or a model (the engine checks the grammar with llguidance).
 
 use crate::error::CompileError;
-use crate::syntax::{CallSyntax, JSON_FENCE, Piece};
+use crate::syntax::{CallSyntax, JSON_FENCE, Piece, THINK};
 use crate::tool::{ToolChoice, ToolSet};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -22,6 +22,32 @@ pub struct CompileOptions {
     pub special_tokens: HashMap<String, u32>,
     /// How much of each call the grammar enforces.
     pub mode: Mode,
+    /// Whether a `<think>…</think>` block may or must come first.
+    pub think: Think,
+}
+
+/// Whether the reply may or must open with a reasoning block ([`crate::syntax::THINK`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Think {
+    /// No reasoning block: `<think>` is ordinary text.
+    #[default]
+    Off,
+    /// The reply may open with one reasoning block.
+    Optional,
+    /// The reply must open with one reasoning block.
+    Required,
+}
+
+impl Think {
+    /// Read `off`, `optional` or `required`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "off" => Some(Self::Off),
+            "optional" => Some(Self::Optional),
+            "required" => Some(Self::Required),
+            _ => None,
+        }
+    }
 }
 
 /// How much of a call the grammar enforces.
@@ -186,7 +212,8 @@ pub fn compile(
     } else {
         "PROSE?\n     | calls"
     };
-    let _ = writeln!(g, "start: {start}");
+    let _ = writeln!(g, "{}", think_rules(opts));
+    let _ = writeln!(g, "answer: {start}");
     if start.contains("TEXT") {
         let _ = writeln!(g, "TEXT: /(?s:.+)/");
     }
@@ -196,7 +223,10 @@ pub fn compile(
             // llguidance's lexer does not backtrack across lexemes, so text and a bare call
             // cannot share a prefix: under `auto`, a reply that opens with `{` or a ```json
             // fence is a call (parse::parse_output applies the same rule).
-            let _ = writeln!(g, "PROSE: /(?s:.+)/ & ~/(\\{{|```json)(?s:.*)/");
+            let _ = writeln!(
+                g,
+                "PROSE: /(?s:.+)/ & ~/[ \\t\\n\\r]*(\\{{|```json)(?s:.*)/"
+            );
             let _ = writeln!(g, "WS: /[ \\t\\n\\r]{{1,16}}/");
         } else if opener.is_empty() {
             let _ = writeln!(g, "PROSE: /[^{{](?s:.*)/");
@@ -277,6 +307,25 @@ pub fn compile(
         deferred,
     })
 }
+
+/// The `start` rule and, when thinking is on, the reasoning block before the answer: the
+/// block's text may not contain the closing marker; up to four newlines/spaces may follow it.
+pub fn think_rules(opts: &CompileOptions) -> String {
+    let (open, close) = (spell(&[THINK.0], opts), spell(&[THINK.1], opts));
+    let close_is_token = matches!(THINK.1, Piece::Token(t) if opts.special_tokens.contains_key(t));
+    let body = if close_is_token {
+        format!("think: {open} THINK_TEXT? {close}\nTHINK_TEXT: /(?s:.+)/")
+    } else {
+        format!("think: {open} think_text\nthink_text[suffix={close}]: /(?s:.*)/")
+    };
+    match opts.think {
+        Think::Off => "start: answer".to_owned(),
+        Think::Optional => format!("start: think THINK_GAP? answer | answer\n{body}\n{THINK_GAP}"),
+        Think::Required => format!("start: think THINK_GAP? answer\n{body}\n{THINK_GAP}"),
+    }
+}
+
+const THINK_GAP: &str = "THINK_GAP: /[ \\n]{1,4}/";
 
 fn spell(pieces: &[Piece], opts: &CompileOptions) -> String {
     pieces
@@ -367,6 +416,34 @@ mod tests {
     }
 
     #[test]
+    fn think_wraps_the_answer_only_when_asked() {
+        let off = compile(
+            &tools(),
+            &ToolChoice::Auto,
+            false,
+            hermes(),
+            &Default::default(),
+        )
+        .expect("compiles");
+        assert!(off.lark.contains("start: answer\n") && !off.lark.contains("think"));
+        let opts = CompileOptions {
+            think: Think::Required,
+            ..Default::default()
+        };
+        let req = compile(&tools(), &ToolChoice::Auto, false, hermes(), &opts).expect("compiles");
+        assert!(req.lark.contains("start: think THINK_GAP? answer\n"));
+        assert!(req.lark.contains("think_text[suffix=\"</think>\"]"));
+        let opts = CompileOptions {
+            think: Think::Optional,
+            special_tokens: HashMap::from([("<think>".into(), 7), ("</think>".into(), 8)]),
+            ..Default::default()
+        };
+        let opt = compile(&tools(), &ToolChoice::Auto, false, hermes(), &opts).expect("compiles");
+        assert!(opt.lark.contains("| answer\n"));
+        assert!(opt.lark.contains("think: <[7]> THINK_TEXT? <[8]>"));
+    }
+
+    #[test]
     fn named_choice_compiles_only_that_tool() {
         let g = compile(
             &tools(),
@@ -392,7 +469,7 @@ mod tests {
         };
         let g = compile(&tools(), &ToolChoice::Auto, true, hermes(), &opts).expect("compiles");
         assert!(
-            g.lark.contains("start: PROSE? calls?\n     | bare_calls"),
+            g.lark.contains("answer: PROSE? calls?\n     | bare_calls"),
             "{}",
             g.lark
         );

@@ -4,8 +4,9 @@
 //! Text that stops inside a call is [`ParseError::Truncated`], never a call. This parser
 //! repairs nothing: lenient reading of free model output belongs to the validation stage.
 
+use crate::compile::Think;
 use crate::error::ParseError;
-use crate::syntax::{CallSyntax, JSON_FENCE, text_of};
+use crate::syntax::{CallSyntax, JSON_FENCE, THINK, text_of};
 use crate::tool::{ToolCall, ToolChoice, ToolSet};
 use serde_json::Value;
 
@@ -189,6 +190,26 @@ pub fn parse_output(
     })
 }
 
+/// Split a reply produced with thinking on into its reasoning block (trimmed) and the rest.
+/// With [`Think::Off`], or when the reply does not open with a complete block, there is no
+/// reasoning and the text is returned whole.
+pub fn split_reasoning(text: &str, think: Think) -> (Option<String>, &str) {
+    let (open, close) = (THINK.0.text(), THINK.1.text());
+    if think == Think::Off {
+        return (None, text);
+    }
+    let Some(body) = text.trim_start().strip_prefix(open) else {
+        return (None, text);
+    };
+    match body.find(close) {
+        Some(end) => (
+            Some(body[..end].trim().to_owned()),
+            &body[end + close.len()..],
+        ),
+        None => (None, text),
+    }
+}
+
 fn ends_with_prefix_of(text: &str, marker: &str) -> bool {
     (1..marker.len()).any(|n| marker.is_char_boundary(n) && text.ends_with(&marker[..n]))
 }
@@ -199,6 +220,21 @@ mod tests {
     use crate::syntax::{REGISTRY, by_name};
     use proptest::prelude::*;
     use serde_json::json;
+
+    #[test]
+    fn reasoning_is_split_only_when_thinking_is_on() {
+        let text = "<think>\nweigh it\n</think>\n\nHello";
+        assert_eq!(
+            split_reasoning(text, Think::Optional),
+            (Some("weigh it".to_owned()), "\n\nHello")
+        );
+        assert_eq!(split_reasoning(text, Think::Off), (None, text));
+        assert_eq!(
+            split_reasoning("<think> unfinished", Think::Required),
+            (None, "<think> unfinished")
+        );
+        assert_eq!(split_reasoning("Hi", Think::Optional), (None, "Hi"));
+    }
 
     fn tools() -> ToolSet {
         ToolSet::from_json_str(

@@ -62,6 +62,10 @@ pub struct CallSyntax {
 /// The markdown fence a family writing bare calls may put around them (```` ```json ````).
 pub const JSON_FENCE: (&str, &str) = ("```json\n", "\n```");
 
+/// The reasoning block `--think` allows or demands before the answer (special tokens in
+/// vocabularies that have them, e.g. Qwen3, DeepSeek-R1; plain text elsewhere).
+pub const THINK: (Piece, Piece) = (Piece::Token("<think>"), Piece::Token("</think>"));
+
 /// Every known syntax; [`detect`] tries them in this order and falls back to the last.
 pub static REGISTRY: &[CallSyntax] = &[
     CallSyntax {

@@ -110,6 +110,7 @@ impl Engine {
         };
         let compile_opts = CompileOptions {
             special_tokens: syntax_markers(syntax)
+                .chain([syntax::THINK.0.text(), syntax::THINK.1.text()])
                 .filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id)))
                 .collect(),
             ..CompileOptions::default()

@@ -22,6 +22,7 @@
 //!     choice: ToolChoice::Required,
 //!     parallel: false,
 //!     mode: Default::default(),
+//!     think: Default::default(),
 //!     sampling: Sampling::default(),
 //! })?;
 //! assert_eq!(reply.tool_calls[0].name, "get_weather");

@@ -19,7 +19,7 @@ use llguidance::toktrie::SimpleVob;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode};
+use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode, Think};
 use toolgram_core::parse::{self, ParsedOutput};
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
@@ -65,6 +65,8 @@ pub struct CallRequest<'a> {
     pub parallel: bool,
     /// How much of the call the grammar enforces.
     pub mode: Mode,
+    /// Whether a `<think>` block may or must open the reply.
+    pub think: Think,
     /// Sampling settings.
     pub sampling: Sampling,
 }
@@ -109,6 +111,8 @@ pub struct Timings {
 /// The reply: text and calls, ready to print as an OpenAI assistant message.
 #[derive(Debug, Clone)]
 pub struct CallResponse {
+    /// The reasoning block's text, when thinking was on and the model wrote one.
+    pub reasoning_content: Option<String>,
     /// Text before (or instead of) the calls.
     pub content: Option<String>,
     /// Parsed, validated calls.
@@ -187,6 +191,7 @@ impl Session<'_> {
         let engine = self.engine;
         let opts = CompileOptions {
             mode: req.mode,
+            think: req.think,
             ..engine.compile_opts.clone()
         };
         let compiled =
@@ -214,13 +219,21 @@ impl Session<'_> {
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
+        let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think);
         let parsed = if req.sampling.unconstrained {
             ParsedOutput {
-                content: Some(raw.clone()),
+                content: Some(answer.to_owned()),
                 tool_calls: Vec::new(),
             }
         } else {
-            finish_parse(&raw, engine.syntax, &compiled, req.tools, budget, hit_limit)?
+            finish_parse(
+                answer,
+                engine.syntax,
+                &compiled,
+                req.tools,
+                budget,
+                hit_limit,
+            )?
         };
         let mut calls = parsed.tool_calls;
         for c in &mut calls {
@@ -235,6 +248,7 @@ impl Session<'_> {
             FinishReason::Stop
         };
         Ok(CallResponse {
+            reasoning_content,
             content: parsed.content,
             tool_calls: calls,
             finish_reason,

@@ -278,6 +278,7 @@ fn multi_turn_conversation_with_tool_results_continues() {
         choice: ToolChoice::Required,
         parallel: true,
         mode: Default::default(),
+        think: Default::default(),
         sampling: greedy(256),
     };
     let r = s.call(&req).expect("reply");

@@ -76,6 +76,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 choice: ToolChoice::from_cli(&args.tool_choice),
                 parallel: args.parallel_tool_calls,
                 mode: Default::default(),
+                think: Default::default(),
                 sampling: Sampling {
                     max_tokens: args.max_tokens,
                     unconstrained,

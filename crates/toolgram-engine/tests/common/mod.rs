@@ -68,6 +68,7 @@ pub fn ask(
         choice,
         parallel: false,
         mode: Default::default(),
+        think: Default::default(),
         sampling,
     })
 }
