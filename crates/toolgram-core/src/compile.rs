@@ -59,6 +59,9 @@ pub enum Mode {
     /// What a plain JSON mode gives: the call syntax, one of the tool names, and any JSON
     /// object as arguments; the schema is checked only after parsing.
     Json,
+    /// No constraint: tools and example calls are described in the prompt, the reply is
+    /// read by the lenient parser and validated (with retries) afterwards.
+    Prompt,
 }
 
 impl Mode {
@@ -67,6 +70,7 @@ impl Mode {
         match self {
             Mode::Grammar => "grammar",
             Mode::Json => "json",
+            Mode::Prompt => "prompt",
         }
     }
 }
@@ -277,7 +281,7 @@ pub fn compile(
             let _ = writeln!(g, "body_{i}: {} args_{i} \"}}\"", lark_string(&head));
             let mut schema = match opts.mode {
                 Mode::Grammar => grammar_schema(&tool.name, &tool.parameters, &mut deferred),
-                Mode::Json => json!({"type": "object"}),
+                Mode::Json | Mode::Prompt => json!({"type": "object"}),
             };
             if let Value::Object(map) = &mut schema {
                 map.insert("x-guidance".into(), json_style());

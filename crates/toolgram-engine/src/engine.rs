@@ -233,12 +233,49 @@ fn first_line(message: &str) -> String {
 
 /// Check a Lark grammar with llguidance before any model is loaded (byte-level vocabulary).
 pub fn check_grammar(lark: &str) -> Result<(), EngineError> {
-    let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
-    let mut factory =
-        ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
-    factory.quiet();
-    factory
-        .create_parser(TopLevelGrammar::from_lark(lark.to_owned()))
-        .map(|_| ())
-        .map_err(|e| EngineError::Grammar(e.to_string()))
+    ByteChecker::new()?.compile(lark).map(|_| ())
+}
+
+/// llguidance over a byte-level vocabulary: compile grammars and test whole strings against
+/// them without a model (grammar checks, acceptance tests, `bench compile`).
+pub struct ByteChecker {
+    env: TokEnv,
+    factory: ParserFactory,
+}
+
+/// A grammar compiled by a [`ByteChecker`].
+pub struct CompiledCheck {
+    parser: llguidance::TokenParser,
+}
+
+impl ByteChecker {
+    /// A checker with llguidance's default limits.
+    pub fn new() -> Result<Self, EngineError> {
+        let env: TokEnv = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+        let mut factory =
+            ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
+        factory.quiet();
+        Ok(Self { env, factory })
+    }
+
+    /// Compile a Lark grammar.
+    pub fn compile(&self, lark: &str) -> Result<CompiledCheck, EngineError> {
+        self.compile_grammar(TopLevelGrammar::from_lark(lark.to_owned()))
+    }
+
+    /// Compile any llguidance grammar (Lark, JSON Schema, several grammars).
+    pub fn compile_grammar(&self, g: TopLevelGrammar) -> Result<CompiledCheck, EngineError> {
+        self.factory
+            .create_parser(g)
+            .map(|parser| CompiledCheck { parser })
+            .map_err(|e| EngineError::Grammar(e.to_string()))
+    }
+
+    /// Whether `grammar` accepts exactly `text`.
+    pub fn accepts(&self, grammar: &CompiledCheck, text: &str) -> bool {
+        let mut m = Matcher::new(Ok(grammar.parser.deep_clone()));
+        let toks = self.env.tokenize_bytes(text.as_bytes());
+        matches!(m.try_consume_tokens(&toks), Ok(n) if n == toks.len())
+            && m.is_accepting().unwrap_or(false)
+    }
 }

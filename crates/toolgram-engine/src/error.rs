@@ -63,6 +63,14 @@ pub enum EngineError {
     /// Arguments failed post-parse validation.
     #[error("invalid arguments: {}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
     InvalidArguments(Vec<ArgumentError>),
+    /// Unconstrained (prompt-mode) text that cannot be read as the calls it attempts.
+    #[error("the reply is not a readable tool call ({message}): {raw:?}")]
+    Unreadable {
+        /// The text.
+        raw: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The grammar and the parser disagree: a bug, reported with the text.
     #[error("output accepted by the grammar but not by the parser ({reason}): {text:?}")]
     Internal {
@@ -88,6 +96,7 @@ impl EngineError {
             Self::Constraint(_) => "constraint_error",
             Self::Decode(_) => "decode_error",
             Self::InvalidArguments(_) => "invalid_arguments",
+            Self::Unreadable { .. } => "unreadable_reply",
             Self::Internal { .. } => "internal_error",
         }
     }

@@ -35,11 +35,17 @@
 mod engine;
 mod error;
 pub mod models;
+mod retry;
 mod sample;
 mod session;
 pub mod template;
+mod think;
 mod tokenizer;
 
-pub use engine::{Engine, EngineOptions, check_grammar, check_request, default_threads};
+pub use engine::{
+    ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request,
+    default_threads,
+};
 pub use error::EngineError;
+pub use retry::EngineModel;
 pub use session::{CallRequest, CallResponse, FinishReason, Sampling, Session, Timings};

@@ -10,6 +10,7 @@
 use crate::engine::{Engine, backend};
 use crate::error::EngineError;
 use crate::sample::{Rng, pick};
+use crate::think::ThinkWatch;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -21,6 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode, Think};
 use toolgram_core::parse::{self, ParsedOutput};
+use toolgram_core::prompt;
+use toolgram_core::syntax::THINK;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
 
@@ -39,6 +42,9 @@ pub struct Sampling {
     pub logit_bias: Vec<(u32, f32)>,
     /// Generate without any constraint (for `bench` comparisons; tool choice is ignored).
     pub unconstrained: bool,
+    /// Most tokens of an open `<think>` block before its closing marker is forced in;
+    /// `None` = three quarters of `max_tokens`.
+    pub think_budget: Option<usize>,
 }
 
 impl Default for Sampling {
@@ -49,6 +55,7 @@ impl Default for Sampling {
             seed: None,
             logit_bias: Vec::new(),
             unconstrained: false,
+            think_budget: None,
         }
     }
 }
@@ -186,8 +193,21 @@ impl Engine {
 }
 
 impl Session<'_> {
-    /// Render, tokenize and run one request, returning its calls.
+    /// Render, tokenize and run one request, returning its validated calls; an invalid call
+    /// is [`EngineError::InvalidArguments`] (the retry loop in `toolgram-retry` feeds such
+    /// errors back to the model instead, through [`Session::reply`]).
     pub fn call(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
+        let reply = self.reply(req)?;
+        for c in &reply.tool_calls {
+            validate_call(req.tools, c).map_err(EngineError::InvalidArguments)?;
+        }
+        Ok(reply)
+    }
+
+    /// Run one request and parse the reply, without validating the arguments. Under
+    /// [`Mode::Prompt`] nothing constrains decoding: the tools and example calls go into the
+    /// system prompt and a reply that cannot be read as calls is [`EngineError::Unreadable`].
+    pub fn reply(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
         let opts = CompileOptions {
             mode: req.mode,
@@ -196,9 +216,15 @@ impl Session<'_> {
         };
         let compiled =
             compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
+        let prompted = req.mode == Mode::Prompt;
+        let messages = if prompted {
+            with_instructions(req, engine.syntax)
+        } else {
+            req.messages.to_vec()
+        };
         let prompt = engine
             .template
-            .render(req.messages, req.tools, engine.syntax)
+            .render(&messages, req.tools, engine.syntax)
             .map_err(EngineError::Template)?;
         let tokens = self.tokenize_prompt(&prompt);
         let n_ctx = engine.n_ctx as usize;
@@ -213,8 +239,22 @@ impl Session<'_> {
         timings.prompt_evaluated = self.prefill(&tokens)?;
         timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
+        let unconstrained = req.sampling.unconstrained || prompted;
+        let watch = (req.think != Think::Off && !unconstrained).then(|| {
+            ThinkWatch::new(
+                req.sampling
+                    .think_budget
+                    .unwrap_or(req.sampling.max_tokens * 3 / 4),
+            )
+        });
         let t1 = Instant::now();
-        let outcome = self.generate(&compiled, &req.sampling, budget, &mut timings);
+        let outcome = self.generate(
+            &compiled,
+            &req.sampling,
+            (unconstrained, watch),
+            budget,
+            &mut timings,
+        );
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
@@ -225,6 +265,8 @@ impl Session<'_> {
                 content: Some(answer.to_owned()),
                 tool_calls: Vec::new(),
             }
+        } else if prompted {
+            read_free_text(answer, engine.syntax, &compiled, req.tools)?
         } else {
             finish_parse(
                 answer,
@@ -238,7 +280,6 @@ impl Session<'_> {
         let mut calls = parsed.tool_calls;
         for c in &mut calls {
             c.id = call_id();
-            validate_call(req.tools, c).map_err(EngineError::InvalidArguments)?;
         }
         let finish_reason = if !calls.is_empty() {
             FinishReason::ToolCalls
@@ -323,19 +364,19 @@ impl Session<'_> {
         &mut self,
         compiled: &CompiledGrammar,
         s: &Sampling,
+        (unconstrained, mut watch): (bool, Option<ThinkWatch>),
         budget: usize,
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
         let engine = self.engine;
-        // Unconstrained runs (bench baselines) skip llguidance entirely.
-        let mut matcher = if s.unconstrained {
+        let think_close = self.think_close();
+        // Unconstrained runs (prompt mode, bench baselines) skip llguidance entirely.
+        let mut matcher = if unconstrained {
             None
         } else {
             Some(engine.matcher(&compiled.lark)?)
         };
-        let everything = s
-            .unconstrained
-            .then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
+        let everything = unconstrained.then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
         let seed = s.seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -406,6 +447,15 @@ impl Session<'_> {
                 self.text.extend_from_slice(piece);
             }
             produced += step.len();
+            if let (Some(w), Some(m)) = (watch.as_mut(), matcher.as_mut())
+                && w.must_close(&self.text, produced)
+            {
+                m.consume_tokens(&think_close).map_err(constraint_err)?;
+                timings.forced_tokens += think_close.len();
+                produced += think_close.len();
+                step.extend(think_close.iter().map(|&t| LlamaToken::new(t as i32)));
+                self.text.extend_from_slice(THINK.1.text().as_bytes());
+            }
             if matcher.as_ref().is_some_and(Matcher::is_stopped) {
                 return Ok((produced, false));
             }
@@ -429,8 +479,54 @@ impl Session<'_> {
     }
 }
 
+impl Session<'_> {
+    /// The tokens of the think block's closing marker: its special token, or its text.
+    fn think_close(&self) -> Vec<u32> {
+        let close = THINK.1.text();
+        match self.engine.tok.specials.get(close) {
+            Some(&id) => vec![id],
+            None => self
+                .engine
+                .model
+                .vocab()
+                .tokenize(close.as_bytes(), false, false)
+                .into_iter()
+                .map(|t| t.0 as u32)
+                .collect(),
+        }
+    }
+}
+
 fn constraint_err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Constraint(e.to_string())
+}
+
+/// The conversation with prompt mode's instructions (tool-choice rules and example calls)
+/// appended to the system message, or given as one.
+fn with_instructions(req: &CallRequest<'_>, syntax: &CallSyntax) -> Vec<ChatMessage> {
+    let block = prompt::few_shot(req.tools, &req.choice, req.parallel, syntax);
+    let mut msgs = req.messages.to_vec();
+    match msgs.first_mut() {
+        Some(first) if first.role == "system" => {
+            let text = first.content.clone().unwrap_or_default();
+            first.content = Some(format!("{text}\n\n{block}").trim_start().to_owned());
+        }
+        _ => msgs.insert(0, ChatMessage::text("system", block)),
+    }
+    msgs
+}
+
+/// Read unconstrained text: any parse failure is the model's, to be fed back.
+fn read_free_text(
+    raw: &str,
+    syntax: &CallSyntax,
+    compiled: &CompiledGrammar,
+    tools: &ToolSet,
+) -> Result<ParsedOutput, EngineError> {
+    parse::parse_output(raw, syntax, tools, &compiled.choice).map_err(|e| EngineError::Unreadable {
+        raw: raw.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 fn finish_parse(

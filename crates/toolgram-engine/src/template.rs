@@ -59,7 +59,7 @@ impl ChatTemplate {
             .map(|m| message_json(m, syntax, native))
             .collect();
         if !native && !tools.is_empty() {
-            let block = tools_prompt(tools, syntax);
+            let block = toolgram_core::prompt::tools_prompt(tools, syntax);
             match msgs.first_mut() {
                 Some(first) if first["role"] == "system" => {
                     let text = first["content"].as_str().unwrap_or_default().to_owned();
@@ -88,24 +88,6 @@ impl ChatTemplate {
         tmpl.render(ctx)
             .map_err(|e| format!("chat template failed to render: {e:#}"))
     }
-}
-
-/// The system-prompt block that describes tools to a template without tool support.
-pub fn tools_prompt(tools: &ToolSet, syntax: &CallSyntax) -> String {
-    let specs: Vec<Value> = tools
-        .tools()
-        .iter()
-        .map(|t| t.to_openai()["function"].clone())
-        .collect();
-    let example = syntax.render_calls(&[ToolCall {
-        id: String::new(),
-        name: "<tool name>".into(),
-        arguments: json!({"<argument>": "<value>"}),
-    }]);
-    format!(
-        "You can call these tools:\n{}\n\nTo call a tool, reply with only the call, in this form:\n{example}",
-        pyjson::to_string(&specs, None)
-    )
 }
 
 fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {

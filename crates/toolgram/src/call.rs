@@ -9,9 +9,10 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::PathBuf;
-use toolgram_core::compile::Mode;
+use toolgram_core::compile::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
-use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, check_request, models};
+use toolgram_engine::{Engine, EngineModel, EngineOptions, Sampling, check_request, models};
+use toolgram_retry::{FailedAttempt, RetryError, RetryPolicy};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ModeArg {
@@ -19,6 +20,29 @@ pub enum ModeArg {
     Grammar,
     /// Syntax and tool name; any JSON object as arguments, validated after parsing.
     Json,
+    /// No constraint: tools and example calls in the prompt, the reply parsed leniently and
+    /// validated, retried on failure.
+    Prompt,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ThinkArg {
+    /// No reasoning block.
+    Off,
+    /// The reply may open with <think>…</think>.
+    Optional,
+    /// The reply must open with <think>…</think>.
+    Required,
+}
+
+impl From<ThinkArg> for Think {
+    fn from(t: ThinkArg) -> Self {
+        match t {
+            ThinkArg::Off => Think::Off,
+            ThinkArg::Optional => Think::Optional,
+            ThinkArg::Required => Think::Required,
+        }
+    }
 }
 
 impl From<ModeArg> for Mode {
@@ -26,6 +50,7 @@ impl From<ModeArg> for Mode {
         match m {
             ModeArg::Grammar => Mode::Grammar,
             ModeArg::Json => Mode::Json,
+            ModeArg::Prompt => Mode::Prompt,
         }
     }
 }
@@ -72,9 +97,23 @@ pub struct CallArgs {
     #[arg(long)]
     pub messages: Option<PathBuf>,
     /// grammar: the call and its arguments' schema are enforced while decoding; json: only
-    /// the call shape and tool name are, the schema is checked after parsing (a plain JSON mode).
+    /// the call shape and tool name are, the schema is checked after parsing (a plain JSON
+    /// mode); prompt: nothing is enforced while decoding, everything is checked after.
     #[arg(long, value_enum, default_value = "grammar")]
     pub mode: ModeArg,
+    /// Allow or demand a <think>…</think> block before the answer (returned as
+    /// reasoning_content).
+    #[arg(long, value_enum, default_value = "off")]
+    pub think: ThinkArg,
+    /// Most tokens of reasoning before </think> is forced in (default: 3/4 of --max-tokens).
+    #[arg(long)]
+    pub think_budget: Option<usize>,
+    /// Most attempts: a call that fails validation is sent back to the model with the error.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: usize,
+    /// Stop early when this many consecutive attempts fail with the same errors.
+    #[arg(long, default_value_t = 2)]
+    pub consecutive_blocked: usize,
     /// Refuse (exit non-zero) a reply that repeats an earlier call with the same arguments,
     /// instead of only reporting it.
     #[arg(long)]
@@ -145,19 +184,43 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     };
     let engine = Engine::load(&path, &opts)?;
     let mut session = engine.session()?;
-    let reply = session.call(&CallRequest {
-        messages: &msgs,
+    let mut model = EngineModel {
+        session: &mut session,
         tools: &tools,
-        choice,
+        choice: choice.clone(),
         parallel: args.parallel_tool_calls,
         mode: args.mode.into(),
+        think: args.think.into(),
         sampling: Sampling {
             max_tokens: args.max_tokens,
             temperature: args.temperature,
             seed: args.seed,
+            think_budget: args.think_budget,
             ..Sampling::default()
         },
-    })?;
+        last: None,
+        total_tokens: (0, 0),
+    };
+    let policy = RetryPolicy {
+        max_attempts: args.max_attempts,
+        consecutive_blocked: args.consecutive_blocked,
+    };
+    let outcome = match toolgram_retry::run(&mut model, &tools, &choice, &msgs, policy) {
+        Ok(o) => o,
+        Err(RetryError::Model { error, .. }) => return Err(error.into()),
+        Err(e) => {
+            let kind = match e {
+                RetryError::Blocked { .. } => "retry_blocked",
+                _ => "no_valid_call",
+            };
+            let details = json!({"attempts": failed_json(e.failed())});
+            return Err(CliError::new(kind, e.to_string()).with(details).into());
+        }
+    };
+    let Some(mut reply) = model.last.take() else {
+        return Err(CliError::new("internal_error", "no attempt was recorded").into());
+    };
+    (reply.prompt_tokens, reply.completion_tokens) = model.total_tokens;
     let repeats = validate::repeated_calls(&msgs, &reply.tool_calls);
     if args.refuse_repeats && !repeats.is_empty() {
         let list: Vec<String> = repeats
@@ -167,6 +230,10 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         return Err(CliError::new("repeated_call", list.join("; ")).into());
     }
     let mut msg = assistant_message(&reply, engine.syntax().name, engine.model_name());
+    msg["toolgram"]["attempts"] = json!(outcome.attempts);
+    if !outcome.failed.is_empty() {
+        msg["toolgram"]["failed_attempts"] = failed_json(&outcome.failed);
+    }
     if !repeats.is_empty() {
         msg["toolgram"]["repeated_calls"] = json!(
             repeats
@@ -180,6 +247,15 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     }
     println!("{msg}");
     Ok(())
+}
+
+fn failed_json(failed: &[FailedAttempt]) -> serde_json::Value {
+    json!(
+        failed
+            .iter()
+            .map(|f| json!({"attempt": f.attempt, "errors": f.errors, "raw": f.raw}))
+            .collect::<Vec<_>>()
+    )
 }
 
 /// The pool offered for this request: escape-hatch tools only when the user said one of

@@ -9,6 +9,9 @@ pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
         "role": "assistant",
         "content": r.content,
     });
+    if let Some(reasoning) = &r.reasoning_content {
+        msg["reasoning_content"] = json!(reasoning);
+    }
     if !r.tool_calls.is_empty() {
         msg["tool_calls"] = Value::Array(r.tool_calls.iter().map(|c| c.to_openai()).collect());
     }
@@ -46,7 +49,7 @@ pub fn print_error(e: &anyhow::Error) {
         None => match e.downcast_ref::<toolgram_engine::models::FetchError>() {
             Some(_) => ("model_fetch_error", Value::Null),
             None => match e.downcast_ref::<CliError>() {
-                Some(c) => (c.kind, Value::Null),
+                Some(c) => (c.kind, c.details.clone()),
                 None => ("error", Value::Null),
             },
         },
@@ -81,6 +84,8 @@ pub struct CliError {
     pub kind: &'static str,
     /// Message.
     pub message: String,
+    /// Extra fields for the error object.
+    pub details: Value,
 }
 
 impl CliError {
@@ -89,6 +94,13 @@ impl CliError {
         Self {
             kind,
             message: message.into(),
+            details: Value::Null,
         }
+    }
+
+    /// The same error with extra fields (an object) in its JSON.
+    pub fn with(mut self, details: Value) -> Self {
+        self.details = details;
+        self
     }
 }
