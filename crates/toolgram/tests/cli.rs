@@ -205,12 +205,9 @@ fn keywords_outside_the_grammar_are_listed_not_dropped() {
                 &serde_json::json!([{"tool": "tag_photo", "pointer": "/properties/tags", "keyword": "uniqueItems"}])
             );
         }
-        // A repeated tag is caught by the validator after parsing: a typed error, not a call.
-        _ => assert_eq!(
-            error_line(&stderr)["error"]["type"],
-            "invalid_arguments",
-            "{stderr}"
-        ),
+        // A repeated tag is caught by the validator after parsing and sent back to the model;
+        // if no attempt is valid the result is a typed error listing them, not a call.
+        _ => assert_retries_failed(&stderr),
     }
 }
 
@@ -363,10 +360,88 @@ fn json_mode_constrains_the_shape_and_checks_the_schema_after_parsing() {
         assert_eq!(msg["tool_calls"].as_array().map(Vec::len), Some(1));
     } else {
         // Only the shape is constrained: a schema violation is caught after parsing.
-        let kind = error_line(&stderr)["error"]["type"].clone();
+        if error_line(&stderr)["error"]["type"] != "truncated" {
+            assert_retries_failed(&stderr);
+        }
+    }
+}
+
+/// The error line of a call whose every attempt failed validation: its kind, and each
+/// attempt with its errors and raw text.
+fn assert_retries_failed(stderr: &str) {
+    let err = &error_line(stderr)["error"];
+    let kind = err["type"].as_str().unwrap_or_default();
+    assert!(
+        kind == "no_valid_call" || kind == "retry_blocked",
+        "{stderr}"
+    );
+    let attempts = err["attempts"].as_array().expect("attempts listed");
+    assert!(!attempts.is_empty());
+    for a in attempts {
         assert!(
-            kind == "invalid_arguments" || kind == "truncated",
+            a["errors"].as_array().is_some_and(|e| !e.is_empty()),
             "{stderr}"
         );
+        assert!(a["raw"].is_string());
     }
+}
+
+#[test]
+fn prompt_mode_returns_only_validated_calls() {
+    let (code, stdout, stderr) = call_weather(
+        "test",
+        &[
+            "--mode",
+            "prompt",
+            "--tool-choice",
+            "required",
+            "--max-tokens",
+            "128",
+            "What's the weather in Lima?",
+        ],
+    );
+    if code == 0 {
+        let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+        assert_eq!(msg["toolgram"]["path"], "prompt");
+        let attempts = msg["toolgram"]["attempts"].as_u64().expect("attempts");
+        let failed = msg["toolgram"]["failed_attempts"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(attempts as usize, failed + 1);
+        let call = &msg["tool_calls"][0]["function"];
+        let args: Value =
+            serde_json::from_str(call["arguments"].as_str().expect("string")).expect("JSON");
+        match call["name"].as_str() {
+            Some("get_weather") => assert!(args["city"].is_string(), "{stdout}"),
+            Some("send_email") => assert!(args["to"].as_str().is_some_and(|t| t.contains('@'))),
+            other => panic!("unexpected tool {other:?}"),
+        }
+    } else if error_line(&stderr)["error"]["type"] != "truncated" {
+        assert_retries_failed(&stderr);
+    }
+}
+
+#[test]
+fn think_required_returns_the_reasoning_separately() {
+    let (code, stdout, stderr) = call_weather(
+        "test",
+        &[
+            "--think",
+            "required",
+            "--think-budget",
+            "24",
+            "--tool-choice",
+            "get_weather",
+            "--max-tokens",
+            "96",
+            "Weather in Oslo?",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let reasoning = msg["reasoning_content"]
+        .as_str()
+        .expect("reasoning_content");
+    assert!(!reasoning.contains("<think>") && !reasoning.contains("</think>"));
+    assert_eq!(msg["tool_calls"][0]["function"]["name"], "get_weather");
 }
