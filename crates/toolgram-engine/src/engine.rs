@@ -15,7 +15,7 @@ use llguidance::toktrie::TokEnv;
 use llguidance::{Matcher, ParserFactory};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode};
+use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_core::{ToolChoice, ToolSet};
 
@@ -165,10 +165,10 @@ impl Engine {
     }
 
     /// A fresh matcher for a Lark grammar, or the grammar's error.
-    pub(crate) fn matcher(&self, lark: &str) -> Result<Matcher, EngineError> {
+    pub(crate) fn matcher(&self, grammar: TopLevelGrammar) -> Result<Matcher, EngineError> {
         let parser = self
             .factory
-            .create_parser(TopLevelGrammar::from_lark(lark.to_owned()))
+            .create_parser(grammar)
             .map_err(|e| EngineError::Grammar(e.to_string()))?;
         Ok(Matcher::new(Ok(parser)))
     }
@@ -198,23 +198,14 @@ pub fn check_request(
     choice: &ToolChoice,
     parallel: bool,
     syntax: &CallSyntax,
-    mode: Mode,
+    opts: &CompileOptions,
 ) -> Result<CompiledGrammar, EngineError> {
-    let opts = CompileOptions {
-        mode,
-        ..CompileOptions::default()
-    };
-    let plan = compile::compile(tools, choice, parallel, syntax, &opts)?;
+    let plan = compile::compile(tools, choice, parallel, syntax, opts)?;
     if let Err(whole) = check_grammar(&plan.lark) {
         for &i in &plan.callable {
             let name = &tools.tools()[i].name;
-            let one = compile::compile(
-                tools,
-                &ToolChoice::Named(name.clone()),
-                false,
-                syntax,
-                &opts,
-            )?;
+            let one =
+                compile::compile(tools, &ToolChoice::Named(name.clone()), false, syntax, opts)?;
             if let Err(EngineError::Grammar(message)) = check_grammar(&one.lark) {
                 return Err(EngineError::ToolSchema {
                     tool: name.clone(),

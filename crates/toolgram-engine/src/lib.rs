@@ -34,6 +34,7 @@
 
 mod engine;
 mod error;
+mod generate;
 pub mod models;
 mod retry;
 mod sample;
@@ -47,5 +48,6 @@ pub use engine::{
     default_threads,
 };
 pub use error::EngineError;
+pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
 pub use retry::EngineModel;
 pub use session::{CallRequest, CallResponse, FinishReason, Sampling, Session, Timings};

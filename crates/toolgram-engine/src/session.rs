@@ -16,6 +16,7 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
+use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::SimpleVob;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -146,7 +147,7 @@ pub struct Session<'e> {
     ctx: LlamaContext<'e>,
     batch: LlamaBatch<'static>,
     cached: Vec<LlamaToken>,
-    text: Vec<u8>,
+    pub(crate) text: Vec<u8>,
 }
 
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -248,13 +249,8 @@ impl Session<'_> {
             )
         });
         let t1 = Instant::now();
-        let outcome = self.generate(
-            &compiled,
-            &req.sampling,
-            (unconstrained, watch),
-            budget,
-            &mut timings,
-        );
+        let grammar = (!unconstrained).then(|| TopLevelGrammar::from_lark(compiled.lark.clone()));
+        let outcome = self.generate(grammar, &req.sampling, watch, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
@@ -302,7 +298,7 @@ impl Session<'_> {
         })
     }
 
-    fn tokenize_prompt(&self, prompt: &str) -> Vec<LlamaToken> {
+    pub(crate) fn tokenize_prompt(&self, prompt: &str) -> Vec<LlamaToken> {
         let vocab = self.engine.model.vocab();
         let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
         let bos = vocab.bos();
@@ -313,7 +309,7 @@ impl Session<'_> {
     }
 
     /// Evaluate `tokens`, reusing the cached prefix; returns how many were evaluated.
-    fn prefill(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
+    pub(crate) fn prefill(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
         let mut common = self
             .cached
             .iter()
@@ -360,23 +356,21 @@ impl Session<'_> {
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
-    fn generate(
+    pub(crate) fn generate(
         &mut self,
-        compiled: &CompiledGrammar,
+        grammar: Option<TopLevelGrammar>,
         s: &Sampling,
-        (unconstrained, mut watch): (bool, Option<ThinkWatch>),
+        mut watch: Option<ThinkWatch>,
         budget: usize,
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
         let engine = self.engine;
         let think_close = self.think_close();
         // Unconstrained runs (prompt mode, bench baselines) skip llguidance entirely.
-        let mut matcher = if unconstrained {
-            None
-        } else {
-            Some(engine.matcher(&compiled.lark)?)
-        };
-        let everything = unconstrained.then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
+        let everything = grammar
+            .is_none()
+            .then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
+        let mut matcher = grammar.map(|g| engine.matcher(g)).transpose()?;
         let seed = s.seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -479,7 +473,12 @@ impl Session<'_> {
     }
 }
 
-impl Session<'_> {
+impl<'e> Session<'e> {
+    /// The engine this session runs on.
+    pub fn engine(&self) -> &'e Engine {
+        self.engine
+    }
+
     /// The tokens of the think block's closing marker: its special token, or its text.
     fn think_close(&self) -> Vec<u32> {
         let close = THINK.1.text();

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::PathBuf;
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::compile::{CompileOptions, Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
 use toolgram_engine::{Engine, EngineModel, EngineOptions, Sampling, check_request, models};
 use toolgram_retry::{FailedAttempt, RetryError, RetryPolicy};
@@ -163,12 +163,17 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     let msgs = messages(&args)?;
     let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
     // Everything checkable without a model is checked before one is loaded.
+    let opts = CompileOptions {
+        mode: args.mode.into(),
+        think: args.think.into(),
+        ..CompileOptions::default()
+    };
     check_request(
         &tools,
         &choice,
         args.parallel_tool_calls,
         syntax::detect(""),
-        args.mode.into(),
+        &opts,
     )?;
     let chat_template = args
         .chat_template

@@ -3,9 +3,11 @@
 //! Markers that the model's vocabulary holds as special tokens are printed as text here (no
 //! model is loaded); the engine references them by token id when it runs the grammar.
 
+use crate::call::ThinkArg;
 use crate::output::CliError;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use toolgram_core::compile::CompileOptions;
 use toolgram_core::{ToolChoice, ToolSet, compile, syntax};
 use toolgram_engine::{EngineError, check_request};
 
@@ -32,6 +34,9 @@ pub struct GrammarArgs {
     /// Call syntax (hermes, mistral, llama3-json, generic-json).
     #[arg(long, default_value = "hermes")]
     pub syntax: String,
+    /// Allow or demand a <think>…</think> block before the answer or call.
+    #[arg(long, value_enum, default_value = "off")]
+    pub think: ThinkArg,
     /// Compile the grammar with llguidance and report errors instead of printing it.
     #[arg(long)]
     pub check: bool,
@@ -52,23 +57,15 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
         )
     })?;
     let choice = ToolChoice::from_cli(&args.tool_choice);
+    let opts = CompileOptions {
+        think: args.think.into(),
+        ..CompileOptions::default()
+    };
     let plan = if args.check {
-        check_request(
-            &tools,
-            &choice,
-            args.parallel_tool_calls,
-            syntax,
-            Default::default(),
-        )?
+        check_request(&tools, &choice, args.parallel_tool_calls, syntax, &opts)?
     } else {
-        compile::compile(
-            &tools,
-            &choice,
-            args.parallel_tool_calls,
-            syntax,
-            &Default::default(),
-        )
-        .map_err(EngineError::from)?
+        compile::compile(&tools, &choice, args.parallel_tool_calls, syntax, &opts)
+            .map_err(EngineError::from)?
     };
     match args.format {
         Format::Lark if args.check => println!("ok"),

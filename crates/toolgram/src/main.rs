@@ -5,6 +5,7 @@
 
 mod bench;
 mod call;
+mod generate;
 mod grammar;
 mod model;
 mod output;
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Run one constrained tool call on the embedded model and print the assistant message.
     Call(call::CallArgs),
+    /// Generate free text under any grammar (.lark, .gbnf) or JSON Schema.
+    Generate(generate::GenerateArgs),
     /// Print (or --check) the grammar a tool pool compiles to.
     Grammar(grammar::GrammarArgs),
     /// List, fetch or locate registry models.
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Call(args) => call::run(args),
+        Command::Generate(args) => generate::run(args),
         Command::Grammar(args) => grammar::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),

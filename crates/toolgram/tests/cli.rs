@@ -445,3 +445,97 @@ fn think_required_returns_the_reasoning_separately() {
     assert!(!reasoning.contains("<think>") && !reasoning.contains("</think>"));
     assert_eq!(msg["tool_calls"][0]["function"]["name"], "get_weather");
 }
+
+#[test]
+fn generate_runs_any_lark_grammar_and_json_schema() {
+    let lark = temp_file("classify.lark", "start: \"CODE\" | \"REASONING\"\n");
+    let lark = lark.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "generate",
+        "--model",
+        "test",
+        "--grammar",
+        &lark,
+        "Is 'fix the null pointer in parser.rs' about CODE or REASONING?",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let content = msg["content"].as_str().expect("content");
+    assert!(content == "CODE" || content == "REASONING", "{stdout}");
+    assert_eq!(msg["finish_reason"], "stop");
+
+    let schema = r#"{"type":"object","properties":{"name":{"type":"string"},
+        "age":{"type":"integer","minimum":0,"maximum":130}},"required":["name","age"]}"#;
+    let path = temp_file("person.json", schema)
+        .to_string_lossy()
+        .into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "generate",
+        "--model",
+        "test",
+        "--schema",
+        &path,
+        "--max-tokens",
+        "200",
+        "Invent a person.",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    if msg["finish_reason"] == "stop" {
+        let out: Value = serde_json::from_str(msg["content"].as_str().expect("content"))
+            .expect("the content is JSON");
+        let v = jsonschema::validator_for(&serde_json::from_str(schema).expect("schema"))
+            .expect("validator");
+        assert!(v.is_valid(&out), "{out}");
+    }
+}
+
+#[test]
+fn generate_with_think_returns_reasoning_then_the_grammar_s_answer() {
+    let lark = temp_file("yesno.lark", "start: \"yes\" | \"no\"\n");
+    let lark = lark.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "generate",
+        "--model",
+        "test",
+        "--grammar",
+        &lark,
+        "--think",
+        "required",
+        "--think-budget",
+        "16",
+        "--max-tokens",
+        "40",
+        "Is water wet?",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert!(msg["reasoning_content"].is_string(), "{stdout}");
+    let content = msg["content"].as_str().expect("content");
+    assert!(content == "yes" || content == "no", "{stdout}");
+}
+
+#[test]
+fn a_broken_grammar_is_refused_with_its_position_before_loading() {
+    let bad = temp_file("bad.lark", "start: \"x\" (\n");
+    let bad = bad.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "generate",
+        "--model",
+        "no-such-model",
+        "--grammar",
+        &bad,
+        "hi",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty());
+    let err = error_line(&stderr);
+    assert_eq!(err["error"]["type"], "grammar_error", "{stderr}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1(13)"),
+        "{stderr}"
+    );
+}

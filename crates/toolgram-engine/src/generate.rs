@@ -1,0 +1,136 @@
+//! Free generation under any grammar, not only tool calls: a user's Lark grammar, a GBNF
+//! grammar already read into Lark, or a JSON Schema, optionally after a `<think>` block.
+//!
+//! The user's grammar runs unchanged as an llguidance sub-grammar (`@user`) below our
+//! optional think wrapper; this module must not edit or re-interpret the grammar text.
+
+use crate::error::EngineError;
+use crate::session::{FinishReason, Sampling, Session, Timings};
+use crate::think::ThinkWatch;
+use llguidance::api::{GrammarWithLexer, TopLevelGrammar};
+use serde_json::Value;
+use std::time::Instant;
+use toolgram_core::compile::{CompileOptions, Think, think_rules};
+use toolgram_core::{ChatMessage, ToolSet, parse};
+
+/// The grammar free generation runs under.
+#[derive(Debug, Clone)]
+pub enum UserGrammar {
+    /// Lark text (llguidance dialect; GBNF is read into it by `toolgram-core`).
+    Lark(String),
+    /// A JSON Schema.
+    JsonSchema(Value),
+}
+
+/// The whole llguidance grammar for a user grammar and a think setting: the user's grammar
+/// alone when thinking is off, else `start: think? @user` with the grammar as `user`.
+pub fn generation_grammar(
+    user: &UserGrammar,
+    think: Think,
+    special_tokens: &CompileOptions,
+) -> TopLevelGrammar {
+    let mut inner = match user {
+        UserGrammar::Lark(text) => GrammarWithLexer::from_lark(text.clone()),
+        UserGrammar::JsonSchema(schema) => GrammarWithLexer::from_json_schema(schema.clone()),
+    };
+    if think == Think::Off {
+        return TopLevelGrammar::from_grammar(inner);
+    }
+    inner.name = Some("user".to_owned());
+    let opts = CompileOptions {
+        think,
+        ..special_tokens.clone()
+    };
+    let top = format!("%llguidance {{}}\n{}\nanswer: @user\n", think_rules(&opts));
+    TopLevelGrammar {
+        grammars: vec![GrammarWithLexer::from_lark(top), inner],
+        max_tokens: None,
+    }
+}
+
+/// A free-generation request.
+pub struct GenerateRequest<'a> {
+    /// The conversation (usually one user message).
+    pub messages: &'a [ChatMessage],
+    /// The grammar the reply must match.
+    pub grammar: &'a UserGrammar,
+    /// Whether a `<think>` block may or must come first.
+    pub think: Think,
+    /// Sampling settings.
+    pub sampling: Sampling,
+}
+
+/// The generated text.
+#[derive(Debug, Clone)]
+pub struct GenerateResponse {
+    /// The reasoning block's text, when thinking was on and the model wrote one.
+    pub reasoning_content: Option<String>,
+    /// The text matching the grammar, exactly as generated.
+    pub content: String,
+    /// `stop` when the grammar was complete, `length` at the token limit.
+    pub finish_reason: FinishReason,
+    /// Prompt length in tokens.
+    pub prompt_tokens: usize,
+    /// Generated tokens.
+    pub completion_tokens: usize,
+    /// Measurements.
+    pub timings: Timings,
+}
+
+impl Session<'_> {
+    /// Generate text constrained by a user grammar.
+    pub fn generate_text(
+        &mut self,
+        req: &GenerateRequest<'_>,
+    ) -> Result<GenerateResponse, EngineError> {
+        let engine = self.engine();
+        let grammar = generation_grammar(req.grammar, req.think, &engine.compile_opts);
+        let no_tools = ToolSet::new(Vec::new())?;
+        let prompt = engine
+            .template
+            .render(req.messages, &no_tools, engine.syntax)
+            .map_err(EngineError::Template)?;
+        let tokens = self.tokenize_prompt(&prompt);
+        let n_ctx = engine.n_ctx as usize;
+        if tokens.len() >= n_ctx {
+            return Err(EngineError::ContextOverflow {
+                prompt_tokens: tokens.len(),
+                n_ctx,
+            });
+        }
+        let mut timings = Timings::default();
+        let t0 = Instant::now();
+        timings.prompt_evaluated = self.prefill(&tokens)?;
+        timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
+        let watch = (req.think != Think::Off).then(|| {
+            ThinkWatch::new(
+                req.sampling
+                    .think_budget
+                    .unwrap_or(req.sampling.max_tokens * 3 / 4),
+            )
+        });
+        let t1 = Instant::now();
+        let outcome = self.generate(Some(grammar), &req.sampling, watch, budget, &mut timings);
+        timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let (completion_tokens, hit_limit) = outcome?;
+        let raw = String::from_utf8_lossy(&self.text).into_owned();
+        let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think);
+        let content = match reasoning_content {
+            Some(_) => answer.trim_start_matches([' ', '\n']).to_owned(),
+            None => answer.to_owned(),
+        };
+        Ok(GenerateResponse {
+            reasoning_content,
+            content,
+            finish_reason: if hit_limit {
+                FinishReason::Length
+            } else {
+                FinishReason::Stop
+            },
+            prompt_tokens: tokens.len(),
+            completion_tokens,
+            timings,
+        })
+    }
+}
