@@ -120,6 +120,31 @@ pub const ENFORCED_AFTER_PARSE: &[&str] = &[
     "unevaluatedItems",
 ];
 
+/// The `format` values the grammar enforces (llguidance's built-in formats); any other
+/// format is checked after parsing by the validator when it knows it.
+pub const GRAMMAR_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+    "uri",
+];
+
+/// The validator that enforces, after parsing, everything the grammar leaves out: the
+/// schema's own draft (from `$schema`, 2020-12 without it), with `format` checked.
+pub fn post_parse_validator(
+    schema: &Value,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+}
+
 /// Annotations that constrain nothing and that llguidance does not know.
 const EXTRA_ANNOTATIONS: &[&str] = &["deprecated", "$vocabulary", "$dynamicAnchor"];
 
@@ -132,12 +157,44 @@ pub fn grammar_schema(
     deferred: &mut Vec<DeferredKeyword>,
 ) -> Value {
     let mut s = close_objects(parameters);
-    strip(&mut s, "", tool, deferred);
+    let legacy = legacy_ref(parameters);
+    strip(&mut s, "", tool, legacy, deferred);
     s
 }
 
-fn strip(v: &mut Value, at: &str, tool: &str, deferred: &mut Vec<DeferredKeyword>) {
+/// Whether the schema declares a draft (4, 6 or 7, or 3) in which `$ref` overrides its
+/// sibling keywords; in 2019-09 and later (and without `$schema`) siblings apply too.
+fn legacy_ref(schema: &Value) -> bool {
+    schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|d| {
+            ["draft-03", "draft-04", "draft-06", "draft-07"]
+                .iter()
+                .any(|v| d.contains(v))
+        })
+}
+
+/// The schema the grammar uses for a bare JSON Schema (not a tool's arguments): as
+/// [`grammar_schema`] but objects keep JSON Schema's default of allowing other keys.
+pub fn bare_grammar_schema(schema: &Value, deferred: &mut Vec<DeferredKeyword>) -> Value {
+    let mut s = schema.clone();
+    strip(&mut s, "", "", legacy_ref(schema), deferred);
+    s
+}
+
+fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<DeferredKeyword>) {
     let Value::Object(map) = v else { return };
+    if legacy && map.contains_key("$ref") {
+        // Drafts 3–7: `$ref` replaces the schema it sits in; only the containers that
+        // references may point into are kept.
+        map.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "$ref" | "definitions" | "$defs" | "$schema" | "$id" | "id"
+            )
+        });
+    }
     for k in ENFORCED_AFTER_PARSE {
         if map.remove(*k).is_some() {
             deferred.push(DeferredKeyword {
@@ -150,6 +207,61 @@ fn strip(v: &mut Value, at: &str, tool: &str, deferred: &mut Vec<DeferredKeyword
     for k in EXTRA_ANNOTATIONS {
         map.remove(*k);
     }
+    let defer = |keyword: &str, deferred: &mut Vec<DeferredKeyword>| {
+        deferred.push(DeferredKeyword {
+            tool: tool.to_owned(),
+            pointer: at.to_owned(),
+            keyword: keyword.to_owned(),
+        })
+    };
+    // oneOf: the grammar enforces "at least one" (anyOf); "exactly one" is checked after.
+    if let Some(one_of) = map.remove("oneOf") {
+        defer("oneOf", deferred);
+        if map.contains_key("anyOf") {
+            let all = map
+                .entry("allOf")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(list) = all {
+                list.push(json!({"anyOf": one_of}));
+            }
+        } else {
+            map.insert("anyOf".into(), one_of);
+        }
+    }
+    if map
+        .get("format")
+        .is_some_and(|f| !f.as_str().is_some_and(|f| GRAMMAR_FORMATS.contains(&f)))
+    {
+        map.remove("format");
+        defer("format", deferred);
+    }
+    // llguidance bounds the number of keys only when every listed key is required.
+    let all_required = map
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_none_or(|props| {
+            let req = map.get("required").and_then(Value::as_array);
+            props
+                .keys()
+                .all(|k| req.is_some_and(|r| r.iter().any(|x| x == k.as_str())))
+        });
+    if !all_required {
+        for k in ["minProperties", "maxProperties"] {
+            if map.remove(k).is_some() {
+                defer(k, deferred);
+            }
+        }
+    }
+    // llguidance intersects a pattern with the length bounds into one automaton, which
+    // exceeds its lexer limits for patterns with counted repetition (measured on MaskBench):
+    // with a pattern, length bounds are enforced after parsing.
+    if map.contains_key("pattern") {
+        for k in ["minLength", "maxLength"] {
+            if map.remove(k).is_some() {
+                defer(k, deferred);
+            }
+        }
+    }
     map.retain(|k, _| !k.starts_with("x-"));
     for (key, child) in map.iter_mut() {
         let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
@@ -161,21 +273,26 @@ fn strip(v: &mut Value, at: &str, tool: &str, deferred: &mut Vec<DeferredKeyword
                             sub,
                             &format!("{here}/{}", name.replace('~', "~0").replace('/', "~1")),
                             tool,
+                            legacy,
                             deferred,
                         );
                     }
                 }
             }
-            "items" | "additionalItems" | "additionalProperties" => {
-                strip(child, &here, tool, deferred)
-            }
-            "prefixItems" | "anyOf" | "oneOf" | "allOf" => {
-                if let Value::Array(a) = child {
+            "items"
+            | "additionalItems"
+            | "additionalProperties"
+            | "prefixItems"
+            | "anyOf"
+            | "oneOf"
+            | "allOf" => match child {
+                Value::Array(a) => {
                     for (i, sub) in a.iter_mut().enumerate() {
-                        strip(sub, &format!("{here}/{i}"), tool, deferred);
+                        strip(sub, &format!("{here}/{i}"), tool, legacy, deferred);
                     }
                 }
-            }
+                other => strip(other, &here, tool, legacy, deferred),
+            },
             _ => {}
         }
     }

@@ -1,5 +1,8 @@
 //! `toolgram bench call`: constrained vs unconstrained generation on the same prompt, model
-//! and threads — mask µs per token (p50/p99), decode ms per token, tokens/s.
+//! and threads — mask µs per token (p50/p99), decode ms per token, tokens/s; and
+//! `toolgram bench compile` (see [`compile`]).
+
+mod compile;
 
 use crate::call::{CallArgs, messages};
 use clap::Subcommand;
@@ -17,6 +20,8 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// JSON-Schema coverage and correctness on MaskBench (no model).
+    Compile(compile::CompileBenchArgs),
 }
 
 fn percentile(sorted: &[u32], p: f64) -> u32 {
@@ -52,7 +57,10 @@ fn summary(mode: &str, runs: &[(Timings, usize)]) -> serde_json::Value {
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
-    let BenchCommand::Call { call: args, runs } = cmd;
+    let (args, runs) = match cmd {
+        BenchCommand::Call { call, runs } => (call, runs),
+        BenchCommand::Compile(args) => return compile::run(args),
+    };
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let msgs = messages(&args)?;
     let path = models::resolve(args.model.as_deref())?;

@@ -1,0 +1,371 @@
+//! `toolgram bench compile`: JSON-Schema coverage and correctness on MaskBench (the
+//! JSONSchemaBench schemas with valid and invalid instances), per subset: % compiled, %
+//! refused (by keyword), % valid instances accepted, % invalid rejected, schemas passing
+//! (compiled, every valid accepted, every invalid rejected), compile time p50/p99.
+//!
+//! The Lark/llguidance path is what the embedded engine runs: our keyword pass, then
+//! llguidance's JSON grammar, then the post-parse validator for keywords the grammar leaves
+//! out. Measurements only: nothing here decides pass/fail of a test.
+
+use crate::output::CliError;
+use clap::Args;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use toolgram_core::compile::bare_grammar_schema;
+use toolgram_engine::ByteChecker;
+
+#[derive(Args)]
+pub struct CompileBenchArgs {
+    /// MaskBench data directory (`…/jsonschemabench/maskbench/data`).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Run a fixed, seeded sample of this many schemas instead of all.
+    #[arg(long)]
+    pub sample: Option<usize>,
+    /// Seed of the sample.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the per-schema results (JSON lines) here.
+    #[arg(long)]
+    pub details: Option<PathBuf>,
+}
+
+/// What happened to one schema.
+#[derive(Default)]
+struct SchemaResult {
+    subset: String,
+    compiled: bool,
+    refused_by: Option<String>,
+    compile_ms: f64,
+    valid: (usize, usize),
+    invalid: (usize, usize),
+    out_of_order_valid_rejected: usize,
+    validator_rejected: usize,
+}
+
+impl SchemaResult {
+    /// Compiled, every valid instance accepted (counting one rejected only for its key order
+    /// as accepted under the order policy) and every invalid one rejected.
+    fn passes(&self) -> bool {
+        self.compiled
+            && self.valid.0 + self.out_of_order_valid_rejected == self.valid.1
+            && self.invalid.0 == self.invalid.1
+    }
+}
+
+fn subset_of(file: &str) -> String {
+    let stem = file.trim_end_matches(".json");
+    match stem.split_once("---") {
+        Some((s, _)) => s.to_owned(),
+        None => {
+            let parts: Vec<&str> = stem.split('_').collect();
+            parts[..parts.len().saturating_sub(1).max(1)].join("_")
+        }
+    }
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The schema files, sorted, or a seeded sample of them.
+fn files(dir: &Path, sample: Option<usize>, seed: u64) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| CliError::new("io_error", format!("cannot read {}: {e}", dir.display())))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    if let Some(n) = sample {
+        names.sort_by_key(|name| splitmix(fnv(name) ^ seed));
+        names.truncate(n);
+        names.sort();
+    }
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+/// The reason of a refusal, without llguidance's location prefix and instance details.
+fn refusal_reason(message: &str) -> String {
+    let m = message
+        .split("failed to compile JSON schema: ")
+        .nth(1)
+        .unwrap_or(message);
+    let m = m.lines().next().unwrap_or_default();
+    // Keep the kind of failure, not the schema-specific value after it.
+    let cut = m.find(": ").map_or(m.len(), |i| i.min(80));
+    m[..cut.min(m.len())].to_owned()
+}
+
+/// `data` as toolgram's output policies write it: every object's keys in the order its
+/// schema lists them (following local `$ref`s and the branches of `allOf`/`anyOf`/`oneOf`;
+/// keys the schema does not list keep their order after the listed ones), integral numbers
+/// without a fraction. Used to tell policy rejections apart from real ones.
+fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> Value {
+    let schema = resolve(schema, root);
+    match data {
+        Value::Object(obj) if depth < 64 => {
+            let mut listed: Vec<(String, Value)> = Vec::new();
+            collect_properties(schema, root, &mut listed, 0);
+            let mut out = serde_json::Map::new();
+            for (k, sub) in &listed {
+                if let Some(v) = obj.get(k)
+                    && !out.contains_key(k)
+                {
+                    out.insert(k.clone(), in_schema_order(v, sub, root, depth + 1));
+                }
+            }
+            for (k, v) in obj {
+                if !out.contains_key(k) {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) if depth < 64 => {
+            let sub = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(
+                items
+                    .iter()
+                    .map(|v| in_schema_order(v, sub, root, depth + 1))
+                    .collect(),
+            )
+        }
+        Value::Number(n) => match n.as_f64() {
+            // Number policy: integral values are written without a fraction.
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => data.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
+    let mut s = schema;
+    for _ in 0..16 {
+        match s.get("$ref").and_then(Value::as_str) {
+            Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
+                Some(t) => s = t,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    s
+}
+
+fn collect_properties(schema: &Value, root: &Value, out: &mut Vec<(String, Value)>, depth: usize) {
+    let schema = resolve(schema, root);
+    if depth > 8 {
+        return;
+    }
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            if !out.iter().any(|(n, _)| n == k) {
+                out.push((k.clone(), v.clone()));
+            }
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            collect_properties(branch, root, out, depth + 1);
+        }
+    }
+}
+
+fn run_one(checker: &ByteChecker, path: &Path) -> SchemaResult {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut r = SchemaResult {
+        subset: subset_of(&name),
+        ..SchemaResult::default()
+    };
+    let doc: Value = match std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+    {
+        Some(d) => d,
+        None => {
+            r.refused_by = Some("unreadable file".into());
+            return r;
+        }
+    };
+    let schema = doc.get("schema").cloned().unwrap_or(Value::Null);
+    let mut deferred = Vec::new();
+    let t0 = Instant::now();
+    let grammar_schema = bare_grammar_schema(&schema, &mut deferred);
+    let lark = format!("start: %json {grammar_schema}\n");
+    let compiled = checker.compile(&lark);
+    r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let compiled = match compiled {
+        Ok(c) => c,
+        Err(e) => {
+            r.refused_by = Some(refusal_reason(&e.to_string()));
+            return r;
+        }
+    };
+    r.compiled = true;
+    let validator = (!deferred.is_empty())
+        .then(|| toolgram_core::compile::post_parse_validator(&schema).ok())
+        .flatten();
+    for t in doc
+        .get("tests")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let data = t.get("data").cloned().unwrap_or(Value::Null);
+        let by_grammar = checker.accepts(&compiled, &data.to_string());
+        let by_validator = validator.as_ref().is_none_or(|v| v.is_valid(&data));
+        let accepted = by_grammar && by_validator;
+        if t.get("valid").and_then(Value::as_bool).unwrap_or(false) {
+            r.valid.1 += 1;
+            if accepted {
+                r.valid.0 += 1;
+            } else if !by_validator {
+                r.validator_rejected += 1;
+            } else if checker.accepts(
+                &compiled,
+                &in_schema_order(&data, &schema, &schema, 0).to_string(),
+            ) {
+                r.out_of_order_valid_rejected += 1;
+            }
+        } else {
+            r.invalid.1 += 1;
+            if !accepted {
+                r.invalid.0 += 1;
+            }
+        }
+    }
+    r
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "–".into()
+    } else {
+        format!("{:.1}", 100.0 * a as f64 / b as f64)
+    }
+}
+
+pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
+    let checker = ByteChecker::new()?;
+    let files = files(&args.data, args.sample, args.seed)?;
+    let mut results = Vec::with_capacity(files.len());
+    let started = Instant::now();
+    for (i, f) in files.iter().enumerate() {
+        results.push(run_one(&checker, f));
+        if (i + 1) % 500 == 0 {
+            eprintln!(
+                "{} / {} schemas, {:.0} s",
+                i + 1,
+                files.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let mut by_subset: BTreeMap<String, Vec<&SchemaResult>> = BTreeMap::new();
+    for r in &results {
+        by_subset.entry(r.subset.clone()).or_default().push(r);
+    }
+    let mut rows: Vec<(String, Vec<&SchemaResult>)> = by_subset.into_iter().collect();
+    rows.push(("ALL".into(), results.iter().collect()));
+    println!(
+        "| subset | schemas | compiled % | refused % | valid accepted % | invalid rejected % | passing | compile p50 / p99 ms |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut summary = Vec::new();
+    for (name, rs) in &rows {
+        let n = rs.len();
+        let compiled = rs.iter().filter(|r| r.compiled).count();
+        let valid: (usize, usize) = rs
+            .iter()
+            .fold((0, 0), |a, r| (a.0 + r.valid.0, a.1 + r.valid.1));
+        let invalid: (usize, usize) = rs
+            .iter()
+            .fold((0, 0), |a, r| (a.0 + r.invalid.0, a.1 + r.invalid.1));
+        let passing = rs.iter().filter(|r| r.passes()).count();
+        let mut times: Vec<f64> = rs
+            .iter()
+            .filter(|r| r.compiled)
+            .map(|r| r.compile_ms)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | {n} | {} | {} | {} | {} | {passing} | {:.1} / {:.1} |",
+            pct(compiled, n),
+            pct(n - compiled, n),
+            pct(valid.0, valid.1),
+            pct(invalid.0, invalid.1),
+            percentile(&times, 0.5),
+            percentile(&times, 0.99),
+        );
+        summary.push(json!({"subset": name, "schemas": n, "compiled": compiled, "passing": passing,
+            "valid_accepted": valid.0, "valid": valid.1, "invalid_rejected": invalid.0, "invalid": invalid.1}));
+    }
+    let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &results {
+        if let Some(k) = &r.refused_by {
+            *refusals.entry(k.clone()).or_default() += 1;
+        }
+    }
+    let mut refusals: Vec<(String, usize)> = refusals.into_iter().collect();
+    refusals.sort_by(|a, b| b.1.cmp(&a.1));
+    let ooo: usize = results.iter().map(|r| r.out_of_order_valid_rejected).sum();
+    let by_validator: usize = results.iter().map(|r| r.validator_rejected).sum();
+    println!(
+        "\nvalid instances rejected only for key order or `1.0`-style integers (output policies; counted as passing): {ooo}"
+    );
+    println!("valid instances rejected by the post-parse validator: {by_validator}");
+    println!("refusals by reason (top 20):");
+    for (k, n) in refusals.iter().take(20) {
+        println!("- {n} × {k}");
+    }
+    if let Some(p) = &args.details {
+        let lines: Vec<String> = files
+            .iter()
+            .zip(&results)
+            .map(|(f, r)| {
+                json!({"file": f.file_name().map(|n| n.to_string_lossy().into_owned()),
+                    "compiled": r.compiled, "refused_by": r.refused_by, "passes": r.passes(),
+                    "valid": [r.valid.0, r.valid.1], "invalid": [r.invalid.0, r.invalid.1],
+                    "order_only": r.out_of_order_valid_rejected, "validator_rejected": r.validator_rejected,
+                    "compile_ms": r.compile_ms})
+                .to_string()
+            })
+            .collect();
+        std::fs::write(p, lines.join("\n") + "\n")
+            .map_err(|e| CliError::new("io_error", format!("cannot write {}: {e}", p.display())))?;
+    }
+    eprintln!(
+        "{}",
+        json!({"summary": summary, "seconds": started.elapsed().as_secs_f64()})
+    );
+    Ok(())
+}
