@@ -283,14 +283,8 @@ fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, Defi
         ));
     }
     // Arguments are validated under the same closed-object policy the grammar applies.
-    crate::compile::post_parse_validator(&crate::compile::close_objects(&tool.parameters)).map_err(
-        |e| {
-            err(
-                &e.instance_path.to_string(),
-                format!("unusable JSON Schema: {e}"),
-            )
-        },
-    )
+    crate::compile::post_parse_validator(&crate::compile::close_objects(&tool.parameters))
+        .map_err(|e| err("", format!("unusable JSON Schema: {e}")))
 }
 
 /// Which calls the model may make.
