@@ -137,12 +137,11 @@ pub const GRAMMAR_FORMATS: &[&str] = &[
 
 /// The validator that enforces, after parsing, everything the grammar leaves out: the
 /// schema's own draft (from `$schema`, 2020-12 without it), with `format` checked.
-pub fn post_parse_validator(
-    schema: &Value,
-) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .should_validate_formats(true)
         .build(schema)
+        .map_err(|e| e.to_string())
 }
 
 /// Annotations that constrain nothing and that llguidance does not know.
