@@ -336,7 +336,7 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
         }
     }
     let mut refusals: Vec<(String, usize)> = refusals.into_iter().collect();
-    refusals.sort_by(|a, b| b.1.cmp(&a.1));
+    refusals.sort_by_key(|r| std::cmp::Reverse(r.1));
     let ooo: usize = results.iter().map(|r| r.out_of_order_valid_rejected).sum();
     let by_validator: usize = results.iter().map(|r| r.validator_rejected).sum();
     println!(

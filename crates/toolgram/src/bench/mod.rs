@@ -15,7 +15,7 @@ pub enum BenchCommand {
     /// Time one request constrained and unconstrained, `--runs` times each.
     Call {
         #[command(flatten)]
-        call: CallArgs,
+        call: Box<CallArgs>,
         /// Repetitions of each mode.
         #[arg(long, default_value_t = 3)]
         runs: usize,
@@ -58,7 +58,7 @@ fn summary(mode: &str, runs: &[(Timings, usize)]) -> serde_json::Value {
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     let (args, runs) = match cmd {
-        BenchCommand::Call { call, runs } => (call, runs),
+        BenchCommand::Call { call, runs } => (*call, runs),
         BenchCommand::Compile(args) => return compile::run(args),
     };
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
