@@ -19,8 +19,12 @@ use toolgram_engine::ByteChecker;
 #[derive(Args)]
 pub struct CompileBenchArgs {
     /// MaskBench data directory (`…/jsonschemabench/maskbench/data`).
-    #[arg(long)]
-    pub data: PathBuf,
+    #[arg(long, required_unless_present = "suite")]
+    pub data: Option<PathBuf>,
+    /// Instead: a JSON-Schema-Test-Suite draft directory (`…/tests/draft2020-12`); each
+    /// group's schema is one row entry, its tests the instances.
+    #[arg(long, conflicts_with = "data")]
+    pub suite: Option<PathBuf>,
     /// Run a fixed, seeded sample of this many schemas instead of all.
     #[arg(long)]
     pub sample: Option<usize>,
@@ -117,8 +121,7 @@ fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> 
     let schema = resolve(schema, root);
     match data {
         Value::Object(obj) if depth < 64 => {
-            let mut listed: Vec<(String, Value)> = Vec::new();
-            collect_properties(schema, root, &mut listed, 0);
+            let listed = listed_properties(schema, root, obj);
             let mut out = serde_json::Map::new();
             for (k, sub) in &listed {
                 if let Some(v) = obj.get(k)
@@ -166,6 +169,47 @@ fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     s
 }
 
+/// The properties an object is written with: the schema's own, then those of the
+/// `anyOf`/`oneOf` branch that lists most of the object's keys (the branch the grammar
+/// took), then those of every `allOf` member.
+fn listed_properties(
+    schema: &Value,
+    root: &Value,
+    obj: &serde_json::Map<String, Value>,
+) -> Vec<(String, Value)> {
+    let mut listed = Vec::new();
+    let mut own = schema.clone();
+    if let Value::Object(m) = &mut own {
+        m.remove("anyOf");
+        m.remove("oneOf");
+    }
+    collect_properties(&own, root, &mut listed, 0);
+    let best = ["anyOf", "oneOf"]
+        .iter()
+        .flat_map(|k| {
+            schema
+                .get(*k)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .map(|branch| {
+            let mut props = Vec::new();
+            collect_properties(branch, root, &mut props, 0);
+            let hits = props.iter().filter(|(k, _)| obj.contains_key(k)).count();
+            (hits, props)
+        })
+        .max_by_key(|(hits, _)| *hits);
+    if let Some((_, props)) = best {
+        for p in props {
+            if !listed.iter().any(|(n, _)| *n == p.0) {
+                listed.push(p);
+            }
+        }
+    }
+    listed
+}
+
 fn collect_properties(schema: &Value, root: &Value, out: &mut Vec<(String, Value)>, depth: usize) {
     let schema = resolve(schema, root);
     if depth > 8 {
@@ -210,6 +254,23 @@ fn run_one(checker: &ByteChecker, path: &Path) -> SchemaResult {
         }
     };
     let schema = doc.get("schema").cloned().unwrap_or(Value::Null);
+    let tests = doc
+        .get("tests")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    check_schema(checker, &schema, &tests, r)
+}
+
+/// Compile one schema and run its test instances (`{"data", "valid"}`) through the grammar
+/// and the post-parse validator.
+fn check_schema(
+    checker: &ByteChecker,
+    schema: &Value,
+    tests: &[Value],
+    mut r: SchemaResult,
+) -> SchemaResult {
+    let schema = schema.clone();
     let mut deferred = Vec::new();
     let t0 = Instant::now();
     let grammar_schema = bare_grammar_schema(&schema, &mut deferred);
@@ -227,12 +288,7 @@ fn run_one(checker: &ByteChecker, path: &Path) -> SchemaResult {
     let validator = (!deferred.is_empty())
         .then(|| toolgram_core::compile::post_parse_validator(&schema).ok())
         .flatten();
-    for t in doc
-        .get("tests")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in tests {
         let data = t.get("data").cloned().unwrap_or(Value::Null);
         let by_grammar = checker.accepts(&compiled, &data.to_string());
         let by_validator = validator.as_ref().is_none_or(|v| v.is_valid(&data));
@@ -274,11 +330,47 @@ fn pct(a: usize, b: usize) -> String {
     }
 }
 
+/// One result per JSON-Schema-Test-Suite group (`[{description, schema, tests}]` per file),
+/// the subset being the file (the keyword under test).
+fn suite_results(checker: &ByteChecker, dir: &Path) -> anyhow::Result<Vec<SchemaResult>> {
+    let mut out = Vec::new();
+    for path in files(dir, None, 0)? {
+        let subset = path
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let groups: Vec<Value> = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        for g in groups {
+            let tests = g
+                .get("tests")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let r = SchemaResult {
+                subset: subset.clone(),
+                ..SchemaResult::default()
+            };
+            out.push(check_schema(checker, &g["schema"], &tests, r));
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let checker = ByteChecker::new()?;
-    let files = files(&args.data, args.sample, args.seed)?;
-    let mut results = Vec::with_capacity(files.len());
     let started = Instant::now();
+    if let Some(dir) = &args.suite {
+        let results = suite_results(&checker, dir)?;
+        return report(&results, &[], &args, started);
+    }
+    let Some(data) = &args.data else {
+        return Err(CliError::new("invalid_request", "give --data or --suite").into());
+    };
+    let files = files(data, args.sample, args.seed)?;
+    let mut results = Vec::with_capacity(files.len());
     for (i, f) in files.iter().enumerate() {
         results.push(run_one(&checker, f));
         if (i + 1) % 500 == 0 {
@@ -290,8 +382,17 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
             );
         }
     }
+    report(&results, &files, &args, started)
+}
+
+fn report(
+    results: &[SchemaResult],
+    files: &[PathBuf],
+    args: &CompileBenchArgs,
+    started: Instant,
+) -> anyhow::Result<()> {
     let mut by_subset: BTreeMap<String, Vec<&SchemaResult>> = BTreeMap::new();
-    for r in &results {
+    for r in results {
         by_subset.entry(r.subset.clone()).or_default().push(r);
     }
     let mut rows: Vec<(String, Vec<&SchemaResult>)> = by_subset.into_iter().collect();
@@ -330,7 +431,7 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
             "valid_accepted": valid.0, "valid": valid.1, "invalid_rejected": invalid.0, "invalid": invalid.1}));
     }
     let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
-    for r in &results {
+    for r in results {
         if let Some(k) = &r.refused_by {
             *refusals.entry(k.clone()).or_default() += 1;
         }
@@ -350,7 +451,7 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     if let Some(p) = &args.details {
         let lines: Vec<String> = files
             .iter()
-            .zip(&results)
+            .zip(results)
             .map(|(f, r)| {
                 json!({"file": f.file_name().map(|n| n.to_string_lossy().into_owned()),
                     "compiled": r.compiled, "refused_by": r.refused_by, "passes": r.passes(),
