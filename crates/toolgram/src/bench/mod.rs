@@ -1,8 +1,10 @@
 //! `toolgram bench call`: constrained vs unconstrained generation on the same prompt, model
 //! and threads — mask µs per token (p50/p99), decode ms per token, tokens/s; and
-//! `toolgram bench compile` (see [`compile`]).
+//! `toolgram bench compile` (see [`compile`]) and `toolgram bench modes` (see [`modes`]).
 
+mod bfcl;
 mod compile;
+mod modes;
 
 use crate::call::{CallArgs, messages};
 use clap::Subcommand;
@@ -22,6 +24,8 @@ pub enum BenchCommand {
     },
     /// JSON-Schema coverage and correctness on MaskBench (no model).
     Compile(compile::CompileBenchArgs),
+    /// Grammar vs JSON vs prompt mode on BFCL cases: validity, attempts, accuracy, latency.
+    Modes(modes::ModesArgs),
 }
 
 fn percentile(sorted: &[u32], p: f64) -> u32 {
@@ -60,6 +64,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     let (args, runs) = match cmd {
         BenchCommand::Call { call, runs } => (*call, runs),
         BenchCommand::Compile(args) => return compile::run(args),
+        BenchCommand::Modes(args) => return modes::run_modes(args),
     };
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let msgs = messages(&args)?;
