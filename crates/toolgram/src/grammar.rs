@@ -6,10 +6,11 @@
 use crate::call::ThinkArg;
 use crate::output::CliError;
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::{ToolChoice, ToolSet, compile, syntax};
-use toolgram_engine::{EngineError, check_request};
+use toolgram_engine::{EngineError, check_grammar, check_request};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -20,8 +21,11 @@ pub enum Format {
 #[derive(Args)]
 pub struct GrammarArgs {
     /// JSON file with OpenAI-style function tools.
-    #[arg(long)]
-    pub tools: PathBuf,
+    #[arg(long, required_unless_present = "schema")]
+    pub tools: Option<PathBuf>,
+    /// Instead of a tool pool: one bare JSON Schema file.
+    #[arg(long, conflicts_with = "tools")]
+    pub schema: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "lark")]
     pub format: Format,
@@ -42,13 +46,66 @@ pub struct GrammarArgs {
     pub check: bool,
 }
 
-pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.tools).map_err(|e| {
+fn read(path: &Path, what: &str) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
         CliError::new(
             "io_error",
-            format!("cannot read tools file {}: {e}", args.tools.display()),
+            format!("cannot read {what} {}: {e}", path.display()),
+        )
+        .into()
+    })
+}
+
+fn note_deferred(deferred: &[compile::DeferredKeyword]) {
+    for d in deferred {
+        let whose = if d.tool.is_empty() {
+            String::new()
+        } else {
+            format!("tool `{}` ", d.tool)
+        };
+        eprintln!(
+            "note: {whose}at {}: `{}` is enforced after parsing, not by the grammar",
+            if d.pointer.is_empty() {
+                "/"
+            } else {
+                &d.pointer
+            },
+            d.keyword
+        );
+    }
+}
+
+/// `--schema`: the grammar for one bare JSON Schema (objects stay open, as JSON Schema says).
+fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
+    let schema: Value = serde_json::from_str(&read(path, "schema")?).map_err(|e| {
+        CliError::new(
+            "invalid_schema",
+            format!("{}: not JSON: {e}", path.display()),
         )
     })?;
+    let mut deferred = Vec::new();
+    let lark = format!(
+        "start: %json {}\n",
+        compile::bare_grammar_schema(&schema, &mut deferred)
+    );
+    if args.check {
+        check_grammar(&lark)?;
+        println!("ok");
+    } else {
+        print!("{lark}");
+    }
+    note_deferred(&deferred);
+    Ok(())
+}
+
+pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.schema {
+        return run_schema(&args, path);
+    }
+    let Some(tools_path) = &args.tools else {
+        return Err(CliError::new("invalid_request", "give --tools or --schema").into());
+    };
+    let text = read(tools_path, "tools file")?;
     let tools = ToolSet::from_json_str(&text).map_err(EngineError::from)?;
     let syntax = syntax::by_name(&args.syntax).ok_or_else(|| {
         CliError::new(
@@ -71,11 +128,6 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
         Format::Lark if args.check => println!("ok"),
         Format::Lark => print!("{}", plan.lark),
     }
-    for d in &plan.deferred {
-        eprintln!(
-            "note: tool `{}` at {}: `{}` is enforced after parsing, not by the grammar",
-            d.tool, d.pointer, d.keyword
-        );
-    }
+    note_deferred(&plan.deferred);
     Ok(())
 }

@@ -539,3 +539,22 @@ fn a_broken_grammar_is_refused_with_its_position_before_loading() {
         "{stderr}"
     );
 }
+
+#[test]
+fn grammar_for_a_bare_schema_lists_what_is_enforced_after_parsing() {
+    let schema = temp_file(
+        "bare.json",
+        r#"{"type":"object","properties":{"tags":{"type":"array","uniqueItems":true}},
+            "oneOf":[{"required":["tags"]},{"required":["id"]}]}"#,
+    );
+    let schema = schema.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&["grammar", "--schema", &schema]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("start: %json {"), "{stdout}");
+    assert!(stdout.contains("\"anyOf\""), "oneOf is compiled as anyOf: {stdout}");
+    assert!(!stdout.contains("uniqueItems"));
+    assert!(stderr.contains("at /: `oneOf` is enforced after parsing"), "{stderr}");
+    assert!(stderr.contains("at /properties/tags: `uniqueItems`"), "{stderr}");
+    let (code, stdout, _) = toolgram(&["grammar", "--schema", &schema, "--check"]);
+    assert_eq!((code, stdout.trim()), (0, "ok"));
+}
