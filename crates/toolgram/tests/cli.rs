@@ -551,10 +551,19 @@ fn grammar_for_a_bare_schema_lists_what_is_enforced_after_parsing() {
     let (code, stdout, stderr) = toolgram(&["grammar", "--schema", &schema]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("start: %json {"), "{stdout}");
-    assert!(stdout.contains("\"anyOf\""), "oneOf is compiled as anyOf: {stdout}");
+    assert!(
+        stdout.contains("\"anyOf\""),
+        "oneOf is compiled as anyOf: {stdout}"
+    );
     assert!(!stdout.contains("uniqueItems"));
-    assert!(stderr.contains("at /: `oneOf` is enforced after parsing"), "{stderr}");
-    assert!(stderr.contains("at /properties/tags: `uniqueItems`"), "{stderr}");
+    assert!(
+        stderr.contains("at /: `oneOf` is enforced after parsing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("at /properties/tags: `uniqueItems`"),
+        "{stderr}"
+    );
     let (code, stdout, _) = toolgram(&["grammar", "--schema", &schema, "--check"]);
     assert_eq!((code, stdout.trim()), (0, "ok"));
 }
