@@ -135,6 +135,20 @@ pub const GRAMMAR_FORMATS: &[&str] = &[
     "uri",
 ];
 
+/// Further formats the post-parse validator (`jsonschema`) checks: the grammar leaves them
+/// out and the validator enforces them. A format in neither list is refused by the compiler.
+pub const VALIDATOR_FORMATS: &[&str] = &[
+    "idn-email",
+    "idn-hostname",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "relative-json-pointer",
+    "uri-reference",
+    "uri-template",
+];
+
 /// The validator that enforces, after parsing, everything the grammar leaves out: the
 /// schema's own draft (from `$schema`, 2020-12 without it), with `format` checked.
 pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
@@ -229,7 +243,8 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
     }
     if map
         .get("format")
-        .is_some_and(|f| !f.as_str().is_some_and(|f| GRAMMAR_FORMATS.contains(&f)))
+        .and_then(Value::as_str)
+        .is_some_and(|f| VALIDATOR_FORMATS.contains(&f))
     {
         map.remove("format");
         defer("format", deferred);

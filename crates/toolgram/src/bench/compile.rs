@@ -31,6 +31,10 @@ pub struct CompileBenchArgs {
     /// Seed of the sample.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Ignore formats nobody enforces (`topic`, `color`, …) instead of refusing the schema,
+    /// as `--lenient` does for users: each one is counted and reported.
+    #[arg(long)]
+    pub lenient: bool,
     /// Write the per-schema results (JSON lines) here.
     #[arg(long)]
     pub details: Option<PathBuf>,
@@ -47,6 +51,7 @@ struct SchemaResult {
     invalid: (usize, usize),
     out_of_order_valid_rejected: usize,
     validator_rejected: usize,
+    ignored_formats: usize,
 }
 
 impl SchemaResult {
@@ -234,7 +239,7 @@ fn collect_properties(schema: &Value, root: &Value, out: &mut Vec<(String, Value
     }
 }
 
-fn run_one(checker: &ByteChecker, path: &Path) -> SchemaResult {
+fn run_one(checker: &ByteChecker, path: &Path, lenient: bool) -> SchemaResult {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -259,7 +264,24 @@ fn run_one(checker: &ByteChecker, path: &Path) -> SchemaResult {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    check_schema(checker, &schema, &tests, r)
+    check_schema(checker, &schema, &tests, lenient, r)
+}
+
+/// Remove `format` values that neither the grammar nor the validator knows; their count.
+fn drop_unknown_formats(v: &mut Value) -> usize {
+    use toolgram_core::compile::{GRAMMAR_FORMATS, VALIDATOR_FORMATS};
+    match v {
+        Value::Object(m) => {
+            let unknown = m
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !GRAMMAR_FORMATS.contains(&f) && !VALIDATOR_FORMATS.contains(&f));
+            let here = usize::from(unknown && m.remove("format").is_some());
+            here + m.values_mut().map(drop_unknown_formats).sum::<usize>()
+        }
+        Value::Array(a) => a.iter_mut().map(drop_unknown_formats).sum(),
+        _ => 0,
+    }
 }
 
 /// Compile one schema and run its test instances (`{"data", "valid"}`) through the grammar
@@ -268,9 +290,13 @@ fn check_schema(
     checker: &ByteChecker,
     schema: &Value,
     tests: &[Value],
+    lenient: bool,
     mut r: SchemaResult,
 ) -> SchemaResult {
-    let schema = schema.clone();
+    let mut schema = schema.clone();
+    if lenient {
+        r.ignored_formats = drop_unknown_formats(&mut schema);
+    }
     let mut deferred = Vec::new();
     let t0 = Instant::now();
     let grammar_schema = bare_grammar_schema(&schema, &mut deferred);
@@ -332,7 +358,11 @@ fn pct(a: usize, b: usize) -> String {
 
 /// One result per JSON-Schema-Test-Suite group (`[{description, schema, tests}]` per file),
 /// the subset being the file (the keyword under test).
-fn suite_results(checker: &ByteChecker, dir: &Path) -> anyhow::Result<Vec<SchemaResult>> {
+fn suite_results(
+    checker: &ByteChecker,
+    dir: &Path,
+    lenient: bool,
+) -> anyhow::Result<Vec<SchemaResult>> {
     let mut out = Vec::new();
     for path in files(dir, None, 0)? {
         let subset = path
@@ -353,7 +383,7 @@ fn suite_results(checker: &ByteChecker, dir: &Path) -> anyhow::Result<Vec<Schema
                 subset: subset.clone(),
                 ..SchemaResult::default()
             };
-            out.push(check_schema(checker, &g["schema"], &tests, r));
+            out.push(check_schema(checker, &g["schema"], &tests, lenient, r));
         }
     }
     Ok(out)
@@ -363,7 +393,7 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let checker = ByteChecker::new()?;
     let started = Instant::now();
     if let Some(dir) = &args.suite {
-        let results = suite_results(&checker, dir)?;
+        let results = suite_results(&checker, dir, args.lenient)?;
         return report(&results, &[], &args, started);
     }
     let Some(data) = &args.data else {
@@ -372,7 +402,7 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let files = files(data, args.sample, args.seed)?;
     let mut results = Vec::with_capacity(files.len());
     for (i, f) in files.iter().enumerate() {
-        results.push(run_one(&checker, f));
+        results.push(run_one(&checker, f, args.lenient));
         if (i + 1) % 500 == 0 {
             eprintln!(
                 "{} / {} schemas, {:.0} s",
@@ -444,6 +474,13 @@ fn report(
         "\nvalid instances rejected only for key order or `1.0`-style integers (output policies; counted as passing): {ooo}"
     );
     println!("valid instances rejected by the post-parse validator: {by_validator}");
+    let ignored: usize = results.iter().map(|r| r.ignored_formats).sum();
+    let ignoring = results.iter().filter(|r| r.ignored_formats > 0).count();
+    if args.lenient {
+        println!(
+            "--lenient: {ignored} unknown `format` values ignored in {ignoring} schemas (refused without --lenient)"
+        );
+    }
     println!("refusals by reason (top 20):");
     for (k, n) in refusals.iter().take(20) {
         println!("- {n} × {k}");
