@@ -35,6 +35,7 @@ pub mod compile;
 pub mod error;
 pub mod message;
 pub mod parse;
+pub mod profile;
 pub mod pyjson;
 pub mod syntax;
 pub mod tool;
