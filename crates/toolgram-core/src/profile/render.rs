@@ -70,7 +70,58 @@ impl<'a> Renderer<'a> {
                 return Err(self.err(&format!("/{k}"), k, "the root must be a plain object"));
             }
         }
-        self.node(self.root, "", true)
+        let mut out = self.node(self.root, "", true)?;
+        if self.profile != Profile::Gemini {
+            self.render_defs(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Render the root definitions the output still references (transitively) into `$defs`;
+    /// a definition nothing references is not sent (noted).
+    fn render_defs(&mut self, out: &mut Value) -> Result<(), ProfileError> {
+        let mut defs = Map::new();
+        let mut pending = Vec::new();
+        refs::collect_refs(out, &mut pending);
+        while let Some(r) = pending.pop() {
+            let Some(token) = r.strip_prefix("#/$defs/") else {
+                continue;
+            };
+            let name = token.replace("~1", "/").replace("~0", "~");
+            if defs.contains_key(&name) {
+                continue;
+            }
+            let (at, def) = ["$defs", "definitions"]
+                .iter()
+                .find_map(|d| {
+                    let at = format!("/{d}/{token}");
+                    self.root.pointer(&at).map(|v| (at, v))
+                })
+                .ok_or_else(|| self.err("", "$ref", format!("`{r}` does not resolve")))?;
+            defs.insert(name, Value::Null);
+            let rendered = self.node(def, &at, false)?;
+            refs::collect_refs(&rendered, &mut pending);
+            defs.insert(token.replace("~1", "/").replace("~0", "~"), rendered);
+        }
+        for d in ["$defs", "definitions"] {
+            for name in self
+                .root
+                .get(d)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|m| m.keys())
+            {
+                if !defs.contains_key(name) {
+                    self.note(format!(
+                        "definition `{name}` not sent: nothing references it after rendering"
+                    ));
+                }
+            }
+        }
+        if let (false, Value::Object(m)) = (defs.is_empty(), out) {
+            m.insert("$defs".into(), Value::Object(defs));
+        }
+        Ok(())
     }
 
     fn node(&mut self, schema: &Value, at: &str, root: bool) -> Out {
@@ -232,25 +283,12 @@ impl<'a> Renderer<'a> {
                 out.insert("anyOf".into(), Value::Array(rendered));
             }
             "$defs" | "definitions" => {
+                // At the root of a profile with references, the definitions that stay
+                // referenced are rendered after the walk (`render_defs`); others are inlined.
                 if self.profile == Profile::Gemini || !root {
                     self.note(format!(
                         "`{k}` at {here:?} not sent: its references are inlined"
                     ));
-                    return Ok(());
-                }
-                let defs = v
-                    .as_object()
-                    .ok_or_else(|| self.err(here, k, "must be an object"))?;
-                let mut rendered = Map::new();
-                for (name, sub) in defs {
-                    rendered.insert(
-                        name.clone(),
-                        self.node(sub, &format!("{here}/{}", esc(name)), false)?,
-                    );
-                }
-                let slot = out.entry("$defs").or_insert_with(|| json!({}));
-                if let Value::Object(m) = slot {
-                    m.extend(rendered);
                 }
             }
             "enum" => self.enumeration(v, here, at, ty, out)?,
@@ -423,7 +461,7 @@ impl<'a> Renderer<'a> {
     }
 
     fn finish_type(
-        &self,
+        &mut self,
         map: &Map<String, Value>,
         out: &mut Map<String, Value>,
         at: &str,
@@ -435,6 +473,16 @@ impl<'a> Renderer<'a> {
         };
         if is_array && !out.contains_key("items") {
             return Err(self.err(at, "items", "an array without `items` cannot be expressed"));
+        }
+        if out.contains_key("properties") && !out.contains_key("type") {
+            // A schema that lists properties is read as an object schema (toolgram's own
+            // grammar reads it the same way).
+            let t = if self.profile == Profile::Gemini {
+                "OBJECT"
+            } else {
+                "object"
+            };
+            out.insert("type".into(), json!(t));
         }
         let typed = ["type", "anyOf", "$ref", "enum", "const"]
             .iter()

@@ -1,0 +1,402 @@
+//! Tests of the provider profiles: one per rule and per limit (`rules.rs`-level behaviour on
+//! small schemas), plus real-world schemas in `real.rs`. These tests must not need a network.
+
+mod data;
+mod real;
+mod union;
+
+use super::*;
+use serde_json::{Value, json};
+
+pub(super) fn render(p: Profile, schema: Value) -> ProfiledSchema {
+    render_parameters("t", &schema, p).unwrap_or_else(|e| panic!("{}: {e}", p.name()))
+}
+
+pub(super) fn refuse(p: Profile, schema: Value) -> ProfileError {
+    match render_parameters("t", &schema, p) {
+        Err(e) => e,
+        Ok(s) => panic!("{} accepted: {}", p.name(), s.schema),
+    }
+}
+
+/// (pointer, keyword) of an `Unsupported` error.
+pub(super) fn at(e: &ProfileError) -> (&str, &str) {
+    match e {
+        ProfileError::Unsupported {
+            pointer, keyword, ..
+        } => (pointer, keyword),
+        other => panic!("not Unsupported: {other}"),
+    }
+}
+
+pub(super) fn deferred(s: &ProfiledSchema) -> Vec<(String, String)> {
+    s.enforced_after_parse
+        .iter()
+        .map(|d| (d.pointer.clone(), d.keyword.clone()))
+        .collect()
+}
+
+fn pair(p: &str, k: &str) -> (String, String) {
+    (p.to_owned(), k.to_owned())
+}
+
+#[test]
+fn profile_names_round_trip() {
+    for p in Profile::ALL {
+        assert_eq!(Profile::from_name(p.name()), Ok(p));
+    }
+    assert_eq!(
+        Profile::from_name("cohere"),
+        Err(ProfileError::UnknownProfile("cohere".into()))
+    );
+}
+
+#[test]
+fn openai_makes_every_property_required_and_optional_ones_nullable() {
+    let s = render(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "when": {"$ref": "#/$defs/day"},
+            "tags": {"type": ["array"], "items": {"type": "string"}}},
+         "required": ["city"],
+         "$defs": {"day": {"type": "string", "format": "date"}}}),
+    );
+    assert_eq!(
+        s.schema,
+        json!({"type": "object", "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": ["string", "null"], "enum": ["c", "f", null]},
+            "when": {"anyOf": [{"$ref": "#/$defs/day"}, {"type": "null"}]},
+            "tags": {"type": ["array", "null"], "items": {"type": "string"}}},
+         "required": ["city", "unit", "when", "tags"],
+         "$defs": {"day": {"type": "string", "format": "date"}},
+         "additionalProperties": false})
+    );
+    assert!(s.enforced_after_parse.is_empty());
+    assert!(
+        s.notes.iter().any(|n| n.contains("nullable")),
+        "{:?}",
+        s.notes
+    );
+}
+
+#[test]
+fn restore_turns_nulls_of_optional_properties_back_into_absence() {
+    let params = json!({"type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": ["string", "null"]},
+        "o": {"type": "object", "properties": {"x": {"type": "string"}}}},
+     "required": ["a"]});
+    let reply = json!({"a": "x", "b": null, "c": null, "o": {"x": null}});
+    let restored = restore_arguments(Profile::OpenAiStrict, &params, reply.clone());
+    assert_eq!(restored, json!({"a": "x", "c": null, "o": {}}));
+    assert_eq!(
+        restore_arguments(Profile::Gemini, &params, reply.clone()),
+        reply
+    );
+}
+
+#[test]
+fn unsupported_assertions_are_deferred_with_their_pointer() {
+    let schema = json!({"type": "object", "properties": {
+        "name": {"type": "string", "minLength": 2, "maxLength": 9, "format": "uri"},
+        "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true, "minItems": 3},
+        "n": {"type": "number", "minimum": 0, "exclusiveMaximum": 10, "multipleOf": 0.5}},
+     "required": ["name", "ids", "n"], "minProperties": 1});
+    let o = render(Profile::OpenAiStrict, schema.clone());
+    let mut d = deferred(&o);
+    d.sort();
+    assert_eq!(
+        d,
+        vec![
+            pair("", "minProperties"),
+            pair("/properties/ids", "uniqueItems"),
+            pair("/properties/name", "format"),
+            pair("/properties/name", "maxLength"),
+            pair("/properties/name", "minLength"),
+        ]
+    );
+    assert_eq!(o.schema["properties"]["n"]["multipleOf"], json!(0.5));
+    let a = render(Profile::Anthropic, schema.clone());
+    let d = deferred(&a);
+    for k in ["minimum", "exclusiveMaximum", "multipleOf"] {
+        assert!(d.contains(&pair("/properties/n", k)), "{k}: {d:?}");
+    }
+    // minItems 3 is widened to 1 (Anthropic's largest) and checked after parse.
+    assert_eq!(a.schema["properties"]["ids"]["minItems"], json!(1));
+    assert!(d.contains(&pair("/properties/ids", "minItems")));
+    assert_eq!(a.schema["properties"]["name"]["format"], json!("uri"));
+    let g = render(Profile::Gemini, schema);
+    let d = deferred(&g);
+    assert!(
+        d.contains(&pair("/properties/n", "exclusiveMaximum")),
+        "{d:?}"
+    );
+    assert!(d.contains(&pair("/properties/name", "format")), "{d:?}");
+    assert_eq!(g.schema["properties"]["name"]["minLength"], json!(2));
+}
+
+#[test]
+fn annotations_the_provider_rejects_are_removed_with_a_note() {
+    let s = render(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {"a": {"type": "string", "default": "x",
+            "examples": ["y"], "x-internal": 1, "description": "kept"}}, "required": ["a"]}),
+    );
+    assert_eq!(
+        s.schema["properties"]["a"],
+        json!({"type": "string", "description": "kept"})
+    );
+    assert_eq!(s.notes.len(), 3, "{:?}", s.notes);
+    let a = render(
+        Profile::Anthropic,
+        json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}}),
+    );
+    assert_eq!(a.schema["properties"]["a"]["default"], json!("x"));
+}
+
+#[test]
+fn shapes_strict_objects_cannot_express_are_typed_errors() {
+    for p in [Profile::OpenAiStrict, Profile::Anthropic] {
+        let free = refuse(
+            p,
+            json!({"type": "object", "properties": {"m": {"type": "object"}}}),
+        );
+        assert_eq!(at(&free), ("/properties/m", "properties"));
+        let open = refuse(
+            p,
+            json!({"type": "object", "properties": {"m": {"type": "object",
+                "properties": {}, "additionalProperties": {"type": "string"}}}}),
+        );
+        assert_eq!(
+            at(&open),
+            ("/properties/m/additionalProperties", "additionalProperties")
+        );
+        let pat = refuse(
+            p,
+            json!({"type": "object", "properties": {}, "patternProperties": {"^x": {"type": "string"}}}),
+        );
+        assert_eq!(at(&pat), ("/patternProperties", "patternProperties"));
+        let unknown = refuse(
+            p,
+            json!({"type": "object", "properties": {"a": {"type": "string", "nullable": true}}}),
+        );
+        assert_eq!(at(&unknown), ("/properties/a/nullable", "nullable"));
+        let root = refuse(p, json!({"type": "object", "anyOf": [{"properties": {}}]}));
+        assert_eq!(at(&root), ("/anyOf", "anyOf"));
+        let no_items = refuse(
+            p,
+            json!({"type": "object", "properties": {"l": {"type": "array"}}}),
+        );
+        assert_eq!(at(&no_items), ("/properties/l", "items"));
+    }
+    let e = refuse(
+        Profile::Gemini,
+        json!({"type": "object", "properties": {"m": {"type": "object"}}}),
+    );
+    assert_eq!(at(&e), ("/properties/m", "properties"));
+    let e = render_parameters("weather", &json!({"type": "string"}), Profile::Gemini);
+    assert!(matches!(e, Err(ProfileError::Unsupported { ref tool, .. }) if tool == "weather"));
+}
+
+#[test]
+fn a_root_without_properties_is_a_tool_without_arguments() {
+    for p in Profile::ALL {
+        let s = render(p, json!({"type": "object"}));
+        assert_eq!(s.schema["properties"], json!({}), "{}", p.name());
+        assert!(s.notes.iter().any(|n| n.contains("without arguments")));
+    }
+}
+
+#[test]
+fn one_of_becomes_any_of_with_exclusivity_checked_later() {
+    for p in Profile::ALL {
+        let s = render(
+            p,
+            json!({"type": "object", "properties": {"v": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+                   "required": ["v"]}),
+        );
+        assert!(
+            s.schema["properties"]["v"]["anyOf"].is_array(),
+            "{}",
+            s.schema
+        );
+        assert_eq!(deferred(&s), vec![pair("/properties/v", "oneOf")]);
+    }
+}
+
+#[test]
+fn all_of_is_merged_or_refused() {
+    let s = render(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "allOf": [
+            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"$ref": "#/$defs/b"}],
+         "$defs": {"b": {"properties": {"b": {"type": "integer"}}, "required": ["b"]}}}),
+    );
+    assert_eq!(s.schema["required"], json!(["a", "b"]));
+    assert_eq!(s.schema["additionalProperties"], json!(false));
+    assert!(s.enforced_after_parse.is_empty());
+    let widened = render(
+        Profile::Anthropic,
+        json!({"type": "object", "allOf": [
+            {"properties": {"a": {"type": "string"}}, "additionalProperties": false}]}),
+    );
+    assert_eq!(deferred(&widened), vec![pair("", "allOf")]);
+    let e = refuse(
+        Profile::Gemini,
+        json!({"type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}),
+    );
+    assert_eq!(at(&e), ("/properties/x/allOf/1", "type"));
+}
+
+#[test]
+fn recursion_is_kept_for_openai_and_refused_elsewhere() {
+    let tree = json!({"type": "object", "properties": {"root": {"$ref": "#/definitions/node"}},
+        "required": ["root"],
+        "definitions": {"node": {"type": "object", "properties": {
+            "value": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/definitions/node"}}},
+            "required": ["value", "children"]}}});
+    let o = render(Profile::OpenAiStrict, tree.clone());
+    assert_eq!(
+        o.schema["properties"]["root"],
+        json!({"$ref": "#/$defs/node"})
+    );
+    assert_eq!(
+        o.schema["$defs"]["node"]["additionalProperties"],
+        json!(false)
+    );
+    let self_ref = render(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {"next": {"$ref": "#"}}}),
+    );
+    assert_eq!(
+        self_ref.schema["properties"]["next"]["anyOf"][0],
+        json!({"$ref": "#"})
+    );
+    for p in [Profile::Anthropic, Profile::Gemini] {
+        assert_eq!(
+            at(&refuse(p, tree.clone())),
+            ("/properties/root/$ref", "$ref")
+        );
+    }
+    let external = refuse(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {"a": {"$ref": "https://x/y.json"}}}),
+    );
+    assert_eq!(at(&external), ("/properties/a/$ref", "$ref"));
+}
+
+#[test]
+fn gemini_spells_types_nullability_and_constants_its_own_way() {
+    let s = render(
+        Profile::Gemini,
+        json!({"type": "object", "properties": {
+            "name": {"type": ["string", "null"]},
+            "id": {"type": ["string", "integer"], "description": "either", "minLength": 1, "minimum": 0},
+            "kind": {"const": "fixed"},
+            "level": {"type": "integer", "enum": [1, 2]},
+            "addr": {"$ref": "#/$defs/addr"},
+            "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]}},
+         "required": ["name"], "additionalProperties": false,
+         "$defs": {"addr": {"type": "object", "properties": {"street": {"type": "string"}}}}}),
+    );
+    let p = &s.schema["properties"];
+    assert_eq!(p["name"], json!({"type": "STRING", "nullable": true}));
+    assert_eq!(
+        p["id"],
+        json!({"description": "either", "anyOf": [
+            {"minLength": 1, "type": "STRING"}, {"minimum": 0, "type": "INTEGER"}]})
+    );
+    assert_eq!(p["kind"], json!({"enum": ["fixed"], "type": "STRING"}));
+    assert_eq!(p["level"], json!({"type": "INTEGER"}));
+    assert_eq!(
+        p["addr"],
+        json!({"type": "OBJECT", "properties": {"street": {"type": "STRING"}}})
+    );
+    assert_eq!(p["maybe"], json!({"nullable": true, "type": "NUMBER"}));
+    assert_eq!(s.schema["propertyOrdering"][0], json!("name"));
+    assert!(s.schema.get("$defs").is_none() && s.schema.get("additionalProperties").is_none());
+    let d = deferred(&s);
+    assert!(d.contains(&pair("", "additionalProperties")), "{d:?}");
+    assert!(d.contains(&pair("/properties/level", "enum")), "{d:?}");
+    let bad = refuse(
+        Profile::Gemini,
+        json!({"type": "object", "properties": {"a.b": {"type": "string"}}}),
+    );
+    assert_eq!(at(&bad), ("/properties", "properties"));
+}
+
+#[test]
+fn anthropic_defers_patterns_outside_its_regex_subset() {
+    let s = render(
+        Profile::Anthropic,
+        json!({"type": "object", "properties": {
+            "a": {"type": "string", "pattern": "^(?!x)\\w+$"},
+            "b": {"type": "string", "pattern": "^[a-z]+$"}}}),
+    );
+    assert_eq!(deferred(&s), vec![pair("/properties/a", "pattern")]);
+    assert_eq!(s.schema["properties"]["b"]["pattern"], json!("^[a-z]+$"));
+    assert_eq!(s.schema["required"], Value::Null);
+}
+
+fn nested(levels: usize) -> Value {
+    (1..levels).fold(
+        json!({"type": "object", "properties": {}}),
+        |inner, _| json!({"type": "object", "properties": {"x": inner}, "required": ["x"]}),
+    )
+}
+
+fn limit(e: ProfileError) -> (&'static str, usize, usize) {
+    match e {
+        ProfileError::OverLimit {
+            limit, value, max, ..
+        } => (limit, value, max),
+        other => panic!("not a limit: {other}"),
+    }
+}
+
+#[test]
+fn openai_limits_are_errors() {
+    render(Profile::OpenAiStrict, nested(10));
+    assert_eq!(
+        limit(refuse(Profile::OpenAiStrict, nested(11))),
+        ("the object nesting depth", 11, 10)
+    );
+    let many: serde_json::Map<String, Value> = (0..5001)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let e = refuse(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": many}),
+    );
+    assert_eq!(limit(e).1, 5001);
+    let values: Vec<String> = (0..1001).map(|i| format!("v{i}")).collect();
+    let e = refuse(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {"e": {"type": "string", "enum": values}}, "required": ["e"]}),
+    );
+    assert_eq!(limit(e), ("the total number of enum values", 1001, 1000));
+    let long: Vec<String> = (0..251).map(|i| format!("{i:0>60}")).collect();
+    let e = refuse(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {"e": {"type": "string", "enum": long}}, "required": ["e"]}),
+    );
+    assert_eq!(
+        limit(e).0,
+        "the string length of one enum of more than 250 values"
+    );
+    let names: serde_json::Map<String, Value> = (0..1300)
+        .map(|i| (format!("{i:0>100}"), json!({"type": "integer"})))
+        .collect();
+    let e = refuse(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": names}),
+    );
+    assert_eq!(
+        limit(e).0,
+        "the total string length of names and enum/const values"
+    );
+}
