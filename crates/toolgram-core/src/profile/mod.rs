@@ -15,7 +15,10 @@
 //! providers' job), or change the compiler's own keyword policy in `compile.rs`.
 
 mod error;
+mod gemini;
 mod limits;
+mod merge;
+mod reference;
 mod refs;
 mod render;
 mod restore;

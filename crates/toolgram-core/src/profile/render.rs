@@ -6,7 +6,7 @@
 //! limits (see `limits.rs`).
 
 use super::error::ProfileError;
-use super::refs::{self, esc};
+use super::refs::esc;
 use super::rules::{self, Class, classify};
 use super::{Profile, nullable};
 use crate::compile::DeferredKeyword;
@@ -44,7 +44,7 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    fn defer(&mut self, at: &str, keyword: &str) {
+    pub(super) fn defer(&mut self, at: &str, keyword: &str) {
         self.deferred.push(DeferredKeyword {
             tool: self.tool.to_owned(),
             pointer: at.to_owned(),
@@ -52,7 +52,7 @@ impl<'a> Renderer<'a> {
         });
     }
 
-    fn note(&mut self, text: String) {
+    pub(super) fn note(&mut self, text: String) {
         self.notes.push(text);
     }
 
@@ -76,55 +76,7 @@ impl<'a> Renderer<'a> {
         }
         Ok(out)
     }
-
-    /// Render the root definitions the output still references (transitively) into `$defs`;
-    /// a definition nothing references is not sent (noted).
-    fn render_defs(&mut self, out: &mut Value) -> Result<(), ProfileError> {
-        let mut defs = Map::new();
-        let mut pending = Vec::new();
-        refs::collect_refs(out, &mut pending);
-        while let Some(r) = pending.pop() {
-            let Some(token) = r.strip_prefix("#/$defs/") else {
-                continue;
-            };
-            let name = token.replace("~1", "/").replace("~0", "~");
-            if defs.contains_key(&name) {
-                continue;
-            }
-            let (at, def) = ["$defs", "definitions"]
-                .iter()
-                .find_map(|d| {
-                    let at = format!("/{d}/{token}");
-                    self.root.pointer(&at).map(|v| (at, v))
-                })
-                .ok_or_else(|| self.err("", "$ref", format!("`{r}` does not resolve")))?;
-            defs.insert(name, Value::Null);
-            let rendered = self.node(def, &at, false)?;
-            refs::collect_refs(&rendered, &mut pending);
-            defs.insert(token.replace("~1", "/").replace("~0", "~"), rendered);
-        }
-        for d in ["$defs", "definitions"] {
-            for name in self
-                .root
-                .get(d)
-                .and_then(Value::as_object)
-                .into_iter()
-                .flat_map(|m| m.keys())
-            {
-                if !defs.contains_key(name) {
-                    self.note(format!(
-                        "definition `{name}` not sent: nothing references it after rendering"
-                    ));
-                }
-            }
-        }
-        if let (false, Value::Object(m)) = (defs.is_empty(), out) {
-            m.insert("$defs".into(), Value::Object(defs));
-        }
-        Ok(())
-    }
-
-    fn node(&mut self, schema: &Value, at: &str, root: bool) -> Out {
+    pub(super) fn node(&mut self, schema: &Value, at: &str, root: bool) -> Out {
         let map = match schema {
             Value::Object(m) => m,
             Value::Bool(b) => {
@@ -219,7 +171,7 @@ impl<'a> Renderer<'a> {
                     .ok_or_else(|| self.err(here, k, "`properties` must be an object"))?;
                 let mut rendered = Map::new();
                 for (name, sub) in props {
-                    if self.profile == Profile::Gemini && !gemini_name_ok(name) {
+                    if self.profile == Profile::Gemini && !super::gemini::gemini_name_ok(name) {
                         return Err(self.err(here, k, format!("Gemini parameter names must match [A-Za-z_][A-Za-z0-9_]{{0,63}}; `{name}` does not")));
                     }
                     let r = self.node(sub, &format!("{here}/{}", esc(name)), false)?;
@@ -375,7 +327,13 @@ impl<'a> Renderer<'a> {
         let has_props = map.contains_key("properties");
         let ap = map.get("additionalProperties");
         if self.profile == Profile::Gemini {
-            if matches!(ap, Some(v) if v != &Value::Bool(true)) {
+            // Gemini cannot close an object. Listed: an explicit `additionalProperties`, and
+            // the closure toolgram's validator applies to objects with `properties` that say
+            // nothing else (`compile::close_objects`).
+            let open_keys = ["patternProperties", "unevaluatedProperties"];
+            let closed_by_policy =
+                ap.is_none() && has_props && !open_keys.iter().any(|k| map.contains_key(*k));
+            if closed_by_policy || matches!(ap, Some(v) if v != &Value::Bool(true)) {
                 self.defer(at, "additionalProperties");
             }
             if map.contains_key("patternProperties") {
@@ -502,334 +460,4 @@ impl<'a> Renderer<'a> {
         }
         Ok(())
     }
-
-    fn reference(&mut self, map: &Map<String, Value>, at: &str) -> Out {
-        let here = format!("{at}/$ref");
-        let r = map
-            .get("$ref")
-            .and_then(Value::as_str)
-            .ok_or_else(|| self.err(&here, "$ref", "must be a string"))?;
-        let (target, ptr) = refs::resolve(self.root, r).ok_or_else(|| {
-            self.err(
-                &here,
-                "$ref",
-                format!("`{r}` is not a local reference that resolves"),
-            )
-        })?;
-        let recursive = refs::is_recursive(self.root, &ptr);
-        let siblings: Map<String, Value> = map
-            .iter()
-            .filter(|(k, _)| *k != "$ref")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let canonical = canonical_def(&ptr);
-        if recursive {
-            match (self.profile, &canonical) {
-                (Profile::OpenAiStrict, Some(c)) => {
-                    let annotations_only = siblings.keys().all(|k| {
-                        matches!(
-                            classify(self.profile, k),
-                            Class::KeptAnnotation | Class::DroppedAnnotation
-                        )
-                    });
-                    if !annotations_only {
-                        return Err(self.err(
-                            &here,
-                            "$ref",
-                            "a recursive $ref with sibling assertions cannot be expressed",
-                        ));
-                    }
-                    if !siblings.is_empty() {
-                        self.note(format!("annotations next to the recursive $ref at {at:?} removed (OpenAI takes no siblings next to $ref)"));
-                    }
-                    return Ok(json!({"$ref": c}));
-                }
-                (Profile::OpenAiStrict, None) => {
-                    return Err(self.err(
-                        &here,
-                        "$ref",
-                        "recursion is expressible only through `#` or `#/$defs/NAME`",
-                    ));
-                }
-                _ => {
-                    return Err(self.err(
-                        &here,
-                        "$ref",
-                        format!(
-                            "recursive schemas are not supported by {}",
-                            self.profile.name()
-                        ),
-                    ));
-                }
-            }
-        }
-        if siblings.is_empty() {
-            if let (Some(c), true) = (&canonical, self.profile != Profile::Gemini) {
-                return Ok(json!({"$ref": c}));
-            }
-            self.note(format!("$ref `{r}` at {at:?} inlined"));
-            return self.node(target, &ptr, ptr.is_empty());
-        }
-        self.note(format!(
-            "$ref `{r}` at {at:?} inlined and merged with its sibling keywords"
-        ));
-        let mut merged = siblings;
-        merged.insert("allOf".into(), json!([target]));
-        self.node(&Value::Object(merged), at, false)
-    }
-
-    /// Merge `allOf` into one schema: the parent's own keywords plus every member's.
-    fn merge_all_of(
-        &mut self,
-        map: &Map<String, Value>,
-        at: &str,
-    ) -> Result<Map<String, Value>, ProfileError> {
-        let here = format!("{at}/allOf");
-        let members = map
-            .get("allOf")
-            .and_then(Value::as_array)
-            .ok_or_else(|| self.err(&here, "allOf", "must be an array"))?;
-        let mut acc: Map<String, Value> = map
-            .iter()
-            .filter(|(k, _)| *k != "allOf")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let mut widened = false;
-        for (i, m) in members.iter().enumerate() {
-            let m_at = format!("{here}/{i}");
-            let mut member = match m {
-                Value::Bool(true) => continue,
-                Value::Object(o) => o.clone(),
-                _ => {
-                    return Err(self.err(
-                        &m_at,
-                        "allOf",
-                        "members must be schemas other than `false`",
-                    ));
-                }
-            };
-            if let Some(r) = member.remove("$ref") {
-                let r = r.as_str().unwrap_or_default();
-                let (target, ptr) = refs::resolve(self.root, r).ok_or_else(|| {
-                    self.err(
-                        &m_at,
-                        "$ref",
-                        format!("`{r}` is not a local reference that resolves"),
-                    )
-                })?;
-                if refs::is_recursive(self.root, &ptr) {
-                    return Err(self.err(
-                        &m_at,
-                        "$ref",
-                        "a recursive $ref inside allOf cannot be merged",
-                    ));
-                }
-                let t = target
-                    .as_object()
-                    .ok_or_else(|| self.err(&m_at, "$ref", "target is not an object schema"))?;
-                let mut t = t.clone();
-                t.extend(member);
-                member = t;
-            }
-            if member.contains_key("allOf") {
-                member = self.merge_all_of(&member, &m_at)?;
-            }
-            widened |= [
-                "additionalProperties",
-                "patternProperties",
-                "unevaluatedProperties",
-            ]
-            .iter()
-            .any(|k| member.contains_key(*k));
-            for (k, v) in member {
-                self.merge_key(&mut acc, k, v, &m_at)?;
-            }
-        }
-        if widened {
-            // Each member's closure applied to its own properties only; merged, it is wider.
-            self.defer(at, "allOf");
-        } else {
-            self.note(format!("allOf at {at:?} merged into one schema"));
-        }
-        Ok(acc)
-    }
-
-    fn merge_key(
-        &mut self,
-        acc: &mut Map<String, Value>,
-        k: String,
-        v: Value,
-        at: &str,
-    ) -> Result<(), ProfileError> {
-        match (k.as_str(), acc.get_mut(&k)) {
-            (_, None) => {
-                acc.insert(k, v);
-            }
-            ("properties", Some(Value::Object(props))) => {
-                for (name, sub) in v.as_object().cloned().unwrap_or_default() {
-                    match props.get_mut(&name) {
-                        Some(old) if *old != sub => *old = json!({"allOf": [old.take(), sub]}),
-                        Some(_) => {}
-                        None => {
-                            props.insert(name, sub);
-                        }
-                    }
-                }
-            }
-            ("required", Some(Value::Array(req))) => {
-                for r in v.as_array().cloned().unwrap_or_default() {
-                    if !req.contains(&r) {
-                        req.push(r);
-                    }
-                }
-            }
-            ("additionalProperties" | "patternProperties" | "unevaluatedProperties", Some(_)) => {}
-            (_, Some(old)) if *old == v => {}
-            (_, Some(_))
-                if matches!(
-                    classify(self.profile, &k),
-                    Class::KeptAnnotation | Class::DroppedAnnotation
-                ) => {}
-            (_, Some(_)) => {
-                return Err(self.err(
-                    at,
-                    &k,
-                    format!("allOf members disagree on `{k}`; they cannot be merged"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Gemini has one type per schema: `[T, "null"]` → `T` + `nullable`; several types → `anyOf`.
-    fn gemini_type_list(
-        &mut self,
-        map: &Map<String, Value>,
-        at: &str,
-    ) -> Result<Option<Value>, ProfileError> {
-        let types: Vec<&str> = match map.get("type") {
-            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-            Some(Value::String(t)) if t == "null" => {
-                return Err(self.err(
-                    &format!("{at}/type"),
-                    "type",
-                    "Gemini has no schema for null alone",
-                ));
-            }
-            _ => return Ok(None),
-        };
-        let null = types.contains(&"null");
-        let others: Vec<&str> = types.into_iter().filter(|t| *t != "null").collect();
-        let mut base = map.clone();
-        base.remove("type");
-        let split = match others.as_slice() {
-            [] => {
-                return Err(self.err(
-                    &format!("{at}/type"),
-                    "type",
-                    "Gemini has no schema for null alone",
-                ));
-            }
-            [one] => {
-                base.insert("type".into(), json!(one));
-                Value::Object(base)
-            }
-            many => {
-                if map.contains_key("anyOf") {
-                    return Err(self.err(
-                        &format!("{at}/type"),
-                        "type",
-                        "a type list next to anyOf cannot be rendered",
-                    ));
-                }
-                let mut outer = Map::new();
-                for k in ["description", "title", "default"] {
-                    if let Some(v) = base.remove(k) {
-                        outer.insert(k.into(), v);
-                    }
-                }
-                let members = many.iter().map(|t| {
-                    let mut m: Map<String, Value> = base
-                        .iter()
-                        .filter(|(k, _)| keyword_applies(k, t))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    m.insert("type".into(), json!(t));
-                    Value::Object(m)
-                });
-                outer.insert("anyOf".into(), Value::Array(members.collect()));
-                Value::Object(outer)
-            }
-        };
-        if null {
-            // Rendered as anyOf: the Gemini branch of `anyOf` turns a null member into `nullable`.
-            return Ok(Some(json!({"anyOf": [split, {"type": "null"}]})));
-        }
-        Ok(Some(split))
-    }
-}
-
-/// `#` or `#/$defs/NAME` / `#/definitions/NAME` at the root, spelled `#/$defs/NAME`.
-fn canonical_def(ptr: &str) -> Option<String> {
-    if ptr.is_empty() {
-        return Some("#".into());
-    }
-    let name = ptr
-        .strip_prefix("/$defs/")
-        .or_else(|| ptr.strip_prefix("/definitions/"))?;
-    (!name.contains('/')).then(|| format!("#/$defs/{name}"))
-}
-
-/// Which keywords of a multi-type schema belong to the member of type `t`.
-fn keyword_applies(k: &str, t: &str) -> bool {
-    let string = ["pattern", "minLength", "maxLength", "format"];
-    let number = [
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "format",
-    ];
-    let array = [
-        "items",
-        "prefixItems",
-        "minItems",
-        "maxItems",
-        "uniqueItems",
-        "contains",
-        "minContains",
-        "maxContains",
-    ];
-    let object = [
-        "properties",
-        "required",
-        "additionalProperties",
-        "patternProperties",
-        "minProperties",
-        "maxProperties",
-        "propertyNames",
-        "dependentRequired",
-        "dependentSchemas",
-    ];
-    let typed: Vec<&str> = [&string[..], &number[..], &array[..], &object[..]].concat();
-    if !typed.contains(&k) {
-        return true;
-    }
-    match t {
-        "string" => string.contains(&k),
-        "number" | "integer" => number.contains(&k),
-        "array" => array.contains(&k),
-        "object" => object.contains(&k),
-        _ => false,
-    }
-}
-
-/// Gemini's documented parameter-name rule, applied at every level (the conservative reading).
-fn gemini_name_ok(name: &str) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
