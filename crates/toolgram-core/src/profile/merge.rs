@@ -56,12 +56,8 @@ impl Renderer<'_> {
                         "a recursive $ref inside allOf cannot be merged",
                     ));
                 }
-                let t = target
-                    .as_object()
-                    .ok_or_else(|| self.err(&m_at, "$ref", "target is not an object schema"))?;
-                let mut t = t.clone();
-                t.extend(member);
-                member = t;
+                // The target is one more member, merged like the others.
+                with_member(&mut member, target.clone());
             }
             if member.contains_key("allOf") {
                 member = self.merge_all_of(&member, &m_at)?;
@@ -131,5 +127,15 @@ impl Renderer<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Add `schema` to the `allOf` of `map` (creating it).
+pub(super) fn with_member(map: &mut Map<String, Value>, schema: Value) {
+    match map.get_mut("allOf") {
+        Some(Value::Array(members)) => members.push(schema),
+        _ => {
+            map.insert("allOf".into(), json!([schema]));
+        }
     }
 }

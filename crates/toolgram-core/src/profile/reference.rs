@@ -132,7 +132,7 @@ impl Renderer<'_> {
             "$ref `{r}` at {at:?} inlined and merged with its sibling keywords"
         ));
         let mut merged = siblings;
-        merged.insert("allOf".into(), json!([target]));
+        super::merge::with_member(&mut merged, target.clone());
         self.node(&Value::Object(merged), at, false)
     }
 }

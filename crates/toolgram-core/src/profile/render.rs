@@ -76,6 +76,7 @@ impl<'a> Renderer<'a> {
         }
         Ok(out)
     }
+
     pub(super) fn node(&mut self, schema: &Value, at: &str, root: bool) -> Out {
         let map = match schema {
             Value::Object(m) => m,
@@ -90,6 +91,17 @@ impl<'a> Renderer<'a> {
         }
         if map.contains_key("$ref") {
             return self.reference(map, at);
+        }
+        if map.contains_key("anyOf") && map.contains_key("oneOf") {
+            let here = format!("{at}/oneOf");
+            return Err(self.err(
+                &here,
+                "oneOf",
+                "`anyOf` and `oneOf` together cannot be rendered",
+            ));
+        }
+        if let Some(rewritten) = self.tuple_items(map, at)? {
+            return self.node(&Value::Object(rewritten), at, root);
         }
         if self.profile == Profile::Gemini
             && let Some(split) = self.gemini_type_list(map, at)?
@@ -185,25 +197,11 @@ impl<'a> Renderer<'a> {
                 }
             }
             "items" => {
-                if v.is_array() {
-                    return Err(self.err(
-                        here,
-                        k,
-                        "array-form `items` (a tuple) is not supported; use prefixItems",
-                    ));
-                }
                 let r = self.node(v, here, false)?;
                 out.insert(k.into(), r);
             }
             "anyOf" | "oneOf" => {
                 if k == "oneOf" {
-                    if out.contains_key("anyOf") || v.get("anyOf").is_some() {
-                        return Err(self.err(
-                            here,
-                            k,
-                            "`anyOf` and `oneOf` together cannot be rendered",
-                        ));
-                    }
                     // anyOf accepts at least what oneOf accepts; exclusivity is checked after parse.
                     self.defer(at, k);
                 }
@@ -459,5 +457,43 @@ impl<'a> Renderer<'a> {
             return Err(self.err(at, "type", "Gemini schemas need a `type`"));
         }
         Ok(())
+    }
+
+    /// Tuples (`prefixItems`, or draft-4 array-form `items` + `additionalItems`): no profile
+    /// has them, so every element gets `anyOf` the position schemas (and the rest schema). That
+    /// only widens; the positions (and a closed rest) are checked after parse.
+    fn tuple_items(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &str,
+    ) -> Result<Option<Map<String, Value>>, ProfileError> {
+        let (positions, rest, keyword, rest_keyword) =
+            match (map.get("prefixItems"), map.get("items")) {
+                (Some(Value::Array(p)), rest) => (p, rest, "prefixItems", "items"),
+                (None, Some(Value::Array(p))) => {
+                    (p, map.get("additionalItems"), "items", "additionalItems")
+                }
+                _ => return Ok(None),
+            };
+        let mut members: Vec<Value> = positions.clone();
+        match rest {
+            None | Some(Value::Bool(true)) => {
+                let here = format!("{at}/{keyword}");
+                return Err(self.err(&here, keyword, "an open tuple (no schema for the elements after the positions) cannot be expressed"));
+            }
+            Some(Value::Bool(false)) => self.defer(at, rest_keyword),
+            Some(schema) => members.push(schema.clone()),
+        }
+        self.defer(at, keyword);
+        let mut out = map.clone();
+        for k in ["prefixItems", "additionalItems"] {
+            out.remove(k);
+        }
+        let items = match members.len() {
+            1 => members.remove(0),
+            _ => json!({"anyOf": members}),
+        };
+        out.insert("items".into(), items);
+        Ok(Some(out))
     }
 }

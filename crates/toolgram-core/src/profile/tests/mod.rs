@@ -405,3 +405,86 @@ fn openai_limits_are_errors() {
         "the total string length of names and enum/const values"
     );
 }
+
+#[test]
+fn tuples_become_an_any_of_per_element_with_positions_checked_later() {
+    for p in Profile::ALL {
+        let s = render(
+            p,
+            json!({"type": "object", "properties": {"pair": {"type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}},
+             "required": ["pair"]}),
+        );
+        let items = &s.schema["properties"]["pair"]["items"];
+        assert_eq!(
+            items["anyOf"].as_array().map(Vec::len),
+            Some(2),
+            "{}",
+            s.schema
+        );
+        let mut d = deferred(&s);
+        d.retain(|(_, k)| k != "additionalProperties");
+        assert_eq!(
+            d,
+            vec![
+                pair("/properties/pair", "items"),
+                pair("/properties/pair", "prefixItems")
+            ]
+        );
+    }
+    let old = render(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {"t": {"type": "array",
+            "items": [{"type": "string"}], "additionalItems": {"type": "number"}}}, "required": ["t"]}),
+    );
+    assert_eq!(
+        old.schema["properties"]["t"]["items"],
+        json!({"anyOf": [{"type": "string"}, {"type": "number"}]})
+    );
+    let open = refuse(
+        Profile::Gemini,
+        json!({"type": "object", "properties": {"t": {"type": "array", "prefixItems": [{"type": "string"}]}}}),
+    );
+    assert_eq!(at(&open), ("/properties/t/prefixItems", "prefixItems"));
+    let both = refuse(
+        Profile::Anthropic,
+        json!({"type": "object", "properties": {"v": {"anyOf": [{"type": "string"}], "oneOf": [{"type": "string"}]}}}),
+    );
+    assert_eq!(at(&both), ("/properties/v/oneOf", "oneOf"));
+}
+
+#[test]
+fn references_with_siblings_are_inlined_and_unused_definitions_noted() {
+    let s = render(
+        Profile::OpenAiStrict,
+        json!({"type": "object", "properties": {
+            "home": {"$ref": "#/definitions/addr", "description": "where I live"}},
+         "required": ["home"],
+         "definitions": {
+            "addr": {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}}, "required": ["zip"]},
+            "unused": {"type": "string"}}}),
+    );
+    assert_eq!(
+        s.schema["properties"]["home"],
+        json!({"description": "where I live", "type": "object",
+               "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
+               "required": ["zip"], "additionalProperties": false})
+    );
+    assert!(s.schema.get("$defs").is_none(), "{}", s.schema);
+    assert!(
+        s.notes.iter().any(|n| n.contains("`unused` not sent")),
+        "{:?}",
+        s.notes
+    );
+    let a = render(
+        Profile::Anthropic,
+        json!({"type": "object", "properties": {"k": {"type": "array", "items": {"type": "integer"}, "enum": [[1], [2, 3]]}}}),
+    );
+    assert_eq!(deferred(&a), vec![pair("/properties/k", "enum")]);
+    // Without its enum the schema would accept anything: refused, not widened to "any".
+    let e = refuse(
+        Profile::Anthropic,
+        json!({"type": "object", "properties": {"k": {"enum": [{"a": 1}]}}}),
+    );
+    assert_eq!(at(&e), ("/properties/k", "type"));
+}
