@@ -92,10 +92,23 @@ pub fn render_parameters(
     let mut r = render::Renderer::new(profile, tool, parameters);
     let schema = r.render_root()?;
     limits::check_schema(profile, &format!("tool `{tool}`"), &schema)?;
+    // A definition inlined at several places is reported once.
+    let mut deferred: Vec<DeferredKeyword> = Vec::new();
+    for d in r.deferred {
+        if !deferred.contains(&d) {
+            deferred.push(d);
+        }
+    }
+    let mut notes: Vec<String> = Vec::new();
+    for n in r.notes {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
     Ok(ProfiledSchema {
         schema,
-        enforced_after_parse: r.deferred,
-        notes: r.notes,
+        enforced_after_parse: deferred,
+        notes,
     })
 }
 

@@ -488,3 +488,38 @@ fn references_with_siblings_are_inlined_and_unused_definitions_noted() {
     );
     assert_eq!(at(&e), ("/properties/k", "type"));
 }
+
+#[test]
+fn restore_follows_references_and_the_one_fitting_any_of_member() {
+    let params = json!({"type": "object", "properties": {
+        "who": {"$ref": "#/$defs/person"},
+        "what": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/person"}]}},
+     "required": ["who", "what"],
+     "$defs": {"person": {"type": "object", "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}}});
+    let r = render(Profile::OpenAiStrict, params.clone());
+    let reply = json!({"who": {"name": "a", "age": null}, "what": {"name": "b", "age": null}});
+    let strict = jsonschema::validator_for(&r.schema).expect("JSON Schema");
+    assert!(strict.is_valid(&reply), "{}", r.schema);
+    let restored = restore_arguments(Profile::OpenAiStrict, &params, reply);
+    assert_eq!(
+        restored,
+        json!({"who": {"name": "a"}, "what": {"name": "b"}})
+    );
+    let original =
+        jsonschema::validator_for(&crate::compile::close_objects(&params)).expect("JSON Schema");
+    assert!(original.is_valid(&restored));
+}
+
+#[test]
+fn a_definition_inlined_twice_is_reported_once() {
+    let s = render(
+        Profile::Gemini,
+        json!({"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/n"}, "b": {"$ref": "#/$defs/n"}},
+         "required": ["a", "b"], "$defs": {"n": {"type": "number", "multipleOf": 2}}}),
+    );
+    let mut d = deferred(&s);
+    d.retain(|(_, k)| k == "multipleOf");
+    assert_eq!(d, vec![pair("/$defs/n", "multipleOf")]);
+}
