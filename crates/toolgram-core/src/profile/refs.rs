@@ -65,9 +65,18 @@ pub(crate) fn collect_refs(v: &Value, out: &mut Vec<String>) {
             if let Some(Value::String(r)) = map.get("$ref") {
                 out.push(r.clone());
             }
-            map.iter()
-                .filter(|(k, _)| *k != "$ref")
-                .for_each(|(_, c)| collect_refs(c, out));
+            for (k, c) in map {
+                match (k.as_str(), c) {
+                    // Maps of schemas: every value is a schema, whatever its name.
+                    (
+                        "properties" | "$defs" | "definitions" | "patternProperties",
+                        Value::Object(children),
+                    ) => children.values().for_each(|s| collect_refs(s, out)),
+                    // Values, not schemas.
+                    ("enum" | "const" | "default" | "examples" | "$ref", _) => {}
+                    (_, c) => collect_refs(c, out),
+                }
+            }
         }
         Value::Array(a) => a.iter().for_each(|c| collect_refs(c, out)),
         _ => {}

@@ -127,8 +127,14 @@ fn rewrite_refs(tool: &str, v: &mut Value, uses_root: &mut bool) {
                 }
             }
             for (k, c) in m.iter_mut() {
-                if !matches!(k.as_str(), "enum" | "const" | "$ref") {
-                    rewrite_refs(tool, c, uses_root);
+                match (k.as_str(), c) {
+                    // Maps of schemas: every value is a schema, whatever its name.
+                    ("properties" | "$defs", Value::Object(children)) => children
+                        .values_mut()
+                        .for_each(|s| rewrite_refs(tool, s, uses_root)),
+                    // Values, not schemas.
+                    ("enum" | "const" | "$ref", _) => {}
+                    (_, c) => rewrite_refs(tool, c, uses_root),
                 }
             }
         }
