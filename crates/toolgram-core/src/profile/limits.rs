@@ -18,6 +18,7 @@ use super::Profile;
 use super::error::ProfileError;
 use super::refs;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 const OPENAI_PROPERTIES: usize = 5_000;
 const OPENAI_DEPTH: usize = 10;
@@ -124,7 +125,7 @@ pub(crate) fn check_schema(
         chars,
         OPENAI_CHARS,
     )?;
-    let depth = object_depth(schema, schema, &mut Vec::new());
+    let depth = object_depth(schema, schema, &mut Vec::new(), &mut HashMap::new());
     over(
         profile,
         scope,
@@ -142,7 +143,14 @@ fn is_object(m: &Map<String, Value>) -> bool {
     }
 }
 
-fn object_depth(v: &Value, root: &Value, refs_seen: &mut Vec<String>) -> usize {
+/// Depth in object levels; `memo` keeps the depth below each reference target once computed
+/// (so references that fan out are not walked exponentially), `refs_seen` cuts recursion.
+fn object_depth(
+    v: &Value,
+    root: &Value,
+    refs_seen: &mut Vec<String>,
+    memo: &mut HashMap<String, usize>,
+) -> usize {
     let Value::Object(m) = v else { return 0 };
     let mut children: Vec<&Value> = Vec::new();
     if let Some(Value::Object(p)) = m.get("properties") {
@@ -154,16 +162,26 @@ fn object_depth(v: &Value, root: &Value, refs_seen: &mut Vec<String>) -> usize {
     children.extend(m.get("items"));
     let mut deepest = children
         .into_iter()
-        .map(|c| object_depth(c, root, refs_seen))
+        .map(|c| object_depth(c, root, refs_seen, memo))
         .max()
         .unwrap_or(0);
     if let Some(Value::String(r)) = m.get("$ref")
         && !refs_seen.contains(r)
-        && let Some((target, _)) = refs::resolve(root, r)
     {
-        refs_seen.push(r.clone());
-        deepest = deepest.max(object_depth(target, root, refs_seen));
-        refs_seen.pop();
+        let below = match memo.get(r) {
+            Some(d) => *d,
+            None => {
+                let d = refs::resolve(root, r).map_or(0, |(target, _)| {
+                    refs_seen.push(r.clone());
+                    let d = object_depth(target, root, refs_seen, memo);
+                    refs_seen.pop();
+                    d
+                });
+                memo.insert(r.clone(), d);
+                d
+            }
+        };
+        deepest = deepest.max(below);
     }
     deepest + usize::from(is_object(m))
 }

@@ -4,6 +4,7 @@
 //! anything or rewrite schemas; it answers "where does this point" and "does it loop".
 
 use serde_json::Value;
+use std::collections::HashSet;
 
 /// Deepest chain of references followed before a schema counts as recursive.
 const MAX_CHAIN: usize = 64;
@@ -35,12 +36,23 @@ fn encloses(outer: &str, inner: &str) -> bool {
 /// chains deeper than 64 count as recursive (the conservative answer).
 pub(crate) fn is_recursive(root: &Value, pointer: &str) -> bool {
     let mut stack = Vec::new();
-    loops(root, pointer, &mut stack)
+    let mut finite = HashSet::new();
+    loops(root, pointer, &mut stack, &mut finite)
 }
 
-fn loops(root: &Value, pointer: &str, stack: &mut Vec<String>) -> bool {
+/// Depth-first search; `finite` remembers targets already expanded without a loop, so a
+/// schema that references the same definitions many times is not walked exponentially.
+fn loops(
+    root: &Value,
+    pointer: &str,
+    stack: &mut Vec<String>,
+    finite: &mut HashSet<String>,
+) -> bool {
     if stack.iter().any(|s| encloses(pointer, s)) || stack.len() > MAX_CHAIN {
         return true;
+    }
+    if finite.contains(pointer) {
+        return false;
     }
     let node = if pointer.is_empty() {
         Some(root)
@@ -53,8 +65,11 @@ fn loops(root: &Value, pointer: &str, stack: &mut Vec<String>) -> bool {
     collect_refs(node, &mut refs);
     let found = refs
         .iter()
-        .any(|r| local_pointer(r).is_none_or(|p| loops(root, &p, stack)));
+        .any(|r| local_pointer(r).is_none_or(|p| loops(root, &p, stack, finite)));
     stack.pop();
+    if !found {
+        finite.insert(pointer.to_owned());
+    }
     found
 }
 

@@ -19,7 +19,13 @@ pub(crate) struct Renderer<'a> {
     pub root: &'a Value,
     pub deferred: Vec<DeferredKeyword>,
     pub notes: Vec<String>,
+    /// Schemas rendered so far (inlining can multiply them).
+    nodes: usize,
 }
+
+/// The most schemas one rendering may produce: inlining references that fan out (a
+/// definition used twice by one used twice by …) grows exponentially, and stops here.
+const MAX_NODES: usize = 100_000;
 
 type Out = Result<Value, ProfileError>;
 
@@ -31,6 +37,7 @@ impl<'a> Renderer<'a> {
             root,
             deferred: Vec::new(),
             notes: Vec::new(),
+            nodes: 0,
         }
     }
 
@@ -78,6 +85,16 @@ impl<'a> Renderer<'a> {
     }
 
     pub(super) fn node(&mut self, schema: &Value, at: &str, root: bool) -> Out {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(ProfileError::OverLimit {
+                profile: self.profile.name(),
+                scope: format!("tool `{}`", self.tool),
+                limit: "the number of schemas after inlining references (toolgram's own limit)",
+                value: self.nodes,
+                max: MAX_NODES,
+            });
+        }
         let map = match schema {
             Value::Object(m) => m,
             Value::Bool(b) => {

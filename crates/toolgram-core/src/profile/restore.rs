@@ -12,47 +12,54 @@ use super::refs;
 use serde_json::{Map, Value};
 
 const MAX_DEPTH: usize = 64;
+/// Schema visits one restore may make: references that fan out (`allOf`/`anyOf` of the same
+/// definitions, again and again) would otherwise be walked exponentially. When it runs out,
+/// the remaining `null`s stay and the validator reports them.
+const MAX_STEPS: usize = 100_000;
 
 /// The arguments as the original `parameters` schema expects them: for `openai-strict`,
 /// `null` values of optional, non-nullable properties are removed; other profiles return the
 /// arguments unchanged.
 pub fn restore_arguments(profile: Profile, parameters: &Value, mut arguments: Value) -> Value {
     if profile == Profile::OpenAiStrict {
-        restore(parameters, parameters, &mut arguments, 0);
+        let mut steps = MAX_STEPS;
+        restore(parameters, parameters, &mut arguments, 0, &mut steps);
     }
     arguments
 }
 
-fn restore(schema: &Value, root: &Value, v: &mut Value, depth: usize) {
+fn restore(schema: &Value, root: &Value, v: &mut Value, depth: usize, steps: &mut usize) {
     let Value::Object(m) = schema else { return };
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || *steps == 0 {
         return;
     }
+    *steps -= 1;
     if let Some((target, _)) = m
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|r| refs::resolve(root, r))
     {
-        restore(target, root, v, depth + 1);
+        restore(target, root, v, depth + 1, steps);
     }
     if let Some(Value::Array(all)) = m.get("allOf") {
-        all.iter().for_each(|s| restore(s, root, v, depth + 1));
+        all.iter()
+            .for_each(|s| restore(s, root, v, depth + 1, steps));
     }
     for k in ["anyOf", "oneOf"] {
         if let Some(Value::Array(members)) = m.get(k) {
             let fits: Vec<&Value> = members.iter().filter(|s| admits_type(s, v)).collect();
             if let [only] = fits.as_slice() {
-                restore(only, root, v, depth + 1);
+                restore(only, root, v, depth + 1, steps);
             }
         }
     }
     match v {
-        Value::Object(obj) => restore_object(m, root, obj, depth),
+        Value::Object(obj) => restore_object(m, root, obj, depth, steps),
         Value::Array(items) => {
             if let Some(item) = m.get("items") {
                 items
                     .iter_mut()
-                    .for_each(|x| restore(item, root, x, depth + 1));
+                    .for_each(|x| restore(item, root, x, depth + 1, steps));
             }
         }
         _ => {}
@@ -64,6 +71,7 @@ fn restore_object(
     root: &Value,
     obj: &mut Map<String, Value>,
     depth: usize,
+    steps: &mut usize,
 ) {
     let Some(Value::Object(props)) = m.get("properties") else {
         return;
@@ -74,11 +82,15 @@ fn restore_object(
             .is_some_and(|r| r.iter().any(|x| x == k))
     };
     obj.retain(|k, val| {
-        !(val.is_null() && !required(k) && props.get(k).is_some_and(|s| !accepts_null(s, root, 0)))
+        !(val.is_null()
+            && !required(k)
+            && props
+                .get(k)
+                .is_some_and(|s| !accepts_null(s, root, 0, steps)))
     });
     for (k, val) in obj.iter_mut() {
         if let Some(s) = props.get(k) {
-            restore(s, root, val, depth + 1);
+            restore(s, root, val, depth + 1, steps);
         }
     }
 }
@@ -110,20 +122,21 @@ fn admits_type(schema: &Value, v: &Value) -> bool {
 }
 
 /// Whether the schema accepts `null` (references followed; unknown shapes say yes).
-fn accepts_null(schema: &Value, root: &Value, depth: usize) -> bool {
+fn accepts_null(schema: &Value, root: &Value, depth: usize, steps: &mut usize) -> bool {
     let m = match schema {
         Value::Bool(b) => return *b,
         Value::Object(m) => m,
         _ => return true,
     };
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || *steps == 0 {
         return true;
     }
+    *steps -= 1;
     if let Some((target, _)) = m
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|r| refs::resolve(root, r))
-        && !accepts_null(target, root, depth + 1)
+        && !accepts_null(target, root, depth + 1, steps)
     {
         return false;
     }
@@ -141,13 +154,13 @@ fn accepts_null(schema: &Value, root: &Value, depth: usize) -> bool {
     }
     for k in ["anyOf", "oneOf"] {
         if let Some(Value::Array(a)) = m.get(k)
-            && !a.iter().any(|s| accepts_null(s, root, depth + 1))
+            && !a.iter().any(|s| accepts_null(s, root, depth + 1, steps))
         {
             return false;
         }
     }
     if let Some(Value::Array(a)) = m.get("allOf") {
-        return a.iter().all(|s| accepts_null(s, root, depth + 1));
+        return a.iter().all(|s| accepts_null(s, root, depth + 1, steps));
     }
     true
 }

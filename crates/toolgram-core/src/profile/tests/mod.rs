@@ -523,3 +523,118 @@ fn a_definition_inlined_twice_is_reported_once() {
     d.retain(|(_, k)| k == "multipleOf");
     assert_eq!(d, vec![pair("/$defs/n", "multipleOf")]);
 }
+
+#[test]
+fn inlining_that_fans_out_stops_at_a_limit() {
+    // d0 uses d1 twice, d1 uses d2 twice, …: 2^40 schemas once inlined.
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+        defs.insert(
+            format!("d{i}"),
+            json!({"type": "object", "properties": {"a": next, "b": next}}),
+        );
+    }
+    defs.insert("d40".into(), json!({"type": "string"}));
+    let schema =
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs});
+    let e = refuse(Profile::Gemini, schema.clone());
+    assert!(
+        matches!(e, ProfileError::OverLimit { max: 100_000, .. }),
+        "{e}"
+    );
+    // Profiles with $ref keep the references: nothing to inline, and limits are counted
+    // without walking every path.
+    render(Profile::Anthropic, schema.clone());
+    let reply = json!({"x": {"a": null, "b": null}});
+    assert_eq!(
+        restore_arguments(Profile::OpenAiStrict, &schema, reply),
+        json!({"x": {}})
+    );
+    let e = refuse(Profile::OpenAiStrict, schema);
+    assert!(
+        matches!(
+            e,
+            ProfileError::OverLimit {
+                value: 41,
+                max: 10,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+mod no_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEYS: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "items",
+        "prefixItems",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "enum",
+        "const",
+        "format",
+        "additionalProperties",
+        "minItems",
+        "pattern",
+        "description",
+        "not",
+        "nullable",
+        "a",
+        "b",
+    ];
+    const STRINGS: &[&str] = &[
+        "object",
+        "string",
+        "integer",
+        "null",
+        "array",
+        "#",
+        "#/$defs/a",
+        "#/properties/a",
+        "date-time",
+        "uri",
+        "a",
+        "b",
+    ];
+
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            any::<bool>().prop_map(Value::Bool),
+            (0u8..4).prop_map(|n| json!(n)),
+            prop::sample::select(STRINGS).prop_map(|s| json!(s)),
+        ];
+        leaf.prop_recursive(6, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((prop::sample::select(KEYS), inner), 0..5).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn rendering_any_json_never_panics(body in json(), reply in json()) {
+            let mut params = json!({"type": "object"});
+            if let (Value::Object(p), Value::Object(b)) = (&mut params, &body) {
+                p.extend(b.clone());
+                p.insert("type".into(), json!("object"));
+            }
+            for p in Profile::ALL {
+                let _ = render_parameters("t", &params, p);
+                let _ = restore_arguments(p, &params, reply.clone());
+            }
+        }
+    }
+}
