@@ -29,6 +29,7 @@ impl Renderer<'_> {
         let mut widened = false;
         for (i, m) in members.iter().enumerate() {
             let m_at = format!("{here}/{i}");
+            self.tick()?;
             let mut member = match m {
                 Value::Bool(true) => continue,
                 Value::Object(o) => o.clone(),

@@ -59,6 +59,21 @@ impl<'a> Renderer<'a> {
         });
     }
 
+    /// Count one schema visited (rendered or merged); over [`MAX_NODES`] is an error.
+    pub(super) fn tick(&mut self) -> Result<(), ProfileError> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(ProfileError::OverLimit {
+                profile: self.profile.name(),
+                scope: format!("tool `{}`", self.tool),
+                limit: "the number of schemas after inlining references (toolgram's own limit)",
+                value: self.nodes,
+                max: MAX_NODES,
+            });
+        }
+        Ok(())
+    }
+
     pub(super) fn note(&mut self, text: String) {
         self.notes.push(text);
     }
@@ -85,16 +100,7 @@ impl<'a> Renderer<'a> {
     }
 
     pub(super) fn node(&mut self, schema: &Value, at: &str, root: bool) -> Out {
-        self.nodes += 1;
-        if self.nodes > MAX_NODES {
-            return Err(ProfileError::OverLimit {
-                profile: self.profile.name(),
-                scope: format!("tool `{}`", self.tool),
-                limit: "the number of schemas after inlining references (toolgram's own limit)",
-                value: self.nodes,
-                max: MAX_NODES,
-            });
-        }
+        self.tick()?;
         let map = match schema {
             Value::Object(m) => m,
             Value::Bool(b) => {

@@ -543,6 +543,21 @@ fn inlining_that_fans_out_stops_at_a_limit() {
         matches!(e, ProfileError::OverLimit { max: 100_000, .. }),
         "{e}"
     );
+    // The same fan-out through allOf is merged, not rendered: it stops at the same limit.
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+        defs.insert(format!("d{i}"), json!({"allOf": [next, next]}));
+    }
+    defs.insert("d40".into(), json!({"type": "string"}));
+    let merged =
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs});
+    for p in Profile::ALL {
+        assert!(matches!(
+            refuse(p, merged.clone()),
+            ProfileError::OverLimit { max: 100_000, .. }
+        ));
+    }
     // Profiles with $ref keep the references: nothing to inline, and limits are counted
     // without walking every path.
     render(Profile::Anthropic, schema.clone());
