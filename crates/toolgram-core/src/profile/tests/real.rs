@@ -206,6 +206,11 @@ fn bfcl_schemas_render_under_every_profile_or_are_refused_by_name() {
                             &r,
                             &format!("{file} {} {}", t.case, t.name),
                         );
+                        if p != Profile::Gemini {
+                            // OpenAI and Anthropic take JSON Schema proper.
+                            let meta = jsonschema::meta::validate(&r.schema);
+                            assert!(meta.is_ok(), "{}", r.schema);
+                        }
                         *rendered.entry(p.name()).or_insert(0) += 1;
                     }
                     Err(e) => {
@@ -307,6 +312,16 @@ fn bfcl_ground_truth_survives_openai_strict_and_restore() {
             "{}",
             t.case
         );
+        // Anthropic keeps optional properties optional: the call itself must validate.
+        if let Ok(a) = render_parameters(&t.name, &t.parameters, Profile::Anthropic) {
+            let v = jsonschema::validator_for(&a.schema).expect("rendered schema is JSON Schema");
+            assert!(
+                v.is_valid(&args),
+                "{}: {args} not valid for {}",
+                t.case,
+                a.schema
+            );
+        }
         checked += 1;
     }
     eprintln!("BFCL simple_python: {checked} ground-truth calls round-tripped");
