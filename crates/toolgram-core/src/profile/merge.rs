@@ -95,7 +95,10 @@ impl Renderer<'_> {
                 acc.insert(k, v);
             }
             ("properties", Some(Value::Object(props))) => {
-                for (name, sub) in v.as_object().cloned().unwrap_or_default() {
+                let Value::Object(more) = v else {
+                    return Err(self.err(at, &k, "`properties` must be an object"));
+                };
+                for (name, sub) in more {
                     match props.get_mut(&name) {
                         Some(old) if *old != sub => *old = json!({"allOf": [old.take(), sub]}),
                         Some(_) => {}
@@ -106,7 +109,10 @@ impl Renderer<'_> {
                 }
             }
             ("required", Some(Value::Array(req))) => {
-                for r in v.as_array().cloned().unwrap_or_default() {
+                let Value::Array(more) = v else {
+                    return Err(self.err(at, &k, "`required` must be an array"));
+                };
+                for r in more {
                     if !req.contains(&r) {
                         req.push(r);
                     }
