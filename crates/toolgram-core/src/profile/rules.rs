@@ -9,6 +9,13 @@
 //! - Gemini API, `Schema` object: <https://ai.google.dev/api/caching#Schema> and function
 //!   calling: <https://ai.google.dev/gemini-api/docs/function-calling>
 //!
+//! Not every official page could be read from here: the OpenAI limits match the brief and a
+//! third-party copy of the docs' limits table; Anthropic's unsupported list and its pool
+//! limits (20 strict tools, 24 optional and 16 union-typed parameters) come from summaries
+//! that cite the Anthropic page (e.g. the LangSchema Anthropic converter docs); Gemini's
+//! fields are those of the generated `Schema` client types (v1beta). Re-check them against the
+//! live pages when a provider rejects a schema this module produced.
+//!
 //! This module holds data and lookups only; it must not walk schemas (see `render.rs`) and it
 //! is independent of the compiler's own keyword policy in `compile.rs`.
 
