@@ -1,0 +1,131 @@
+//! Gemini-only spellings: one type per schema (`[T, "null"]` → `T` + `nullable`, several
+//! types → `anyOf` with each type's keywords), and its documented parameter-name rule.
+//!
+//! This module must not apply to other profiles.
+
+use super::error::ProfileError;
+use super::render::Renderer;
+use serde_json::{Map, Value, json};
+
+impl Renderer<'_> {
+    /// Gemini has one type per schema: `[T, "null"]` → `T` + `nullable`; several types → `anyOf`.
+    pub(super) fn gemini_type_list(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &str,
+    ) -> Result<Option<Value>, ProfileError> {
+        let types: Vec<&str> = match map.get("type") {
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            Some(Value::String(t)) if t == "null" => {
+                return Err(self.err(
+                    &format!("{at}/type"),
+                    "type",
+                    "Gemini has no schema for null alone",
+                ));
+            }
+            _ => return Ok(None),
+        };
+        let null = types.contains(&"null");
+        let others: Vec<&str> = types.into_iter().filter(|t| *t != "null").collect();
+        let mut base = map.clone();
+        base.remove("type");
+        let split = match others.as_slice() {
+            [] => {
+                return Err(self.err(
+                    &format!("{at}/type"),
+                    "type",
+                    "Gemini has no schema for null alone",
+                ));
+            }
+            [one] => {
+                base.insert("type".into(), json!(one));
+                Value::Object(base)
+            }
+            many => {
+                if map.contains_key("anyOf") {
+                    return Err(self.err(
+                        &format!("{at}/type"),
+                        "type",
+                        "a type list next to anyOf cannot be rendered",
+                    ));
+                }
+                let mut outer = Map::new();
+                for k in ["description", "title", "default"] {
+                    if let Some(v) = base.remove(k) {
+                        outer.insert(k.into(), v);
+                    }
+                }
+                let members = many.iter().map(|t| {
+                    let mut m: Map<String, Value> = base
+                        .iter()
+                        .filter(|(k, _)| keyword_applies(k, t))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    m.insert("type".into(), json!(t));
+                    Value::Object(m)
+                });
+                outer.insert("anyOf".into(), Value::Array(members.collect()));
+                Value::Object(outer)
+            }
+        };
+        if null {
+            // Rendered as anyOf: the Gemini branch of `anyOf` turns a null member into `nullable`.
+            return Ok(Some(json!({"anyOf": [split, {"type": "null"}]})));
+        }
+        Ok(Some(split))
+    }
+}
+
+/// Which keywords of a multi-type schema belong to the member of type `t`.
+fn keyword_applies(k: &str, t: &str) -> bool {
+    let string = ["pattern", "minLength", "maxLength", "format"];
+    let number = [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "format",
+    ];
+    let array = [
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+    ];
+    let object = [
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "dependentRequired",
+        "dependentSchemas",
+    ];
+    let typed: Vec<&str> = [&string[..], &number[..], &array[..], &object[..]].concat();
+    if !typed.contains(&k) {
+        return true;
+    }
+    match t {
+        "string" => string.contains(&k),
+        "number" | "integer" => number.contains(&k),
+        "array" => array.contains(&k),
+        "object" => object.contains(&k),
+        _ => false,
+    }
+}
+
+/// Gemini's documented parameter-name rule, applied at every level (the conservative reading).
+pub(super) fn gemini_name_ok(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
