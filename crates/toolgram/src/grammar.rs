@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
+use toolgram_core::profile::{self, Profile};
 use toolgram_core::{ToolChoice, ToolSet, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
 
@@ -16,6 +17,9 @@ use toolgram_engine::{EngineError, check_grammar, check_request};
 pub enum Format {
     /// llguidance Lark, as the embedded engine runs it.
     Lark,
+    /// JSON Schema under a provider profile (`--profile`): the schema of one call (a
+    /// discriminated union over the callable tools), or of `--schema` itself.
+    JsonSchema,
 }
 
 #[derive(Args)]
@@ -41,6 +45,9 @@ pub struct GrammarArgs {
     /// Allow or demand a <think>…</think> block before the answer or call.
     #[arg(long, value_enum, default_value = "off")]
     pub think: ThinkArg,
+    /// Provider profile for `--format json-schema`: openai-strict, anthropic, gemini.
+    #[arg(long, default_value = "openai-strict")]
+    pub profile: String,
     /// Compile the grammar with llguidance and report errors instead of printing it.
     #[arg(long)]
     pub check: bool,
@@ -83,6 +90,11 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
             format!("{}: not JSON: {e}", path.display()),
         )
     })?;
+    if matches!(args.format, Format::JsonSchema) {
+        let profiled =
+            profile::render_parameters("schema", &schema, Profile::from_name(&args.profile)?)?;
+        return print_profiled(&profiled);
+    }
     let mut deferred = Vec::new();
     let lark = format!(
         "start: %json {}\n",
@@ -127,7 +139,23 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
     match args.format {
         Format::Lark if args.check => println!("ok"),
         Format::Lark => print!("{}", plan.lark),
+        Format::JsonSchema => {
+            let callable = tools.subset(&plan.callable).map_err(EngineError::from)?;
+            let profile = Profile::from_name(&args.profile)?;
+            let union = profile::call_union_schema(&callable, args.parallel_tool_calls, profile)?;
+            return print_profiled(&union);
+        }
     }
     note_deferred(&plan.deferred);
+    Ok(())
+}
+
+/// Print a provider schema (pretty JSON) and, on stderr, what the profile moved out of it.
+fn print_profiled(p: &profile::ProfiledSchema) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(&p.schema)?);
+    note_deferred(&p.enforced_after_parse);
+    for n in &p.notes {
+        eprintln!("note: {n}");
+    }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! What the CLI prints: the OpenAI assistant message on stdout, `{"error":{…}}` on stderr.
 
 use serde_json::{Value, json};
+use toolgram_core::profile::ProfileError;
 use toolgram_engine::{CallResponse, EngineError};
 
 /// The assistant message for a reply, with toolgram's extension fields.
@@ -50,7 +51,12 @@ pub fn print_error(e: &anyhow::Error) {
             Some(_) => ("model_fetch_error", Value::Null),
             None => match e.downcast_ref::<CliError>() {
                 Some(c) => (c.kind, c.details.clone()),
-                None => ("error", Value::Null),
+                None => match e.downcast_ref::<ProfileError>() {
+                    Some(ProfileError::UnknownProfile(_)) => ("invalid_request", Value::Null),
+                    Some(ProfileError::OverLimit { .. }) => ("over_provider_limit", Value::Null),
+                    Some(_) => ("unsupported_by_profile", Value::Null),
+                    None => ("error", Value::Null),
+                },
             },
         },
     };

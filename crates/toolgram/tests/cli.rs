@@ -567,3 +567,47 @@ fn grammar_for_a_bare_schema_lists_what_is_enforced_after_parsing() {
     let (code, stdout, _) = toolgram(&["grammar", "--schema", &schema, "--check"]);
     assert_eq!((code, stdout.trim()), (0, "ok"));
 }
+
+#[test]
+fn grammar_json_schema_renders_the_call_union_per_provider_profile() {
+    let (code, stdout, stderr) = toolgram(&[
+        "grammar",
+        "--tools",
+        "examples/weather.json",
+        "--format",
+        "json-schema",
+        "--tool-choice",
+        "get_weather",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let schema: Value = serde_json::from_str(&stdout).expect("pretty JSON schema");
+    let call = &schema["properties"]["call"];
+    assert_eq!(
+        call["properties"]["name"]["const"], "get_weather",
+        "{stdout}"
+    );
+    // openai-strict: every property required, the optional one nullable, objects closed.
+    let args = &call["properties"]["arguments"];
+    assert_eq!(args["required"], serde_json::json!(["city", "unit"]));
+    assert_eq!(args["additionalProperties"], false);
+    assert!(
+        !stdout.contains("send_email"),
+        "only the named tool is callable"
+    );
+
+    let (code, _, stderr) = toolgram(&[
+        "grammar",
+        "--tools",
+        "examples/weather.json",
+        "--format",
+        "json-schema",
+        "--profile",
+        "no-such-provider",
+    ]);
+    assert_ne!(code, 0);
+    assert_eq!(
+        error_line(&stderr)["error"]["type"],
+        "invalid_request",
+        "{stderr}"
+    );
+}
