@@ -170,6 +170,9 @@ pub fn compile(
     syntax: &CallSyntax,
     opts: &CompileOptions,
 ) -> Result<CompiledGrammar, CompileError> {
+    if !syntax.is_compilable() {
+        return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned()));
+    }
     let callable = choice.callable(tools)?;
     let mut deferred = Vec::new();
     let mut g = String::from("%llguidance {}\n\n");
