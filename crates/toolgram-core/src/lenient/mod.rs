@@ -26,7 +26,7 @@ use families::{Ctx, Fail, body_anchor, marker, read_calls};
 pub enum SyntaxChoice {
     /// Every registered syntax, earliest call first.
     Auto,
-    /// One family (plus bare JSON calls when it writes them).
+    /// This family first; the others still read (free output drifts between syntaxes).
     Named(&'static CallSyntax),
 }
 
@@ -79,7 +79,9 @@ pub fn syntax_for_template(template: &str) -> &'static CallSyntax {
 fn candidates(choice: SyntaxChoice) -> Vec<&'static CallSyntax> {
     match choice {
         SyntaxChoice::Auto => REGISTRY.iter().collect(),
-        SyntaxChoice::Named(s) => vec![s],
+        SyntaxChoice::Named(s) => std::iter::once(s)
+            .chain(REGISTRY.iter().filter(|r| !std::ptr::eq(*r, s)))
+            .collect(),
     }
 }
 
@@ -101,7 +103,7 @@ fn anchors(text: &str, syntaxes: &[&'static CallSyntax]) -> Vec<(usize, &'static
             }
         }
     }
-    let order = |s: &CallSyntax| REGISTRY.iter().position(|r| std::ptr::eq(r, s));
+    let order = |s: &CallSyntax| syntaxes.iter().position(|r| std::ptr::eq(*r, s));
     out.sort_by_key(|(i, s)| (*i, order(s)));
     out.dedup_by(|a, b| a.0 == b.0 && std::ptr::eq(a.1, b.1));
     out
