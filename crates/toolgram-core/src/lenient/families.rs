@@ -148,12 +148,22 @@ pub(crate) fn read_calls(
     if has_section && !sectioned && !at_body && !at_call {
         return Err(Fail::NoMatch);
     }
+    let open_first = syntax
+        .call_open
+        .iter()
+        .map(|p| p.text().trim())
+        .find(|t| !t.is_empty())
+        .unwrap_or("");
     let mut calls: Vec<RawCall> = Vec::new();
     loop {
         if cur.inside(&call_open) {
             return Err(Fail::Truncated(calls));
         }
-        let opened = !call_open.is_empty() && cur.eat(&call_open);
+        let save = cur.pos;
+        let opened = !call_open.is_empty() && cur.eat_pieces(syntax.call_open);
+        if !opened {
+            cur.pos = save;
+        }
         cur.ws();
         if cur.at_end() {
             if calls.is_empty() || opened {
@@ -168,7 +178,10 @@ pub(crate) fn read_calls(
                 calls.append(&mut partial);
                 return Err(Fail::Truncated(calls));
             }
-            Err(Fail::NoMatch) if before > 0 && !opened => break,
+            Err(Fail::NoMatch) if before > 0 && !opened => {
+                cur.pos = save;
+                break;
+            }
             Err(e) => return Err(e),
         }
         if !call_close.is_empty() && !cur.eat(&call_close) && cur.inside(&call_close) {
@@ -179,10 +192,13 @@ pub(crate) fn read_calls(
             cur.pos = save;
         }
         cur.ws();
-        let again = if call_open.is_empty() {
-            !sep.is_empty() && cur.pos != save && !cur.at_end()
+        let rest = cur.rest();
+        let again = if !open_first.is_empty() {
+            rest.starts_with(open_first)
+        } else if let Some(anchor) = body_anchor(syntax) {
+            rest.starts_with(anchor)
         } else {
-            cur.rest().starts_with(&call_open)
+            !sep.is_empty() && cur.pos != save && !cur.at_end()
         };
         if !again {
             cur.pos = save;

@@ -149,6 +149,12 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
         reasoning::later_blocks(&mut split, &pairs);
     }
     let rest = split.rest;
+    // Close markers left in the text once reasoning is extracted are stray, not content.
+    let stray: Vec<&str> = if opts.reasoning_format == ReasoningFormat::None {
+        Vec::new()
+    } else {
+        pairs.iter().map(|(_, c)| *c).collect()
+    };
     let mut ctx = Ctx {
         tools: opts.tools,
         repairs: Vec::new(),
@@ -189,7 +195,15 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
                     done = Some(found);
                     break;
                 }
-                Err(f @ Fail::Truncated(_)) => outcome = Some(f),
+                Err(Fail::Truncated(p)) => {
+                    let better = match &outcome {
+                        Some(Fail::Truncated(q)) => p.len() > q.len(),
+                        _ => true,
+                    };
+                    if better {
+                        outcome = Some(Fail::Truncated(p));
+                    }
+                }
                 Err(f @ Fail::UnknownTool(_)) if !matches!(outcome, Some(Fail::Truncated(_))) => {
                     outcome = Some(f)
                 }
@@ -208,7 +222,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
                 let mut all_calls = calls;
                 all_calls.extend(partial);
                 let mut out = truncated(text, all_calls, opts, split.reasoning, ctx)?;
-                out.content = clean(&content, &syntaxes);
+                out.content = clean(&content, &syntaxes, &stray);
                 return Ok(out);
             }
             (None, Some(Fail::UnknownTool(n))) => return Err(ParseError::UnknownTool(n)),
@@ -220,7 +234,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
     }
     content.push_str(&rest[pos.min(rest.len())..]);
     Ok(LenientOutput {
-        content: clean(&content, &syntaxes),
+        content: clean(&content, &syntaxes, &stray),
         reasoning_content: split.reasoning.trim().to_owned(),
         tool_calls: calls,
         repairs: ctx.repairs,
@@ -249,8 +263,11 @@ fn truncated(
 }
 
 /// Content without the families' turn/channel markers, trimmed.
-fn clean(content: &str, syntaxes: &[&'static CallSyntax]) -> String {
+fn clean(content: &str, syntaxes: &[&'static CallSyntax], stray: &[&str]) -> String {
     let mut out = content.to_owned();
+    for m in stray {
+        out = out.replace(m, "");
+    }
     for s in syntaxes {
         for n in s.noise {
             out = out.replace(n, "");
