@@ -116,6 +116,19 @@ pub enum CallBody {
     },
     /// A JSON object whose only key is the tool's name: `{"NAME": {…}}` (Apertus).
     JsonNamedKey,
+    /// XML elements named after the arguments: `<name_open>NAME<name_close>…tag_end`, then
+    /// `<KEY>VALUE</KEY>` per argument (nested elements are objects, `<item>` lists are
+    /// arrays), then `call_end` (MiniMax M3).
+    XmlElements {
+        /// Before the name.
+        name_open: &'static str,
+        /// After the name.
+        name_close: &'static str,
+        /// The rest of the opening tag ends with this.
+        tag_end: &'static str,
+        /// After the last argument.
+        call_end: &'static str,
+    },
     /// Python call syntax `[name(a=1, b="x"), …]` (LFM2, Llama 3.2 pythonic).
     Pythonic,
 }
@@ -664,6 +677,27 @@ pub static REGISTRY: &[CallSyntax] = &[
         noise: &[],
     },
     CallSyntax {
+        name: "minimax-m3",
+        aliases: &[],
+        description: "MiniMax M3: <tool_call><invoke name=\"NAME\"><KEY>VALUE</KEY>…</invoke></tool_call>, tokens glued by ]<]minimax[>[",
+        section_open: &[Piece::Token("<tool_call>")],
+        section_close: &[Piece::Token("</tool_call>")],
+        call_open: &[],
+        call_close: &[],
+        separator: &[Piece::Text("\n")],
+        args_key: "arguments",
+        bare_calls: false,
+        template_markers: &["]<]minimax[>[", "<mm:think>"],
+        body: CallBody::XmlElements {
+            name_open: "<invoke name=\"",
+            name_close: "\"",
+            tag_end: ">",
+            call_end: "</invoke>",
+        },
+        think: Some(("<mm:think>", "</mm:think>")),
+        noise: &["]<]minimax[>["],
+    },
+    CallSyntax {
         name: "generic-json",
         aliases: &["json", "generic"],
         description: "Templates without tool syntax: {\"name\": …, \"arguments\": {…}}, one call per line; tools described in the system prompt",
@@ -837,6 +871,19 @@ impl CallSyntax {
                 out.push_str(call_end);
                 out
             }
+            CallBody::XmlElements {
+                name_open,
+                name_close,
+                tag_end,
+                call_end,
+            } => {
+                let mut out = format!("{name_open}{}{name_close}{tag_end}", c.name);
+                for (k, v) in c.arguments.as_object().into_iter().flatten() {
+                    out.push_str(&xml_element(k, v));
+                }
+                out.push_str(call_end);
+                out
+            }
             CallBody::Pythonic => {
                 let args: Vec<String> = c
                     .arguments
@@ -849,6 +896,17 @@ impl CallSyntax {
             }
         }
     }
+}
+
+/// A JSON value as XML elements: objects nest, arrays repeat `<item>`.
+fn xml_element(key: &str, v: &Value) -> String {
+    let inner = match v {
+        Value::String(s) => s.clone(),
+        Value::Object(m) => m.iter().map(|(k, v)| xml_element(k, v)).collect(),
+        Value::Array(items) => items.iter().map(|v| xml_element("item", v)).collect(),
+        other => other.to_string(),
+    };
+    format!("<{key}>{inner}</{key}>")
 }
 
 /// A JSON value spelled as a Python literal (`True`, `None`, dicts and lists).

@@ -218,6 +218,7 @@ pub(crate) fn read_calls(
 pub(crate) fn body_anchor(syntax: &CallSyntax) -> Option<&'static str> {
     match syntax.body {
         CallBody::Tagged { name_open, .. } if !name_open.is_empty() => Some(name_open),
+        CallBody::XmlElements { name_open, .. } => Some(name_open),
         _ => None,
     }
 }
@@ -332,6 +333,7 @@ fn read_body(
         }
         CallBody::Tagged { .. } => tagged(cur, syntax, call_close, ctx).map(|c| vec![c]),
         CallBody::Pythonic => pythonic::read(cur, ctx).map(|c| vec![c]),
+        CallBody::XmlElements { .. } => super::xml::read(cur, syntax.body, ctx).map(|c| vec![c]),
     }
 }
 

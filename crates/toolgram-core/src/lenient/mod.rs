@@ -12,6 +12,7 @@ mod json_repair;
 mod pythonic;
 mod reasoning;
 mod values;
+mod xml;
 
 pub use families::RawCall as LenientCall;
 pub use reasoning::ReasoningFormat;
@@ -134,6 +135,12 @@ fn bare_json(syntaxes: &[&'static CallSyntax]) -> Option<&'static CallSyntax> {
 /// Read a free reply.
 pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseError> {
     let syntaxes = candidates(opts.syntax);
+    let original = text;
+    let mut cleaned = text.to_owned();
+    for n in syntaxes.iter().flat_map(|s| s.noise) {
+        cleaned = cleaned.replace(n, "");
+    }
+    let text = cleaned.as_str();
     let mut pairs: Vec<(&str, &str)> = syntaxes.iter().filter_map(|s| s.think).collect();
     pairs.push(("<think>", "</think>"));
     pairs.dedup();
@@ -173,7 +180,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
                 pos = end;
             }
             Err(Fail::Truncated(partial)) => {
-                return truncated(text, partial, opts, split.reasoning, ctx);
+                return truncated(original, partial, opts, split.reasoning, ctx);
             }
             Err(Fail::UnknownTool(n)) => return Err(ParseError::UnknownTool(n)),
             Err(Fail::NoMatch) => {}
@@ -221,7 +228,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
                 content.push_str(&rest[pos..at]);
                 let mut all_calls = calls;
                 all_calls.extend(partial);
-                let mut out = truncated(text, all_calls, opts, split.reasoning, ctx)?;
+                let mut out = truncated(original, all_calls, opts, split.reasoning, ctx)?;
                 out.content = clean(&content, &syntaxes, &stray);
                 return Ok(out);
             }
