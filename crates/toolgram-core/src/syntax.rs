@@ -129,6 +129,9 @@ pub enum CallBody {
         /// After the last argument.
         call_end: &'static str,
     },
+    /// OpenAI harmony (GPT-OSS): messages `<|channel|>CHANNEL[ to=functions.NAME]
+    /// [<|constrain|>json]<|message|>BODY<|call|>`; reasoning in the `analysis` channel.
+    Harmony,
     /// Python call syntax `[name(a=1, b="x"), …]` (LFM2, Llama 3.2 pythonic).
     Pythonic,
 }
@@ -698,6 +701,22 @@ pub static REGISTRY: &[CallSyntax] = &[
         noise: &["]<]minimax[>["],
     },
     CallSyntax {
+        name: "gpt-oss",
+        aliases: &["harmony"],
+        description: "GPT-OSS harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>",
+        section_open: &[],
+        section_close: &[],
+        call_open: &[Piece::Token("<|start|>"), Piece::Text("assistant")],
+        call_close: &[Piece::Token("<|call|>")],
+        separator: &[],
+        args_key: "arguments",
+        bare_calls: false,
+        template_markers: &["<|channel|>", "<|constrain|>"],
+        body: CallBody::Harmony,
+        think: None,
+        noise: &[],
+    },
+    CallSyntax {
         name: "generic-json",
         aliases: &["json", "generic"],
         description: "Templates without tool syntax: {\"name\": …, \"arguments\": {…}}, one call per line; tools described in the system prompt",
@@ -884,6 +903,11 @@ impl CallSyntax {
                 out.push_str(call_end);
                 out
             }
+            CallBody::Harmony => format!(
+                "<|channel|>commentary to=functions.{} <|constrain|>json<|message|>{}",
+                c.name,
+                json(&c.arguments)
+            ),
             CallBody::Pythonic => {
                 let args: Vec<String> = c
                     .arguments

@@ -334,6 +334,8 @@ fn read_body(
         CallBody::Tagged { .. } => tagged(cur, syntax, call_close, ctx).map(|c| vec![c]),
         CallBody::Pythonic => pythonic::read(cur, ctx).map(|c| vec![c]),
         CallBody::XmlElements { .. } => super::xml::read(cur, syntax.body, ctx).map(|c| vec![c]),
+        // Harmony replies are read whole by `super::harmony`, never from a marker.
+        CallBody::Harmony => Err(Fail::NoMatch),
     }
 }
 

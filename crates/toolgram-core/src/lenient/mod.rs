@@ -8,6 +8,7 @@
 //! keeps no table of syntaxes of its own: every family comes from the registry.
 
 mod families;
+mod harmony;
 mod json_repair;
 mod pythonic;
 mod reasoning;
@@ -144,6 +145,28 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
     let mut pairs: Vec<(&str, &str)> = syntaxes.iter().filter_map(|s| s.think).collect();
     pairs.push(("<think>", "</think>"));
     pairs.dedup();
+    let harmony =
+        syntaxes.iter().any(|s| s.body == CallBody::Harmony) && text.contains("<|message|>");
+    if harmony {
+        let mut ctx = Ctx {
+            tools: opts.tools,
+            repairs: Vec::new(),
+        };
+        return match harmony::read(text, opts.reasoning_format, &mut ctx) {
+            Ok(h) => Ok(LenientOutput {
+                content: h.content.trim().to_owned(),
+                reasoning_content: h.reasoning.trim().to_owned(),
+                tool_calls: h.calls,
+                repairs: ctx.repairs,
+            }),
+            Err(Fail::Truncated(calls)) => truncated(original, calls, opts, String::new(), ctx),
+            Err(Fail::UnknownTool(n)) => Err(ParseError::UnknownTool(n)),
+            Err(Fail::NoMatch) => Err(ParseError::Malformed {
+                offset: 0,
+                message: "harmony call arguments are not JSON".into(),
+            }),
+        };
+    }
     let first_call = |t: &str| anchors(t, &syntaxes).first().map(|a| a.0);
     let mut split = reasoning::split(
         text,
