@@ -8,6 +8,7 @@ mod call;
 mod grammar;
 mod model;
 mod output;
+mod parse;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,6 +30,8 @@ enum Command {
     Call(call::CallArgs),
     /// Print (or --check) the grammar a tool pool compiles to.
     Grammar(grammar::GrammarArgs),
+    /// Read raw model text on stdin leniently and print the assistant message.
+    Parse(parse::ParseArgs),
     /// List, fetch or locate registry models.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Call(args) => call::run(args),
         Command::Grammar(args) => grammar::run(args),
+        Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     };
