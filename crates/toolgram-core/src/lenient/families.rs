@@ -197,8 +197,10 @@ pub(crate) fn read_calls(
             rest.starts_with(open_first)
         } else if let Some(anchor) = body_anchor(syntax) {
             rest.starts_with(anchor)
+        } else if sep.is_empty() {
+            syntax.body == CallBody::Json && rest.starts_with('{')
         } else {
-            !sep.is_empty() && cur.pos != save && !cur.at_end()
+            cur.pos != save && !cur.at_end()
         };
         if !again {
             cur.pos = save;

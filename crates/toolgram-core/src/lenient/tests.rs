@@ -78,3 +78,98 @@ fn partial_mode_marks_the_call() {
         Some("{\"a\":")
     );
 }
+
+mod props {
+    use super::*;
+    use crate::syntax::CallBody;
+    use crate::tool::ToolCall;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    fn loose_tools() -> [Tool; 2] {
+        let t = |n: &str| Tool {
+            name: n.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            escape_hatch: Vec::new(),
+        };
+        [t("add"), t("get_weather")]
+    }
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i32>().prop_map(|n| json!(n)),
+            any::<bool>().prop_map(Value::Bool),
+            "x[a-z ]{0,8}y".prop_map(Value::String),
+        ]
+    }
+
+    fn nested() -> impl Strategy<Value = Value> {
+        scalar().prop_recursive(2, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,4}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// JSON-bodied families carry any JSON; text-valued ones scalars (their values are text).
+    fn json_bodied(s: &CallSyntax) -> bool {
+        matches!(
+            s.body,
+            CallBody::Json
+                | CallBody::JsonKeyed { .. }
+                | CallBody::JsonNamedKey
+                | CallBody::NameThenArgs { .. }
+                | CallBody::Harmony
+        )
+    }
+
+    proptest! {
+        /// Calls rendered in any registered syntax read back as the same calls.
+        #[test]
+        fn render_then_lenient_parse_round_trips(
+            args in prop::collection::vec(
+                (prop::collection::btree_map("[a-z]{1,5}", scalar(), 0..4),
+                 prop::collection::btree_map("[a-z]{1,5}", nested(), 0..3)), 1..4),
+            which in 0..REGISTRY.len(),
+        ) {
+            let syntax = &REGISTRY[which];
+            let calls: Vec<ToolCall> = args.into_iter().enumerate().map(|(i, (flat, deep))| ToolCall {
+                id: format!("call_{i}"),
+                name: if i % 2 == 0 { "add".into() } else { "get_weather".into() },
+                arguments: Value::Object(if json_bodied(syntax) { deep } else { flat }.into_iter().collect()),
+            }).collect();
+            let text = syntax.render_calls(&calls);
+            let tools = loose_tools();
+            let out = parse(&text, &LenientOptions {
+                syntax: SyntaxChoice::Named(syntax),
+                tools: Some(&tools),
+                ..Default::default()
+            });
+            let out = out.map_err(|e| TestCaseError::fail(format!("{}: {e} in {text:?}", syntax.name)))?;
+            let got: Vec<(String, Value)> = out.tool_calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect();
+            let want: Vec<(String, Value)> = calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect();
+            prop_assert_eq!(got, want, "{} read {:?}", syntax.name, text);
+        }
+
+        /// No input panics the reader, under any syntax and option.
+        #[test]
+        fn arbitrary_text_never_panics(
+            text in "(\\PC|<tool_call>|</think>|\\[TOOL_CALLS\\]|<\\|channel\\|>|<\\|message\\|>|\\{|\\}|\"|<function=|<parameter=|\\(|=){0,40}",
+            which in 0..=REGISTRY.len(),
+            flags in 0u8..8,
+        ) {
+            let syntax = REGISTRY.get(which).map_or(SyntaxChoice::Auto, SyntaxChoice::Named);
+            let tools = loose_tools();
+            let _ = parse(&text, &LenientOptions {
+                syntax,
+                tools: (flags & 1 == 1).then_some(&tools[..]),
+                thinking: flags & 2 == 2,
+                reasoning_format: if flags & 4 == 4 { ReasoningFormat::Auto } else { ReasoningFormat::None },
+                partial: flags & 1 == 0,
+            });
+        }
+    }
+}
