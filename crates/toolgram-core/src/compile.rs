@@ -370,6 +370,20 @@ mod tests {
     }
 
     #[test]
+    fn syntaxes_without_a_grammar_are_a_typed_error() {
+        for s in crate::syntax::REGISTRY
+            .iter()
+            .filter(|s| !s.is_compilable())
+        {
+            assert_eq!(
+                compile(&tools(), &ToolChoice::Auto, true, s, &Default::default()).map(|_| ()),
+                Err(CompileError::UnsupportedSyntax(s.name.to_owned())),
+            );
+        }
+        assert!(by_name("lfm2").is_some_and(|s| !s.is_compilable()));
+    }
+
+    #[test]
     fn named_choice_compiles_only_that_tool() {
         let g = compile(
             &tools(),

@@ -116,9 +116,7 @@ fn fenced_ranges(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut idx = text.match_indices("```").map(|(i, _)| i);
     while let (Some(a), Some(b)) = (idx.next(), idx.next()) {
-        let before = text[..a].trim_end();
-        let opener = before.ends_with(':') && before.ends_with("Action:");
-        if !before.is_empty() && !opener {
+        if !text[..a].trim_end().is_empty() {
             out.push((a, b + 3));
         }
     }
