@@ -143,8 +143,10 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
     let mut pairs: Vec<(&str, &str)> = syntaxes.iter().filter_map(|s| s.think).collect();
     pairs.push(("<think>", "</think>"));
     pairs.dedup();
-    let harmony =
-        syntaxes.iter().any(|s| s.body == CallBody::Harmony) && text.contains("<|message|>");
+    let harmony = match opts.syntax {
+        SyntaxChoice::Named(s) => s.body == CallBody::Harmony,
+        SyntaxChoice::Auto => text.contains("<|channel|>") && text.contains("<|message|>"),
+    };
     if harmony {
         let mut ctx = Ctx {
             tools: opts.tools,

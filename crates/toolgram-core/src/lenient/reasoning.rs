@@ -34,9 +34,15 @@ pub(crate) fn split(
     first_call: impl Fn(&str) -> Option<usize>,
 ) -> Split {
     if format == ReasoningFormat::None {
+        // The prompt opened the block: content keeps it whole, as the model saw it.
+        let lead = text.trim_start();
+        let reopened = pairs
+            .iter()
+            .find(|(open, close)| thinking && !lead.starts_with(open) && text.contains(close))
+            .map(|(open, _)| format!("{open}{text}"));
         return Split {
             reasoning: String::new(),
-            rest: text.to_owned(),
+            rest: reopened.unwrap_or_else(|| text.to_owned()),
         };
     }
     let lead = text.trim_start();
@@ -114,6 +120,8 @@ mod tests {
         let s = split("a</think>b", P, true, ReasoningFormat::Auto, none);
         assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("a", "b"));
         let s = split("a</think>b", P, true, ReasoningFormat::None, none);
+        assert_eq!(s.rest, "<think>a</think>b");
+        let s = split("a</think>b", P, false, ReasoningFormat::None, none);
         assert_eq!(s.rest, "a</think>b");
         let s = split("just text", P, false, ReasoningFormat::Auto, none);
         assert_eq!(s.rest, "just text");
