@@ -108,7 +108,7 @@ impl<'a> Cur<'a> {
     }
 
     /// Text up to `end` (exclusive), moving past `end`; `None` when `end` never comes.
-    fn until(&mut self, end: &str) -> Option<&'a str> {
+    pub(crate) fn until(&mut self, end: &str) -> Option<&'a str> {
         let r = self.rest();
         let i = r.find(end)?;
         self.pos += i + end.len();
@@ -333,7 +333,9 @@ fn read_body(
                 )),
             }
         }
-        CallBody::Tagged { .. } => tagged(cur, syntax, call_close, ctx).map(|c| vec![c]),
+        CallBody::Tagged { .. } => {
+            super::tagged::read(cur, syntax, call_close, ctx).map(|c| vec![c])
+        }
         CallBody::Pythonic => pythonic::read(cur, ctx).map(|c| vec![c]),
         CallBody::XmlElements { .. } => super::xml::read(cur, syntax.body, ctx).map(|c| vec![c]),
         // Harmony replies are read whole by `super::harmony`, never from a marker.
@@ -456,109 +458,4 @@ fn json_call(item: Value, syntax: &CallSyntax, ctx: &mut Ctx) -> Result<RawCall,
         .unwrap_or("")
         .to_owned();
     Ok(call(id, name, args, ctx))
-}
-
-fn tagged(
-    cur: &mut Cur,
-    syntax: &CallSyntax,
-    call_close: &str,
-    ctx: &mut Ctx,
-) -> Result<RawCall, Fail> {
-    let CallBody::Tagged {
-        name_open,
-        name_close,
-        key_open,
-        key_close,
-        tag_end,
-        value_open,
-        value_close,
-        call_end,
-    } = syntax.body
-    else {
-        return Err(Fail::NoMatch);
-    };
-    let trunc = || Fail::Truncated(Vec::new());
-    if !name_open.is_empty() && !cur.eat(name_open) {
-        return Err(if cur.inside(name_open) {
-            trunc()
-        } else {
-            Fail::NoMatch
-        });
-    }
-    let name = if name_close.is_empty() {
-        let r = cur.rest();
-        let mut end = r.len();
-        for stop in ["\n", key_open, call_close] {
-            if let Some(i) = r.find(stop).filter(|_| !stop.is_empty()) {
-                end = end.min(i);
-            }
-        }
-        cur.pos += end;
-        r[..end].trim().to_owned()
-    } else {
-        cur.until(name_close).ok_or_else(trunc)?.trim().to_owned()
-    };
-    if !is_name(&name) {
-        return Err(if cur.at_end() { trunc() } else { Fail::NoMatch });
-    }
-    ctx.check(&name)?;
-    if !tag_end.is_empty() {
-        cur.until(tag_end).ok_or_else(trunc)?;
-    }
-    let schema = ctx.schema(&name).cloned();
-    let mut args = Map::new();
-    let partial = |args: &Map<String, Value>, key: Option<&str>| {
-        let mut text = Value::Object(args.clone()).to_string();
-        if let Some(k) = key {
-            text.pop();
-            if !args.is_empty() {
-                text.push_str(", ");
-            }
-            text.push_str(&format!("{}: ", Value::String(k.to_owned())));
-        }
-        Fail::Truncated(vec![partial_call(String::new(), name.clone(), &text)])
-    };
-    loop {
-        if cur.inside(key_open) {
-            return Err(partial(&args, None));
-        }
-        if !cur.eat(key_open) {
-            break;
-        }
-        let Some(key) = cur.until(key_close) else {
-            return Err(partial(&args, None));
-        };
-        let key = key.trim().to_owned();
-        if !tag_end.is_empty() && cur.until(tag_end).is_none() {
-            return Err(partial(&args, Some(&key)));
-        }
-        if !value_open.is_empty() && !cur.eat(value_open) {
-            return Err(if cur.at_end() || cur.inside(value_open) {
-                partial(&args, Some(&key))
-            } else {
-                Fail::NoMatch
-            });
-        }
-        let Some(raw) = cur.until(value_close) else {
-            return Err(partial(&args, Some(&key)));
-        };
-        let v = values::typed(raw, schema.as_ref(), &key);
-        args.insert(key, v);
-    }
-    let end = if call_end.is_empty() {
-        call_close
-    } else {
-        call_end
-    };
-    if !end.is_empty() && !cur.eat(end) {
-        return Err(if cur.at_end() || cur.inside(end) {
-            partial(&args, None)
-        } else {
-            Fail::NoMatch
-        });
-    }
-    if call_end.is_empty() && !call_close.is_empty() {
-        cur.pos -= call_close.len();
-    }
-    Ok(call(String::new(), name, Value::Object(args), ctx))
 }

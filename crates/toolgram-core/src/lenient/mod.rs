@@ -12,6 +12,7 @@ mod harmony;
 mod json_repair;
 mod pythonic;
 mod reasoning;
+mod tagged;
 mod values;
 mod xml;
 
