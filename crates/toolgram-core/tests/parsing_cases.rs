@@ -192,10 +192,7 @@ fn shared_parsing_cases() {
         "| **all** | {pass} | {run} | {skipped} |\npass rate {:.1}%",
         rate * 100.0
     );
-    let floor: f64 = std::env::var("TOOLGRAM_PARSING_FLOOR")
-        .ok()
-        .and_then(|f| f.parse().ok())
-        .unwrap_or(0.95);
+    let floor = 0.95;
     assert!(
         rate >= floor,
         "pass rate {:.1}% below {:.0}%",
