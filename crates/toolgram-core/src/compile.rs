@@ -331,6 +331,9 @@ pub fn compile(
     syntax: &CallSyntax,
     opts: &CompileOptions,
 ) -> Result<CompiledGrammar, CompileError> {
+    if !syntax.is_compilable() {
+        return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned()));
+    }
     let callable = choice.callable(tools)?;
     let mut deferred = Vec::new();
     let mut g = String::from("%llguidance {}\n\n");
@@ -576,6 +579,20 @@ mod tests {
         let opt = compile(&tools(), &ToolChoice::Auto, false, hermes(), &opts).expect("compiles");
         assert!(opt.lark.contains("| answer\n"));
         assert!(opt.lark.contains("think: <[7]> THINK_TEXT? <[8]>"));
+    }
+
+    #[test]
+    fn syntaxes_without_a_grammar_are_a_typed_error() {
+        for s in crate::syntax::REGISTRY
+            .iter()
+            .filter(|s| !s.is_compilable())
+        {
+            assert_eq!(
+                compile(&tools(), &ToolChoice::Auto, true, s, &Default::default()).map(|_| ()),
+                Err(CompileError::UnsupportedSyntax(s.name.to_owned())),
+            );
+        }
+        assert!(by_name("lfm2").is_some_and(|s| !s.is_compilable()));
     }
 
     #[test]

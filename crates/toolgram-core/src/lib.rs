@@ -34,6 +34,7 @@
 
 pub mod compile;
 pub mod error;
+pub mod lenient;
 pub mod message;
 pub mod parse;
 pub mod profile;

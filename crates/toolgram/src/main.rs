@@ -9,6 +9,7 @@ mod generate;
 mod grammar;
 mod model;
 mod output;
+mod parse;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,6 +33,8 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// Print (or --check) the grammar a tool pool compiles to.
     Grammar(grammar::GrammarArgs),
+    /// Read raw model text on stdin leniently and print the assistant message.
+    Parse(parse::ParseArgs),
     /// List, fetch or locate registry models.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Call(args) => call::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Grammar(args) => grammar::run(args),
+        Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
     };

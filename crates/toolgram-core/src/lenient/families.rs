@@ -1,0 +1,461 @@
+//! Reads one family's call region at a given offset, driven only by its [`CallSyntax`]
+//! declaration (markers + [`CallBody`]): no family is special-cased here.
+//!
+//! It must NOT decide where calls start (that is [`super::scan`]) nor complete text that
+//! stops inside a call: that is [`Fail::Truncated`], with what was read so far.
+
+use super::json_repair::{JsonFail, JsonReader};
+use super::pythonic;
+use super::values;
+use crate::syntax::{CallBody, CallSyntax, Piece};
+use crate::tool::Tool;
+use serde_json::{Map, Value};
+
+/// A call read from free text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawCall {
+    /// The id the model wrote, if any (`""` otherwise).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments object (the complete part only, when partial).
+    pub arguments: Value,
+    /// The text stops inside this call.
+    pub partial: bool,
+    /// For a partial call: the arguments as JSON text so far.
+    pub partial_arguments: Option<String>,
+}
+
+/// Why a call region could not be read.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Fail {
+    /// Not this family's call at this offset.
+    NoMatch,
+    /// The text ends inside a call; the calls read so far and the partial one, if named.
+    Truncated(Vec<RawCall>),
+    /// A call names a tool that is not offered.
+    UnknownTool(String),
+}
+
+/// What the readers need besides the text.
+pub(crate) struct Ctx<'a> {
+    pub tools: Option<&'a [Tool]>,
+    pub repairs: Vec<String>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn check(&self, name: &str) -> Result<(), Fail> {
+        match self.tools {
+            Some(tools) if !tools.iter().any(|t| t.name == name) => {
+                Err(Fail::UnknownTool(name.to_owned()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn schema(&self, name: &str) -> Option<&'a Value> {
+        self.tools?
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| &t.parameters)
+    }
+
+    fn note(&mut self, what: impl Into<String>) {
+        let what = what.into();
+        if !self.repairs.contains(&what) {
+            self.repairs.push(what);
+        }
+    }
+}
+
+/// A position in the text.
+pub(crate) struct Cur<'a> {
+    pub text: &'a str,
+    pub pos: usize,
+}
+
+impl<'a> Cur<'a> {
+    pub(crate) fn rest(&self) -> &'a str {
+        self.text.get(self.pos..).unwrap_or("")
+    }
+
+    pub(crate) fn ws(&mut self) {
+        let r = self.rest();
+        self.pos += r.len() - r.trim_start().len();
+    }
+
+    pub(crate) fn at_end(&self) -> bool {
+        self.rest().is_empty()
+    }
+
+    /// Eat `m` (after whitespace); `true` if it was there (or empty).
+    pub(crate) fn eat(&mut self, m: &str) -> bool {
+        let save = self.pos;
+        self.ws();
+        if self.rest().starts_with(m) {
+            self.pos += m.len();
+            true
+        } else {
+            self.pos = save;
+            false
+        }
+    }
+
+    /// Whether the rest is a proper prefix of `m` (the text stops inside the marker).
+    pub(crate) fn inside(&self, m: &str) -> bool {
+        let r = self.rest().trim_start();
+        !r.is_empty() && r.len() < m.len() && m.starts_with(r)
+    }
+
+    /// Text up to `end` (exclusive), moving past `end`; `None` when `end` never comes.
+    pub(crate) fn until(&mut self, end: &str) -> Option<&'a str> {
+        let r = self.rest();
+        let i = r.find(end)?;
+        self.pos += i + end.len();
+        Some(&r[..i])
+    }
+
+    /// Eat each non-blank piece in order; `true` if all were there.
+    pub(crate) fn eat_pieces(&mut self, pieces: &[Piece]) -> bool {
+        pieces
+            .iter()
+            .map(|p| p.text().trim())
+            .filter(|t| !t.is_empty())
+            .all(|t| self.eat(t))
+    }
+}
+
+/// Marker text without surrounding whitespace.
+pub(crate) fn marker(pieces: &[Piece]) -> String {
+    crate::syntax::text_of(pieces).trim().to_owned()
+}
+
+/// Read `syntax`'s calls starting at `start`; returns them and the end offset.
+pub(crate) fn read_calls(
+    text: &str,
+    start: usize,
+    syntax: &CallSyntax,
+    ctx: &mut Ctx,
+) -> Result<(Vec<RawCall>, usize), Fail> {
+    let mut cur = Cur { text, pos: start };
+    let call_open = marker(syntax.call_open);
+    let call_close = marker(syntax.call_close);
+    let sep = marker(syntax.separator);
+    let has_section = !marker(syntax.section_open).is_empty();
+    let sectioned = has_section && cur.eat_pieces(syntax.section_open);
+    let at_body = body_anchor(syntax).is_some_and(|a| cur.rest().starts_with(a));
+    let at_call = !call_open.is_empty() && cur.rest().starts_with(&call_open);
+    if has_section && !sectioned && !at_body && !at_call {
+        return Err(Fail::NoMatch);
+    }
+    let open_first = syntax
+        .call_open
+        .iter()
+        .map(|p| p.text().trim())
+        .find(|t| !t.is_empty())
+        .unwrap_or("");
+    let mut calls: Vec<RawCall> = Vec::new();
+    loop {
+        if cur.inside(&call_open) {
+            return Err(Fail::Truncated(calls));
+        }
+        let save = cur.pos;
+        let opened = !call_open.is_empty() && cur.eat_pieces(syntax.call_open);
+        if !opened {
+            cur.pos = save;
+        }
+        cur.ws();
+        if cur.at_end() {
+            if calls.is_empty() || opened {
+                return Err(Fail::Truncated(calls));
+            }
+            break;
+        }
+        let before = calls.len();
+        match read_body(&mut cur, syntax, &call_close, ctx) {
+            Ok(mut more) => calls.append(&mut more),
+            Err(Fail::Truncated(mut partial)) => {
+                calls.append(&mut partial);
+                return Err(Fail::Truncated(calls));
+            }
+            Err(Fail::NoMatch) if before > 0 && !opened => {
+                cur.pos = save;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+        if !call_close.is_empty() && !cur.eat(&call_close) && cur.inside(&call_close) {
+            return Err(Fail::Truncated(calls));
+        }
+        let save = cur.pos;
+        if !sep.is_empty() && !cur.eat(&sep) {
+            cur.pos = save;
+        }
+        cur.ws();
+        let rest = cur.rest();
+        let again = if !open_first.is_empty() {
+            rest.starts_with(open_first)
+        } else if let Some(anchor) = body_anchor(syntax) {
+            rest.starts_with(anchor)
+        } else if sep.is_empty() {
+            syntax.body == CallBody::Json && rest.starts_with('{')
+        } else {
+            cur.pos != save && !cur.at_end()
+        };
+        if !again {
+            cur.pos = save;
+            break;
+        }
+    }
+    if sectioned {
+        let save = cur.pos;
+        if !cur.eat_pieces(syntax.section_close) {
+            cur.pos = save;
+        }
+    }
+    Ok((calls, cur.pos))
+}
+
+/// Text that starts a call of this body even without the call/section opener.
+pub(crate) fn body_anchor(syntax: &CallSyntax) -> Option<&'static str> {
+    match syntax.body {
+        CallBody::Tagged { name_open, .. } if !name_open.is_empty() => Some(name_open),
+        CallBody::XmlElements { name_open, .. } => Some(name_open),
+        _ => None,
+    }
+}
+
+fn json_fail(e: JsonFail, partial: Vec<RawCall>) -> Fail {
+    match e {
+        JsonFail::Truncated => Fail::Truncated(partial),
+        JsonFail::Invalid(_) => Fail::NoMatch,
+    }
+}
+
+/// Skip a markdown fence opener (```` ```json ````) before a JSON value.
+fn skip_fence_open(cur: &mut Cur) -> bool {
+    let save = cur.pos;
+    cur.ws();
+    if let Some(r) = cur.rest().strip_prefix("```") {
+        let lang = r.find(['\n', '{', '[']).unwrap_or(r.len());
+        cur.pos += 3 + lang;
+        return true;
+    }
+    cur.pos = save;
+    false
+}
+
+fn read_json(cur: &mut Cur, ctx: &mut Ctx) -> Result<Value, JsonFail> {
+    let fenced = skip_fence_open(cur);
+    let mut r = JsonReader::new(cur.text, cur.pos);
+    let v = r.value()?;
+    cur.pos = r.pos;
+    for rep in r.repairs {
+        ctx.note(rep);
+    }
+    if fenced {
+        cur.eat("```");
+    }
+    Ok(v)
+}
+
+fn read_body(
+    cur: &mut Cur,
+    syntax: &CallSyntax,
+    call_close: &str,
+    ctx: &mut Ctx,
+) -> Result<Vec<RawCall>, Fail> {
+    match syntax.body {
+        CallBody::Json | CallBody::JsonKeyed { .. } | CallBody::JsonNamedKey => {
+            let start = cur.pos;
+            match read_json(cur, ctx) {
+                Ok(v) => json_calls(v, syntax, ctx),
+                Err(JsonFail::Truncated) => Err(Fail::Truncated(partial_json_call(
+                    &cur.text[start..],
+                    syntax,
+                ))),
+                Err(JsonFail::Invalid(_)) => Err(Fail::NoMatch),
+            }
+        }
+        CallBody::NameThenArgs {
+            name_prefix,
+            name_end,
+            id_marker,
+            name_is_id,
+        } => {
+            let raw_start = cur.pos;
+            if !name_prefix.is_empty() && !cur.rest().starts_with(name_prefix) {
+                return Err(if cur.inside(name_prefix) {
+                    Fail::Truncated(Vec::new())
+                } else {
+                    Fail::NoMatch
+                });
+            }
+            cur.pos += name_prefix.len();
+            let name_start = cur.pos;
+            let raw = if name_end.is_empty() {
+                let r = cur.rest();
+                let i = r.find(['{', '(']).ok_or(Fail::Truncated(Vec::new()))?;
+                cur.pos += i;
+                &r[..i]
+            } else {
+                match cur.until(name_end) {
+                    Some(r) => r,
+                    None => return Err(Fail::Truncated(Vec::new())),
+                }
+            };
+            let (mut name, mut id) = (raw.trim().to_owned(), String::new());
+            if let Some((n, i)) = raw.split_once(id_marker).filter(|_| !id_marker.is_empty()) {
+                (name, id) = (n.trim().to_owned(), i.trim().to_owned());
+            }
+            if name_is_id {
+                id = cur.text[raw_start..name_start + raw.len()]
+                    .trim()
+                    .to_owned();
+                if let Some((n, _)) = name
+                    .rsplit_once(':')
+                    .filter(|(_, idx)| idx.chars().all(|c| c.is_ascii_digit()))
+                {
+                    name = n.to_owned();
+                }
+            }
+            if !is_name(&name) {
+                return Err(Fail::NoMatch);
+            }
+            ctx.check(&name)?;
+            let args_start = cur.pos;
+            match read_json(cur, ctx) {
+                Ok(Value::Object(m)) => Ok(vec![call(id, name, Value::Object(m), ctx)]),
+                Ok(_) => Err(Fail::NoMatch),
+                Err(e) => Err(json_fail(
+                    e,
+                    vec![partial_call(id, name, &cur.text[args_start..])],
+                )),
+            }
+        }
+        CallBody::Tagged { .. } => {
+            super::tagged::read(cur, syntax, call_close, ctx).map(|c| vec![c])
+        }
+        CallBody::Pythonic => pythonic::read(cur, ctx).map(|c| vec![c]),
+        CallBody::XmlElements { .. } => super::xml::read(cur, syntax.body, ctx).map(|c| vec![c]),
+        // Harmony replies are read whole by `super::harmony`, never from a marker.
+        CallBody::Harmony => Err(Fail::NoMatch),
+    }
+}
+
+/// A plausible tool name: no spaces, no markup.
+pub(crate) fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || "_-.:/".contains(c))
+}
+
+pub(crate) fn call(id: String, name: String, arguments: Value, ctx: &mut Ctx) -> RawCall {
+    let arguments = values::coerce_arguments(arguments, ctx.schema(&name), &mut ctx.repairs);
+    RawCall {
+        id,
+        name,
+        arguments,
+        partial: false,
+        partial_arguments: None,
+    }
+}
+
+pub(crate) fn partial_call(id: String, name: String, args_text: &str) -> RawCall {
+    RawCall {
+        id,
+        name,
+        arguments: Value::Object(Map::new()),
+        partial: true,
+        partial_arguments: Some(args_text.trim().to_owned()),
+    }
+}
+
+/// The name/id already readable in a truncated JSON call, if any.
+fn partial_json_call(text: &str, syntax: &CallSyntax) -> Vec<RawCall> {
+    let (name_key, id_key) = match syntax.body {
+        CallBody::JsonKeyed { name_key, id_key } => (name_key, id_key),
+        _ => ("name", ""),
+    };
+    let field = |key: &str| -> Option<String> {
+        if key.is_empty() {
+            return None;
+        }
+        let pat = format!("\"{key}\"");
+        let i = text.rfind(&pat)?;
+        let mut r = JsonReader::new(text, i + pat.len());
+        r.skip_ws().ok()?;
+        let after = text.get(r.pos..)?.strip_prefix(':')?;
+        let mut r = JsonReader::new(after, 0);
+        match r.value().ok()? {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    };
+    let Some(name) = field(name_key) else {
+        return Vec::new();
+    };
+    let args = ["\"arguments\"", "\"parameters\""]
+        .iter()
+        .filter_map(|k| text.find(k).map(|i| i + k.len()))
+        .next()
+        .and_then(|i| text[i..].find(':').map(|j| &text[i + j + 1..]))
+        .unwrap_or("");
+    vec![partial_call(field(id_key).unwrap_or_default(), name, args)]
+}
+
+/// Calls in a JSON value: one object, or an array of them.
+fn json_calls(v: Value, syntax: &CallSyntax, ctx: &mut Ctx) -> Result<Vec<RawCall>, Fail> {
+    let items = match v {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    if items.is_empty() {
+        return Err(Fail::NoMatch);
+    }
+    items
+        .into_iter()
+        .map(|item| json_call(item, syntax, ctx))
+        .collect()
+}
+
+fn json_call(item: Value, syntax: &CallSyntax, ctx: &mut Ctx) -> Result<RawCall, Fail> {
+    let Value::Object(mut obj) = item else {
+        return Err(Fail::NoMatch);
+    };
+    if let Some(Value::Object(f)) = obj.get("function").cloned() {
+        obj.remove("function");
+        obj.extend(f);
+    }
+    let (name_key, id_key) = match syntax.body {
+        CallBody::JsonKeyed { name_key, id_key } => (name_key, id_key),
+        _ => ("name", "id"),
+    };
+    if syntax.body == CallBody::JsonNamedKey && obj.len() == 1 {
+        let Some((name, args)) = obj.into_iter().next() else {
+            return Err(Fail::NoMatch);
+        };
+        ctx.check(&name)?;
+        return Ok(call(String::new(), name, args, ctx));
+    }
+    let name = [name_key, "name", "tool_name"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .ok_or(Fail::NoMatch)?
+        .to_owned();
+    if !is_name(&name) {
+        return Err(Fail::NoMatch);
+    }
+    ctx.check(&name)?;
+    let args = [syntax.args_key, "arguments", "parameters", "args"]
+        .iter()
+        .find_map(|k| obj.get(*k).cloned())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let id = [id_key, "id", "tool_call_id"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .unwrap_or("")
+        .to_owned();
+    Ok(call(id, name, args, ctx))
+}

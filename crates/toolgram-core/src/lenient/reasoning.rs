@@ -1,0 +1,133 @@
+//! Reasoning blocks (`<think>…</think>` and each family's equivalent) split from the reply,
+//! following llama.cpp's semantics: with `reasoning_format` `none` nothing moves; otherwise a
+//! leading open marker starts reasoning, and when the template was rendered with thinking
+//! on, the reply may start inside an open block (text up to the close marker, or up to the
+//! first call when none comes, is reasoning).
+//!
+//! It must NOT look for calls itself: the caller passes where the first call starts.
+
+/// How reasoning is reported (llama.cpp's `reasoning_format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningFormat {
+    /// Leave reasoning in `content`.
+    #[default]
+    None,
+    /// Extract it to `reasoning_content`.
+    Auto,
+    /// Extract it to `reasoning_content` (DeepSeek's field name; same behaviour here).
+    Deepseek,
+}
+
+/// The reply split into reasoning and the rest.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Split {
+    pub reasoning: String,
+    pub rest: String,
+}
+
+/// Split `text` with the marker pairs `pairs`; `first_call` is where the first call starts.
+pub(crate) fn split(
+    text: &str,
+    pairs: &[(&str, &str)],
+    thinking: bool,
+    format: ReasoningFormat,
+    first_call: impl Fn(&str) -> Option<usize>,
+) -> Split {
+    if format == ReasoningFormat::None {
+        // The prompt opened the block: content keeps it whole, as the model saw it.
+        let lead = text.trim_start();
+        let reopened = pairs
+            .iter()
+            .find(|(open, close)| thinking && !lead.starts_with(open) && text.contains(close))
+            .map(|(open, _)| format!("{open}{text}"));
+        return Split {
+            reasoning: String::new(),
+            rest: reopened.unwrap_or_else(|| text.to_owned()),
+        };
+    }
+    let lead = text.trim_start();
+    for (open, close) in pairs {
+        if let Some(body) = lead.strip_prefix(open) {
+            return match body.find(close) {
+                Some(i) => Split {
+                    reasoning: body[..i].to_owned(),
+                    rest: body[i + close.len()..].to_owned(),
+                },
+                None => until_call(body, &first_call),
+            };
+        }
+    }
+    if !thinking {
+        return Split {
+            reasoning: String::new(),
+            rest: text.to_owned(),
+        };
+    }
+    let call_at = first_call(text).unwrap_or(text.len());
+    let close = pairs
+        .iter()
+        .filter_map(|(_, c)| text.find(c).map(|i| (i, c.len())))
+        .filter(|(i, _)| *i <= call_at)
+        .min();
+    match close {
+        Some((i, n)) => Split {
+            reasoning: text[..i].to_owned(),
+            rest: text[i + n..].to_owned(),
+        },
+        None => until_call(text, &first_call),
+    }
+}
+
+fn until_call(body: &str, first_call: &impl Fn(&str) -> Option<usize>) -> Split {
+    let i = first_call(body).unwrap_or(body.len());
+    Split {
+        reasoning: body[..i].to_owned(),
+        rest: body[i..].to_owned(),
+    }
+}
+
+/// Move complete blocks later in the text to the reasoning too (interleaved thinking).
+pub(crate) fn later_blocks(split: &mut Split, pairs: &[(&str, &str)]) {
+    for (open, close) in pairs {
+        while let Some(i) = split.rest.find(open) {
+            let Some(j) = split.rest[i + open.len()..].find(close) else {
+                break;
+            };
+            let body_end = i + open.len() + j;
+            let body = split.rest[i + open.len()..body_end].to_owned();
+            if !body.trim().is_empty() {
+                if !split.reasoning.trim().is_empty() {
+                    split.reasoning.push('\n');
+                }
+                split.reasoning.push_str(&body);
+            }
+            split.rest.replace_range(i..body_end + close.len(), "");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &[(&str, &str)] = &[("<think>", "</think>")];
+
+    #[test]
+    fn semantics_follow_llama_cpp() {
+        let none = |_: &str| None;
+        let s = split("<think>a</think>b", P, false, ReasoningFormat::Auto, none);
+        assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("a", "b"));
+        let s = split("a</think>b", P, true, ReasoningFormat::Auto, none);
+        assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("a", "b"));
+        let s = split("a</think>b", P, true, ReasoningFormat::None, none);
+        assert_eq!(s.rest, "<think>a</think>b");
+        let s = split("a</think>b", P, false, ReasoningFormat::None, none);
+        assert_eq!(s.rest, "a</think>b");
+        let s = split("just text", P, false, ReasoningFormat::Auto, none);
+        assert_eq!(s.rest, "just text");
+        let s = split("plan <call>", P, true, ReasoningFormat::Auto, |t: &str| {
+            t.find("<call>")
+        });
+        assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("plan ", "<call>"));
+    }
+}

@@ -1,0 +1,146 @@
+//! Argument values by the tool's schema: typing text values of XML-like syntaxes and
+//! decoding double-encoded JSON where the schema expects an object or array.
+//!
+//! It must NOT decode a string the schema says is a string, nor invent values.
+
+use serde_json::{Map, Value};
+
+/// The JSON types a property schema allows (empty: unknown).
+fn types_of(schema: Option<&Value>, key: &str) -> Vec<String> {
+    let Some(prop) = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get(key))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match prop.get("type") {
+        Some(Value::String(t)) => out.push(t.clone()),
+        Some(Value::Array(ts)) => {
+            out.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned)))
+        }
+        _ => {}
+    }
+    for k in ["anyOf", "oneOf"] {
+        for alt in prop.get(k).and_then(Value::as_array).into_iter().flatten() {
+            if let Some(t) = alt.get("type").and_then(Value::as_str) {
+                out.push(t.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// A value written as text (XML-like parameters): the schema decides; without one, JSON
+/// if it reads as JSON, else the text. One framing newline on each side is dropped.
+pub(crate) fn typed(raw: &str, schema: Option<&Value>, key: &str) -> Value {
+    let text = match raw.strip_prefix('\n') {
+        Some(inner) => inner.strip_suffix('\n').unwrap_or(inner),
+        None => raw,
+    };
+    let types = types_of(schema, key);
+    let only_string = !types.is_empty() && types.iter().all(|t| t == "string" || t == "null");
+    if only_string {
+        if text.trim() == "null" && types.iter().any(|t| t == "null") {
+            return Value::Null;
+        }
+        return Value::String(text.to_owned());
+    }
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(v) if types.is_empty() || types.iter().any(|t| matches_type(&v, t)) => v,
+        _ => Value::String(text.to_owned()),
+    }
+}
+
+fn matches_type(v: &Value, t: &str) -> bool {
+    match t {
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        _ => true,
+    }
+}
+
+/// The arguments object: a double-encoded object string is decoded, and so is any
+/// property the schema types as object/array but that came as a JSON string.
+pub(crate) fn coerce_arguments(
+    args: Value,
+    schema: Option<&Value>,
+    repairs: &mut Vec<String>,
+) -> Value {
+    let mut note = |w: &str| {
+        if !repairs.iter().any(|r| r == w) {
+            repairs.push(w.to_owned());
+        }
+    };
+    let args = match args {
+        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+            Ok(v @ Value::Object(_)) => {
+                note("decoded double-encoded arguments");
+                v
+            }
+            _ => Value::String(s),
+        },
+        Value::Null => Value::Object(Map::new()),
+        other => other,
+    };
+    let Value::Object(map) = args else {
+        return args;
+    };
+    let out = map
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::String(s) => {
+                    let types = types_of(schema, &k);
+                    let wants = types.iter().any(|t| t == "object" || t == "array");
+                    let allows_string = types.iter().any(|t| t == "string");
+                    match serde_json::from_str::<Value>(&s) {
+                        Ok(d) if wants && !allows_string && (d.is_object() || d.is_array()) => {
+                            note("decoded a double-encoded argument");
+                            d
+                        }
+                        _ => Value::String(s),
+                    }
+                }
+                other => other,
+            };
+            (k, v)
+        })
+        .collect();
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_decides_text_values() {
+        let s =
+            json!({"properties": {"n": {"type": ["string", "null"]}, "i": {"type": "integer"}}});
+        assert_eq!(typed("\n42\n", Some(&s), "n"), json!("42"));
+        assert_eq!(typed("null", Some(&s), "n"), Value::Null);
+        assert_eq!(typed("\n42\n", Some(&s), "i"), json!(42));
+        assert_eq!(typed("2 dollars", None, "x"), json!("2 dollars"));
+        assert_eq!(typed("{\"a\": 1}", None, "x"), json!({"a": 1}));
+    }
+
+    #[test]
+    fn double_encoding_only_where_an_object_is_expected() {
+        let s = json!({"properties": {"o": {"type": "object"}, "s": {"type": "string"}}});
+        let mut r = Vec::new();
+        let got = coerce_arguments(
+            json!("{\"o\": \"{\\\"a\\\":1}\", \"s\": \"{}\"}"),
+            Some(&s),
+            &mut r,
+        );
+        assert_eq!(got, json!({"o": {"a": 1}, "s": "{}"}));
+        assert_eq!(r.len(), 2);
+    }
+}

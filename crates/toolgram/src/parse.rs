@@ -1,0 +1,154 @@
+//! `toolgram parse`: raw model text on stdin → the assistant message (`role`, `content`,
+//! `reasoning_content`, `tool_calls`), read by the lenient parser of `toolgram-core`.
+//!
+//! Thin wiring only: no model is loaded and no parsing logic lives here.
+
+use crate::output::CliError;
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::PathBuf;
+use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::{ParseError, ToolSet, syntax};
+
+/// Arguments of `toolgram parse`.
+#[derive(Args)]
+pub struct ParseArgs {
+    /// Jinja chat template file: the call syntax and reasoning markers are recognised in it.
+    #[arg(long, conflicts_with = "syntax")]
+    pub template: Option<PathBuf>,
+    /// Call syntax by registry name or alias, or `auto` (every registered syntax).
+    #[arg(long)]
+    pub syntax: Option<String>,
+    /// JSON file with OpenAI-style function tools: calls to other names are errors.
+    #[arg(long)]
+    pub tools: Option<PathBuf>,
+    /// Was the template rendered with thinking on (the reply may start inside a block)?
+    #[arg(long, value_enum, default_value = "off")]
+    pub thinking: OnOff,
+    /// Where reasoning goes: `none` leaves it in content; `auto`/`deepseek` extract it.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub reasoning_format: Format,
+    /// The text may stop mid-call (streaming): print the partial call instead of an error.
+    #[arg(long)]
+    pub partial: bool,
+}
+
+/// `on` / `off`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+/// `--reasoning-format` values.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Leave reasoning in content.
+    None,
+    /// Extract reasoning.
+    Auto,
+    /// Extract reasoning (DeepSeek naming).
+    Deepseek,
+}
+
+fn read_file(path: &PathBuf, what: &str) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::new("invalid_request", format!("{what} {}: {e}", path.display())))
+        .context("reading input")
+}
+
+/// Run `toolgram parse`.
+pub fn run(args: ParseArgs) -> Result<()> {
+    let choice = match (&args.template, args.syntax.as_deref()) {
+        (Some(path), _) => SyntaxChoice::Named(lenient::syntax_for_template(&read_file(
+            path,
+            "chat template",
+        )?)),
+        (None, None | Some("auto")) => SyntaxChoice::Auto,
+        (None, Some(name)) => SyntaxChoice::Named(syntax::by_name(name).ok_or_else(|| {
+            let names: Vec<&str> = syntax::REGISTRY.iter().map(|s| s.name).collect();
+            CliError::new(
+                "invalid_request",
+                format!("unknown syntax `{name}`; known: auto, {}", names.join(", ")),
+            )
+        })?),
+    };
+    let tools = match &args.tools {
+        Some(p) => Some(
+            ToolSet::from_json_str(&read_file(p, "tools file")?)
+                .map_err(|e| CliError::new("invalid_tools", e.to_string()))?,
+        ),
+        None => None,
+    };
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| CliError::new("invalid_request", format!("stdin: {e}")))?;
+    let opts = LenientOptions {
+        syntax: choice,
+        tools: tools.as_ref().map(ToolSet::tools),
+        thinking: matches!(args.thinking, OnOff::On),
+        reasoning_format: match args.reasoning_format {
+            Format::None => ReasoningFormat::None,
+            Format::Auto => ReasoningFormat::Auto,
+            Format::Deepseek => ReasoningFormat::Deepseek,
+        },
+        partial: args.partial,
+    };
+    let out = lenient::parse(&text, &opts).map_err(|e| {
+        let kind = match e {
+            ParseError::Truncated { .. } => "truncated",
+            ParseError::UnknownTool(_) => "unknown_tool",
+            ParseError::Malformed { .. } => "malformed_output",
+        };
+        CliError::new(kind, e.to_string())
+    })?;
+    println!("{}", message(&out));
+    Ok(())
+}
+
+/// The assistant message, shaped like `toolgram call`'s.
+fn message(out: &lenient::LenientOutput) -> Value {
+    let opt = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let mut msg = json!({
+        "role": "assistant",
+        "content": opt(&out.content),
+        "reasoning_content": opt(&out.reasoning_content),
+    });
+    if !out.tool_calls.is_empty() {
+        let calls: Vec<Value> = out
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let id = if c.id.is_empty() {
+                    format!("call_{i}")
+                } else {
+                    c.id.clone()
+                };
+                let arguments = match &c.partial_arguments {
+                    Some(text) => text.clone(),
+                    None => c.arguments.to_string(),
+                };
+                let mut v = json!({
+                    "id": id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": arguments},
+                });
+                if c.partial {
+                    v["partial"] = json!(true);
+                }
+                v
+            })
+            .collect();
+        msg["tool_calls"] = Value::Array(calls);
+    }
+    if !out.repairs.is_empty() {
+        msg["toolgram"] = json!({"path": "lenient", "repairs": out.repairs});
+    }
+    msg
+}
