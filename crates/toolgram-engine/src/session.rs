@@ -22,6 +22,7 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode, Think};
+use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::parse::{self, ParsedOutput};
 use toolgram_core::prompt;
 use toolgram_core::syntax::THINK;
@@ -262,7 +263,7 @@ impl Session<'_> {
                 tool_calls: Vec::new(),
             }
         } else if prompted {
-            read_free_text(answer, engine.syntax, &compiled, req.tools)?
+            read_free_text(answer, engine.syntax, req.tools)?
         } else {
             finish_parse(
                 answer,
@@ -515,16 +516,39 @@ fn with_instructions(req: &CallRequest<'_>, syntax: &CallSyntax) -> Vec<ChatMess
     msgs
 }
 
-/// Read unconstrained text: any parse failure is the model's, to be fed back.
+/// Read unconstrained (prompt-mode) text with the lenient parser, in the model's syntax
+/// first; any failure (malformed, truncated, unknown tool) is the model's, to be fed back.
 fn read_free_text(
     raw: &str,
-    syntax: &CallSyntax,
-    compiled: &CompiledGrammar,
+    syntax: &'static CallSyntax,
     tools: &ToolSet,
 ) -> Result<ParsedOutput, EngineError> {
-    parse::parse_output(raw, syntax, tools, &compiled.choice).map_err(|e| EngineError::Unreadable {
+    let unreadable = |message: String| EngineError::Unreadable {
         raw: raw.to_owned(),
-        message: e.to_string(),
+        message,
+    };
+    let opts = LenientOptions {
+        syntax: SyntaxChoice::Named(syntax),
+        tools: Some(tools.tools()),
+        thinking: false,
+        reasoning_format: ReasoningFormat::None,
+        partial: false,
+    };
+    let out = lenient::parse(raw, &opts).map_err(|e| unreadable(e.to_string()))?;
+    if !out.repairs.is_empty() {
+        tracing::debug!(repairs = ?out.repairs, "lenient repairs");
+    }
+    Ok(ParsedOutput {
+        content: Some(out.content).filter(|c| !c.is_empty()),
+        tool_calls: out
+            .tool_calls
+            .into_iter()
+            .map(|c| ToolCall {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect(),
     })
 }
 
