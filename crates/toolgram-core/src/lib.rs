@@ -33,6 +33,7 @@
 
 pub mod compile;
 pub mod error;
+pub mod grammar;
 pub mod message;
 pub mod parse;
 pub mod pyjson;
