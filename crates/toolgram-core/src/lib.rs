@@ -37,6 +37,7 @@ pub mod grammar;
 pub mod message;
 pub mod parse;
 pub mod pyjson;
+pub mod schema;
 pub mod syntax;
 pub mod tool;
 pub mod validate;

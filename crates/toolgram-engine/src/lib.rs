@@ -33,6 +33,7 @@
 
 mod engine;
 mod error;
+pub mod gbnf_check;
 pub mod models;
 mod sample;
 mod session;
