@@ -18,6 +18,11 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Longest wait for one job's verdict before the child is ended and the job counted as
+/// failed (llama.cpp's grammar stacks can grow without bound on ambiguous grammars).
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One grammar and the strings to try on it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,7 +40,7 @@ pub struct Verdict {
     pub parsed: bool,
     /// Per string: accepted in full, with end-of-sequence allowed after it.
     pub accepted: Vec<bool>,
-    /// The child process died on this job.
+    /// The child process died (or hung past [`JOB_TIMEOUT`]) on this job.
     #[serde(default)]
     pub aborted: bool,
 }
@@ -91,16 +96,32 @@ fn run_child(exe: &Path, model: &Path, jobs: &[Job]) -> Result<Vec<Verdict>, Eng
     let mut stdin = child.stdin.take().ok_or_else(|| spawn_err("no stdin"))?;
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let stdout = child.stdout.take().ok_or_else(|| spawn_err("no stdout"))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
     let mut verdicts = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        match serde_json::from_str::<Verdict>(&line) {
-            Ok(v) => verdicts.push(v),
-            Err(_) => break,
+    while verdicts.len() < jobs.len() {
+        match rx.recv_timeout(JOB_TIMEOUT) {
+            Ok(line) => match serde_json::from_str::<Verdict>(&line) {
+                Ok(v) => verdicts.push(v),
+                Err(_) => break,
+            },
+            Err(_) => {
+                // Dead (channel closed) or stuck on one grammar: end this child.
+                let _ = child.kill();
+                break;
+            }
         }
     }
-    let _ = writer.join();
     let _ = child.wait();
+    let _ = writer.join();
+    let _ = reader.join();
     Ok(verdicts)
 }
 

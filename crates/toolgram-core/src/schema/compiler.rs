@@ -20,12 +20,18 @@ pub(super) struct Compiler<'a> {
     refs: HashMap<String, String>,
     notes: Vec<Note>,
     depth: usize,
+    /// `$ref`s whose targets are being merged inline, innermost last.
+    inlining: Vec<String>,
+    visited: usize,
 }
 
 type R<T> = Result<T, SchemaError>;
 
 /// A numeric bound and whether it is exclusive.
 type Bound = (f64, bool);
+
+/// Most subschemas one compilation visits (inline merging can multiply them).
+const BUDGET: usize = 100_000;
 
 const TYPES: [&str; 6] = ["object", "array", "string", "number", "boolean", "null"];
 
@@ -46,6 +52,8 @@ impl<'a> Compiler<'a> {
             refs: HashMap::new(),
             notes: Vec::new(),
             depth: 0,
+            inlining: Vec::new(),
+            visited: 0,
         }
     }
 
@@ -141,7 +149,10 @@ impl<'a> Compiler<'a> {
 
     fn schema(&mut self, s: &Value, ptr: &str) -> R<Expr> {
         self.depth += 1;
-        let out = if self.depth > self.opts.max_depth {
+        self.visited += 1;
+        let out = if self.visited > BUDGET {
+            Err(self.err(ptr, "", format!("expands to more than {BUDGET} subschemas")))
+        } else if self.depth > self.opts.max_depth {
             Err(self.err(
                 ptr,
                 "",
@@ -168,6 +179,7 @@ impl<'a> Compiler<'a> {
         if let Some(Value::Array(members)) = map.get("allOf") {
             let mut merged = map.clone();
             merged.remove("allOf");
+            let mark = self.inlining.len();
             for (i, m) in members.iter().enumerate() {
                 let here = format!("{ptr}/allOf/{i}");
                 let resolved = self.resolve_member(m, &here)?;
@@ -175,7 +187,9 @@ impl<'a> Compiler<'a> {
                     self.defer(ptr, "allOf");
                 }
             }
-            return self.schema(&Value::Object(merged), ptr);
+            let out = self.schema(&Value::Object(merged), ptr);
+            self.inlining.truncate(mark);
+            return out;
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = map.get(key) {
@@ -185,14 +199,28 @@ impl<'a> Compiler<'a> {
                 let mut base = map.clone();
                 base.remove(key);
                 let mut alts = Vec::new();
+                let plain = base.keys().all(|k| {
+                    matches!(
+                        keywords::lookup(k).map(|r| r.ours),
+                        Some(Class::Annotation) | None
+                    ) || k == "$defs"
+                        || k == "definitions"
+                });
                 for (i, b) in branches.iter().enumerate() {
                     let here = format!("{ptr}/{key}/{i}");
-                    let mut merged = base.clone();
-                    let resolved = self.resolve_member(b, &here)?;
-                    if !merge_into(&mut merged, &resolved) {
-                        self.defer(&here, key);
-                    }
-                    match self.schema(&Value::Object(merged), &here) {
+                    let mark = self.inlining.len();
+                    let compiled = if plain {
+                        self.schema(b, &here)
+                    } else {
+                        let mut merged = base.clone();
+                        let resolved = self.resolve_member(b, &here)?;
+                        if !merge_into(&mut merged, &resolved) {
+                            self.defer(&here, key);
+                        }
+                        self.schema(&Value::Object(merged), &here)
+                    };
+                    self.inlining.truncate(mark);
+                    match compiled {
                         Ok(e) => alts.push(e),
                         Err(e)
                             if e.keyword == "false" || e.message.starts_with("unsatisfiable") => {}
@@ -264,9 +292,11 @@ impl<'a> Compiler<'a> {
         match m {
             Value::Bool(true) => Ok(Map::new()),
             Value::Object(o) => match o.get("$ref") {
-                Some(Value::String(r)) if o.len() == 1 => {
+                Some(Value::String(r)) if o.len() == 1 && !self.inlining.contains(r) => {
                     let target = self.target(r, ptr)?;
-                    self.resolve_member(&target.clone(), ptr)
+                    // Stays on the stack until the caller has compiled the merged schema.
+                    self.inlining.push(r.clone());
+                    self.resolve_member(target, ptr)
                 }
                 _ => Ok(o.clone()),
             },
@@ -302,14 +332,23 @@ impl<'a> Compiler<'a> {
             })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        if !siblings.is_empty() {
+        if !siblings.is_empty() && self.inlining.contains(r) {
+            // Merging a reference inside its own expansion would unroll a recursive schema:
+            // keep the reference as a rule and let the validator enforce the siblings.
+            for k in siblings.keys() {
+                self.defer(ptr, k);
+            }
+        } else if !siblings.is_empty() {
             let mut merged = siblings;
             if let Value::Object(t) = target
                 && !merge_into(&mut merged, t)
             {
                 self.defer(ptr, "$ref");
             }
-            return self.schema(&Value::Object(merged), ptr);
+            self.inlining.push(r.clone());
+            let out = self.schema(&Value::Object(merged), ptr);
+            self.inlining.pop();
+            return out;
         }
         if let Some(name) = self.refs.get(r) {
             return Ok(Expr::rule(name.clone()));
