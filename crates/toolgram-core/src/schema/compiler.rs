@@ -309,9 +309,12 @@ impl<'a> Compiler<'a> {
             return Err(self.err(ptr, "$ref", format!("only local references: `{r}`")));
         };
         let decoded = percent_decode(pointer);
-        self.root
-            .pointer(&decoded)
-            .ok_or_else(|| self.err(ptr, "$ref", format!("`{r}` points nowhere")))
+        let found = if decoded.is_empty() || decoded.starts_with('/') {
+            self.root.pointer(&decoded)
+        } else {
+            find_anchor(self.root, &decoded)
+        };
+        found.ok_or_else(|| self.err(ptr, "$ref", format!("`{r}` points nowhere")))
     }
 
     fn reference(&mut self, map: &Map<String, Value>, r: &Value, ptr: &str) -> R<Expr> {
@@ -839,4 +842,23 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
+}
+
+/// The subschema declaring `$anchor: name` (or draft-04..07 `id`/`$id: "#name"`).
+fn find_anchor<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
+    match v {
+        Value::Object(m) => {
+            let hash = format!("#{name}");
+            let declares = m.get("$anchor").and_then(Value::as_str) == Some(name)
+                || ["$id", "id"]
+                    .iter()
+                    .any(|k| m.get(*k).and_then(Value::as_str) == Some(hash.as_str()));
+            if declares {
+                return Some(v);
+            }
+            m.values().find_map(|x| find_anchor(x, name))
+        }
+        Value::Array(a) => a.iter().find_map(|x| find_anchor(x, name)),
+        _ => None,
+    }
 }
