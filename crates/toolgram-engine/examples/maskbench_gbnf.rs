@@ -114,7 +114,8 @@ fn main() -> anyhow::Result<()> {
                 valid_ok += usize::from(acc);
                 if !acc && v.parsed {
                     let reordered = reorder(&t["data"], &doc["schema"], &doc["schema"], 0);
-                    if reordered != t["data"].to_string() {
+                    let original = t["data"].to_string();
+                    if reordered != original {
                         order_jobs.push((order_jobs_owner.len(), reordered));
                     } else {
                         eprintln!("VALID REJECTED {}: {}", doc["description"], t["data"]);
