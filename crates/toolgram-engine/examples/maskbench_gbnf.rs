@@ -49,6 +49,9 @@ fn main() -> anyhow::Result<()> {
     for f in &files {
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(f)?)?;
         let schema = &doc["schema"];
+        if std::env::var_os("MASKBENCH_TRACE").is_some() {
+            eprintln!("COMPILING {}", f.display());
+        }
         let t = Instant::now();
         let strict = schema::to_grammar(schema, &SchemaOptions::default());
         if let Err(e) = &strict {
@@ -100,6 +103,7 @@ fn main() -> anyhow::Result<()> {
         }
         if !v.parsed {
             not_parsed += 1;
+            eprintln!("NOT PARSED {} (aborted: {})", doc["description"], v.aborted);
         }
         let validator = jsonschema::options()
             .should_validate_formats(true)

@@ -84,7 +84,21 @@ impl<'a> Compiler<'a> {
         self.define("value", self.any_value());
         let mut notes = self.notes;
         notes.dedup();
-        Ok((Grammar { rules: self.rules }, notes))
+        // Only what the root reaches: a branch given up on may have left helper rules.
+        let all = Grammar { rules: self.rules };
+        let grammar = Grammar {
+            rules: all.reachable().into_iter().cloned().collect(),
+        };
+        if let Some(name) = grammar.undefined().first() {
+            let message = format!("internal: rule `{name}` referenced but not defined");
+            return Err(SchemaError {
+                tool: self.opts.tool.clone(),
+                pointer: String::new(),
+                keyword: "$ref".into(),
+                message,
+            });
+        }
+        Ok((grammar, notes))
     }
 
     fn define(&mut self, name: &str, expr: Expr) {
@@ -358,7 +372,14 @@ impl<'a> Compiler<'a> {
         }
         let name = format!("ref{}", self.refs.len());
         self.refs.insert(r.clone(), name.clone());
-        let expr = self.schema(target, &format!("{ptr}/$ref"))?;
+        let expr = match self.schema(target, &format!("{ptr}/$ref")) {
+            Ok(e) => e,
+            Err(e) => {
+                // Forget the name so that no later use refers to a rule that never came.
+                self.refs.remove(r);
+                return Err(e);
+            }
+        };
         self.rules.push(Rule {
             name: name.clone(),
             expr,
@@ -475,7 +496,9 @@ impl<'a> Compiler<'a> {
                 continue;
             }
             let value = self.schema(sub, &here)?;
-            items.push((self.kv(name, value), is_req));
+            // Hoisted: a member appears in several alternatives, nesting must not multiply it.
+            let kv = self.hoist_if_big(self.kv(name, value));
+            items.push((kv, is_req));
         }
         for name in &required {
             if props.contains_key(*name) {
@@ -489,7 +512,8 @@ impl<'a> Compiler<'a> {
                 ));
             };
             let value = self.schema(add, &format!("{ptr}/additionalProperties"))?;
-            items.push((self.kv(name, value), true));
+            let kv = self.hoist_if_big(self.kv(name, value));
+            items.push((kv, true));
         }
         let extra = match &additional {
             None => None,
@@ -565,6 +589,7 @@ impl<'a> Compiler<'a> {
                 v.len() <= 2 && v.iter().all(|x| !matches!(x, Expr::Seq(_) | Expr::Alt(_)))
             }
             Expr::Alt(_) => false,
+            Expr::Repeat { expr, .. } => !matches!(**expr, Expr::Seq(_) | Expr::Alt(_)),
             _ => true,
         };
         if small {
@@ -608,7 +633,10 @@ impl<'a> Compiler<'a> {
                 max = Some(max.map_or(k, |m| m.min(k)));
                 None
             }
-            Some(t) => Some(self.schema(&t, &format!("{ptr}/{tail_key}"))?),
+            Some(t) => {
+                let e = self.schema(&t, &format!("{ptr}/{tail_key}"))?;
+                Some(self.hoist_if_big(e))
+            }
             None => Some(Expr::rule("value")),
         };
         if max.is_some_and(|m| m < min) {

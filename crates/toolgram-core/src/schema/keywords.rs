@@ -90,6 +90,7 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("examples", A, G),
     kw("$schema", A, G),
     kw("$id", A, G),
+    kw("id", A, G),
     kw("$comment", A, G),
     kw("$anchor", A, G),
     kw("readOnly", A, G),
