@@ -184,3 +184,86 @@ fn sample_grammars_become_lark_that_llguidance_compiles() {
     }
     assert!(n >= 8);
 }
+
+/// Whether llguidance (byte-level vocabulary) accepts `s` in full under the Lark grammar.
+fn llguidance_accepts(lark_text: &str, s: &str) -> Result<bool, String> {
+    use llguidance::api::TopLevelGrammar;
+    use llguidance::toktrie::{ApproximateTokEnv, TokenizerEnv};
+    use llguidance::{Matcher, ParserFactory};
+    let env = ApproximateTokEnv::single_byte_env();
+    let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
+    factory.quiet();
+    let parser = factory
+        .create_parser(TopLevelGrammar::from_lark(lark_text.to_owned()))
+        .map_err(|e| e.to_string())?;
+    let mut m = Matcher::new(Ok(parser));
+    let tokens = env.tokenize_bytes(s.as_bytes());
+    if m.consume_tokens(&tokens).is_err() {
+        return Ok(false);
+    }
+    Ok(m.is_accepting().unwrap_or(false))
+}
+
+#[test]
+fn lark_output_accepts_and_rejects_like_llama_cpp_in_both_dialects() {
+    let mut cases = Vec::new();
+    for case in common::grammar_tests("llamacpp_grammar_integration.jsonl") {
+        let g = if case["kind"] == "gbnf" {
+            gbnf::parse(case["grammar"].as_str().expect("grammar")).expect("parses")
+        } else {
+            let opts = SchemaOptions {
+                lenient: true,
+                ..SchemaOptions::default()
+            };
+            schema::to_grammar(&case["schema"], &opts)
+                .expect("compiles")
+                .0
+        };
+        let disputed: Vec<String> = case["jsonschema_disagreements"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d["instance"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let keep = |k: &str| -> Vec<String> {
+            strings(&case, k)
+                .into_iter()
+                .filter(|s| !disputed.contains(s))
+                .collect()
+        };
+        cases.push((
+            case["description"].to_string(),
+            g,
+            keep("accept"),
+            keep("reject"),
+        ));
+    }
+    let mut bad = Vec::new();
+    for (name, g, acc, rej) in &cases {
+        for d in [lark::LarkDialect::Llguidance, lark::LarkDialect::OpenAi] {
+            let text = lark::emit(g, d);
+            for (s, want) in acc
+                .iter()
+                .map(|s| (s, true))
+                .chain(rej.iter().map(|s| (s, false)))
+            {
+                match llguidance_accepts(&text, s) {
+                    Ok(got) if got == want => {}
+                    Ok(got) => bad.push(format!("{name} {d:?}: {s:?} accepted={got}")),
+                    Err(e) => {
+                        bad.push(format!("{name} {d:?}: llguidance refused: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

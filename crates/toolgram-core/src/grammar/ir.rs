@@ -79,14 +79,18 @@ pub enum TokenName {
 }
 
 impl Expr {
-    /// A sequence, flattened: one element stays itself.
+    /// A sequence, flattened, adjacent literals joined: one element stays itself.
     pub fn seq(items: Vec<Expr>) -> Expr {
-        let mut out = Vec::new();
+        let mut out: Vec<Expr> = Vec::new();
+        let mut push = |e: Expr, out: &mut Vec<Expr>| match (out.last_mut(), e) {
+            (_, Expr::Literal(s)) if s.is_empty() => {}
+            (Some(Expr::Literal(prev)), Expr::Literal(s)) => prev.push_str(&s),
+            (_, e) => out.push(e),
+        };
         for e in items {
             match e {
-                Expr::Seq(inner) => out.extend(inner),
-                Expr::Literal(s) if s.is_empty() => {}
-                e => out.push(e),
+                Expr::Seq(inner) => inner.into_iter().for_each(|x| push(x, &mut out)),
+                e => push(e, &mut out),
             }
         }
         if out.len() == 1 {
@@ -105,8 +109,13 @@ impl Expr {
         }
     }
 
-    /// `expr{min,max}`.
+    /// `expr{min,max}`; `{0}` is the empty sequence and `{1}` the expression itself.
     pub fn repeat(expr: Expr, min: u32, max: Option<u32>) -> Expr {
+        match (min, max) {
+            (_, Some(0)) => return Expr::Seq(Vec::new()),
+            (1, Some(1)) => return expr,
+            _ => {}
+        }
         Expr::Repeat {
             expr: Box::new(expr),
             min,

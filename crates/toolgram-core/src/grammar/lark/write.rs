@@ -1,5 +1,5 @@
 //! The Lark writer: IR → Lark rules (`start` first, only reachable rules), literals as
-//! strings, character classes as one-character regexes.
+//! one-character strings, character classes as one-character regexes.
 //!
 //! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
 
@@ -51,7 +51,7 @@ fn expr(e: &Expr, namer: &mut Namer, out: &mut String, top: bool, d: LarkDialect
                 out.push(')');
             }
         }
-        Expr::Literal(s) => out.push_str(&string(s)),
+        Expr::Literal(s) => out.push_str(&chars(s)),
         Expr::Class(c) => class(c, out),
         Expr::Any => out.push_str("/(?s:.)/"),
         Expr::Ref(n) => out.push_str(&namer.name(n)),
@@ -68,7 +68,8 @@ fn expr(e: &Expr, namer: &mut Namer, out: &mut String, top: bool, d: LarkDialect
             max,
         } => {
             let mut item = String::new();
-            if is_atom(inner) {
+            let one_char = |s: &str| s.chars().count() == 1;
+            if is_atom(inner) && !matches!(&**inner, Expr::Literal(s) if !one_char(s)) {
                 expr(inner, namer, &mut item, false, d);
             } else {
                 item.push('(');
@@ -92,6 +93,17 @@ fn quantified(item: &str, min: u32, max: Option<u32>, d: LarkDialect) -> String 
         (m, Some(n), LarkDialect::OpenAi) if m == n => format!("({item} ~ {m})"),
         (m, Some(n), LarkDialect::OpenAi) => format!("({item} ~ {m}..{n})"),
     }
+}
+
+/// A literal as one-character strings: llguidance's lexer does not backtrack across
+/// lexemes, so a longer literal sharing a prefix with another lexeme (a declared key and
+/// "any other key") could make it miss a match. One-character lexemes never overlap.
+fn chars(s: &str) -> String {
+    if s.is_empty() {
+        return string(s);
+    }
+    let parts: Vec<String> = s.chars().map(|c| string(&c.to_string())).collect();
+    parts.join(" ")
 }
 
 /// A Lark string literal (JSON-style escapes; controls and DEL escaped).
