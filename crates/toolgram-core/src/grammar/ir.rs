@@ -82,7 +82,7 @@ impl Expr {
     /// A sequence, flattened, adjacent literals joined: one element stays itself.
     pub fn seq(items: Vec<Expr>) -> Expr {
         let mut out: Vec<Expr> = Vec::new();
-        let mut push = |e: Expr, out: &mut Vec<Expr>| match (out.last_mut(), e) {
+        let push = |e: Expr, out: &mut Vec<Expr>| match (out.last_mut(), e) {
             (_, Expr::Literal(s)) if s.is_empty() => {}
             (Some(Expr::Literal(prev)), Expr::Literal(s)) => prev.push_str(&s),
             (_, e) => out.push(e),
