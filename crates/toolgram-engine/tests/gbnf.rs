@@ -188,7 +188,7 @@ fn sample_grammars_become_lark_that_llguidance_compiles() {
 /// Whether llguidance (byte-level vocabulary) accepts `s` in full under the Lark grammar.
 fn llguidance_accepts(lark_text: &str, s: &str) -> Result<bool, String> {
     use llguidance::api::TopLevelGrammar;
-    use llguidance::toktrie::{ApproximateTokEnv, TokenizerEnv};
+    use llguidance::toktrie::ApproximateTokEnv;
     use llguidance::{Matcher, ParserFactory};
     let env = ApproximateTokEnv::single_byte_env();
     let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
