@@ -31,7 +31,7 @@ type R<T> = Result<T, SchemaError>;
 type Bound = (f64, bool);
 
 /// Most subschemas one compilation visits (inline merging can multiply them).
-const BUDGET: usize = 100_000;
+const BUDGET: usize = 20_000;
 
 const TYPES: [&str; 6] = ["object", "array", "string", "number", "boolean", "null"];
 
