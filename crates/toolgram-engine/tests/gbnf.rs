@@ -267,3 +267,46 @@ fn lark_output_accepts_and_rejects_like_llama_cpp_in_both_dialects() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn llguidance_lark_tests_read_by_our_reader_keep_their_verdicts() {
+    let (mut read, mut refused, mut bad) = (0, 0, Vec::new());
+    for case in common::grammar_tests("llguidance_tests.jsonl") {
+        if case["kind"] != "lark" || case.get("expect_compile_error").is_some() {
+            continue;
+        }
+        let src = case["grammar"].as_str().unwrap_or_default();
+        let Ok(g) = lark::parse(src) else {
+            refused += 1;
+            continue;
+        };
+        read += 1;
+        let text = lark::emit(&g, lark::LarkDialect::Llguidance);
+        let acc = strings(&case, "accept");
+        let rej: Vec<String> = strings(&case, "reject")
+            .into_iter()
+            .filter(|s| !s.starts_with("FINAL_REJECT:"))
+            .collect();
+        for (s, want) in acc
+            .iter()
+            .map(|s| (s, true))
+            .chain(rej.iter().map(|s| (s, false)))
+        {
+            match llguidance_accepts(&text, s) {
+                Ok(got) if got == want => {}
+                Ok(got) => bad.push(format!("{src:?}: {s:?} accepted={got}")),
+                Err(e) => bad.push(format!("{src:?}: refused: {e}")),
+            }
+        }
+    }
+    eprintln!("read {read}, refused {refused}");
+    // The rest use llguidance extensions (`%json`, `%regex`, lazy lexemes) the IR does not
+    // hold; those are refused with a position, never half-read.
+    assert!(read >= 8, "{read}");
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

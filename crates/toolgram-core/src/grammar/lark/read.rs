@@ -237,7 +237,11 @@ impl Reader<'_> {
             Some('{') => {
                 self.pos += 1;
                 self.skip(false);
-                let min = self.int()?;
+                let min = if self.peek() == Some(',') {
+                    0
+                } else {
+                    self.int()?
+                };
                 self.skip(false);
                 let max = if self.eat(",") {
                     self.skip(false);
