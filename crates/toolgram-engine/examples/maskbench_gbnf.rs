@@ -89,6 +89,10 @@ fn main() -> anyhow::Result<()> {
     eprintln!("compiled {compiled}/{total}; checking in llama.cpp…");
     let jobs: Vec<Job> = pending.iter().map(|p| p.0.clone()).collect();
     let verdicts = gbnf_check::check_many(&model, &jobs)?;
+    drop(jobs);
+    if let Ok(path) = std::env::var("MASKBENCH_VERDICTS") {
+        std::fs::write(path, serde_json::to_string(&verdicts)?)?;
+    }
     let (mut passed, mut passed_grammar_only, mut not_parsed, mut aborted) = (0, 0, 0, 0);
     let (mut valid, mut valid_ok, mut invalid, mut invalid_grammar, mut invalid_after) =
         (0, 0, 0, 0, 0);
@@ -228,11 +232,18 @@ fn reorder(v: &Value, schema: &Value, root: &Value, depth: usize) -> String {
             None => s,
         }
     }
-    fn props<'a>(s: &'a Value, root: &'a Value, out: &mut Vec<(&'a str, &'a Value)>, depth: usize) {
-        if depth > 8 {
+    fn props<'a>(
+        s: &'a Value,
+        root: &'a Value,
+        out: &mut Vec<(&'a str, &'a Value)>,
+        seen: &mut Vec<*const Value>,
+        depth: usize,
+    ) {
+        let s = resolve(s, root);
+        if depth > 8 || seen.contains(&(s as *const Value)) || seen.len() > 2000 {
             return;
         }
-        let s = resolve(s, root);
+        seen.push(s as *const Value);
         if let Some(p) = s.get("properties").and_then(Value::as_object) {
             for (k, sub) in p {
                 if !out.iter().any(|(n, _)| *n == k.as_str()) {
@@ -243,7 +254,7 @@ fn reorder(v: &Value, schema: &Value, root: &Value, depth: usize) -> String {
         for key in ["allOf", "anyOf", "oneOf"] {
             if let Some(a) = s.get(key).and_then(Value::as_array) {
                 for m in a {
-                    props(m, root, out, depth + 1);
+                    props(m, root, out, seen, depth + 1);
                 }
             }
         }
@@ -252,7 +263,7 @@ fn reorder(v: &Value, schema: &Value, root: &Value, depth: usize) -> String {
     match v {
         Value::Object(m) if depth < 64 => {
             let mut order = Vec::new();
-            props(schema, root, &mut order, 0);
+            props(schema, root, &mut order, &mut Vec::new(), 0);
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort_by_key(|k| order.iter().position(|(n, _)| n == k).unwrap_or(usize::MAX));
             let parts: Vec<String> = keys
