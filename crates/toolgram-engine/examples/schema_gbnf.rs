@@ -15,6 +15,10 @@ fn main() -> anyhow::Result<()> {
     for n in notes {
         eprintln!("{} {} {:?}", n.pointer, n.keyword, n.kind);
     }
-    print!("{}", toolgram_core::grammar::gbnf::emit(&g));
+    let text = toolgram_core::grammar::gbnf::emit(&g);
+    if let Err(e) = toolgram_core::grammar::gbnf::parse(&text) {
+        eprintln!("our own GBNF reader refuses it: {e}");
+    }
+    print!("{text}");
     Ok(())
 }

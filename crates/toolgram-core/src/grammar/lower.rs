@@ -69,7 +69,14 @@ impl Ctx<'_> {
             Expr::Seq(v) => Expr::seq(v.iter().map(|x| self.expr(x)).collect()),
             Expr::Alt(v) => Expr::alt(v.iter().map(|x| self.expr(x)).collect()),
             Expr::Repeat { expr, min, max } => {
-                let inner = self.expr(expr);
+                let mut inner = self.expr(expr);
+                // llama.cpp refuses `X*` for an X that matches the empty string (its
+                // synthesised repetition rule is left-recursive): repeat X without ε instead.
+                if max.is_none()
+                    && let Some(ne) = non_empty(&inner)
+                {
+                    inner = ne;
+                }
                 let atom = if is_atom(&inner) {
                     inner
                 } else {
@@ -125,5 +132,33 @@ impl Ctx<'_> {
             ]),
             Expr::seq(vec![all, Expr::repeat(atom, 0, Some(r))]),
         ])
+    }
+}
+
+/// `e` without the empty string, where that is easy to spell: empty alternatives dropped,
+/// optional repetitions made mandatory. `None` if `e` does not match ε or is not one of those.
+fn non_empty(e: &Expr) -> Option<Expr> {
+    let none = std::collections::BTreeSet::new();
+    if !crate::grammar::ir::is_nullable(e, &none) {
+        return None;
+    }
+    match e {
+        Expr::Alt(v) => {
+            let alts: Vec<Expr> = v
+                .iter()
+                .filter_map(|x| {
+                    if crate::grammar::ir::is_nullable(x, &none) {
+                        non_empty(x)
+                    } else {
+                        Some(x.clone())
+                    }
+                })
+                .collect();
+            (!alts.is_empty()).then(|| Expr::alt(alts))
+        }
+        Expr::Repeat { expr, min: 0, max } if !crate::grammar::ir::is_nullable(expr, &none) => {
+            Some(Expr::repeat((**expr).clone(), 1, *max))
+        }
+        _ => None,
     }
 }

@@ -12,12 +12,37 @@ use regex_syntax::hir::{Class, Hir, HirKind, Look};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported(pub String);
 
-/// Parse `pattern` into HIR (Unicode mode, as JSON Schema and Lark expect).
+/// Parse `pattern` into HIR (Unicode mode; `\d` and `\w` are ASCII, as in ECMA-262 and
+/// Python's `re.ASCII`-free defaults for JSON Schema).
 pub fn parse(pattern: &str) -> Result<Hir, Unsupported> {
     regex_syntax::ParserBuilder::new()
         .build()
-        .parse(pattern)
+        .parse(&ascii_perl_classes(pattern))
         .map_err(|e| Unsupported(e.to_string()))
+}
+
+/// `\d`, `\D`, `\w`, `\W` spelled as ASCII classes (nested classes are valid inside `[…]`).
+fn ascii_perl_classes(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut it = p.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('d') => out.push_str("[0-9]"),
+            Some('D') => out.push_str("[^0-9]"),
+            Some('w') => out.push_str("[0-9A-Za-z_]"),
+            Some('W') => out.push_str("[^0-9A-Za-z_]"),
+            Some(n) => {
+                out.push('\\');
+                out.push(n);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// The IR for a whole-match of `pattern`.
