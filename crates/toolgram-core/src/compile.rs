@@ -8,6 +8,7 @@
 //! run a parser or a model (the engine checks the grammar with llguidance).
 
 use crate::error::CompileError;
+use crate::schema::keywords;
 use crate::syntax::{CallSyntax, JSON_FENCE, Piece, THINK};
 use crate::tool::{ToolChoice, ToolSet};
 use serde_json::{Value, json};
@@ -101,25 +102,6 @@ pub struct DeferredKeyword {
     pub keyword: String,
 }
 
-/// Keywords llguidance's JSON grammar does not implement but the `jsonschema` validator
-/// enforces after parsing: the grammar is widened, the check moves after the parse.
-pub const ENFORCED_AFTER_PARSE: &[&str] = &[
-    "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-];
-
 /// The `format` values the grammar enforces (llguidance's built-in formats); any other
 /// format is checked after parsing by the validator when it knows it.
 pub const GRAMMAR_FORMATS: &[&str] = &[
@@ -158,11 +140,9 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
         .map_err(|e| e.to_string())
 }
 
-/// Annotations that constrain nothing and that llguidance does not know.
-const EXTRA_ANNOTATIONS: &[&str] = &["deprecated", "$vocabulary", "$dynamicAnchor"];
-
 /// The schema the grammar uses for `parameters`: objects closed (see [`close_objects`]),
-/// keywords of [`ENFORCED_AFTER_PARSE`] moved out (recorded in `deferred`), annotations
+/// keywords the llguidance path enforces after parse
+/// ([`keywords::llguidance_after_parse`]) moved out (recorded in `deferred`), annotations
 /// llguidance does not know removed.
 pub fn grammar_schema(
     tool: &str,
@@ -208,17 +188,17 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
             )
         });
     }
-    for k in ENFORCED_AFTER_PARSE {
-        if map.remove(*k).is_some() {
+    for k in keywords::llguidance_after_parse() {
+        if map.remove(k).is_some() {
             deferred.push(DeferredKeyword {
                 tool: tool.to_owned(),
                 pointer: at.to_owned(),
-                keyword: (*k).to_owned(),
+                keyword: k.to_owned(),
             });
         }
     }
-    for k in EXTRA_ANNOTATIONS {
-        map.remove(*k);
+    for k in keywords::llguidance_unknown_annotations() {
+        map.remove(k);
     }
     let defer = |keyword: &str, deferred: &mut Vec<DeferredKeyword>| {
         deferred.push(DeferredKeyword {

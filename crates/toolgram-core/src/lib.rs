@@ -34,12 +34,14 @@
 
 pub mod compile;
 pub mod error;
+pub mod grammar;
 pub mod lenient;
 pub mod message;
 pub mod parse;
 pub mod profile;
 pub mod prompt;
 pub mod pyjson;
+pub mod schema;
 pub mod syntax;
 pub mod tool;
 pub mod validate;

@@ -34,6 +34,7 @@
 
 mod engine;
 mod error;
+pub mod gbnf_check;
 mod generate;
 pub mod models;
 mod retry;

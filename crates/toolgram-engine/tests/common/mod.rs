@@ -113,3 +113,42 @@ pub fn is_right(call: &ToolCall, case: &Case) -> bool {
 fn matches_text(want: &Value, got: Option<&Value>) -> bool {
     matches!((want, got), (Value::String(w), Some(Value::String(g))) if w.eq_ignore_ascii_case(g.trim()))
 }
+
+/// Shared test data: `TOOLGRAM_SHARED_DATA`, else the first ancestor holding `shared/data`,
+/// else `/work/shared/data`.
+pub fn shared_data() -> std::path::PathBuf {
+    if let Ok(p) = std::env::var("TOOLGRAM_SHARED_DATA") {
+        return p.into();
+    }
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in manifest.ancestors() {
+        let cand = dir.join("shared/data");
+        if cand.is_dir() {
+            return cand;
+        }
+    }
+    let fallback = std::path::PathBuf::from("/work/shared/data");
+    assert!(
+        fallback.is_dir(),
+        "shared test data not found: set TOOLGRAM_SHARED_DATA"
+    );
+    fallback
+}
+
+/// The lines of a JSONL file under `grammar-tests/`.
+pub fn grammar_tests(name: &str) -> Vec<Value> {
+    let path = shared_data().join("grammar-tests").join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("jsonl line"))
+        .collect()
+}
+
+/// The test model's file, fetched once.
+pub fn test_model_path() -> std::path::PathBuf {
+    models::find("test")
+        .and_then(|m| m.fetch())
+        .expect("test model fetch")
+}

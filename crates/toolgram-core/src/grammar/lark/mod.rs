@@ -1,0 +1,21 @@
+//! Lark: [`emit`] writes IR for llguidance ([`LarkDialect::Llguidance`]) or as fully
+//! expanded Lark that OpenAI accepts for custom tools ([`LarkDialect::OpenAi`]: no
+//! lookaround, lazy quantifiers, priorities, templates, `%declare` or `%import`); [`parse`]
+//! reads the subset we emit and users write.
+//!
+//! This module must not compile grammars with llguidance: tests and the engine do that.
+
+mod read;
+mod write;
+
+pub use read::parse;
+pub use write::emit;
+
+/// Which Lark the writer targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LarkDialect {
+    /// llguidance's Lark: `{m,n}` quantifiers and special-token references.
+    Llguidance,
+    /// The Lark OpenAI accepts for custom tools: plain Lark with `~ m..n` quantifiers.
+    OpenAi,
+}

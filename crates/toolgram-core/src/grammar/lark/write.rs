@@ -1,0 +1,150 @@
+//! The Lark writer: IR → Lark rules (`start` first, only reachable rules), literals as
+//! one-character strings, character classes as one-character regexes.
+//!
+//! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
+
+use super::LarkDialect;
+use crate::grammar::ir::{CharClass, Expr, Grammar, TokenName};
+use crate::grammar::lower::{is_atom, lower};
+use crate::grammar::names::{Namer, Target};
+use std::fmt::Write as _;
+
+/// Write `g` as Lark; the start rule is named `start`.
+pub fn emit(g: &Grammar, dialect: LarkDialect) -> String {
+    let rules = lower(g);
+    let Some(first) = rules.first() else {
+        return String::new();
+    };
+    let mut namer = Namer::new(Target::Lark, &first.name, "start");
+    let mut out = String::new();
+    for r in &rules {
+        let name = namer.name(&r.name);
+        let mut body = String::new();
+        expr(&r.expr, &mut namer, &mut body, true, dialect);
+        let _ = writeln!(out, "{name}: {body}");
+    }
+    out
+}
+
+fn expr(e: &Expr, namer: &mut Namer, out: &mut String, top: bool, d: LarkDialect) {
+    match e {
+        Expr::Seq(v) if v.is_empty() => out.push_str("\"\""),
+        Expr::Seq(v) => {
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                expr(x, namer, out, false, d);
+            }
+        }
+        Expr::Alt(v) => {
+            if !top {
+                out.push('(');
+            }
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(" | ");
+                }
+                expr(x, namer, out, true, d);
+            }
+            if !top {
+                out.push(')');
+            }
+        }
+        Expr::Literal(s) => out.push_str(&chars(s)),
+        Expr::Class(c) => class(c, out),
+        Expr::Any => out.push_str("/(?s:.)/"),
+        Expr::Ref(n) => out.push_str(&namer.name(n)),
+        Expr::Token(t) => {
+            let _ = match (&t.token, t.negated) {
+                (TokenName::Id(id), false) => write!(out, "<[{id}]>"),
+                (TokenName::Id(id), true) => write!(out, "<[^{id}]>"),
+                (TokenName::Text(s), _) => write!(out, "{s}"),
+            };
+        }
+        Expr::Repeat {
+            expr: inner,
+            min,
+            max,
+        } => {
+            let mut item = String::new();
+            let one_char = |s: &str| s.chars().count() == 1;
+            if is_atom(inner) && !matches!(&**inner, Expr::Literal(s) if !one_char(s)) {
+                expr(inner, namer, &mut item, false, d);
+            } else {
+                item.push('(');
+                expr(inner, namer, &mut item, true, d);
+                item.push(')');
+            }
+            out.push_str(&quantified(&item, *min, *max, d));
+        }
+    }
+}
+
+fn quantified(item: &str, min: u32, max: Option<u32>, d: LarkDialect) -> String {
+    match (min, max, d) {
+        (0, Some(1), _) => format!("{item}?"),
+        (0, None, _) => format!("{item}*"),
+        (1, None, _) => format!("{item}+"),
+        (m, None, LarkDialect::Llguidance) => format!("{item}{{{m},}}"),
+        (m, Some(n), LarkDialect::Llguidance) if m == n => format!("{item}{{{m}}}"),
+        (m, Some(n), LarkDialect::Llguidance) => format!("{item}{{{m},{n}}}"),
+        (m, None, LarkDialect::OpenAi) => format!("({item} ~ {m} {item}*)"),
+        (m, Some(n), LarkDialect::OpenAi) if m == n => format!("({item} ~ {m})"),
+        (m, Some(n), LarkDialect::OpenAi) => format!("({item} ~ {m}..{n})"),
+    }
+}
+
+/// A literal as one-character strings: llguidance's lexer does not backtrack across
+/// lexemes, so a longer literal sharing a prefix with another lexeme (a declared key and
+/// "any other key") could make it miss a match. One-character lexemes never overlap.
+fn chars(s: &str) -> String {
+    if s.is_empty() {
+        return string(s);
+    }
+    let parts: Vec<String> = s.chars().map(|c| string(&c.to_string())).collect();
+    parts.join(" ")
+}
+
+/// A Lark string literal (JSON-style escapes; controls and DEL escaped).
+pub(crate) fn string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        let _ = match c {
+            '"' => write!(out, "\\\""),
+            '\\' => write!(out, "\\\\"),
+            '\n' => write!(out, "\\n"),
+            '\t' => write!(out, "\\t"),
+            '\r' => write!(out, "\\r"),
+            c if c.is_control() => write!(out, "\\u{:04x}", c as u32),
+            c => write!(out, "{c}"),
+        };
+    }
+    out.push('"');
+    out
+}
+
+fn class(c: &CharClass, out: &mut String) {
+    out.push_str("/[");
+    if c.negated {
+        out.push('^');
+    }
+    for &(lo, hi) in &c.ranges {
+        regex_char(lo, out);
+        if hi != lo {
+            out.push('-');
+            regex_char(hi, out);
+        }
+    }
+    out.push_str("]/");
+}
+
+fn regex_char(c: char, out: &mut String) {
+    let _ = if "\\]-[^/&~".contains(c) {
+        write!(out, "\\{c}")
+    } else if c.is_control() || c.is_whitespace() {
+        write!(out, "\\x{{{:x}}}", c as u32)
+    } else {
+        write!(out, "{c}")
+    };
+}

@@ -1,0 +1,92 @@
+//! JSON Schema (draft 2020-12, with draft-04..2019 spellings where they differ) → grammar
+//! IR, for the targets that cannot run llguidance's own `%json` (GBNF for llama.cpp, Lark
+//! for OpenAI custom tools).
+//!
+//! Every keyword is looked up in [`keywords`]: enforced by the grammar, enforced after parse
+//! (listed in the returned notes), an annotation, or refused by name (a warning under
+//! `lenient`). Policies: properties in schema order with optional ones skippable; whitespace
+//! bounded ([`WS_RULE`]); numbers with at most 16 integer digits; plain strings admit every
+//! JSON escape; recursion through `$ref` becomes rule recursion, and inline nesting deeper
+//! than `max_depth` is refused. This module must not validate instances.
+
+mod compiler;
+pub mod keywords;
+mod merge;
+pub mod numbers;
+pub mod strings;
+
+use crate::grammar::Grammar;
+use serde_json::Value;
+
+/// Name of the bounded whitespace rule: nothing, one space, or a newline and up to 40
+/// spaces or tabs.
+pub const WS_RULE: &str = "ws";
+
+/// How to compile.
+#[derive(Debug, Clone)]
+pub struct SchemaOptions {
+    /// The tool the schema belongs to, for messages.
+    pub tool: Option<String>,
+    /// Unknown keywords become warnings instead of errors.
+    pub lenient: bool,
+    /// Objects listing `properties` without `additionalProperties` are closed (the tool-call
+    /// policy of `compile::close_objects`); otherwise they admit extra keys, as JSON Schema
+    /// says.
+    pub closed_objects: bool,
+    /// Deepest inline nesting of subschemas.
+    pub max_depth: usize,
+}
+
+impl Default for SchemaOptions {
+    fn default() -> Self {
+        Self {
+            tool: None,
+            lenient: false,
+            closed_objects: false,
+            max_depth: 64,
+        }
+    }
+}
+
+/// Something the caller must know about a compiled schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// JSON pointer into the schema.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+    /// What happened to it.
+    pub kind: NoteKind,
+}
+
+/// What happened to a keyword.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoteKind {
+    /// Not (fully) in the grammar: the validator enforces it after parsing.
+    Deferred,
+    /// Unknown keyword ignored under `lenient`.
+    Warning(String),
+}
+
+/// A schema that cannot be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}at {pointer}: `{keyword}`: {message}", tool.as_ref().map(|t| format!("tool `{t}` ")).unwrap_or_default())]
+pub struct SchemaError {
+    /// The tool, when known.
+    pub tool: Option<String>,
+    /// JSON pointer into the schema.
+    pub pointer: String,
+    /// The keyword at fault.
+    pub keyword: String,
+    /// Why.
+    pub message: String,
+}
+
+/// Compile `schema` to a grammar whose start rule matches exactly the JSON texts the
+/// grammar enforces, plus the notes (deferred keywords, warnings).
+pub fn to_grammar(
+    schema: &Value,
+    opts: &SchemaOptions,
+) -> Result<(Grammar, Vec<Note>), SchemaError> {
+    compiler::Compiler::new(schema, opts).run()
+}

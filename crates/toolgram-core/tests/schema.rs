@@ -1,0 +1,148 @@
+//! `schema::to_grammar`: keyword classes (enforced, deferred, annotation, refused by name),
+//! and the shapes of the grammars, read back through our own GBNF reader.
+
+use serde_json::json;
+use toolgram_core::grammar::{gbnf, lark};
+use toolgram_core::schema::{self, NoteKind, SchemaOptions, keywords};
+
+fn compile(s: serde_json::Value) -> (String, Vec<(String, String)>) {
+    let (g, notes) = schema::to_grammar(&s, &SchemaOptions::default()).expect("compiles");
+    let text = gbnf::emit(&g);
+    gbnf::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    lark::parse(&lark::emit(&g, lark::LarkDialect::OpenAi)).expect("lark re-reads");
+    let deferred = notes
+        .into_iter()
+        .filter(|n| n.kind == NoteKind::Deferred)
+        .map(|n| (n.pointer, n.keyword))
+        .collect();
+    (text, deferred)
+}
+
+#[test]
+fn unknown_keywords_are_refused_by_tool_pointer_and_name() {
+    let opts = SchemaOptions {
+        tool: Some("t".into()),
+        ..SchemaOptions::default()
+    };
+    let e = schema::to_grammar(
+        &json!({"type":"object","properties":{"a":{"type":"string","frobnicate":1}}}),
+        &opts,
+    )
+    .expect_err("unknown keyword");
+    assert_eq!(
+        (e.tool.as_deref(), e.pointer.as_str(), e.keyword.as_str()),
+        (Some("t"), "/properties/a", "frobnicate")
+    );
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..opts
+    };
+    let (_, notes) = schema::to_grammar(&json!({"type":"string","frobnicate":1}), &lenient)
+        .expect("lenient compiles");
+    assert!(matches!(notes[0].kind, NoteKind::Warning(_)), "{notes:?}");
+}
+
+#[test]
+fn after_parse_keywords_are_listed_never_dropped() {
+    let (_, deferred) = compile(json!({
+        "type":"object",
+        "properties":{"tags":{"type":"array","uniqueItems":true},"n":{"type":"integer","multipleOf":3}},
+        "dependentRequired":{"a":["b"]},"minProperties":1,"propertyNames":{"maxLength":3},
+        "not":{"required":["x"]}
+    }));
+    for (p, k) in [
+        ("", "dependentRequired"),
+        ("", "minProperties"),
+        ("", "propertyNames"),
+        ("", "not"),
+        ("/properties/tags", "uniqueItems"),
+        ("/properties/n", "multipleOf"),
+    ] {
+        assert!(
+            deferred.contains(&(p.to_owned(), k.to_owned())),
+            "{k} at {p}: {deferred:?}"
+        );
+    }
+}
+
+#[test]
+fn every_table_keyword_is_accepted_in_some_schema() {
+    for k in keywords::KEYWORDS {
+        let value = match k.name {
+            "type" => json!("string"),
+            "required" | "enum" | "examples" => json!(["a"]),
+            "properties" | "$defs" | "definitions" | "patternProperties" | "dependentRequired"
+            | "dependentSchemas" | "dependencies" | "$vocabulary" => json!({}),
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => json!([{"type":"string"}]),
+            "$ref" => json!("#/$defs/x"),
+            "pattern" => json!("^a+$"),
+            "format" => json!("date"),
+            "const" | "title" | "description" | "$comment" | "$anchor" | "$id" | "$schema"
+            | "contentMediaType" | "contentEncoding" | "$dynamicAnchor" | "default" => json!("a"),
+            "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" => json!(true),
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength"
+            | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"
+            | "minContains" | "maxContains" => json!(1),
+            "multipleOf" => json!(2),
+            _ => json!({}),
+        };
+        let mut s = json!({"$defs": {"x": {"type": "string"}}});
+        s[k.name] = value;
+        schema::to_grammar(&s, &SchemaOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    }
+}
+
+#[test]
+fn integer_ranges_are_exact_digit_rules() {
+    let (g, deferred) = compile(json!({"type":"integer","minimum":-5,"exclusiveMaximum":120}));
+    assert!(deferred.is_empty(), "{deferred:?}");
+    assert!(g.contains("\"-\""), "{g}");
+}
+
+#[test]
+fn recursive_refs_become_recursive_rules() {
+    let (g, _) = compile(json!({
+        "$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}},
+        "$ref":"#/$defs/node"
+    }));
+    assert!(g.contains("ref0"), "{g}");
+}
+
+#[test]
+fn remote_refs_are_refused() {
+    let e = schema::to_grammar(
+        &json!({"$ref":"https://example.com/s.json"}),
+        &SchemaOptions::default(),
+    )
+    .expect_err("remote");
+    assert_eq!(e.keyword, "$ref");
+}
+
+#[test]
+fn closed_objects_follow_the_tool_call_policy() {
+    let s = json!({"type":"object","properties":{"a":{"type":"string"}}});
+    let open = gbnf::emit(
+        &schema::to_grammar(&s, &SchemaOptions::default())
+            .expect("ok")
+            .0,
+    );
+    let closed = gbnf::emit(
+        &schema::to_grammar(
+            &s,
+            &SchemaOptions {
+                closed_objects: true,
+                ..SchemaOptions::default()
+            },
+        )
+        .expect("ok")
+        .0,
+    );
+    assert!(open.len() > closed.len(), "{open}\n---\n{closed}");
+}
+
+#[test]
+fn unexpressible_patterns_are_deferred() {
+    let (_, deferred) = compile(json!({"type":"string","pattern":"^(?=a)a\\b$"}));
+    assert_eq!(deferred, vec![(String::new(), "pattern".to_owned())]);
+}

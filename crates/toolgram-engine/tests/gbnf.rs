@@ -1,0 +1,312 @@
+//! Our GBNF (read, and emitted from JSON Schema) against the real llama.cpp grammar engine,
+//! and our Lark output against llguidance.
+
+mod common;
+
+use serde_json::Value;
+use toolgram_core::grammar::{gbnf, lark};
+use toolgram_core::schema::{self, SchemaOptions};
+use toolgram_engine::gbnf_check::{self, Job};
+
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs each case's accept/reject strings through llama.cpp and lists disagreements.
+fn judge(cases: Vec<(String, String, Vec<String>, Vec<String>)>) -> Vec<String> {
+    let model = common::test_model_path();
+    let jobs: Vec<Job> = cases
+        .iter()
+        .map(|(_, g, acc, rej)| Job {
+            grammar: g.clone(),
+            strings: acc.iter().chain(rej).cloned().collect(),
+        })
+        .collect();
+    let verdicts = gbnf_check::check_many(&model, &jobs).expect("checker runs");
+    let mut bad = Vec::new();
+    for ((name, g, acc, _), v) in cases.iter().zip(&verdicts) {
+        if !v.parsed {
+            bad.push(format!(
+                "{name}: llama.cpp refused our GBNF (aborted: {})\n{g}",
+                v.aborted
+            ));
+            continue;
+        }
+        for (i, s) in jobs_strings(acc, &cases, name).iter().enumerate() {
+            let want = i < acc.len();
+            if v.accepted.get(i) != Some(&want) {
+                bad.push(format!(
+                    "{name}: {s:?} should be {}",
+                    if want { "accepted" } else { "rejected" }
+                ));
+            }
+        }
+    }
+    bad
+}
+
+fn jobs_strings(
+    acc: &[String],
+    cases: &[(String, String, Vec<String>, Vec<String>)],
+    name: &str,
+) -> Vec<String> {
+    let rej = cases
+        .iter()
+        .find(|c| c.0 == name)
+        .map(|c| c.3.clone())
+        .unwrap_or_default();
+    acc.iter().cloned().chain(rej).collect()
+}
+
+fn schema_cases(file: &str) -> Vec<(String, String, Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    for (i, case) in common::grammar_tests(file).into_iter().enumerate() {
+        if case["kind"] != "json_schema" {
+            continue;
+        }
+        let name = format!("{file}#{i} {}", case["description"].as_str().unwrap_or(""));
+        // lenient: the llama.cpp tests disable keywords by renaming them (`DISABLED_…`).
+        let opts = SchemaOptions {
+            lenient: true,
+            ..SchemaOptions::default()
+        };
+        let (g, _) =
+            schema::to_grammar(&case["schema"], &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Where python-jsonschema disagrees with llama.cpp's test, we follow JSON Schema.
+        let disputed: Vec<&str> = case["jsonschema_disagreements"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|d| d["instance"].as_str()).collect())
+            .unwrap_or_default();
+        let keep = |key: &str| -> Vec<String> {
+            strings(&case, key)
+                .into_iter()
+                .filter(|s| !disputed.contains(&s.as_str()))
+                .collect()
+        };
+        out.push((name, gbnf::emit(&g), keep("accept"), keep("reject")));
+    }
+    out
+}
+
+#[test]
+fn json_schema_cases_accept_and_reject_as_llama_cpp_tests_expect() {
+    let _guard = common::lock();
+    let mut cases = schema_cases("llamacpp_grammar_integration.jsonl");
+    cases.extend(schema_cases("llamacpp_grammar_llguidance.jsonl"));
+    assert!(cases.len() >= 60, "{}", cases.len());
+    let bad = judge(cases);
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn gbnf_integration_cases_survive_our_reader_and_writer() {
+    let _guard = common::lock();
+    let mut cases = Vec::new();
+    for (i, case) in common::grammar_tests("llamacpp_grammar_integration.jsonl")
+        .into_iter()
+        .enumerate()
+    {
+        if case["kind"] != "gbnf" {
+            continue;
+        }
+        let name = format!(
+            "integration#{i} {}",
+            case["description"].as_str().unwrap_or("")
+        );
+        let src = case["grammar"].as_str().expect("grammar");
+        let g = gbnf::parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
+        cases.push((
+            name,
+            gbnf::emit(&g),
+            strings(&case, "accept"),
+            strings(&case, "reject"),
+        ));
+    }
+    assert!(cases.len() >= 10);
+    let bad = judge(cases);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn json_schema_to_grammar_goldens_compile_to_gbnf_llama_cpp_parses() {
+    let _guard = common::lock();
+    let mut cases = Vec::new();
+    let mut refused = Vec::new();
+    for (i, case) in common::grammar_tests("llamacpp_json_schema_to_grammar.jsonl")
+        .into_iter()
+        .enumerate()
+    {
+        if case["expected_status"] != "SUCCESS" {
+            continue;
+        }
+        let name = format!("goldens#{i} {}", case["name"].as_str().unwrap_or(""));
+        match schema::to_grammar(&case["schema"], &SchemaOptions::default()) {
+            Ok((g, _)) => cases.push((name, gbnf::emit(&g), Vec::new(), Vec::new())),
+            Err(e) => refused.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!("refused by name: {}\n{}", refused.len(), refused.join("\n"));
+    assert!(cases.len() >= 60, "{}", cases.len());
+    let bad = judge(cases);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn sample_grammars_become_lark_that_llguidance_compiles() {
+    let dir = common::shared_data().join("grammar-tests/llamacpp_grammars");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("samples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|x| x != "gbnf") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let g = gbnf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for d in [lark::LarkDialect::Llguidance, lark::LarkDialect::OpenAi] {
+            let l = lark::emit(&g, d);
+            if let Err(e) = toolgram_engine::check_grammar(&l) {
+                panic!("{} as {d:?}: {e}\n{l}", path.display());
+            }
+        }
+        n += 1;
+    }
+    assert!(n >= 8);
+}
+
+/// Whether llguidance (byte-level vocabulary) accepts `s` in full under the Lark grammar.
+fn llguidance_accepts(lark_text: &str, s: &str) -> Result<bool, String> {
+    use llguidance::api::TopLevelGrammar;
+    use llguidance::toktrie::ApproximateTokEnv;
+    use llguidance::{Matcher, ParserFactory};
+    let env = ApproximateTokEnv::single_byte_env();
+    let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
+    factory.quiet();
+    let parser = factory
+        .create_parser(TopLevelGrammar::from_lark(lark_text.to_owned()))
+        .map_err(|e| e.to_string())?;
+    let mut m = Matcher::new(Ok(parser));
+    let tokens = env.tokenize_bytes(s.as_bytes());
+    if m.consume_tokens(&tokens).is_err() {
+        return Ok(false);
+    }
+    Ok(m.is_accepting().unwrap_or(false))
+}
+
+#[test]
+fn lark_output_accepts_and_rejects_like_llama_cpp_in_both_dialects() {
+    let mut cases = Vec::new();
+    for case in common::grammar_tests("llamacpp_grammar_integration.jsonl") {
+        let g = if case["kind"] == "gbnf" {
+            gbnf::parse(case["grammar"].as_str().expect("grammar")).expect("parses")
+        } else {
+            let opts = SchemaOptions {
+                lenient: true,
+                ..SchemaOptions::default()
+            };
+            schema::to_grammar(&case["schema"], &opts)
+                .expect("compiles")
+                .0
+        };
+        let disputed: Vec<String> = case["jsonschema_disagreements"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d["instance"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let keep = |k: &str| -> Vec<String> {
+            strings(&case, k)
+                .into_iter()
+                .filter(|s| !disputed.contains(s))
+                .collect()
+        };
+        cases.push((
+            case["description"].to_string(),
+            g,
+            keep("accept"),
+            keep("reject"),
+        ));
+    }
+    let mut bad = Vec::new();
+    for (name, g, acc, rej) in &cases {
+        for d in [lark::LarkDialect::Llguidance, lark::LarkDialect::OpenAi] {
+            let text = lark::emit(g, d);
+            for (s, want) in acc
+                .iter()
+                .map(|s| (s, true))
+                .chain(rej.iter().map(|s| (s, false)))
+            {
+                match llguidance_accepts(&text, s) {
+                    Ok(got) if got == want => {}
+                    Ok(got) => bad.push(format!("{name} {d:?}: {s:?} accepted={got}")),
+                    Err(e) => {
+                        bad.push(format!("{name} {d:?}: llguidance refused: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn llguidance_lark_tests_read_by_our_reader_keep_their_verdicts() {
+    let (mut read, mut refused, mut bad) = (0, 0, Vec::new());
+    for case in common::grammar_tests("llguidance_tests.jsonl") {
+        if case["kind"] != "lark" || case.get("expect_compile_error").is_some() {
+            continue;
+        }
+        let src = case["grammar"].as_str().unwrap_or_default();
+        let Ok(g) = lark::parse(src) else {
+            refused += 1;
+            continue;
+        };
+        read += 1;
+        let text = lark::emit(&g, lark::LarkDialect::Llguidance);
+        let acc = strings(&case, "accept");
+        let rej: Vec<String> = strings(&case, "reject")
+            .into_iter()
+            .filter(|s| !s.starts_with("FINAL_REJECT:"))
+            .collect();
+        for (s, want) in acc
+            .iter()
+            .map(|s| (s, true))
+            .chain(rej.iter().map(|s| (s, false)))
+        {
+            match llguidance_accepts(&text, s) {
+                Ok(got) if got == want => {}
+                Ok(got) => bad.push(format!("{src:?}: {s:?} accepted={got}")),
+                Err(e) => bad.push(format!("{src:?}: refused: {e}")),
+            }
+        }
+    }
+    eprintln!("read {read}, refused {refused}");
+    // The rest use llguidance extensions (`%json`, `%regex`, lazy lexemes) the IR does not
+    // hold; those are refused with a position, never half-read.
+    assert!(read >= 8, "{read}");
+    assert!(
+        bad.is_empty(),
+        "{} disagreements:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
