@@ -113,7 +113,12 @@ impl Session<'_> {
         let t1 = Instant::now();
         let outcome = self.generate(Some(grammar), &req.sampling, watch, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
-        let (completion_tokens, hit_limit) = outcome?;
+        // Free text may stop at the token limit before the grammar is complete: that is a
+        // reply with finish_reason `length` (the text so far), not an error.
+        let (completion_tokens, hit_limit) = match outcome {
+            Err(EngineError::Truncated { max_tokens, .. }) => (max_tokens, true),
+            other => other?,
+        };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think);
         let content = match reasoning_content {

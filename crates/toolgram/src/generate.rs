@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use toolgram_core::ChatMessage;
 use toolgram_core::compile::CompileOptions;
+use toolgram_core::grammar::{self, lark::LarkDialect};
 use toolgram_engine::{
     ByteChecker, Engine, EngineOptions, GenerateRequest, Sampling, UserGrammar, generation_grammar,
     models,
@@ -79,6 +80,16 @@ pub fn user_grammar(grammar: Option<&Path>, schema: Option<&Path>) -> anyhow::Re
     let text = read(p, "grammar")?;
     match p.extension().and_then(|e| e.to_str()) {
         Some("lark") => Ok(UserGrammar::Lark(text)),
+        // Our own GBNF reader (llama.cpp dialect) into the grammar IR, run as Lark: a grammar
+        // it cannot take is refused with line and column, never half-read.
+        Some("gbnf") => {
+            let g = grammar::gbnf::parse(&text)
+                .map_err(|e| CliError::new("invalid_grammar", format!("{}: {e}", p.display())))?;
+            Ok(UserGrammar::Lark(grammar::lark::emit(
+                &g,
+                LarkDialect::Llguidance,
+            )))
+        }
         Some(other) => Err(CliError::new(
             "invalid_grammar",
             format!(

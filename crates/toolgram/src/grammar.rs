@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
+use toolgram_core::grammar::lark::LarkDialect;
 use toolgram_core::profile::{self, Profile};
 use toolgram_core::{ToolChoice, ToolSet, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
@@ -17,6 +18,11 @@ use toolgram_engine::{EngineError, check_grammar, check_request};
 pub enum Format {
     /// llguidance Lark, as the embedded engine runs it.
     Lark,
+    /// GBNF for llama.cpp / llama-server (`--schema` only so far), from toolgram's own schema
+    /// compiler.
+    Gbnf,
+    /// Fully expanded Lark that OpenAI accepts for custom tools (`--schema` only so far).
+    LarkOpenai,
     /// JSON Schema under a provider profile (`--profile`): the schema of one call (a
     /// discriminated union over the callable tools), or of `--schema` itself.
     JsonSchema,
@@ -95,6 +101,40 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
             profile::render_parameters("schema", &schema, Profile::from_name(&args.profile)?)?;
         return print_profiled(&profiled);
     }
+    if matches!(args.format, Format::Gbnf | Format::LarkOpenai) {
+        let opts = toolgram_core::schema::SchemaOptions::default();
+        let (g, notes) = toolgram_core::schema::to_grammar(&schema, &opts)
+            .map_err(|e| CliError::new("invalid_schema", e.to_string()))?;
+        let text = match args.format {
+            Format::Gbnf => toolgram_core::grammar::gbnf::emit(&g),
+            _ => toolgram_core::grammar::lark::emit(&g, LarkDialect::OpenAi),
+        };
+        if args.check {
+            if matches!(args.format, Format::LarkOpenai) {
+                check_grammar(&text)?;
+            }
+            println!("ok");
+        } else {
+            print!("{text}");
+        }
+        for n in &notes {
+            let at = if n.pointer.is_empty() {
+                "/"
+            } else {
+                &n.pointer
+            };
+            match &n.kind {
+                toolgram_core::schema::NoteKind::Deferred => eprintln!(
+                    "note: at {at}: `{}` is enforced after parsing, not by the grammar",
+                    n.keyword
+                ),
+                toolgram_core::schema::NoteKind::Warning(w) => {
+                    eprintln!("warning: at {at}: `{}`: {w}", n.keyword)
+                }
+            }
+        }
+        return Ok(());
+    }
     let mut deferred = Vec::new();
     let lark = format!(
         "start: %json {}\n",
@@ -139,6 +179,13 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
     match args.format {
         Format::Lark if args.check => println!("ok"),
         Format::Lark => print!("{}", plan.lark),
+        Format::Gbnf | Format::LarkOpenai => {
+            return Err(CliError::new(
+                "invalid_request",
+                "--format gbnf and lark-openai take --schema; for a tool pool use lark or json-schema",
+            )
+            .into());
+        }
         Format::JsonSchema => {
             let callable = tools.subset(&plan.callable).map_err(EngineError::from)?;
             let profile = Profile::from_name(&args.profile)?;
