@@ -55,7 +55,7 @@ fn every_sample_gbnf_runs_and_its_output_is_accepted_by_llama_cpp() {
             f.display(),
             r.content
         );
-        let v = gbnf_check::check(&test_model_path(), &text, &[r.content.clone()])
+        let v = gbnf_check::check(&test_model_path(), &text, std::slice::from_ref(&r.content))
             .expect("llama.cpp check runs");
         assert!(v.parsed && !v.aborted, "{}", f.display());
         assert_eq!(v.accepted, vec![true], "{}: {:?}", f.display(), r.content);
