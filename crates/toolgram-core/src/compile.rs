@@ -394,7 +394,11 @@ pub fn compile(
             );
             let _ = writeln!(g, "body_{i}: {} args_{i} \"}}\"", lark_string(&head));
             let mut schema = match opts.mode {
-                Mode::Grammar => grammar_schema(&tool.name, &tool.parameters, &mut deferred),
+                Mode::Grammar => {
+                    let (params, _) =
+                        crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+                    grammar_schema(&tool.name, &params, &mut deferred)
+                }
                 Mode::Json | Mode::Prompt => json!({"type": "object"}),
             };
             if let Value::Object(map) = &mut schema {

@@ -5,10 +5,11 @@
 //! about grammars or call syntaxes.
 
 use crate::error::{CompileError, DefinitionError};
+use crate::validate::{ArgumentRule, read_rules};
 use serde_json::{Map, Value, json};
 
 /// One JSON-Schema function tool.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Tool {
     /// Unique name, `[A-Za-z0-9_-]{1,64}`.
     pub name: String,
@@ -20,18 +21,32 @@ pub struct Tool {
     /// function object): the tool stays out of the pool unless the request says one of them.
     /// Empty for ordinary tools.
     pub escape_hatch: Vec<String>,
+    /// Custom argument rules (`"x-toolgram": {"rules": [...]}`), checked after parsing and
+    /// told to the model in the description.
+    pub rules: Vec<ArgumentRule>,
 }
 
 impl Tool {
+    /// The description with the custom rules spelled out, which the schema cannot tell the
+    /// model.
+    pub fn description_for_model(&self) -> String {
+        let mut text = self.description.clone();
+        for rule in &self.rules {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&rule.describe());
+        }
+        text
+    }
+
     /// The OpenAI chat-completions shape of this tool.
     pub fn to_openai(&self) -> Value {
         let mut function = Map::new();
         function.insert("name".into(), Value::String(self.name.clone()));
-        if !self.description.is_empty() {
-            function.insert(
-                "description".into(),
-                Value::String(self.description.clone()),
-            );
+        let description = self.description_for_model();
+        if !description.is_empty() {
+            function.insert("description".into(), Value::String(description));
         }
         function.insert("parameters".into(), self.parameters.clone());
         json!({"type": "function", "function": function})
@@ -223,10 +238,42 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         .get("parameters")
         .cloned()
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-    let escape_hatch = match function
-        .get("x-toolgram")
-        .and_then(|x| x.get("escape_hatch"))
+    let (escape_hatch, rules) = read_extensions(function, &name, &parameters, at)?;
+    Ok(Tool {
+        name,
+        description,
+        parameters,
+        escape_hatch,
+        rules,
+    })
+}
+
+/// toolgram's own keys in the function object (`x-toolgram`): `escape_hatch` and `rules`.
+/// Unknown keys are refused, so a typo cannot silently switch a rule off.
+fn read_extensions(
+    function: &Map<String, Value>,
+    name: &str,
+    parameters: &Value,
+    at: &str,
+) -> Result<(Vec<String>, Vec<ArgumentRule>), DefinitionError> {
+    let base = format!("{at}/function/x-toolgram");
+    let Some(ext) = function.get("x-toolgram") else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let ext = ext
+        .as_object()
+        .ok_or_else(|| DefinitionError::new(Some(name), &base, "`x-toolgram` must be an object"))?;
+    if let Some(key) = ext
+        .keys()
+        .find(|k| !matches!(k.as_str(), "escape_hatch" | "rules"))
     {
+        return Err(DefinitionError::new(
+            Some(name),
+            format!("{base}/{key}"),
+            format!("unknown `x-toolgram` key `{key}`; the keys are escape_hatch, rules"),
+        ));
+    }
+    let escape_hatch = match ext.get("escape_hatch") {
         None => Vec::new(),
         Some(Value::Array(words))
             if words
@@ -241,18 +288,19 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         }
         Some(_) => {
             return Err(DefinitionError::new(
-                Some(&name),
-                format!("{at}/function/x-toolgram/escape_hatch"),
+                Some(name),
+                format!("{base}/escape_hatch"),
                 "`escape_hatch` must be an array of non-empty trigger words",
             ));
         }
     };
-    Ok(Tool {
-        name,
-        description,
-        parameters,
-        escape_hatch,
-    })
+    let rules = match ext.get("rules") {
+        None => Vec::new(),
+        Some(r) => read_rules(r, parameters).map_err(|(pointer, message)| {
+            DefinitionError::new(Some(name), format!("{base}/rules{pointer}"), message)
+        })?,
+    };
+    Ok((escape_hatch, rules))
 }
 
 fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, DefinitionError> {

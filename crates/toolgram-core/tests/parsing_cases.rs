@@ -81,6 +81,7 @@ fn tools_of(case: &Value, defs: &Value) -> Vec<Tool> {
             description: String::new(),
             parameters: params,
             escape_hatch: Vec::new(),
+            rules: Vec::new(),
         });
     }
     out

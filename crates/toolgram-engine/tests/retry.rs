@@ -98,6 +98,63 @@ fn an_invalid_first_attempt_is_repaired_by_the_default_model() {
 }
 
 #[test]
+fn a_broken_custom_rule_is_repaired_under_the_grammar_that_builds_it_in() {
+    let _g = lock();
+    let tools = toolgram_core::ToolSet::from_value(&json!([{"type": "function", "function": {
+        "name": "get_weather", "description": "Current weather for a city or for coordinates.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"}, "coordinates": {"type": "string", "description": "lat,lon"}}},
+        "x-toolgram": {"rules": [{"exactly_one_of": ["city", "coordinates"]}]}}}]))
+    .expect("valid tools");
+    let mut session = engine("default").session().expect("session");
+    let mut model = FirstReplyScripted {
+        scripted: Some(ModelReply {
+            raw: "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"coordinates\": \"48.85,2.35\"}}\n</tool_call>".into(),
+            tool_calls: vec![ToolCall {
+                id: "call_0".into(),
+                name: "get_weather".into(),
+                arguments: json!({"city": "Paris", "coordinates": "48.85,2.35"}),
+            }],
+            ..ModelReply::default()
+        }),
+        model: EngineModel {
+            session: &mut session,
+            tools: &tools,
+            choice: ToolChoice::Required,
+            parallel: false,
+            mode: Mode::Grammar,
+            think: Think::Off,
+            sampling: greedy(128),
+            last: None,
+            total_tokens: (0, 0),
+        },
+        seen: Vec::new(),
+    };
+    let messages = [ChatMessage::text("user", "What's the weather in Paris?")];
+    let out = run(
+        &mut model,
+        &tools,
+        &ToolChoice::Required,
+        &messages,
+        RetryPolicy::default(),
+    )
+    .expect("a later attempt keeps to the rule");
+    assert_eq!(
+        out.failed[0].errors,
+        vec!["'city', 'coordinates' cannot be given together for tool 'get_weather'; give exactly one".to_owned()]
+    );
+    let args = out.reply.tool_calls[0]
+        .arguments
+        .as_object()
+        .expect("object");
+    let given = ["city", "coordinates"]
+        .iter()
+        .filter(|k| args.get(**k).is_some_and(|v| !v.is_null()))
+        .count();
+    assert_eq!(given, 1, "{args:?}");
+}
+
+#[test]
 fn prompt_mode_never_returns_an_invalid_call() {
     let _g = lock();
     let tools = tools();

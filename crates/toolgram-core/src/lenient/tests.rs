@@ -9,6 +9,7 @@ fn tool(name: &str) -> Tool {
         description: String::new(),
         parameters: json!({"type": "object", "properties": {"city": {"type": "string"}, "cfg": {"type": "object"}}}),
         escape_hatch: Vec::new(),
+        rules: Vec::new(),
     }
 }
 
@@ -92,6 +93,7 @@ mod props {
             description: String::new(),
             parameters: json!({"type": "object"}),
             escape_hatch: Vec::new(),
+            rules: Vec::new(),
         };
         [t("add"), t("get_weather")]
     }

@@ -1,5 +1,6 @@
-//! Post-parse validation of call arguments against the tool's JSON Schema, with messages
-//! written for the model (`missing required argument 'title' for tool 'get_inputs'`).
+//! Post-parse validation of call arguments against the tool's JSON Schema and its custom
+//! rules ([`ArgumentRule`]), with messages written for the model (`missing required argument
+//! 'title' for tool 'get_inputs'`).
 //!
 //! Also here: the pool filter for escape-hatch tools ([`filter_pool`]) and duplicate-call
 //! detection ([`repeated_calls`]). It checks and reports; it must not change arguments. The
@@ -7,9 +8,13 @@
 
 mod pool;
 mod repeat;
+mod rules;
+mod rules_schema;
 
 pub use pool::filter_pool;
 pub use repeat::{RepeatedCall, repeated_calls};
+pub use rules::{ArgumentRule, RuleKind, read_rules};
+pub use rules_schema::{MAX_VARIANTS, with_rules};
 
 use crate::tool::{ToolCall, ToolSet};
 use jsonschema::error::ValidationErrorKind;
@@ -45,7 +50,7 @@ pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<Argumen
     let Some(validator) = tools.validator(index) else {
         return Ok(());
     };
-    let errors: Vec<ArgumentError> = validator
+    let mut errors: Vec<ArgumentError> = validator
         .iter_errors(&call.arguments)
         .map(|e| {
             let pointer = e.instance_path.to_string();
@@ -90,6 +95,15 @@ pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<Argumen
             }
         })
         .collect();
+    let rules = tools.tools().get(index).map_or(&[][..], |t| &t.rules[..]);
+    errors.extend(rules.iter().filter_map(|rule| {
+        rule.check(&call.name, &call.arguments)
+            .map(|message| ArgumentError {
+                tool: call.name.clone(),
+                pointer: rule.at.clone(),
+                message,
+            })
+    }));
     if errors.is_empty() {
         Ok(())
     } else {
@@ -138,5 +152,51 @@ mod tests {
             ..call
         };
         assert_eq!(validate_call(&tools, &ok), Ok(()));
+    }
+
+    #[test]
+    fn declared_rules_are_checked_after_the_schema_and_told_to_the_model() {
+        let tools = ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"weather","description":"Weather now.",
+                "parameters":{"type":"object","properties":{"city":{"type":"string"},"lat_lon":{"type":"string"}}},
+                "x-toolgram":{"rules":[{"exactly_one_of":["city","lat_lon"]}]}}}]"#,
+        )
+        .expect("valid tools");
+        let call = |arguments| ToolCall {
+            id: "c".into(),
+            name: "weather".into(),
+            arguments,
+        };
+        let errs = validate_call(&tools, &call(json!({"city": "Oslo", "lat_lon": "59,10"})))
+            .expect_err("both given");
+        assert_eq!(
+            errs[0].message,
+            "'city', 'lat_lon' cannot be given together for tool 'weather'; give exactly one"
+        );
+        assert!(validate_call(&tools, &call(json!({}))).is_err());
+        assert_eq!(
+            validate_call(&tools, &call(json!({"lat_lon": "59,10"}))),
+            Ok(())
+        );
+        assert_eq!(
+            tools.to_openai()[0]["function"]["description"],
+            "Weather now. Give exactly one of: city, lat_lon."
+        );
+    }
+
+    #[test]
+    fn rule_and_extension_mistakes_are_definition_errors() {
+        let err = |ext: &str| {
+            ToolSet::from_json_str(&format!(
+                r#"[{{"type":"function","function":{{"name":"t","parameters":{{"type":"object",
+                    "properties":{{"a":{{}},"b":{{}}}}}},"x-toolgram":{ext}}}}}]"#
+            ))
+            .expect_err("refused")
+        };
+        let e = err(r#"{"rules":[{"mutually_exclusive":["a","c"]}]}"#);
+        assert_eq!(e.pointer, "/0/function/x-toolgram/rules/0");
+        assert!(e.message.contains("'c'"), "{e}");
+        let e = err(r#"{"rule":[]}"#);
+        assert_eq!(e.pointer, "/0/function/x-toolgram/rule");
     }
 }

@@ -12,6 +12,7 @@ fn pool(tools: Vec<(&str, Value)>) -> ToolSet {
             description: String::new(),
             parameters: p,
             escape_hatch: Vec::new(),
+            rules: Vec::new(),
         })
         .collect();
     ToolSet::new(tools).expect("valid pool")
@@ -179,6 +180,7 @@ fn bfcl_pools_give_unions_that_accept_their_ground_truth() {
                     description: String::new(),
                     parameters: t.parameters.clone(),
                     escape_hatch: Vec::new(),
+                    rules: Vec::new(),
                 })
                 .collect(),
         )
