@@ -189,7 +189,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
         });
     }
     for k in keywords::llguidance_after_parse() {
-        if map.remove(k).is_some() {
+        if map.shift_remove(k).is_some() {
             deferred.push(DeferredKeyword {
                 tool: tool.to_owned(),
                 pointer: at.to_owned(),
@@ -198,7 +198,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
         }
     }
     for k in keywords::llguidance_unknown_annotations() {
-        map.remove(k);
+        map.shift_remove(k);
     }
     let defer = |keyword: &str, deferred: &mut Vec<DeferredKeyword>| {
         deferred.push(DeferredKeyword {
@@ -208,17 +208,33 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
         })
     };
     // oneOf: the grammar enforces "at least one" (anyOf); "exactly one" is checked after.
-    if let Some(one_of) = map.remove("oneOf") {
+    // Rewritten where it stands: llguidance orders properties by keyword position.
+    if map.contains_key("oneOf") {
         defer("oneOf", deferred);
-        if map.contains_key("anyOf") {
-            let all = map
-                .entry("allOf")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(list) = all {
-                list.push(json!({"anyOf": one_of}));
-            }
+        let as_key = if !map.contains_key("anyOf") {
+            "anyOf"
+        } else if !map.contains_key("allOf") {
+            "allOf"
         } else {
-            map.insert("anyOf".into(), one_of);
+            ""
+        };
+        let mut pending = None;
+        for (k, v) in std::mem::take(map) {
+            match (k.as_str(), as_key) {
+                ("oneOf", "anyOf") => {
+                    map.insert("anyOf".into(), v);
+                }
+                ("oneOf", "allOf") => {
+                    map.insert("allOf".into(), json!([{"anyOf": v}]));
+                }
+                ("oneOf", _) => pending = Some(v),
+                _ => {
+                    map.insert(k, v);
+                }
+            }
+        }
+        if let (Some(v), Some(Value::Array(all))) = (pending, map.get_mut("allOf")) {
+            all.push(json!({"anyOf": v}));
         }
     }
     if map
@@ -226,7 +242,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
         .and_then(Value::as_str)
         .is_some_and(|f| VALIDATOR_FORMATS.contains(&f))
     {
-        map.remove("format");
+        map.shift_remove("format");
         defer("format", deferred);
     }
     // llguidance bounds the number of keys only when every listed key is required.
@@ -241,7 +257,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
         });
     if !all_required {
         for k in ["minProperties", "maxProperties"] {
-            if map.remove(k).is_some() {
+            if map.shift_remove(k).is_some() {
                 defer(k, deferred);
             }
         }
@@ -251,7 +267,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
     // with a pattern, length bounds are enforced after parsing.
     if map.contains_key("pattern") {
         for k in ["minLength", "maxLength"] {
-            if map.remove(k).is_some() {
+            if map.shift_remove(k).is_some() {
                 defer(k, deferred);
             }
         }
@@ -679,5 +695,28 @@ mod tests {
         assert_eq!(s.get("additionalProperties"), None);
         assert_eq!(s["properties"]["p"]["additionalProperties"], json!(false));
         assert_eq!(s["allOf"][0].get("additionalProperties"), None);
+    }
+
+    #[test]
+    fn rewrites_keep_keyword_order_because_llguidance_orders_properties_by_it() {
+        let schema = json!({"description": "d", "oneOf": [{"required": ["a"]}],
+            "properties": {"b": {}, "a": {}}, "format": "email", "type": "object"});
+        let mut deferred = Vec::new();
+        let s = grammar_schema("t", &schema, &mut deferred);
+        let keys: Vec<&str> = s
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "description",
+                "anyOf",
+                "properties",
+                "format",
+                "type",
+                "additionalProperties"
+            ]
+        );
     }
 }

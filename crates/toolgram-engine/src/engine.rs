@@ -269,4 +269,12 @@ impl ByteChecker {
         matches!(m.try_consume_tokens(&toks), Ok(n) if n == toks.len())
             && m.is_accepting().unwrap_or(false)
     }
+
+    /// How many leading bytes of `text` the grammar accepts as a prefix: where a rejected
+    /// text stopped matching.
+    pub fn accepted_len(&self, grammar: &CompiledCheck, text: &str) -> usize {
+        let mut m = Matcher::new(Ok(grammar.parser.deep_clone()));
+        let toks = self.env.tokenize_bytes(text.as_bytes());
+        m.try_consume_tokens(&toks).unwrap_or(0)
+    }
 }

@@ -117,7 +117,7 @@ fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {
         let sep = if text.is_empty() { "" } else { "\n" };
         v["content"] = Value::String(format!("{text}{sep}{}", syntax.render_calls(&typed)));
         if let Value::Object(o) = &mut v {
-            o.remove("tool_calls");
+            o.shift_remove("tool_calls");
         }
     }
     v

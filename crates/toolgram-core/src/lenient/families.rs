@@ -425,7 +425,7 @@ fn json_call(item: Value, syntax: &CallSyntax, ctx: &mut Ctx) -> Result<RawCall,
         return Err(Fail::NoMatch);
     };
     if let Some(Value::Object(f)) = obj.get("function").cloned() {
-        obj.remove("function");
+        obj.shift_remove("function");
         obj.extend(f);
     }
     let (name_key, id_key) = match syntax.body {

@@ -28,7 +28,7 @@ impl Renderer<'_> {
         let null = types.contains(&"null");
         let others: Vec<&str> = types.into_iter().filter(|t| *t != "null").collect();
         let mut base = map.clone();
-        base.remove("type");
+        base.shift_remove("type");
         let split = match others.as_slice() {
             [] => {
                 return Err(self.err(
@@ -51,7 +51,7 @@ impl Renderer<'_> {
                 }
                 let mut outer = Map::new();
                 for k in ["description", "title", "default"] {
-                    if let Some(v) = base.remove(k) {
+                    if let Some(v) = base.shift_remove(k) {
                         outer.insert(k.into(), v);
                     }
                 }

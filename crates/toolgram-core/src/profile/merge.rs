@@ -41,7 +41,7 @@ impl Renderer<'_> {
                     ));
                 }
             };
-            if let Some(r) = member.remove("$ref") {
+            if let Some(r) = member.shift_remove("$ref") {
                 let r = r.as_str().unwrap_or_default();
                 let (target, ptr) = refs::resolve(self.root, r).ok_or_else(|| {
                     self.err(

@@ -510,7 +510,7 @@ impl<'a> Renderer<'a> {
         self.defer(at, keyword);
         let mut out = map.clone();
         for k in ["prefixItems", "additionalItems"] {
-            out.remove(k);
+            out.shift_remove(k);
         }
         let items = match members.len() {
             1 => members.remove(0),

@@ -99,7 +99,7 @@ fn object(profile: Profile, props: Vec<(&str, Value)>) -> Value {
 
 /// Move the tool's `$defs` into the union's and point its references there.
 fn relocate(tool: &str, mut schema: Value, defs: &mut Map<String, Value>) -> Value {
-    let own = schema.as_object_mut().and_then(|m| m.remove("$defs"));
+    let own = schema.as_object_mut().and_then(|m| m.shift_remove("$defs"));
     let mut uses_root = false;
     rewrite_refs(tool, &mut schema, &mut uses_root);
     if let Some(Value::Object(own)) = own {

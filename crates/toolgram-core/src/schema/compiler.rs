@@ -192,7 +192,7 @@ impl<'a> Compiler<'a> {
         }
         if let Some(Value::Array(members)) = map.get("allOf") {
             let mut merged = map.clone();
-            merged.remove("allOf");
+            merged.shift_remove("allOf");
             let mark = self.inlining.len();
             for (i, m) in members.iter().enumerate() {
                 let here = format!("{ptr}/allOf/{i}");
@@ -211,7 +211,7 @@ impl<'a> Compiler<'a> {
                     self.defer(ptr, "oneOf");
                 }
                 let mut base = map.clone();
-                base.remove(key);
+                base.shift_remove(key);
                 let mut alts = Vec::new();
                 let plain = base.keys().all(|k| {
                     matches!(

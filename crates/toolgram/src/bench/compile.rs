@@ -52,6 +52,9 @@ struct SchemaResult {
     out_of_order_valid_rejected: usize,
     validator_rejected: usize,
     ignored_formats: usize,
+    /// Where the grammar stopped on the first valid instance it rejected for a reason other
+    /// than the output policies (byte offset into its compact JSON).
+    valid_rejected_at: Option<usize>,
 }
 
 impl SchemaResult {
@@ -123,7 +126,6 @@ fn refusal_reason(message: &str) -> String {
 /// keys the schema does not list keep their order after the listed ones), integral numbers
 /// without a fraction. Used to tell policy rejections apart from real ones.
 fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> Value {
-    let schema = resolve(schema, root);
     match data {
         Value::Object(obj) if depth < 64 => {
             let listed = listed_properties(schema, root, obj);
@@ -137,17 +139,22 @@ fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> 
             }
             for (k, v) in obj {
                 if !out.contains_key(k) {
-                    out.insert(k.clone(), v.clone());
+                    let sub = unlisted_key_schema(schema, root, k, 0).unwrap_or(Value::Null);
+                    out.insert(k.clone(), in_schema_order(v, &sub, root, depth + 1));
                 }
             }
             Value::Object(out)
         }
         Value::Array(items) if depth < 64 => {
-            let sub = schema.get("items").unwrap_or(&Value::Null);
+            let (prefix, rest) = array_schemas(schema, root, 0).unwrap_or_default();
             Value::Array(
                 items
                     .iter()
-                    .map(|v| in_schema_order(v, sub, root, depth + 1))
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let sub = prefix.get(i).unwrap_or(&rest);
+                        in_schema_order(v, sub, root, depth + 1)
+                    })
                     .collect(),
             )
         }
@@ -158,6 +165,67 @@ fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> 
         },
         other => other.clone(),
     }
+}
+
+/// The schema of a key no `properties` lists: a matching `patternProperties` entry, else
+/// `additionalProperties`, looked up in the schema and its combinator branches.
+fn unlisted_key_schema(schema: &Value, root: &Value, key: &str, depth: usize) -> Option<Value> {
+    let schema = resolve(schema, root);
+    if depth > 8 {
+        return None;
+    }
+    let by_pattern = schema
+        .get("patternProperties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .find(|(pattern, _)| {
+            jsonschema::validator_for(&serde_json::json!({"pattern": pattern}))
+                .is_ok_and(|v| v.is_valid(&Value::String(key.to_owned())))
+        })
+        .map(|(_, sub)| sub.clone());
+    by_pattern
+        .or_else(|| {
+            schema
+                .get("additionalProperties")
+                .filter(|a| a.is_object())
+                .cloned()
+        })
+        .or_else(|| branches(schema).find_map(|b| unlisted_key_schema(b, root, key, depth + 1)))
+}
+
+/// Per-position item schemas and the schema of the rest: `prefixItems`, draft-4 tuple
+/// `items` + `additionalItems`, or `items`, in the schema or its combinator branches.
+fn array_schemas(schema: &Value, root: &Value, depth: usize) -> Option<(Vec<Value>, Value)> {
+    let schema = resolve(schema, root);
+    if depth > 8 {
+        return None;
+    }
+    let tuple = |t: &Value| t.as_array().cloned();
+    if let Some(prefix) = schema.get("prefixItems").and_then(tuple) {
+        return Some((prefix, schema.get("items").cloned().unwrap_or(Value::Null)));
+    }
+    match schema.get("items") {
+        Some(Value::Array(prefix)) => Some((
+            prefix.clone(),
+            schema
+                .get("additionalItems")
+                .cloned()
+                .unwrap_or(Value::Null),
+        )),
+        Some(items) => Some((Vec::new(), items.clone())),
+        None => branches(schema).find_map(|b| array_schemas(b, root, depth + 1)),
+    }
+}
+
+fn branches(schema: &Value) -> impl Iterator<Item = &Value> {
+    ["allOf", "anyOf", "oneOf"].into_iter().flat_map(|k| {
+        schema
+            .get(k)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    })
 }
 
 fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
@@ -174,68 +242,109 @@ fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     s
 }
 
-/// The properties an object is written with: the schema's own, then those of the
-/// `anyOf`/`oneOf` branch that lists most of the object's keys (the branch the grammar
-/// took), then those of every `allOf` member.
+/// The properties an object is written with, as llguidance orders them: the schema's keywords
+/// in the order the schema text lists them, `properties` contributing its keys, `allOf`
+/// members and `$ref` targets theirs at the place they appear, and `anyOf`/`oneOf` those of the
+/// branch that lists most of the object's keys (the branch the grammar took).
 fn listed_properties(
     schema: &Value,
     root: &Value,
     obj: &serde_json::Map<String, Value>,
 ) -> Vec<(String, Value)> {
     let mut listed = Vec::new();
-    let mut own = schema.clone();
-    if let Value::Object(m) = &mut own {
-        m.remove("anyOf");
-        m.remove("oneOf");
-    }
-    collect_properties(&own, root, &mut listed, 0);
-    let best = ["anyOf", "oneOf"]
-        .iter()
-        .flat_map(|k| {
-            schema
-                .get(*k)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-        })
-        .map(|branch| {
-            let mut props = Vec::new();
-            collect_properties(branch, root, &mut props, 0);
-            let hits = props.iter().filter(|(k, _)| obj.contains_key(k)).count();
-            (hits, props)
-        })
-        .max_by_key(|(hits, _)| *hits);
-    if let Some((_, props)) = best {
-        for p in props {
-            if !listed.iter().any(|(n, _)| *n == p.0) {
-                listed.push(p);
-            }
-        }
-    }
+    collect_properties(schema, root, obj, &mut listed, 0);
     listed
 }
 
-fn collect_properties(schema: &Value, root: &Value, out: &mut Vec<(String, Value)>, depth: usize) {
-    let schema = resolve(schema, root);
-    if depth > 8 {
+fn collect_properties(
+    schema: &Value,
+    root: &Value,
+    obj: &serde_json::Map<String, Value>,
+    out: &mut Vec<(String, Value)>,
+    depth: usize,
+) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if depth > 16 {
         return;
     }
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (k, v) in props {
-            if !out.iter().any(|(n, _)| n == k) {
-                out.push((k.clone(), v.clone()));
+    for (key, value) in map {
+        match key.as_str() {
+            "properties" => {
+                for (k, v) in value.as_object().into_iter().flatten() {
+                    // A key listed in several places keeps its first position; its schemas
+                    // are intersected so that nested objects are ordered by all of them.
+                    match out.iter_mut().find(|(n, _)| n == k) {
+                        Some((_, seen)) => *seen = serde_json::json!({"allOf": [seen.clone(), v]}),
+                        None => out.push((k.clone(), v.clone())),
+                    }
+                }
             }
+            "$ref" => {
+                let target = resolve(schema, root);
+                if !std::ptr::eq(target, schema) {
+                    collect_properties(target, root, obj, out, depth + 1);
+                }
+            }
+            "allOf" => {
+                for member in value.as_array().into_iter().flatten() {
+                    collect_properties(member, root, obj, out, depth + 1);
+                }
+            }
+            "anyOf" | "oneOf" => {
+                let best = value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|branch| {
+                        let mut props = Vec::new();
+                        collect_properties(branch, root, obj, &mut props, depth + 1);
+                        let hits: usize = props
+                            .iter()
+                            .filter_map(|(k, sub)| obj.get(k).map(|v| 1 + fit(v, sub, root, depth)))
+                            .sum();
+                        (hits, props)
+                    })
+                    // The first of the best: ties go to the earlier branch.
+                    .rev()
+                    .max_by_key(|(hits, _)| *hits);
+                for (k, v) in best.map(|(_, p)| p).unwrap_or_default() {
+                    match out.iter_mut().find(|(n, _)| *n == k) {
+                        Some((_, seen)) => *seen = serde_json::json!({"allOf": [seen.clone(), v]}),
+                        None => out.push((k, v)),
+                    }
+                }
+            }
+            _ => {}
         }
     }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for branch in schema
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            collect_properties(branch, root, out, depth + 1);
+}
+
+/// How many keys of `data`, at any depth, the schema lists where they are: how well a
+/// branch fits the instance.
+fn fit(data: &Value, schema: &Value, root: &Value, depth: usize) -> usize {
+    if depth > 16 {
+        return 0;
+    }
+    match data {
+        Value::Object(obj) => {
+            let mut props = Vec::new();
+            collect_properties(schema, root, obj, &mut props, depth + 1);
+            props
+                .iter()
+                .filter_map(|(k, sub)| obj.get(k).map(|v| 1 + fit(v, sub, root, depth + 1)))
+                .sum()
         }
+        Value::Array(items) => {
+            let (prefix, rest) = array_schemas(schema, root, 0).unwrap_or_default();
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| fit(v, prefix.get(i).unwrap_or(&rest), root, depth + 1))
+                .sum()
+        }
+        _ => 0,
     }
 }
 
@@ -276,7 +385,7 @@ fn drop_unknown_formats(v: &mut Value) -> usize {
                 .get("format")
                 .and_then(Value::as_str)
                 .is_some_and(|f| !GRAMMAR_FORMATS.contains(&f) && !VALIDATOR_FORMATS.contains(&f));
-            let here = usize::from(unknown && m.remove("format").is_some());
+            let here = usize::from(unknown && m.shift_remove("format").is_some());
             here + m.values_mut().map(drop_unknown_formats).sum::<usize>()
         }
         Value::Array(a) => a.iter_mut().map(drop_unknown_formats).sum(),
@@ -330,6 +439,8 @@ fn check_schema(
                 &in_schema_order(&data, &schema, &schema, 0).to_string(),
             ) {
                 r.out_of_order_valid_rejected += 1;
+            } else if r.valid_rejected_at.is_none() {
+                r.valid_rejected_at = Some(checker.accepted_len(&compiled, &data.to_string()));
             }
         } else {
             r.invalid.1 += 1;
@@ -494,6 +605,7 @@ fn report(
                     "compiled": r.compiled, "refused_by": r.refused_by, "passes": r.passes(),
                     "valid": [r.valid.0, r.valid.1], "invalid": [r.invalid.0, r.invalid.1],
                     "order_only": r.out_of_order_valid_rejected, "validator_rejected": r.validator_rejected,
+                    "valid_rejected_at": r.valid_rejected_at,
                     "compile_ms": r.compile_ms})
                 .to_string()
             })
