@@ -25,6 +25,8 @@ pub struct CompileOptions {
     pub mode: Mode,
     /// Whether a `<think>…</think>` block may or must come first.
     pub think: Think,
+    /// Unknown schema keywords are listed ([`CompiledGrammar::ignored`]) instead of refused.
+    pub lenient: bool,
 }
 
 /// Whether the reply may or must open with a reasoning block ([`crate::syntax::THINK`]).
@@ -89,6 +91,8 @@ pub struct CompiledGrammar {
     pub parallel: bool,
     /// Keywords the grammar does not express and the validator enforces after parsing.
     pub deferred: Vec<DeferredKeyword>,
+    /// Unknown keywords left out under `lenient` (without it they are an error).
+    pub ignored: Vec<DeferredKeyword>,
 }
 
 /// A schema keyword left out of the grammar and enforced after parsing instead.
@@ -136,23 +140,45 @@ pub const VALIDATOR_FORMATS: &[&str] = &[
 pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .should_validate_formats(true)
+        .with_format("iri", is_absolute_iri)
         .build(schema)
         .map_err(|e| e.to_string())
+}
+
+/// RFC 3987 `IRI`: a scheme, `:`, then no spaces, controls or characters IRIs exclude (the
+/// `jsonschema` crate's own `iri` check accepts scheme-less text such as `not-an-iri`).
+fn is_absolute_iri(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && !rest.chars().any(|c| {
+            c.is_control()
+                || c.is_whitespace()
+                || matches!(c, '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`')
+        })
 }
 
 /// The schema the grammar uses for `parameters`: objects closed (see [`close_objects`]),
 /// keywords the llguidance path enforces after parse
 /// ([`keywords::llguidance_after_parse`]) moved out (recorded in `deferred`), annotations
 /// llguidance does not know removed.
-pub fn grammar_schema(
-    tool: &str,
-    parameters: &Value,
-    deferred: &mut Vec<DeferredKeyword>,
-) -> Value {
+pub fn grammar_schema(tool: &str, parameters: &Value, pass: &mut KeywordPass) -> Value {
     let mut s = close_objects(parameters);
     let legacy = legacy_ref(parameters);
-    strip(&mut s, "", tool, legacy, deferred);
+    strip(&mut s, "", tool, legacy, pass);
     s
+}
+
+/// What the keyword pass took out of a schema for the llguidance path.
+#[derive(Debug, Default)]
+pub struct KeywordPass {
+    /// Keywords enforced after parsing instead of by the grammar.
+    pub deferred: Vec<DeferredKeyword>,
+    /// Keywords toolgram does not know (not in `schema::keywords`): an error unless lenient.
+    pub unknown: Vec<DeferredKeyword>,
 }
 
 /// Whether the schema declares a draft (4, 6 or 7, or 3) in which `$ref` overrides its
@@ -170,14 +196,40 @@ fn legacy_ref(schema: &Value) -> bool {
 
 /// The schema the grammar uses for a bare JSON Schema (not a tool's arguments): as
 /// [`grammar_schema`] but objects keep JSON Schema's default of allowing other keys.
-pub fn bare_grammar_schema(schema: &Value, deferred: &mut Vec<DeferredKeyword>) -> Value {
+pub fn bare_grammar_schema(schema: &Value, pass: &mut KeywordPass) -> Value {
     let mut s = schema.clone();
-    strip(&mut s, "", "", legacy_ref(schema), deferred);
+    strip(&mut s, "", "", legacy_ref(schema), pass);
     s
 }
 
-fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<DeferredKeyword>) {
+fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPass) {
     let Value::Object(map) = v else { return };
+    let unknown: Vec<String> = map
+        .keys()
+        .filter(|k| keywords::lookup(k).is_none())
+        .cloned()
+        .collect();
+    for k in unknown {
+        map.shift_remove(&k);
+        pass.unknown.push(DeferredKeyword {
+            tool: tool.to_owned(),
+            pointer: at.to_owned(),
+            keyword: k,
+        });
+    }
+    // A format nobody enforces would be dropped silently by llguidance on non-strings.
+    if let Some(f) = map.get("format").and_then(Value::as_str)
+        && !GRAMMAR_FORMATS.contains(&f)
+        && !VALIDATOR_FORMATS.contains(&f)
+    {
+        pass.unknown.push(DeferredKeyword {
+            tool: tool.to_owned(),
+            pointer: at.to_owned(),
+            keyword: format!("format: {f}"),
+        });
+        map.shift_remove("format");
+    }
+    let deferred = &mut pass.deferred;
     if legacy && map.contains_key("$ref") {
         // Drafts 3–7: `$ref` replaces the schema it sits in; only the containers that
         // references may point into are kept.
@@ -284,7 +336,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
                             &format!("{here}/{}", name.replace('~', "~0").replace('/', "~1")),
                             tool,
                             legacy,
-                            deferred,
+                            pass,
                         );
                     }
                 }
@@ -298,10 +350,10 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, deferred: &mut Vec<D
             | "allOf" => match child {
                 Value::Array(a) => {
                     for (i, sub) in a.iter_mut().enumerate() {
-                        strip(sub, &format!("{here}/{i}"), tool, legacy, deferred);
+                        strip(sub, &format!("{here}/{i}"), tool, legacy, pass);
                     }
                 }
-                other => strip(other, &here, tool, legacy, deferred),
+                other => strip(other, &here, tool, legacy, pass),
             },
             _ => {}
         }
@@ -331,7 +383,7 @@ pub fn compile(
         return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned()));
     }
     let callable = choice.callable(tools)?;
-    let mut deferred = Vec::new();
+    let mut pass = KeywordPass::default();
     let mut g = String::from("%llguidance {}\n\n");
     let opener_is_token = matches!(syntax.first_piece(), Some(Piece::Token(t)) if opts.special_tokens.contains_key(t));
     let bare = opener_is_token && syntax.bare_calls && !callable.is_empty();
@@ -413,7 +465,7 @@ pub fn compile(
                 Mode::Grammar => {
                     let (params, _) =
                         crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
-                    grammar_schema(&tool.name, &params, &mut deferred)
+                    grammar_schema(&tool.name, &params, &mut pass)
                 }
                 Mode::Json | Mode::Prompt => json!({"type": "object"}),
             };
@@ -437,12 +489,24 @@ pub fn compile(
             }
         }
     }
+    if let (false, Some(k)) = (opts.lenient, pass.unknown.first()) {
+        return Err(CompileError::UnsupportedKeyword {
+            tool: k.tool.clone(),
+            pointer: if k.pointer.is_empty() {
+                "/".into()
+            } else {
+                k.pointer.clone()
+            },
+            keyword: k.keyword.clone(),
+        });
+    }
     Ok(CompiledGrammar {
         lark: g,
         choice: choice.clone(),
         callable,
         parallel,
-        deferred,
+        deferred: pass.deferred,
+        ignored: pass.unknown,
     })
 }
 
@@ -665,15 +729,17 @@ mod tests {
 
     #[test]
     fn keywords_the_grammar_cannot_express_are_deferred_not_dropped() {
-        let mut deferred = Vec::new();
+        let mut pass = KeywordPass::default();
         let s = grammar_schema(
             "t",
             &json!({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true,"deprecated":true,"x-ui":1}},
                 "dependentRequired":{"a":["b"]}}),
-            &mut deferred,
+            &mut pass,
         );
         assert_eq!(s["properties"]["tags"], json!({"type":"array"}));
-        let got: Vec<(&str, &str)> = deferred
+        assert!(pass.unknown.is_empty());
+        let got: Vec<(&str, &str)> = pass
+            .deferred
             .iter()
             .map(|d| (d.pointer.as_str(), d.keyword.as_str()))
             .collect();
@@ -701,8 +767,7 @@ mod tests {
     fn rewrites_keep_keyword_order_because_llguidance_orders_properties_by_it() {
         let schema = json!({"description": "d", "oneOf": [{"required": ["a"]}],
             "properties": {"b": {}, "a": {}}, "format": "email", "type": "object"});
-        let mut deferred = Vec::new();
-        let s = grammar_schema("t", &schema, &mut deferred);
+        let s = grammar_schema("t", &schema, &mut KeywordPass::default());
         let keys: Vec<&str> = s
             .as_object()
             .map(|m| m.keys().map(String::as_str).collect())
@@ -718,5 +783,44 @@ mod tests {
                 "additionalProperties"
             ]
         );
+    }
+
+    #[test]
+    fn unknown_keywords_are_refused_by_name_or_listed_when_lenient() {
+        let tools = ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object",
+                "properties":{"a":{"type":"string","frobnicate":1}}}}}]"#,
+        )
+        .expect("valid tools");
+        let hermes = by_name("hermes").expect("hermes");
+        let err = compile(
+            &tools,
+            &ToolChoice::Auto,
+            false,
+            hermes,
+            &CompileOptions::default(),
+        )
+        .expect_err("refused");
+        assert!(
+            matches!(&err, CompileError::UnsupportedKeyword { tool, pointer, keyword }
+                if tool == "f" && pointer == "/properties/a" && keyword == "frobnicate"),
+            "{err}"
+        );
+        let lenient = CompileOptions {
+            lenient: true,
+            ..CompileOptions::default()
+        };
+        let g = compile(&tools, &ToolChoice::Auto, false, hermes, &lenient).expect("lenient");
+        assert_eq!(g.ignored.len(), 1);
+        assert!(!g.lark.contains("frobnicate"), "{}", g.lark);
+    }
+
+    #[test]
+    fn iri_format_needs_a_scheme() {
+        let v = post_parse_validator(&json!({"type": "string", "format": "iri"})).expect("builds");
+        assert!(v.is_valid(&json!("https://example.com/ä")));
+        assert!(v.is_valid(&json!("urn:isbn:0451450523")));
+        assert!(!v.is_valid(&json!("not-an-iri")));
+        assert!(!v.is_valid(&json!("https://exa mple.com")));
     }
 }

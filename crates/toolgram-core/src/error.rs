@@ -44,6 +44,19 @@ pub enum CompileError {
     /// cannot spell it yet.
     #[error("call syntax `{0}` cannot be compiled to a grammar yet (only read leniently)")]
     UnsupportedSyntax(String),
+    /// A schema keyword toolgram does not know: refused by name rather than dropped
+    /// (`lenient` lists it instead).
+    #[error(
+        "tool `{tool}` at {pointer}: unsupported keyword `{keyword}` (refused rather than ignored; --lenient lists it as a warning instead)"
+    )]
+    UnsupportedKeyword {
+        /// The tool.
+        tool: String,
+        /// JSON pointer into its parameters.
+        pointer: String,
+        /// The keyword.
+        keyword: String,
+    },
 }
 
 /// Model output that does not read as the expected calls.

@@ -33,6 +33,7 @@
 //! `toolgram-engine` and the CLI.
 
 pub mod compile;
+pub mod compile_ir;
 pub mod error;
 pub mod grammar;
 pub mod lenient;

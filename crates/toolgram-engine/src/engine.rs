@@ -30,6 +30,8 @@ pub struct EngineOptions {
     pub chat_template: Option<String>,
     /// A call syntax name overriding detection from the template.
     pub syntax: Option<String>,
+    /// Unknown schema keywords in tools are listed and ignored instead of refused.
+    pub lenient: bool,
 }
 
 /// The thread count used when none is given: all cores up to 4. `toolgram bench call
@@ -113,6 +115,7 @@ impl Engine {
                 .chain([syntax::THINK.0.text(), syntax::THINK.1.text()])
                 .filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id)))
                 .collect(),
+            lenient: opts.lenient,
             ..CompileOptions::default()
         };
         let env: TokEnv = tok.clone();

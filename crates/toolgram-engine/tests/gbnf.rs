@@ -310,3 +310,65 @@ fn llguidance_lark_tests_read_by_our_reader_keep_their_verdicts() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn a_whole_tool_pool_compiles_to_gbnf_that_llama_cpp_runs_as_the_call_union() {
+    use toolgram_core::compile::{CompileOptions, Think};
+    use toolgram_core::compile_ir::compile_ir;
+    use toolgram_core::{ToolChoice, syntax};
+    let tools = common::tools();
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    let call = |name: &str, args: &str| {
+        format!("<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {args}}}\n</tool_call>")
+    };
+    let weather = call("get_weather", r#"{"city": "Paris", "unit": "celsius"}"#);
+    let mut cases = Vec::new();
+    for (choice, think, accept, reject) in [
+        (
+            ToolChoice::Required,
+            Think::Off,
+            vec![weather.clone()],
+            vec![
+                call("get_weather", r#"{"city": "Paris", "unit": "kelvin"}"#),
+                call("get_weather", r#"{"unit": "celsius"}"#),
+                call("no_such_tool", "{}"),
+                "Sure, Paris is sunny.".to_owned(),
+            ],
+        ),
+        (
+            ToolChoice::Auto,
+            Think::Optional,
+            vec![
+                "Paris is sunny.".to_owned(),
+                format!("Let me check.\n{weather}"),
+                format!("<think>weather tool</think>\n{weather}"),
+            ],
+            vec![format!(
+                "Let me check.\n<tool_call>\n{{\"name\": \"get_weather\"}}"
+            )],
+        ),
+        (
+            ToolChoice::Required,
+            Think::Required,
+            vec![format!("<think>Paris: weather tool</think>\n{weather}")],
+            vec![
+                weather.clone(),
+                format!("<think>a</think>b</think>\n{weather}"),
+            ],
+        ),
+    ] {
+        let opts = CompileOptions {
+            think,
+            ..CompileOptions::default()
+        };
+        let ir = compile_ir(&tools, &choice, false, hermes, &opts, false).expect("compiles");
+        cases.push((
+            format!("{choice:?}/{think:?}"),
+            gbnf::emit(&ir.grammar),
+            accept,
+            reject,
+        ));
+    }
+    let bad = judge(cases);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

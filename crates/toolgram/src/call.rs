@@ -118,6 +118,10 @@ pub struct CallArgs {
     /// instead of only reporting it.
     #[arg(long)]
     pub refuse_repeats: bool,
+    /// Unknown schema keywords in the tools are listed as warnings and ignored instead of
+    /// refusing the tools.
+    #[arg(long)]
+    pub lenient: bool,
     /// The user's request (appended after --messages).
     pub prompt: Option<String>,
 }
@@ -166,15 +170,17 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     let opts = CompileOptions {
         mode: args.mode.into(),
         think: args.think.into(),
+        lenient: args.lenient,
         ..CompileOptions::default()
     };
-    check_request(
+    let checked = check_request(
         &tools,
         &choice,
         args.parallel_tool_calls,
         syntax::detect(""),
         &opts,
     )?;
+    crate::grammar::refuse_or_list_unknown(&checked.ignored, true, "invalid_tools")?;
     let chat_template = args
         .chat_template
         .as_ref()
@@ -186,6 +192,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         n_ctx: args.ctx_size,
         chat_template,
         syntax: args.syntax.clone(),
+        lenient: args.lenient,
     };
     let engine = Engine::load(&path, &opts)?;
     let mut session = engine.session()?;

@@ -5,23 +5,27 @@
 
 use crate::call::ThinkArg;
 use crate::output::CliError;
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
-use toolgram_core::grammar::lark::LarkDialect;
+use toolgram_core::compile_ir::{IrCompileError, compile_ir};
+use toolgram_core::grammar::lark::{self, LarkDialect};
+use toolgram_core::grammar::{Grammar, gbnf};
 use toolgram_core::profile::{self, Profile};
+use toolgram_core::schema::{Note, NoteKind};
 use toolgram_core::{ToolChoice, ToolSet, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
+use toolgram_engine::{gbnf_check, models};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
     /// llguidance Lark, as the embedded engine runs it.
     Lark,
-    /// GBNF for llama.cpp / llama-server (`--schema` only so far), from toolgram's own schema
-    /// compiler.
+    /// GBNF for llama.cpp / llama-server, from toolgram's own schema compiler.
     Gbnf,
-    /// Fully expanded Lark that OpenAI accepts for custom tools (`--schema` only so far).
+    /// Fully expanded Lark that OpenAI accepts for custom tools.
     LarkOpenai,
     /// JSON Schema under a provider profile (`--profile`): the schema of one call (a
     /// discriminated union over the callable tools), or of `--schema` itself.
@@ -54,9 +58,13 @@ pub struct GrammarArgs {
     /// Provider profile for `--format json-schema`: openai-strict, anthropic, gemini.
     #[arg(long, default_value = "openai-strict")]
     pub profile: String,
-    /// Compile the grammar with llguidance and report errors instead of printing it.
+    /// Compile the grammar and report errors instead of printing it: llguidance for the Lark
+    /// formats, llama.cpp's own grammar parser (with the test model's vocabulary) for GBNF.
     #[arg(long)]
     pub check: bool,
+    /// Unknown schema keywords become listed warnings instead of errors (gbnf, lark-openai).
+    #[arg(long)]
+    pub lenient: bool,
 }
 
 fn read(path: &Path, what: &str) -> anyhow::Result<String> {
@@ -102,50 +110,31 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
         return print_profiled(&profiled);
     }
     if matches!(args.format, Format::Gbnf | Format::LarkOpenai) {
-        let opts = toolgram_core::schema::SchemaOptions::default();
+        let opts = toolgram_core::schema::SchemaOptions {
+            lenient: args.lenient,
+            ..toolgram_core::schema::SchemaOptions::default()
+        };
         let (g, notes) = toolgram_core::schema::to_grammar(&schema, &opts)
             .map_err(|e| CliError::new("invalid_schema", e.to_string()))?;
-        let text = match args.format {
-            Format::Gbnf => toolgram_core::grammar::gbnf::emit(&g),
-            _ => toolgram_core::grammar::lark::emit(&g, LarkDialect::OpenAi),
-        };
-        if args.check {
-            if matches!(args.format, Format::LarkOpenai) {
-                check_grammar(&text)?;
-            }
-            println!("ok");
-        } else {
-            print!("{text}");
-        }
+        emit_ir(args, &g)?;
         for n in &notes {
-            let at = if n.pointer.is_empty() {
-                "/"
-            } else {
-                &n.pointer
-            };
-            match &n.kind {
-                toolgram_core::schema::NoteKind::Deferred => eprintln!(
-                    "note: at {at}: `{}` is enforced after parsing, not by the grammar",
-                    n.keyword
-                ),
-                toolgram_core::schema::NoteKind::Warning(w) => {
-                    eprintln!("warning: at {at}: `{}`: {w}", n.keyword)
-                }
-            }
+            print_note("", n);
         }
         return Ok(());
     }
-    let mut deferred = Vec::new();
+    let mut pass = compile::KeywordPass::default();
     let lark = format!(
         "start: %json {}\n",
-        compile::bare_grammar_schema(&schema, &mut deferred)
+        compile::bare_grammar_schema(&schema, &mut pass)
     );
+    refuse_or_list_unknown(&pass.unknown, args.lenient, "invalid_schema")?;
     if args.check {
         check_grammar(&lark)?;
         println!("ok");
     } else {
         print!("{lark}");
     }
+    let deferred = pass.deferred;
     note_deferred(&deferred);
     Ok(())
 }
@@ -168,6 +157,7 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let opts = CompileOptions {
         think: args.think.into(),
+        lenient: args.lenient,
         ..CompileOptions::default()
     };
     let plan = if args.check {
@@ -180,11 +170,29 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
         Format::Lark if args.check => println!("ok"),
         Format::Lark => print!("{}", plan.lark),
         Format::Gbnf | Format::LarkOpenai => {
-            return Err(CliError::new(
-                "invalid_request",
-                "--format gbnf and lark-openai take --schema; for a tool pool use lark or json-schema",
+            let ir = compile_ir(
+                &tools,
+                &choice,
+                args.parallel_tool_calls,
+                syntax,
+                &opts,
+                args.lenient,
             )
-            .into());
+            .map_err(|e| match e {
+                IrCompileError::Request(e) => anyhow::Error::from(EngineError::from(e)),
+                IrCompileError::Schema(e) => CliError::new("invalid_tools", e.to_string()).into(),
+            })?;
+            emit_ir(&args, &ir.grammar)?;
+            for (tool, n) in &ir.notes {
+                print_note(tool, n);
+            }
+            if !choice.requires_call() && !ir.trigger.is_empty() && !ir.callable.is_empty() {
+                eprintln!(
+                    "note: under tool_choice auto the grammar admits text first; to apply it lazily (llama-server `grammar_lazy`), trigger on {:?}",
+                    ir.trigger
+                );
+            }
+            return Ok(());
         }
         Format::JsonSchema => {
             let callable = tools.subset(&plan.callable).map_err(EngineError::from)?;
@@ -193,8 +201,88 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
             return print_profiled(&union);
         }
     }
+    refuse_or_list_unknown(&plan.ignored, true, "invalid_tools")?;
     note_deferred(&plan.deferred);
     Ok(())
+}
+
+/// Unknown keywords: an error naming the first (`kind`), or with `lenient` one warning each.
+pub fn refuse_or_list_unknown(
+    unknown: &[compile::DeferredKeyword],
+    lenient: bool,
+    kind: &'static str,
+) -> anyhow::Result<()> {
+    match unknown.first() {
+        Some(k) if !lenient => Err(CliError::new(
+            kind,
+            format!(
+                "at {}: unsupported keyword `{}` (refused rather than ignored; --lenient lists it as a warning instead)",
+                if k.pointer.is_empty() { "/" } else { &k.pointer },
+                k.keyword
+            ),
+        )
+        .into()),
+        _ => {
+            for k in unknown {
+                let whose = if k.tool.is_empty() {
+                    String::new()
+                } else {
+                    format!("tool `{}` ", k.tool)
+                };
+                let at = if k.pointer.is_empty() { "/" } else { &k.pointer };
+                eprintln!("warning: {whose}at {at}: `{}`: unknown keyword ignored", k.keyword);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Print (or with `--check`, check) an IR grammar as GBNF or OpenAI Lark.
+fn emit_ir(args: &GrammarArgs, g: &Grammar) -> anyhow::Result<()> {
+    let text = match args.format {
+        Format::Gbnf => gbnf::emit(g),
+        _ => lark::emit(g, LarkDialect::OpenAi),
+    };
+    if !args.check {
+        print!("{text}");
+        return Ok(());
+    }
+    if matches!(args.format, Format::Gbnf) {
+        let model =
+            models::resolve(Some("test")).context("fetching the test model's vocabulary")?;
+        let verdict = gbnf_check::check(&model, &text, &[])?;
+        if !verdict.parsed || verdict.aborted {
+            return Err(CliError::new(
+                "invalid_grammar",
+                "llama.cpp's grammar parser refused the GBNF (a toolgram bug: please report it)",
+            )
+            .into());
+        }
+    } else {
+        check_grammar(&text)?;
+    }
+    println!("ok");
+    Ok(())
+}
+
+fn print_note(tool: &str, n: &Note) {
+    let whose = if tool.is_empty() {
+        String::new()
+    } else {
+        format!("tool `{tool}` ")
+    };
+    let at = if n.pointer.is_empty() {
+        "/"
+    } else {
+        &n.pointer
+    };
+    match &n.kind {
+        NoteKind::Deferred => eprintln!(
+            "note: {whose}at {at}: `{}` is enforced after parsing, not by the grammar",
+            n.keyword
+        ),
+        NoteKind::Warning(w) => eprintln!("warning: {whose}at {at}: `{}`: {w}", n.keyword),
+    }
 }
 
 /// Print a provider schema (pretty JSON) and, on stderr, what the profile moved out of it.

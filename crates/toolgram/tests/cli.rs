@@ -320,6 +320,59 @@ fn grammar_prints_the_compiled_pool_and_checks_it() {
 }
 
 #[test]
+fn grammar_compiles_a_pool_to_gbnf_and_openai_lark_and_checks_them() {
+    let (code, stdout, stderr) = toolgram(&[
+        "grammar",
+        "--tools",
+        "examples/weather.json",
+        "--format",
+        "gbnf",
+        "--tool-choice",
+        "required",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("root ::= calls\n"), "{stdout}");
+    assert!(stdout.contains(r#"\"name\": \"send_email\""#), "{stdout}");
+    for format in ["gbnf", "lark-openai"] {
+        let (code, stdout, stderr) = toolgram(&[
+            "grammar",
+            "--tools",
+            "examples/weather.json",
+            "--format",
+            format,
+            "--think",
+            "optional",
+            "--check",
+        ]);
+        assert_eq!((code, stdout.trim()), (0, "ok"), "{format}: {stderr}");
+        assert!(stderr.contains("grammar_lazy"), "{stderr}");
+    }
+    // Unknown keywords: refused by name, or listed with --lenient.
+    let odd = temp_file(
+        "odd-keyword.json",
+        r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string","frobnicate":1}}}}}]"#,
+    );
+    let odd = odd.to_string_lossy().into_owned();
+    let (code, _, stderr) = toolgram(&["grammar", "--tools", &odd, "--format", "gbnf"]);
+    assert_ne!(code, 0);
+    let err = error_line(&stderr);
+    assert_eq!(err["error"]["type"], "invalid_tools", "{stderr}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("frobnicate")),
+        "{err}"
+    );
+    let (code, _, stderr) =
+        toolgram(&["grammar", "--tools", &odd, "--format", "gbnf", "--lenient"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: tool `f` at /properties/a: `frobnicate`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn chat_template_file_selects_the_call_syntax() {
     // SmolLM2's vocabulary has no <tool_call> token: the markers are plain text, and the
     // syntax comes from the given template, not the GGUF's.

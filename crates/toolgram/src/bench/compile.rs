@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use toolgram_core::compile::bare_grammar_schema;
+use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
 use toolgram_engine::ByteChecker;
 
 #[derive(Args)]
@@ -52,6 +52,7 @@ struct SchemaResult {
     out_of_order_valid_rejected: usize,
     validator_rejected: usize,
     ignored_formats: usize,
+    ignored_keywords: usize,
     /// Where the grammar stopped on the first valid instance it rejected for a reason other
     /// than the output policies (byte offset into its compact JSON).
     valid_rejected_at: Option<usize>,
@@ -213,8 +214,21 @@ fn array_schemas(schema: &Value, root: &Value, depth: usize) -> Option<(Vec<Valu
                 .cloned()
                 .unwrap_or(Value::Null),
         )),
-        Some(items) => Some((Vec::new(), items.clone())),
-        None => branches(schema).find_map(|b| array_schemas(b, root, depth + 1)),
+        own => {
+            // `allOf` members constrain the same items: intersect them all.
+            let mut all: Vec<Value> = own.into_iter().cloned().collect();
+            let members = schema.get("allOf").and_then(Value::as_array);
+            for m in members.into_iter().flatten() {
+                if let Some((_, rest)) = array_schemas(m, root, depth + 1) {
+                    all.push(rest);
+                }
+            }
+            match all.len() {
+                0 => branches(schema).find_map(|b| array_schemas(b, root, depth + 1)),
+                1 => all.pop().map(|one| (Vec::new(), one)),
+                _ => Some((Vec::new(), serde_json::json!({ "allOf": all }))),
+            }
+        }
     }
 }
 
@@ -271,8 +285,10 @@ fn collect_properties(
     }
     for (key, value) in map {
         match key.as_str() {
-            "properties" => {
-                for (k, v) in value.as_object().into_iter().flatten() {
+            // llguidance meets `additionalProperties` with the keys of `properties` in tow.
+            "properties" | "additionalProperties" => {
+                let props = map.get("properties").and_then(Value::as_object);
+                for (k, v) in props.into_iter().flatten() {
                     // A key listed in several places keeps its first position; its schemas
                     // are intersected so that nested objects are ordered by all of them.
                     match out.iter_mut().find(|(n, _)| n == k) {
@@ -406,9 +422,15 @@ fn check_schema(
     if lenient {
         r.ignored_formats = drop_unknown_formats(&mut schema);
     }
-    let mut deferred = Vec::new();
+    let mut pass = KeywordPass::default();
     let t0 = Instant::now();
-    let grammar_schema = bare_grammar_schema(&schema, &mut deferred);
+    let grammar_schema = bare_grammar_schema(&schema, &mut pass);
+    if let (false, Some(k)) = (lenient, pass.unknown.first()) {
+        r.refused_by = Some(format!("unknown keyword `{}`", k.keyword));
+        return r;
+    }
+    r.ignored_keywords = pass.unknown.len();
+    let deferred = pass.deferred;
     let lark = format!("start: %json {grammar_schema}\n");
     let compiled = checker.compile(&lark);
     r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -587,9 +609,11 @@ fn report(
     println!("valid instances rejected by the post-parse validator: {by_validator}");
     let ignored: usize = results.iter().map(|r| r.ignored_formats).sum();
     let ignoring = results.iter().filter(|r| r.ignored_formats > 0).count();
+    let ignored_kw: usize = results.iter().map(|r| r.ignored_keywords).sum();
+    let ignoring_kw = results.iter().filter(|r| r.ignored_keywords > 0).count();
     if args.lenient {
         println!(
-            "--lenient: {ignored} unknown `format` values ignored in {ignoring} schemas (refused without --lenient)"
+            "--lenient: {ignored} unknown `format` values ignored in {ignoring} schemas, {ignored_kw} unknown keywords in {ignoring_kw} schemas (each refused without --lenient)"
         );
     }
     println!("refusals by reason (top 20):");
