@@ -38,24 +38,37 @@ pub struct CompileBenchArgs {
     /// Write the per-schema results (JSON lines) here.
     #[arg(long)]
     pub details: Option<PathBuf>,
+    /// Which compiler to measure: `lark` (our keyword pass + llguidance, what the embedded
+    /// engine runs) or `gbnf` (our own schema → GBNF emitter, checked by llama.cpp's engine).
+    #[arg(long, value_enum, default_value = "lark")]
+    pub target: Target,
+}
+
+/// The compiler a `bench compile` run measures.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// Keyword pass + llguidance's JSON grammar.
+    Lark,
+    /// Our schema → IR → GBNF, run by llama.cpp.
+    Gbnf,
 }
 
 /// What happened to one schema.
 #[derive(Default)]
-struct SchemaResult {
-    subset: String,
-    compiled: bool,
-    refused_by: Option<String>,
-    compile_ms: f64,
-    valid: (usize, usize),
-    invalid: (usize, usize),
-    out_of_order_valid_rejected: usize,
-    validator_rejected: usize,
-    ignored_formats: usize,
-    ignored_keywords: usize,
+pub(super) struct SchemaResult {
+    pub(super) subset: String,
+    pub(super) compiled: bool,
+    pub(super) refused_by: Option<String>,
+    pub(super) compile_ms: f64,
+    pub(super) valid: (usize, usize),
+    pub(super) invalid: (usize, usize),
+    pub(super) out_of_order_valid_rejected: usize,
+    pub(super) validator_rejected: usize,
+    pub(super) ignored_formats: usize,
+    pub(super) ignored_keywords: usize,
     /// Where the grammar stopped on the first valid instance it rejected for a reason other
     /// than the output policies (byte offset into its compact JSON).
-    valid_rejected_at: Option<usize>,
+    pub(super) valid_rejected_at: Option<usize>,
 }
 
 impl SchemaResult {
@@ -68,7 +81,7 @@ impl SchemaResult {
     }
 }
 
-fn subset_of(file: &str) -> String {
+pub(super) fn subset_of(file: &str) -> String {
     let stem = file.trim_end_matches(".json");
     match stem.split_once("---") {
         Some((s, _)) => s.to_owned(),
@@ -126,7 +139,7 @@ fn refusal_reason(message: &str) -> String {
 /// schema lists them (following local `$ref`s and the branches of `allOf`/`anyOf`/`oneOf`;
 /// keys the schema does not list keep their order after the listed ones), integral numbers
 /// without a fraction. Used to tell policy rejections apart from real ones.
-fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> Value {
+pub(super) fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> Value {
     match data {
         Value::Object(obj) if depth < 64 => {
             let listed = listed_properties(schema, root, obj);
@@ -526,6 +539,13 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let checker = ByteChecker::new()?;
     let started = Instant::now();
     if let Some(dir) = &args.suite {
+        if args.target == Target::Gbnf {
+            return Err(CliError::new(
+                "invalid_request",
+                "--suite runs the lark target; use --data for --target gbnf",
+            )
+            .into());
+        }
         let results = suite_results(&checker, dir, args.lenient)?;
         return report(&results, &[], &args, started);
     }
@@ -533,6 +553,10 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
         return Err(CliError::new("invalid_request", "give --data or --suite").into());
     };
     let files = files(data, args.sample, args.seed)?;
+    if args.target == Target::Gbnf {
+        let results = super::compile_gbnf::results(&files, args.lenient)?;
+        return report(&results, &files, &args, started);
+    }
     let mut results = Vec::with_capacity(files.len());
     for (i, f) in files.iter().enumerate() {
         results.push(run_one(&checker, f, args.lenient));

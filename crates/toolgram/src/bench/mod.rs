@@ -4,6 +4,7 @@
 
 mod bfcl;
 mod compile;
+mod compile_gbnf;
 mod modes;
 
 use crate::call::{CallArgs, messages};

@@ -1,0 +1,145 @@
+//! `toolgram bench compile --target gbnf`: the same MaskBench measure for toolgram's own
+//! schema → IR → GBNF emitter, every instance run through llama.cpp's real grammar engine (in
+//! child processes, so an abort counts as a failure of that schema, not of the run), then the
+//! post-parse validator for the keywords the grammar leaves out. Measurements only.
+
+use super::compile::{SchemaResult, in_schema_order, subset_of};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Instant;
+use toolgram_core::grammar::gbnf;
+use toolgram_core::schema::{NoteKind, SchemaOptions, to_grammar};
+use toolgram_engine::gbnf_check::{self, Job};
+use toolgram_engine::models;
+
+/// One compiled schema waiting for llama.cpp's verdict.
+struct Pending {
+    result: SchemaResult,
+    schema: Value,
+    tests: Vec<(Value, bool)>,
+    /// Index into the job's strings of each valid instance's policy rewrite, if it differs.
+    rewrites: Vec<Option<usize>>,
+    deferred: bool,
+}
+
+/// Compile every file, check all grammars and instances in llama.cpp, and score them.
+pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaResult>> {
+    let model = models::find("test")?.fetch()?;
+    let mut done = Vec::new();
+    let mut pending = Vec::new();
+    let mut jobs = Vec::new();
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut r = SchemaResult {
+            subset: subset_of(&name),
+            ..SchemaResult::default()
+        };
+        let doc: Value = match std::fs::read_to_string(f)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+        {
+            Some(d) => d,
+            None => {
+                r.refused_by = Some("unreadable file".into());
+                done.push(r);
+                continue;
+            }
+        };
+        let opts = SchemaOptions {
+            lenient,
+            ..SchemaOptions::default()
+        };
+        let t0 = Instant::now();
+        let compiled = to_grammar(&doc["schema"], &opts).map(|(g, notes)| (gbnf::emit(&g), notes));
+        r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let (text, notes) = match compiled {
+            Ok(c) => c,
+            Err(e) => {
+                r.refused_by = Some(format!("`{}`: {}", e.keyword, e.message));
+                done.push(r);
+                continue;
+            }
+        };
+        r.compiled = true;
+        r.ignored_keywords = notes
+            .iter()
+            .filter(|n| matches!(n.kind, NoteKind::Warning(_)))
+            .count();
+        let tests: Vec<(Value, bool)> = doc["tests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| (t["data"].clone(), t["valid"] == true))
+            .collect();
+        let mut strings: Vec<String> = tests.iter().map(|(d, _)| d.to_string()).collect();
+        let mut rewrites = Vec::new();
+        for (data, valid) in &tests {
+            let rewrite = in_schema_order(data, &doc["schema"], &doc["schema"], 0).to_string();
+            if *valid && rewrite != data.to_string() {
+                rewrites.push(Some(strings.len()));
+                strings.push(rewrite);
+            } else {
+                rewrites.push(None);
+            }
+        }
+        jobs.push(Job {
+            grammar: text,
+            strings,
+        });
+        pending.push(Pending {
+            result: r,
+            schema: doc["schema"].clone(),
+            tests,
+            rewrites,
+            deferred: notes.iter().any(|n| n.kind == NoteKind::Deferred),
+        });
+    }
+    eprintln!(
+        "{} of {} schemas compiled; checking them in llama.cpp…",
+        pending.len(),
+        files.len()
+    );
+    let verdicts = gbnf_check::check_many(&model, &jobs)?;
+    for (p, v) in pending.into_iter().zip(verdicts) {
+        let mut r = p.result;
+        if !v.parsed || v.aborted {
+            r.compiled = false;
+            r.refused_by = Some(if v.aborted {
+                "llama.cpp aborted on our GBNF".into()
+            } else {
+                "llama.cpp did not parse our GBNF".into()
+            });
+            done.push(r);
+            continue;
+        }
+        let validator = p
+            .deferred
+            .then(|| toolgram_core::compile::post_parse_validator(&p.schema).ok())
+            .flatten();
+        for (i, (data, valid)) in p.tests.iter().enumerate() {
+            let by_grammar = v.accepted.get(i).copied().unwrap_or(false);
+            let by_validator = validator.as_ref().is_none_or(|val| val.is_valid(data));
+            if *valid {
+                r.valid.1 += 1;
+                let rewrite_ok = p.rewrites[i]
+                    .and_then(|j| v.accepted.get(j).copied())
+                    .unwrap_or(false);
+                if by_grammar && by_validator {
+                    r.valid.0 += 1;
+                } else if !by_validator {
+                    r.validator_rejected += 1;
+                } else if rewrite_ok {
+                    r.out_of_order_valid_rejected += 1;
+                }
+            } else {
+                r.invalid.1 += 1;
+                r.invalid.0 += usize::from(!(by_grammar && by_validator));
+            }
+        }
+        done.push(r);
+    }
+    Ok(done)
+}
