@@ -77,10 +77,10 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
         let mut strings: Vec<String> = tests.iter().map(|(d, _)| d.to_string()).collect();
         let mut rewrites = Vec::new();
         for (data, valid) in &tests {
-            let rewrite = in_schema_order(data, &doc["schema"], &doc["schema"], 0).to_string();
-            if *valid && rewrite != data.to_string() {
+            let rewrite = in_schema_order(data, &doc["schema"], &doc["schema"], 0);
+            if *valid && rewrite.to_string() != strings[rewrites.len()] {
                 rewrites.push(Some(strings.len()));
-                strings.push(rewrite);
+                strings.push(rewrite.to_string());
             } else {
                 rewrites.push(None);
             }
