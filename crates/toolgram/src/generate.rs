@@ -12,7 +12,9 @@ use clap::Args;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use toolgram_core::ChatMessage;
-use toolgram_core::compile::CompileOptions;
+use toolgram_core::compile::{
+    CompileOptions, KeywordPass, bare_grammar_schema, post_parse_validator,
+};
 use toolgram_core::grammar::{self, lark::LarkDialect};
 use toolgram_engine::{
     ByteChecker, Engine, EngineOptions, GenerateRequest, Sampling, UserGrammar, generation_grammar,
@@ -51,6 +53,9 @@ pub struct GenerateArgs {
     /// System message.
     #[arg(long)]
     pub system: Option<String>,
+    /// Unknown keywords in `--schema` are listed as warnings and ignored instead of refused.
+    #[arg(long)]
+    pub lenient: bool,
     /// The user's request.
     pub prompt: String,
 }
@@ -65,30 +70,46 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
     })
 }
 
-/// The grammar the user gave, read into what the engine runs.
-pub fn user_grammar(grammar: Option<&Path>, schema: Option<&Path>) -> anyhow::Result<UserGrammar> {
+/// The grammar the user gave, read into what the engine runs, and for a JSON Schema the
+/// validator for the keywords the grammar leaves to after generation.
+pub fn user_grammar(
+    grammar: Option<&Path>,
+    schema: Option<&Path>,
+    lenient: bool,
+) -> anyhow::Result<(UserGrammar, Option<jsonschema::Validator>)> {
     if let Some(p) = schema {
         let text = read(p, "schema")?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {
             CliError::new("invalid_schema", format!("{}: not JSON: {e}", p.display()))
         })?;
-        return Ok(UserGrammar::JsonSchema(v));
+        // The same keyword pass as tool arguments: unknown keywords refused by name,
+        // keywords llguidance cannot enforce checked after generation.
+        let mut pass = KeywordPass::default();
+        let stripped = bare_grammar_schema(&v, &mut pass);
+        crate::grammar::refuse_or_list_unknown(&pass.unknown, lenient, "invalid_schema")?;
+        let validator = if pass.deferred.is_empty() {
+            None
+        } else {
+            Some(
+                post_parse_validator(&v)
+                    .map_err(|e| CliError::new("invalid_schema", e.to_string()))?,
+            )
+        };
+        return Ok((UserGrammar::JsonSchema(stripped), validator));
     }
     let Some(p) = grammar else {
         return Err(CliError::new("invalid_request", "give --grammar or --schema").into());
     };
     let text = read(p, "grammar")?;
     match p.extension().and_then(|e| e.to_str()) {
-        Some("lark") => Ok(UserGrammar::Lark(text)),
+        Some("lark") => Ok((UserGrammar::Lark(text), None)),
         // Our own GBNF reader (llama.cpp dialect) into the grammar IR, run as Lark: a grammar
         // it cannot take is refused with line and column, never half-read.
         Some("gbnf") => {
             let g = grammar::gbnf::parse(&text)
                 .map_err(|e| CliError::new("invalid_grammar", format!("{}: {e}", p.display())))?;
-            Ok(UserGrammar::Lark(grammar::lark::emit(
-                &g,
-                LarkDialect::Llguidance,
-            )))
+            let lark = grammar::lark::emit(&g, LarkDialect::Llguidance);
+            Ok((UserGrammar::Lark(lark), None))
         }
         Some(other) => Err(CliError::new(
             "invalid_grammar",
@@ -107,7 +128,11 @@ pub fn user_grammar(grammar: Option<&Path>, schema: Option<&Path>) -> anyhow::Re
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
-    let user = user_grammar(args.grammar.as_deref(), args.schema.as_deref())?;
+    let (user, validator) = user_grammar(
+        args.grammar.as_deref(),
+        args.schema.as_deref(),
+        args.lenient,
+    )?;
     let think = args.think.into();
     // The grammar is checked before any model is loaded.
     ByteChecker::new()?.compile_grammar(generation_grammar(
@@ -141,6 +166,26 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             ..Sampling::default()
         },
     })?;
+    // Keywords the grammar left out are checked on the finished text.
+    if let Some(v) = &validator
+        && r.finish_reason.as_str() == "stop"
+    {
+        let text = &r.content;
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| CliError::new("invalid_output", format!("the output is not JSON: {e}")))?;
+        let errors: Vec<String> = v.iter_errors(&value).map(|e| e.to_string()).collect();
+        if !errors.is_empty() {
+            return Err(CliError::new(
+                "invalid_output",
+                format!(
+                    "the output breaks keywords checked after generation: {}",
+                    errors.join("; ")
+                ),
+            )
+            .with(json!({"content": text}))
+            .into());
+        }
+    }
     let mut msg = json!({"role": "assistant", "content": r.content});
     if let Some(reasoning) = &r.reasoning_content {
         msg["reasoning_content"] = json!(reasoning);

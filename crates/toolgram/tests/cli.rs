@@ -373,6 +373,50 @@ fn grammar_compiles_a_pool_to_gbnf_and_openai_lark_and_checks_them() {
 }
 
 #[test]
+fn generate_refuses_unknown_schema_keywords_by_name_before_loading() {
+    let schema = temp_file(
+        "generate-odd.json",
+        r#"{"type":"object","properties":{"n":{"type":"integer","frobnicate":true}}}"#,
+    );
+    let (code, _, stderr) = toolgram(&[
+        "generate",
+        "--schema",
+        &schema.to_string_lossy(),
+        "--model",
+        "/nonexistent/model.gguf",
+        "hi",
+    ]);
+    assert_ne!(code, 0);
+    let err = error_line(&stderr);
+    assert_eq!(err["error"]["type"], "invalid_schema", "{stderr}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("/properties/n") && m.contains("frobnicate")),
+        "{err}"
+    );
+    // --lenient lists it and goes on (to model loading, which fails on the missing file).
+    let (_, _, stderr) = toolgram(&[
+        "generate",
+        "--schema",
+        &schema.to_string_lossy(),
+        "--lenient",
+        "--model",
+        "/nonexistent/model.gguf",
+        "hi",
+    ]);
+    assert!(
+        stderr.contains("`frobnicate`: unknown keyword ignored"),
+        "{stderr}"
+    );
+    assert_eq!(
+        error_line(&stderr)["error"]["type"],
+        "model_fetch_error",
+        "{stderr}"
+    );
+}
+
+#[test]
 fn chat_template_file_selects_the_call_syntax() {
     // SmolLM2's vocabulary has no <tool_call> token: the markers are plain text, and the
     // syntax comes from the given template, not the GGUF's.
