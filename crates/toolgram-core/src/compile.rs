@@ -141,8 +141,27 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
     jsonschema::options()
         .should_validate_formats(true)
         .with_format("iri", is_absolute_iri)
+        .with_format("uri-template", is_uri_template)
         .build(schema)
         .map_err(|e| e.to_string())
+}
+
+/// RFC 6570 URI template: expressions `{…}` closed, not nested, not empty, no stray `}` (the
+/// `jsonschema` crate accepts an unclosed `{`).
+fn is_uri_template(s: &str) -> bool {
+    let mut open = false;
+    let mut empty = true;
+    for c in s.chars() {
+        match (c, open) {
+            ('{', false) => (open, empty) = (true, true),
+            ('}', true) if !empty => open = false,
+            ('{' | '}', _) => return false,
+            (c, _) if c.is_whitespace() || c.is_control() => return false,
+            (_, true) => empty = false,
+            _ => {}
+        }
+    }
+    !open
 }
 
 /// RFC 3987 `IRI`: a scheme, `:`, then no spaces, controls or characters IRIs exclude (the
@@ -822,5 +841,9 @@ mod tests {
         assert!(v.is_valid(&json!("urn:isbn:0451450523")));
         assert!(!v.is_valid(&json!("not-an-iri")));
         assert!(!v.is_valid(&json!("https://exa mple.com")));
+        let t = post_parse_validator(&json!({"format": "uri-template"})).expect("builds");
+        assert!(t.is_valid(&json!("http://example.com/{id}/x{?q,r}")));
+        assert!(!t.is_valid(&json!("http://example.com/resource/{")));
+        assert!(!t.is_valid(&json!("http://example.com/{}")));
     }
 }

@@ -191,14 +191,21 @@ impl<'a> Compiler<'a> {
             return self.reference(map, r, ptr);
         }
         if let Some(Value::Array(members)) = map.get("allOf") {
-            let mut merged = map.clone();
-            merged.shift_remove("allOf");
+            // Merged in keyword order, so properties come out in the order llguidance (and
+            // the schema's text) gives them: members' keys where `allOf` stands.
+            let mut merged = Map::new();
             let mark = self.inlining.len();
-            for (i, m) in members.iter().enumerate() {
-                let here = format!("{ptr}/allOf/{i}");
-                let resolved = self.resolve_member(m, &here)?;
-                if !merge_into(&mut merged, &resolved) {
-                    self.defer(ptr, "allOf");
+            for (k, v) in map {
+                if k != "allOf" {
+                    merge_into(&mut merged, &Map::from_iter([(k.clone(), v.clone())]));
+                    continue;
+                }
+                for (i, m) in members.iter().enumerate() {
+                    let here = format!("{ptr}/allOf/{i}");
+                    let resolved = self.resolve_member(m, &here)?;
+                    if !merge_into(&mut merged, &resolved) {
+                        self.defer(ptr, "allOf");
+                    }
                 }
             }
             let out = self.schema(&Value::Object(merged), ptr);
@@ -226,9 +233,27 @@ impl<'a> Compiler<'a> {
                     let compiled = if plain {
                         self.schema(b, &here)
                     } else {
-                        let mut merged = base.clone();
+                        // The branch joins the schema where the keyword stands.
                         let resolved = self.resolve_member(b, &here)?;
-                        if !merge_into(&mut merged, &resolved) {
+                        let mut merged = Map::new();
+                        let mut exact = true;
+                        for (k, v) in map {
+                            if k == key {
+                                exact &= merge_into(&mut merged, &resolved);
+                                continue;
+                            }
+                            // As llguidance does, `additionalProperties` brings the keys of
+                            // `properties` with it (property order follows).
+                            if k == "additionalProperties"
+                                && let Some(props) = map.get("properties")
+                            {
+                                let own =
+                                    Map::from_iter([("properties".to_owned(), props.clone())]);
+                                merge_into(&mut merged, &own);
+                            }
+                            merge_into(&mut merged, &Map::from_iter([(k.clone(), v.clone())]));
+                        }
+                        if !exact {
                             self.defer(&here, key);
                         }
                         self.schema(&Value::Object(merged), &here)
@@ -723,14 +748,21 @@ impl<'a> Compiler<'a> {
                         .ok()
                         .map(strings::jsonize)
                 }
-                None => {
+                // Formats the validator knows are checked after parse; any other is
+                // refused by name (a warning under `lenient`), never silently ignored.
+                None if crate::compile::VALIDATOR_FORMATS.contains(&f.as_str()) => {
+                    self.defer(ptr, "format");
+                    None
+                }
+                None if self.opts.lenient => {
                     self.notes.push(Note {
                         pointer: ptr.to_owned(),
                         keyword: "format".into(),
-                        kind: NoteKind::Warning(format!("unknown format `{f}` is an annotation")),
+                        kind: NoteKind::Warning(format!("unknown format `{f}` ignored")),
                     });
                     None
                 }
+                None => return Err(self.err(ptr, "format", format!("unknown format `{f}`"))),
             },
             _ => None,
         };

@@ -454,10 +454,18 @@ fn check_schema(
             return r;
         }
     };
+    // Deferred keywords need the validator; a schema it cannot build is refused, not passed.
+    let validator = match (!deferred.is_empty())
+        .then(|| toolgram_core::compile::post_parse_validator(&schema))
+        .transpose()
+    {
+        Ok(v) => v,
+        Err(e) => {
+            r.refused_by = Some(format!("validator: {e}"));
+            return r;
+        }
+    };
     r.compiled = true;
-    let validator = (!deferred.is_empty())
-        .then(|| toolgram_core::compile::post_parse_validator(&schema).ok())
-        .flatten();
     for t in tests {
         let data = t.get("data").cloned().unwrap_or(Value::Null);
         let by_grammar = checker.accepts(&compiled, &data.to_string());

@@ -14,6 +14,8 @@ use toolgram_engine::models;
 
 /// One compiled schema waiting for llama.cpp's verdict.
 struct Pending {
+    /// Index of the file, so results keep the files' order.
+    index: usize,
     result: SchemaResult,
     schema: Value,
     tests: Vec<(Value, bool)>,
@@ -25,10 +27,10 @@ struct Pending {
 /// Compile every file, check all grammars and instances in llama.cpp, and score them.
 pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaResult>> {
     let model = models::find("test")?.fetch()?;
-    let mut done = Vec::new();
+    let mut done: Vec<Option<SchemaResult>> = files.iter().map(|_| None).collect();
     let mut pending = Vec::new();
     let mut jobs = Vec::new();
-    for f in files {
+    for (index, f) in files.iter().enumerate() {
         let name = f
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -44,7 +46,7 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
             Some(d) => d,
             None => {
                 r.refused_by = Some("unreadable file".into());
-                done.push(r);
+                done[index] = Some(r);
                 continue;
             }
         };
@@ -59,7 +61,7 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
             Ok(c) => c,
             Err(e) => {
                 r.refused_by = Some(format!("`{}`: {}", e.keyword, e.message));
-                done.push(r);
+                done[index] = Some(r);
                 continue;
             }
         };
@@ -91,6 +93,7 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
             strings,
         });
         pending.push(Pending {
+            index,
             result: r,
             schema: doc["schema"].clone(),
             tests,
@@ -113,13 +116,23 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
             } else {
                 "llama.cpp did not parse our GBNF".into()
             });
-            done.push(r);
+            done[p.index] = Some(r);
             continue;
         }
-        let validator = p
+        // Deferred keywords need the validator; a schema it cannot build is refused.
+        let validator = match p
             .deferred
-            .then(|| toolgram_core::compile::post_parse_validator(&p.schema).ok())
-            .flatten();
+            .then(|| toolgram_core::compile::post_parse_validator(&p.schema))
+            .transpose()
+        {
+            Ok(v) => v,
+            Err(e) => {
+                r.compiled = false;
+                r.refused_by = Some(format!("validator: {e}"));
+                done[p.index] = Some(r);
+                continue;
+            }
+        };
         for (i, (data, valid)) in p.tests.iter().enumerate() {
             let by_grammar = v.accepted.get(i).copied().unwrap_or(false);
             let by_validator = validator.as_ref().is_none_or(|val| val.is_valid(data));
@@ -140,7 +153,7 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
                 r.invalid.0 += usize::from(!(by_grammar && by_validator));
             }
         }
-        done.push(r);
+        done[p.index] = Some(r);
     }
-    Ok(done)
+    Ok(done.into_iter().flatten().collect())
 }
