@@ -36,6 +36,7 @@ mod engine;
 mod error;
 pub mod gbnf_check;
 mod generate;
+pub mod mask_bench;
 pub mod models;
 mod retry;
 mod sample;

@@ -5,6 +5,7 @@
 mod bfcl;
 mod compile;
 mod compile_gbnf;
+mod mask;
 mod modes;
 
 use crate::call::{CallArgs, messages};
@@ -27,6 +28,8 @@ pub enum BenchCommand {
     Compile(compile::CompileBenchArgs),
     /// Grammar vs JSON vs prompt mode on BFCL cases: validity, attempts, accuracy, latency.
     Modes(modes::ModesArgs),
+    /// Mask time per token: llguidance vs llama.cpp's GBNF sampler on the same pool and call.
+    Mask(mask::MaskArgs),
 }
 
 fn percentile(sorted: &[u32], p: f64) -> u32 {
@@ -66,6 +69,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Call { call, runs } => (*call, runs),
         BenchCommand::Compile(args) => return compile::run(args),
         BenchCommand::Modes(args) => return modes::run_modes(args),
+        BenchCommand::Mask(args) => return mask::run(args),
     };
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let msgs = messages(&args)?;
