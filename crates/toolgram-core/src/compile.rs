@@ -236,6 +236,9 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPa
             keyword: k,
         });
     }
+    if let Some(n) = crate::schema::openapi_numeric_format(map) {
+        *map = n;
+    }
     // A format nobody enforces would be dropped silently by llguidance on non-strings.
     if let Some(f) = map.get("format").and_then(Value::as_str)
         && !GRAMMAR_FORMATS.contains(&f)

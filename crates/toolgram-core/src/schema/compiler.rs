@@ -186,7 +186,16 @@ impl<'a> Compiler<'a> {
             Value::Object(m) => m,
             _ => return Err(self.err(ptr, "", "a schema must be an object or a boolean")),
         };
+        let normalized;
+        let map = match super::openapi_numeric_format(map) {
+            Some(n) => {
+                normalized = n;
+                &normalized
+            }
+            None => map,
+        };
         self.classify(map, ptr)?;
+        self.check_format(map, ptr)?;
         if let Some(r) = map.get("$ref") {
             return self.reference(map, r, ptr);
         }
@@ -325,6 +334,26 @@ impl<'a> Compiler<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A `format` neither the grammar nor the validator knows is refused by name (a warning
+    /// under `lenient`), whatever the type: never silently ignored.
+    fn check_format(&mut self, map: &Map<String, Value>, ptr: &str) -> R<()> {
+        let Some(f) = map.get("format").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        if strings::format(f).is_some() || crate::compile::VALIDATOR_FORMATS.contains(&f) {
+            return Ok(());
+        }
+        if self.opts.lenient {
+            self.notes.push(Note {
+                pointer: ptr.to_owned(),
+                keyword: "format".into(),
+                kind: NoteKind::Warning(format!("unknown format `{f}` ignored")),
+            });
+            return Ok(());
+        }
+        Err(self.err(ptr, "format", format!("unknown format `{f}`")))
     }
 
     fn resolve_member(&mut self, m: &Value, ptr: &str) -> R<Map<String, Value>> {
@@ -750,19 +779,14 @@ impl<'a> Compiler<'a> {
                 }
                 // Formats the validator knows are checked after parse; any other is
                 // refused by name (a warning under `lenient`), never silently ignored.
-                None if crate::compile::VALIDATOR_FORMATS.contains(&f.as_str()) => {
-                    self.defer(ptr, "format");
+                // Validator formats are checked after parse; unknown ones were refused (or
+                // listed) by `check_format`.
+                None => {
+                    if crate::compile::VALIDATOR_FORMATS.contains(&f.as_str()) {
+                        self.defer(ptr, "format");
+                    }
                     None
                 }
-                None if self.opts.lenient => {
-                    self.notes.push(Note {
-                        pointer: ptr.to_owned(),
-                        keyword: "format".into(),
-                        kind: NoteKind::Warning(format!("unknown format `{f}` ignored")),
-                    });
-                    None
-                }
-                None => return Err(self.err(ptr, "format", format!("unknown format `{f}`"))),
             },
             _ => None,
         };

@@ -90,3 +90,37 @@ pub fn to_grammar(
 ) -> Result<(Grammar, Vec<Note>), SchemaError> {
     compiler::Compiler::new(schema, opts).run()
 }
+
+/// OpenAPI's numeric `format`s as JSON Schema both compile targets enforce: `int32`/`int64`
+/// become integer bounds (tightening any given), `float`/`double` (any JSON number) are
+/// dropped. `None` when the schema has none of them.
+pub fn openapi_numeric_format(
+    map: &serde_json::Map<String, Value>,
+) -> Option<serde_json::Map<String, Value>> {
+    let (lo, hi): (i64, i64) = match map.get("format").and_then(Value::as_str)? {
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" => (i64::MIN, i64::MAX),
+        "float" | "double" => {
+            let mut out = map.clone();
+            out.shift_remove("format");
+            return Some(out);
+        }
+        _ => return None,
+    };
+    let mut out = map.clone();
+    out.shift_remove("format");
+    let tighter = |key: &str, bound: i64, keep: fn(f64, f64) -> bool| match map
+        .get(key)
+        .and_then(Value::as_f64)
+    {
+        Some(given) if keep(given, bound as f64) => map.get(key).cloned(),
+        _ => Some(Value::from(bound)),
+    };
+    if let Some(v) = tighter("minimum", lo, |given, b| given >= b) {
+        out.insert("minimum".into(), v);
+    }
+    if let Some(v) = tighter("maximum", hi, |given, b| given <= b) {
+        out.insert("maximum".into(), v);
+    }
+    Some(out)
+}
