@@ -1,5 +1,5 @@
 //! `toolgram call`: tools file + prompt or messages → one constrained call on the embedded
-//! model, printed as an OpenAI assistant message.
+//! model (or a remote provider, see `provider.rs`), printed as an OpenAI assistant message.
 //!
 //! Everything that can be checked without a model (tools, tool choice, messages, the
 //! compiled grammar) is checked before the model is loaded.
@@ -122,6 +122,9 @@ pub struct CallArgs {
     /// refusing the tools.
     #[arg(long)]
     pub lenient: bool,
+    /// A remote provider instead of the embedded engine (`--model` is then its model id).
+    #[command(flatten)]
+    pub provider: crate::provider::ProviderArgs,
     /// The user's request (appended after --messages).
     pub prompt: Option<String>,
 }
@@ -166,6 +169,9 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let msgs = messages(&args)?;
     let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
+    if let Some(kind) = args.provider.kind()? {
+        return crate::provider::call_remote(&args, kind, &tools, choice, &msgs);
+    }
     // Everything checkable without a model is checked before one is loaded.
     let opts = CompileOptions {
         mode: args.mode.into(),

@@ -10,6 +10,7 @@ mod grammar;
 mod model;
 mod output;
 mod parse;
+mod provider;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,6 +34,8 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// Print (or --check) the grammar a tool pool compiles to.
     Grammar(grammar::GrammarArgs),
+    /// Print the exact request body a provider would get (path and reason on stderr).
+    Render(provider::RenderArgs),
     /// Read raw model text on stdin leniently and print the assistant message.
     Parse(parse::ParseArgs),
     /// List, fetch or locate registry models.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Call(args) => call::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Grammar(args) => grammar::run(args),
+        Command::Render(args) => provider::render_cmd(args),
         Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),

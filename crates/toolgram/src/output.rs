@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 use toolgram_core::profile::ProfileError;
 use toolgram_engine::{CallResponse, EngineError};
+use toolgram_providers::ProviderError;
 
 /// The assistant message for a reply, with toolgram's extension fields.
 pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
@@ -52,10 +53,11 @@ pub fn print_error(e: &anyhow::Error) {
             None => match e.downcast_ref::<CliError>() {
                 Some(c) => (c.kind, c.details.clone()),
                 None => match e.downcast_ref::<ProfileError>() {
-                    Some(ProfileError::UnknownProfile(_)) => ("invalid_request", Value::Null),
-                    Some(ProfileError::OverLimit { .. }) => ("over_provider_limit", Value::Null),
-                    Some(_) => ("unsupported_by_profile", Value::Null),
-                    None => ("error", Value::Null),
+                    Some(p) => (profile_kind(p), Value::Null),
+                    None => match e.downcast_ref::<ProviderError>() {
+                        Some(p) => (provider_kind(p), Value::Null),
+                        None => ("error", Value::Null),
+                    },
                 },
             },
         },
@@ -65,6 +67,24 @@ pub fn print_error(e: &anyhow::Error) {
         o.extend(x);
     }
     eprintln!("{}", json!({"error": err}));
+}
+
+fn profile_kind(p: &ProfileError) -> &'static str {
+    match p {
+        ProfileError::UnknownProfile(_) => "invalid_request",
+        ProfileError::OverLimit { .. } => "over_provider_limit",
+        _ => "unsupported_by_profile",
+    }
+}
+
+fn provider_kind(p: &ProviderError) -> &'static str {
+    match p {
+        ProviderError::UnknownProvider(_) | ProviderError::Unsupported(_) => "invalid_request",
+        ProviderError::NoFallback { .. } => "capability_missing",
+        ProviderError::Profile(p) => profile_kind(p),
+        ProviderError::Compile(_) => "invalid_tools",
+        ProviderError::Http(_) | ProviderError::Reply { .. } => "provider_error",
+    }
 }
 
 /// The error chain, leaving out causes their parent already spells out.

@@ -1,0 +1,88 @@
+//! The HTTP round trip: POST JSON with a timeout, retried with exponential backoff on 429
+//! and 5xx (and connection errors), honouring `Retry-After`. Keys go in headers only and are
+//! never logged or put into errors.
+
+use crate::capability::Kind;
+use crate::error::ProviderError;
+use serde_json::Value;
+use std::time::Duration;
+
+/// How to send.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Retries after the first try (429/5xx/connection errors only).
+    pub retries: u32,
+    /// First backoff; doubled each retry.
+    pub backoff: Duration,
+    /// API key (from the environment), if the provider needs one.
+    pub api_key: Option<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(300),
+            retries: 3,
+            backoff: Duration::from_millis(500),
+            api_key: None,
+        }
+    }
+}
+
+/// POST `body` to `url` and return the JSON reply.
+pub fn post_json(
+    kind: Kind,
+    url: &str,
+    body: &Value,
+    opts: &HttpOptions,
+) -> Result<Value, ProviderError> {
+    let client = reqwest::blocking::Client::builder()
+        .timeout(opts.timeout)
+        .build()
+        .map_err(|e| ProviderError::Http(format!("HTTP client: {e}")))?;
+    let mut wait = opts.backoff;
+    let mut attempt = 0;
+    loop {
+        let mut req = client.post(url).json(body);
+        if let Some(key) = &opts.api_key {
+            req = match kind {
+                Kind::Anthropic => req
+                    .header("x-api-key", key)
+                    .header("anthropic-version", "2023-06-01"),
+                Kind::Gemini => req.header("x-goog-api-key", key),
+                _ => req.bearer_auth(key),
+            };
+        }
+        let retryable = match req.send() {
+            Ok(resp) => {
+                let status = resp.status();
+                if status.is_success() {
+                    return resp.json::<Value>().map_err(|e| {
+                        ProviderError::Http(format!("{url}: reply is not JSON: {e}"))
+                    });
+                }
+                let retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<u64>().ok());
+                let text = resp.text().unwrap_or_default();
+                if !(status.as_u16() == 429 || status.is_server_error()) || attempt >= opts.retries
+                {
+                    return Err(ProviderError::Http(format!(
+                        "{url}: HTTP {status}: {}",
+                        text.chars().take(500).collect::<String>()
+                    )));
+                }
+                retry_after.map(Duration::from_secs)
+            }
+            Err(e) if attempt < opts.retries && (e.is_connect() || e.is_timeout()) => None,
+            Err(e) => return Err(ProviderError::Http(format!("{url}: {e}"))),
+        };
+        std::thread::sleep(retryable.unwrap_or(wait));
+        wait *= 2;
+        attempt += 1;
+    }
+}

@@ -1,0 +1,24 @@
+//! Providers: one toolgram tool set rendered in each provider's native request shape
+//! (`openai-chat`, `openai-responses`, `anthropic`, `gemini`, `llama-server`, `vllm`,
+//! `sglang`, `ollama`), capability gating with the explicit fallback chain grammar → strict
+//! JSON Schema → prompt-based, replies parsed into toolgram's one `ToolCall` type, and the
+//! HTTP round trip.
+//!
+//! Schemas go out through core's provider profiles and grammars through core's compilers;
+//! prompt-based replies are read by core's lenient parser and validated by the retry loop
+//! (`toolgram-retry`), which [`ProviderModel`] drives. This crate must not link a model or
+//! re-implement any of those.
+
+mod capability;
+mod error;
+mod http;
+mod model;
+mod render;
+mod reply;
+
+pub use capability::{Capabilities, Kind, Path, choose_path};
+pub use error::ProviderError;
+pub use http::{HttpOptions, post_json};
+pub use model::ProviderModel;
+pub use render::{RenderInput, Rendered, render};
+pub use reply::{ReadError, read_reply};
