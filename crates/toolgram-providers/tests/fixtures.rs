@@ -1,0 +1,266 @@
+//! Providers that cannot be reached from here, checked against their documented shapes:
+//! reply bodies copied from each provider's public documentation (source noted in each
+//! fixture) read into toolgram's calls, and rendered requests checked for the documented
+//! fields — including the OpenAI-strict profile rules and explicit `parallel_tool_calls`.
+
+use serde_json::{Value, json};
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
+use toolgram_providers::{Capabilities, Kind, Path, RenderInput, choose_path, read_reply, render};
+
+fn tools() -> ToolSet {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/weather.json");
+    ToolSet::from_json_str(&std::fs::read_to_string(path).expect("examples/weather.json"))
+        .expect("valid tools")
+}
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("JSON")
+}
+
+fn body(kind: Kind, choice: ToolChoice, parallel: bool, path: Path) -> Value {
+    let messages = [
+        ChatMessage::text("system", "Be brief."),
+        ChatMessage::text("user", "Weather in Paris?"),
+    ];
+    render(&RenderInput {
+        kind,
+        messages: &messages,
+        tools: &tools(),
+        choice: &choice,
+        parallel,
+        model: Some("m"),
+        path,
+        syntax: syntax::by_name("hermes").expect("hermes"),
+        temperature: Some(0.0),
+        max_tokens: Some(256),
+    })
+    .expect("renders")
+    .body
+}
+
+#[test]
+fn documented_replies_become_tool_calls() {
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    for (file, kind, path) in [
+        (
+            "openai-chat.response.json",
+            Kind::OpenAiChat,
+            Path::StrictJson,
+        ),
+        (
+            "openai-responses.response.json",
+            Kind::OpenAiResponses,
+            Path::StrictJson,
+        ),
+        ("anthropic.response.json", Kind::Anthropic, Path::StrictJson),
+        ("gemini.response.json", Kind::Gemini, Path::StrictJson),
+        ("ollama.response.json", Kind::Ollama, Path::Prompt),
+    ] {
+        let f = fixture(file);
+        assert!(
+            f["source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://"))
+        );
+        let reply = read_reply(kind, path, &f["body"], &tools(), &ToolChoice::Auto, hermes)
+            .unwrap_or_else(|_| panic!("{file}: readable"));
+        let got: Vec<Value> = reply
+            .tool_calls
+            .iter()
+            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .collect();
+        assert_eq!(Value::Array(got), f["expect"], "{file}");
+        if let Some(text) = f["expect_content"].as_str() {
+            assert_eq!(reply.content.as_deref(), Some(text), "{file}");
+        }
+    }
+}
+
+#[test]
+fn openai_chat_sends_strict_function_tools_and_says_parallel_false() {
+    let b = body(
+        Kind::OpenAiChat,
+        ToolChoice::Named("get_weather".into()),
+        false,
+        Path::StrictJson,
+    );
+    assert_eq!(b["model"], "m");
+    assert_eq!(b["parallel_tool_calls"], false);
+    assert_eq!(
+        b["tool_choice"],
+        json!({"type": "function", "function": {"name": "get_weather"}})
+    );
+    let f = &b["tools"][0]["function"];
+    assert_eq!(b["tools"][0]["type"], "function");
+    assert_eq!(f["strict"], true);
+    // OpenAI strict: every property required, optional ones nullable, objects closed.
+    let p = &f["parameters"];
+    assert_eq!(p["additionalProperties"], false);
+    assert_eq!(p["required"], json!(["city", "unit"]));
+    assert!(
+        p["properties"]["unit"]["type"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("null")))
+    );
+    assert_eq!(
+        b["tools"].as_array().map(Vec::len),
+        Some(1),
+        "named choice sends that tool"
+    );
+    let allowed = body(
+        Kind::OpenAiChat,
+        ToolChoice::AllowedTools {
+            tools: vec!["get_weather".into()],
+            required: true,
+        },
+        true,
+        Path::StrictJson,
+    );
+    assert_eq!(allowed["tool_choice"]["type"], "allowed_tools");
+    assert_eq!(allowed["tool_choice"]["allowed_tools"]["mode"], "required");
+    assert_eq!(
+        allowed["tools"].as_array().map(Vec::len),
+        Some(2),
+        "allowed_tools keeps the pool"
+    );
+    assert_eq!(allowed["parallel_tool_calls"], true);
+}
+
+#[test]
+fn openai_responses_uses_flat_function_tools_and_input_items() {
+    let b = body(
+        Kind::OpenAiResponses,
+        ToolChoice::Named("get_weather".into()),
+        false,
+        Path::StrictJson,
+    );
+    assert_eq!(b["tools"][0]["name"], "get_weather");
+    assert_eq!(b["tools"][0]["strict"], true);
+    assert_eq!(
+        b["tool_choice"],
+        json!({"type": "function", "name": "get_weather"})
+    );
+    assert_eq!(
+        b["input"][1],
+        json!({"role": "user", "content": "Weather in Paris?"})
+    );
+    assert_eq!(b["max_output_tokens"], 256);
+}
+
+#[test]
+fn anthropic_gets_input_schema_and_its_tool_choice_modes() {
+    let b = body(
+        Kind::Anthropic,
+        ToolChoice::Required,
+        false,
+        Path::StrictJson,
+    );
+    assert_eq!(b["system"], "Be brief.");
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "user", "content": "Weather in Paris?"})
+    );
+    assert_eq!(
+        b["tool_choice"],
+        json!({"type": "any", "disable_parallel_tool_use": true})
+    );
+    assert!(b["tools"][0]["input_schema"].is_object());
+    assert_eq!(b["max_tokens"], 256);
+    let named = body(
+        Kind::Anthropic,
+        ToolChoice::Named("send_email".into()),
+        true,
+        Path::StrictJson,
+    );
+    assert_eq!(named["tool_choice"]["type"], "tool");
+    assert_eq!(named["tool_choice"]["name"], "send_email");
+    let none = body(Kind::Anthropic, ToolChoice::None, false, Path::StrictJson);
+    assert_eq!(none["tool_choice"], json!({"type": "none"}));
+}
+
+#[test]
+fn gemini_gets_function_declarations_and_calling_modes() {
+    let b = body(
+        Kind::Gemini,
+        ToolChoice::Named("get_weather".into()),
+        false,
+        Path::StrictJson,
+    );
+    assert!(
+        b["tools"][0]["functionDeclarations"]
+            .as_array()
+            .is_some_and(|d| d.len() == 2)
+    );
+    assert_eq!(
+        b["toolConfig"]["functionCallingConfig"],
+        json!({"mode": "ANY", "allowedFunctionNames": ["get_weather"]})
+    );
+    assert_eq!(b["systemInstruction"]["parts"][0]["text"], "Be brief.");
+    assert_eq!(b["generationConfig"]["maxOutputTokens"], 256);
+    let auto = body(Kind::Gemini, ToolChoice::Auto, false, Path::StrictJson);
+    assert_eq!(
+        auto["toolConfig"]["functionCallingConfig"]["mode"],
+        "VALIDATED"
+    );
+}
+
+#[test]
+fn servers_with_grammars_get_our_gbnf_never_with_tools() {
+    let b = body(
+        Kind::LlamaServer,
+        ToolChoice::Required,
+        false,
+        Path::Grammar,
+    );
+    assert!(
+        b["grammar"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("root ::= "))
+    );
+    assert!(
+        b.get("tools").is_none(),
+        "llama-server never gets grammar and tools together"
+    );
+    assert!(
+        b["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|s| s.contains("get_weather"))
+    );
+    let v = body(Kind::Vllm, ToolChoice::Required, false, Path::Grammar);
+    assert!(v["structured_outputs"]["grammar"].is_string());
+    let s = body(Kind::Sglang, ToolChoice::Required, false, Path::Grammar);
+    assert!(s["ebnf"].is_string());
+    let o = body(Kind::Ollama, ToolChoice::Required, false, Path::StrictJson);
+    assert_eq!(o["stream"], false);
+    assert!(o["format"]["properties"]["call"].is_object(), "{o}");
+}
+
+#[test]
+fn a_named_choice_is_never_quietly_turned_into_auto() {
+    for kind in [
+        Kind::OpenAiChat,
+        Kind::Anthropic,
+        Kind::Gemini,
+        Kind::OpenAiResponses,
+    ] {
+        let b = body(
+            kind,
+            ToolChoice::Named("send_email".into()),
+            false,
+            Path::StrictJson,
+        );
+        let text = b.to_string();
+        assert!(text.contains("send_email"), "{kind:?}: {b}");
+        assert!(
+            !text.contains("\"auto\"") && !text.contains("AUTO"),
+            "{kind:?}: {b}"
+        );
+    }
+    // Without any constraint capability and no fallback, the request is refused.
+    let none = Capabilities {
+        grammar: false,
+        strict_json: false,
+    };
+    assert!(choose_path(Kind::OpenAiChat, none, Path::StrictJson, false).is_err());
+}

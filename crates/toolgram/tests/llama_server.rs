@@ -1,0 +1,181 @@
+//! `toolgram call --provider llama-server` against a REAL llama-server on loopback (built
+//! from the llama.cpp sources vendored in the `llama-cpp-python` sdist by
+//! `scripts/build-llama-server`, which `scripts/install-build-deps` runs), with the default
+//! model: the grammar path (our GBNF, never together with `tools`), the strict JSON path, the
+//! prompt path when both are switched off, and `--no-fallback` refusing a downgrade.
+
+use serde_json::Value;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn toolgram(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The server binary `scripts/build-llama-server` made (it prints the path; it builds only
+/// when the cache is empty).
+fn server_binary() -> PathBuf {
+    let out = Command::new(repo().join("scripts/build-llama-server"))
+        .output()
+        .expect("scripts/build-llama-server runs");
+    assert!(
+        out.status.success(),
+        "scripts/build-llama-server failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// A llama-server child on a free loopback port, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server() -> Server {
+    let (code, model, stderr) = toolgram(&["model", "path", "default"]);
+    assert_eq!(code, 0, "{stderr}");
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let child = Command::new(server_binary())
+        .args([
+            "-m",
+            model.trim(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .args(["-t", "2", "-c", "4096"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("llama-server starts");
+    let server = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(120) {
+        let ok = health(port);
+        if ok {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    panic!("llama-server did not become healthy in 120 s");
+}
+
+/// `GET /health` says `ok` (a plain HTTP/1.0 request: the server answers 503 while loading).
+fn health(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let mut reply = String::new();
+    s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_ok()
+        && s.read_to_string(&mut reply).is_ok()
+        && reply.starts_with("HTTP/1.1 200")
+        && reply.contains("ok")
+}
+
+fn call(server: &Server, extra: &[&str], prompt: &str) -> (i32, String, String) {
+    let mut args = vec![
+        "call",
+        "--provider",
+        "llama-server",
+        "--base-url",
+        &server.url,
+        "--tools",
+        "examples/weather.json",
+    ];
+    args.extend_from_slice(extra);
+    args.push(prompt);
+    toolgram(&args)
+}
+
+fn valid_weather_call(stdout: &str, path: &str) -> Value {
+    let msg: Value = serde_json::from_str(stdout).expect("one JSON object");
+    assert_eq!(msg["toolgram"]["path"], path, "{msg}");
+    let call = &msg["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "get_weather", "{msg}");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap_or("")).expect("JSON");
+    assert!(
+        args["city"].as_str().is_some_and(|c| c.contains("Paris")),
+        "{msg}"
+    );
+    if let Some(unit) = args.get("unit") {
+        assert!(unit == "celsius" || unit == "fahrenheit", "{msg}");
+    }
+    msg
+}
+
+#[test]
+fn llama_server_becomes_a_reliable_tool_caller_on_every_path() {
+    let server = start_server();
+    let q = "What's the weather like in Paris today?";
+    // Grammar path: our GBNF, the call union in Qwen's <tool_call> syntax.
+    for choice in ["required", "auto", "get_weather"] {
+        let (code, out, err) = call(&server, &["--tool-choice", choice], q);
+        assert_eq!(code, 0, "{choice}: {err}");
+        valid_weather_call(&out, "grammar");
+    }
+    // Grammar switched off: strict JSON Schema (llama-server's json_schema), said so.
+    let (code, out, err) = call(
+        &server,
+        &["--disable", "grammar", "--tool-choice", "required"],
+        q,
+    );
+    assert_eq!(code, 0, "{err}");
+    let msg = valid_weather_call(&out, "strict_json");
+    assert!(
+        msg["toolgram"]["path_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("fell back"))
+    );
+    // Both off: prompt path (lenient parser + validator + retries).
+    let (code, out, err) = call(
+        &server,
+        &[
+            "--disable",
+            "grammar",
+            "--disable",
+            "strict-json",
+            "--tool-choice",
+            "required",
+        ],
+        q,
+    );
+    assert_eq!(code, 0, "{err}");
+    valid_weather_call(&out, "prompt");
+    // --no-fallback: the missing capability is an error, not a downgrade.
+    let (code, _, err) = call(&server, &["--disable", "grammar", "--no-fallback"], q);
+    assert_ne!(code, 0);
+    let last: Value = serde_json::from_str(err.lines().last().unwrap_or("")).expect("JSON error");
+    assert_eq!(last["error"]["type"], "capability_missing", "{err}");
+}
