@@ -12,6 +12,7 @@ pub mod lark;
 mod lower;
 mod names;
 pub mod regex;
+pub mod tree;
 
 pub use ir::{CharClass, Expr, Grammar, Rule, TokenRef};
 
