@@ -270,7 +270,7 @@ mod tests {
         let g = "start: \"select \" NAME \" from \" NAME\nNAME: /[a-z]+/\n";
         assert_eq!(
             tree(g, "select a frm b"),
-            Err(TreeError::NoMatch { offset: 9 })
+            Err(TreeError::NoMatch { offset: 8 })
         );
         assert!(tree(g, "select a from b").is_ok());
     }
