@@ -372,3 +372,34 @@ fn a_whole_tool_pool_compiles_to_gbnf_that_llama_cpp_runs_as_the_call_union() {
     let bad = judge(cases);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+#[test]
+fn grammar_tools_compile_under_llguidance_and_llama_cpp_and_accept_their_texts() {
+    use toolgram_tools::{Format, GrammarTool, math_eval::MathEval};
+    let lark = MathEval.format(Format::Lark).expect("lark");
+    toolgram_engine::check_grammar(&lark).expect("llguidance compiles the tool grammar");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker.compile(&lark).expect("compiles");
+    for text in [
+        "1+2",
+        "(1/3 + 1/6) * 2^3",
+        "-sqrt(2) + max(1, pi, e)",
+        "abs(-1.25)",
+    ] {
+        assert!(checker.accepts(&compiled, text), "{text}");
+        MathEval.parse(text).expect("our parser agrees");
+    }
+    for text in ["1+", "cos(1)", "1;2"] {
+        assert!(!checker.accepts(&compiled, text), "{text}");
+    }
+    let openai = MathEval.format(Format::LarkOpenai).expect("lark-openai");
+    toolgram_engine::check_grammar(&openai).expect("llguidance compiles the OpenAI form");
+    let gbnf = MathEval.format(Format::Gbnf).expect("gbnf");
+    let v = toolgram_engine::gbnf_check::check(
+        &common::test_model_path(),
+        &gbnf,
+        &["(1/3 + 1/6) * 2^3".to_owned(), "1+".to_owned()],
+    )
+    .expect("checker runs");
+    assert!(v.parsed && v.accepted == vec![true, false], "{v:?}");
+}

@@ -11,6 +11,7 @@ mod model;
 mod output;
 mod parse;
 mod provider;
+mod tools;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -44,6 +45,9 @@ enum Command {
     /// Measure end to end.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Grammar tools: list them, print their grammars, run one.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Tools(cmd) => tools::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

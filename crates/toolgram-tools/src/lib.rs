@@ -1,0 +1,18 @@
+//! Grammar tools: tools whose input is one free-form expression (an arithmetic expression,
+//! a patch, a query) rather than a bag of fields. Each is declared once ([`GrammarTool`]):
+//! its Lark grammar, how a parse of that grammar maps to the executor's typed input, how a
+//! typed input is written back as text, and the executor. The parser is the grammar itself
+//! (core's `grammar::tree`), the GBNF and OpenAI-Lark forms come from core's writers, and
+//! the JSON fallback shape carries the same text.
+//!
+//! This crate must not load models or keep a second grammar reader: grammars go through
+//! core's Lark reader.
+
+mod definition;
+pub mod math_eval;
+mod registry;
+#[cfg(test)]
+mod testing;
+
+pub use definition::{DynTool, Format, GrammarTool, RunContext, ToolError};
+pub use registry::{builtin, names};

@@ -1,0 +1,17 @@
+//! The built-in grammar tools, by name: the one place a tool is registered.
+
+use crate::definition::DynTool;
+use crate::math_eval::MathEval;
+
+/// Names of the built-in tools.
+pub fn names() -> &'static [&'static str] {
+    &["math_eval"]
+}
+
+/// A built-in tool by name.
+pub fn builtin(name: &str) -> Option<Box<dyn DynTool>> {
+    match name {
+        "math_eval" => Some(Box::new(MathEval)),
+        _ => None,
+    }
+}
