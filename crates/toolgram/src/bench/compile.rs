@@ -139,22 +139,34 @@ fn refusal_reason(message: &str) -> String {
 /// schema lists them (following local `$ref`s and the branches of `allOf`/`anyOf`/`oneOf`;
 /// keys the schema does not list keep their order after the listed ones), integral numbers
 /// without a fraction. Used to tell policy rejections apart from real ones.
-pub(super) fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth: usize) -> Value {
+pub(super) fn in_schema_order(
+    data: &Value,
+    schema: &Value,
+    root: &Value,
+    depth: usize,
+    own_first: bool,
+) -> Value {
     match data {
         Value::Object(obj) if depth < 64 => {
-            let listed = listed_properties(schema, root, obj);
+            let listed = listed_properties(schema, root, obj, own_first);
             let mut out = serde_json::Map::new();
             for (k, sub) in &listed {
                 if let Some(v) = obj.get(k)
                     && !out.contains_key(k)
                 {
-                    out.insert(k.clone(), in_schema_order(v, sub, root, depth + 1));
+                    out.insert(
+                        k.clone(),
+                        in_schema_order(v, sub, root, depth + 1, own_first),
+                    );
                 }
             }
             for (k, v) in obj {
                 if !out.contains_key(k) {
                     let sub = unlisted_key_schema(schema, root, k, 0).unwrap_or(Value::Null);
-                    out.insert(k.clone(), in_schema_order(v, &sub, root, depth + 1));
+                    out.insert(
+                        k.clone(),
+                        in_schema_order(v, &sub, root, depth + 1, own_first),
+                    );
                 }
             }
             Value::Object(out)
@@ -167,7 +179,7 @@ pub(super) fn in_schema_order(data: &Value, schema: &Value, root: &Value, depth:
                     .enumerate()
                     .map(|(i, v)| {
                         let sub = prefix.get(i).unwrap_or(&rest);
-                        in_schema_order(v, sub, root, depth + 1)
+                        in_schema_order(v, sub, root, depth + 1, own_first)
                     })
                     .collect(),
             )
@@ -277,9 +289,10 @@ fn listed_properties(
     schema: &Value,
     root: &Value,
     obj: &serde_json::Map<String, Value>,
+    own_first: bool,
 ) -> Vec<(String, Value)> {
     let mut listed = Vec::new();
-    collect_properties(schema, root, obj, &mut listed, 0);
+    collect_properties(schema, root, obj, &mut listed, 0, own_first);
     listed
 }
 
@@ -289,6 +302,7 @@ fn collect_properties(
     obj: &serde_json::Map<String, Value>,
     out: &mut Vec<(String, Value)>,
     depth: usize,
+    own_first: bool,
 ) {
     let Some(map) = schema.as_object() else {
         return;
@@ -296,7 +310,19 @@ fn collect_properties(
     if depth > 16 {
         return;
     }
-    for (key, value) in map {
+    // The other reading of "schema order": a schema's own properties before those its
+    // combinators bring, whatever the keyword order.
+    let own = |k: &&String| matches!(k.as_str(), "properties" | "additionalProperties");
+    let keys: Vec<&String> = if own_first {
+        map.keys()
+            .filter(own)
+            .chain(map.keys().filter(|k| !own(k)))
+            .collect()
+    } else {
+        map.keys().collect()
+    };
+    for key in keys {
+        let Some(value) = map.get(key) else { continue };
         match key.as_str() {
             // llguidance meets `additionalProperties` with the keys of `properties` in tow.
             "properties" | "additionalProperties" => {
@@ -313,12 +339,12 @@ fn collect_properties(
             "$ref" => {
                 let target = resolve(schema, root);
                 if !std::ptr::eq(target, schema) {
-                    collect_properties(target, root, obj, out, depth + 1);
+                    collect_properties(target, root, obj, out, depth + 1, own_first);
                 }
             }
             "allOf" => {
                 for member in value.as_array().into_iter().flatten() {
-                    collect_properties(member, root, obj, out, depth + 1);
+                    collect_properties(member, root, obj, out, depth + 1, own_first);
                 }
             }
             "anyOf" | "oneOf" => {
@@ -328,7 +354,7 @@ fn collect_properties(
                     .flatten()
                     .map(|branch| {
                         let mut props = Vec::new();
-                        collect_properties(branch, root, obj, &mut props, depth + 1);
+                        collect_properties(branch, root, obj, &mut props, depth + 1, own_first);
                         let hits: usize = props
                             .iter()
                             .filter_map(|(k, sub)| obj.get(k).map(|v| 1 + fit(v, sub, root, depth)))
@@ -359,7 +385,7 @@ fn fit(data: &Value, schema: &Value, root: &Value, depth: usize) -> usize {
     match data {
         Value::Object(obj) => {
             let mut props = Vec::new();
-            collect_properties(schema, root, obj, &mut props, depth + 1);
+            collect_properties(schema, root, obj, &mut props, depth + 1, false);
             props
                 .iter()
                 .filter_map(|(k, sub)| obj.get(k).map(|v| 1 + fit(v, sub, root, depth + 1)))
@@ -477,10 +503,10 @@ fn check_schema(
                 r.valid.0 += 1;
             } else if !by_validator {
                 r.validator_rejected += 1;
-            } else if checker.accepts(
-                &compiled,
-                &in_schema_order(&data, &schema, &schema, 0).to_string(),
-            ) {
+            } else if [false, true].into_iter().any(|own_first| {
+                let text = in_schema_order(&data, &schema, &schema, 0, own_first).to_string();
+                checker.accepts(&compiled, &text)
+            }) {
                 r.out_of_order_valid_rejected += 1;
             } else if r.valid_rejected_at.is_none() {
                 r.valid_rejected_at = Some(checker.accepted_len(&compiled, &data.to_string()));

@@ -19,8 +19,8 @@ struct Pending {
     result: SchemaResult,
     schema: Value,
     tests: Vec<(Value, bool)>,
-    /// Index into the job's strings of each valid instance's policy rewrite, if it differs.
-    rewrites: Vec<Option<usize>>,
+    /// Indices into the job's strings of each valid instance's policy rewrites.
+    rewrites: Vec<Vec<usize>>,
     deferred: bool,
 }
 
@@ -79,14 +79,21 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
         let mut strings: Vec<String> = tests.iter().map(|(d, _)| d.to_string()).collect();
         let mut rewrites = Vec::new();
         for (data, valid) in &tests {
-            // Compared as text: `Value` equality ignores key order.
-            let rewrite = in_schema_order(data, &doc["schema"], &doc["schema"], 0).to_string();
-            if *valid && rewrite.as_str() != data.to_string().as_str() {
-                rewrites.push(Some(strings.len()));
-                strings.push(rewrite);
-            } else {
-                rewrites.push(None);
+            // Both readings of schema order (keyword position, llguidance's; own properties
+            // first); compared as text: `Value` equality ignores key order.
+            let mut options: Vec<usize> = Vec::new();
+            if *valid {
+                let original = data.to_string();
+                for own_first in [false, true] {
+                    let text = in_schema_order(data, &doc["schema"], &doc["schema"], 0, own_first)
+                        .to_string();
+                    if text != original {
+                        options.push(strings.len());
+                        strings.push(text);
+                    }
+                }
             }
+            rewrites.push(options);
         }
         jobs.push(Job {
             grammar: text,
@@ -139,8 +146,8 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
             if *valid {
                 r.valid.1 += 1;
                 let rewrite_ok = p.rewrites[i]
-                    .and_then(|j| v.accepted.get(j).copied())
-                    .unwrap_or(false);
+                    .iter()
+                    .any(|&j| v.accepted.get(j).copied().unwrap_or(false));
                 if by_grammar && by_validator {
                     r.valid.0 += 1;
                 } else if !by_validator {
