@@ -5,6 +5,9 @@ use thiserror::Error;
 /// Why a provider request could not be made or read.
 #[derive(Debug, Error)]
 pub enum ProviderError {
+    /// `toolgram.toml` cannot be read or is wrong.
+    #[error("config: {0}")]
+    Config(String),
     /// Not a provider toolgram knows.
     #[error(
         "unknown provider `{0}` (providers: openai-chat, openai-responses, anthropic, gemini, llama-server, vllm, sglang, ollama)"

@@ -10,6 +10,7 @@
 //! re-implement any of those.
 
 mod capability;
+mod config;
 mod error;
 mod http;
 mod model;
@@ -17,6 +18,7 @@ mod render;
 mod reply;
 
 pub use capability::{Capabilities, Kind, Path, choose_path};
+pub use config::{Config, Fallback, ProviderConfig};
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};
 pub use model::ProviderModel;

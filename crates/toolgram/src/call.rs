@@ -169,8 +169,8 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let msgs = messages(&args)?;
     let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
-    if let Some(kind) = args.provider.kind()? {
-        return crate::provider::call_remote(&args, kind, &tools, choice, &msgs);
+    if let Some(remote) = args.provider.resolve(args.model.as_deref())? {
+        return crate::provider::call_remote(&args, remote, &tools, choice, &msgs);
     }
     // Everything checkable without a model is checked before one is loaded.
     let opts = CompileOptions {

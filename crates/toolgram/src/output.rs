@@ -80,6 +80,7 @@ fn profile_kind(p: &ProfileError) -> &'static str {
 fn provider_kind(p: &ProviderError) -> &'static str {
     match p {
         ProviderError::UnknownProvider(_) | ProviderError::Unsupported(_) => "invalid_request",
+        ProviderError::Config(_) => "invalid_config",
         ProviderError::NoFallback { .. } => "capability_missing",
         ProviderError::Profile(p) => profile_kind(p),
         ProviderError::Compile(_) => "invalid_tools",

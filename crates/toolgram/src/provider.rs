@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
 use toolgram_providers::{
-    Capabilities, HttpOptions, Kind, Path, ProviderError, ProviderModel, RenderInput, choose_path,
-    render,
+    Capabilities, Config, Fallback, HttpOptions, Kind, Path, ProviderModel, RenderInput,
+    choose_path, render,
 };
 use toolgram_retry::{RetryError, RetryPolicy};
 
@@ -26,7 +26,8 @@ pub enum Capability {
 #[derive(Args, Clone)]
 pub struct ProviderArgs {
     /// Provider: openai-chat, openai-responses, anthropic, gemini, llama-server, vllm,
-    /// sglang, ollama (`embedded` or absent: the local engine).
+    /// sglang, ollama, or an entry of the config file (`embedded` or absent: the local
+    /// engine).
     #[arg(long)]
     pub provider: Option<String>,
     /// Base URL of the provider's API.
@@ -41,45 +42,76 @@ pub struct ProviderArgs {
     /// Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY).
     #[arg(long)]
     pub api_key_env: Option<String>,
+    /// Provider config file (default: ./toolgram.toml when it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// A provider with flags and config merged (flags win).
+pub struct Resolved {
+    kind: Kind,
+    base_url: String,
+    model: Option<String>,
+    api_key: Option<String>,
+    caps: Capabilities,
+    fallback: bool,
 }
 
 impl ProviderArgs {
-    /// The remote provider, if one was asked for.
-    pub fn kind(&self) -> Result<Option<Kind>, ProviderError> {
-        match self.provider.as_deref() {
-            None | Some("embedded") => Ok(None),
-            Some(name) => Kind::from_name(name).map(Some),
-        }
-    }
-
-    fn capabilities(&self, kind: Kind) -> Capabilities {
-        let mut caps = Capabilities::of(kind);
-        caps.grammar &= !self.disable.contains(&Capability::Grammar);
-        caps.strict_json &= !self.disable.contains(&Capability::StrictJson);
-        caps
-    }
-
-    fn base_url(&self, kind: Kind) -> String {
-        self.base_url.clone().unwrap_or_else(|| {
-            match kind {
-                Kind::OpenAiChat | Kind::OpenAiResponses => "https://api.openai.com",
-                Kind::Anthropic => "https://api.anthropic.com",
-                Kind::Gemini => "https://generativelanguage.googleapis.com",
-                Kind::Ollama => "http://127.0.0.1:11434",
-                Kind::LlamaServer | Kind::Vllm | Kind::Sglang => "http://127.0.0.1:8080",
+    /// The remote provider, if one was asked for, with `model` from `--model`.
+    pub fn resolve(&self, model: Option<&str>) -> anyhow::Result<Option<Resolved>> {
+        let Some(name) = self.provider.as_deref().filter(|n| *n != "embedded") else {
+            return Ok(None);
+        };
+        let config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None if std::path::Path::new("toolgram.toml").exists() => {
+                Config::load(std::path::Path::new("toolgram.toml"))?
             }
-            .to_owned()
-        })
+            None => Config::default(),
+        };
+        let entry = config.providers.get(name);
+        let kind = Kind::from_name(entry.map_or(name, |e| e.kind.as_str()))?;
+        let mut caps = Capabilities::of(kind);
+        let disabled = |c: Capability, word: &str| {
+            self.disable.contains(&c) || entry.is_some_and(|e| e.disable.iter().any(|d| d == word))
+        };
+        caps.grammar &= !disabled(Capability::Grammar, "grammar");
+        caps.strict_json &= !disabled(Capability::StrictJson, "strict-json");
+        let key_env = self
+            .api_key_env
+            .clone()
+            .or_else(|| entry.and_then(|e| e.api_key_env.clone()))
+            .or(match kind {
+                Kind::OpenAiChat | Kind::OpenAiResponses => Some("OPENAI_API_KEY".into()),
+                Kind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
+                Kind::Gemini => Some("GEMINI_API_KEY".into()),
+                _ => None,
+            });
+        Ok(Some(Resolved {
+            kind,
+            base_url: self
+                .base_url
+                .clone()
+                .or_else(|| entry.and_then(|e| e.base_url.clone()))
+                .unwrap_or_else(|| default_base_url(kind).to_owned()),
+            model: model
+                .map(str::to_owned)
+                .or_else(|| entry.and_then(|e| e.model.clone())),
+            api_key: key_env.and_then(|v| std::env::var(v).ok()),
+            caps,
+            fallback: !self.no_fallback && entry.is_none_or(|e| e.fallback == Fallback::Allowed),
+        }))
     }
+}
 
-    fn api_key(&self, kind: Kind) -> Option<String> {
-        let var = self.api_key_env.clone().or(match kind {
-            Kind::OpenAiChat | Kind::OpenAiResponses => Some("OPENAI_API_KEY".into()),
-            Kind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
-            Kind::Gemini => Some("GEMINI_API_KEY".into()),
-            _ => None,
-        })?;
-        std::env::var(var).ok()
+fn default_base_url(kind: Kind) -> &'static str {
+    match kind {
+        Kind::OpenAiChat | Kind::OpenAiResponses => "https://api.openai.com",
+        Kind::Anthropic => "https://api.anthropic.com",
+        Kind::Gemini => "https://generativelanguage.googleapis.com",
+        Kind::Ollama => "http://127.0.0.1:11434",
+        Kind::LlamaServer | Kind::Vllm | Kind::Sglang => "http://127.0.0.1:8080",
     }
 }
 
@@ -129,36 +161,27 @@ pub struct RenderArgs {
 pub fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)
         .map_err(toolgram_engine::EngineError::from)?;
-    let kind = args
+    let p = args
         .provider
-        .kind()?
+        .resolve(args.model.as_deref())?
         .ok_or_else(|| CliError::new("invalid_request", "render needs --provider"))?;
     let choice = ToolChoice::from_cli(&args.tool_choice);
-    let (path, why) = choose_path(
-        kind,
-        args.provider.capabilities(kind),
-        wanted(args.mode),
-        !args.provider.no_fallback,
-    )?;
+    let (path, why) = choose_path(p.kind, p.caps, wanted(args.mode), p.fallback)?;
     let messages = [ChatMessage::text("user", args.prompt.clone())];
     let rendered = render(&RenderInput {
-        kind,
+        kind: p.kind,
         messages: &messages,
         tools: &tools,
         choice: &choice,
         parallel: args.parallel_tool_calls,
-        model: args.model.as_deref(),
+        model: p.model.as_deref(),
         path,
         syntax: call_syntax(args.syntax.as_deref())?,
         temperature: None,
         max_tokens: None,
     })?;
     eprintln!("path: {} ({why})", path.name());
-    eprintln!(
-        "endpoint: POST {}{}",
-        args.provider.base_url(kind),
-        rendered.endpoint
-    );
+    eprintln!("endpoint: POST {}{}", p.base_url, rendered.endpoint);
     for n in &rendered.notes {
         eprintln!("note: {n}");
     }
@@ -169,22 +192,17 @@ pub fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
 /// `toolgram call --provider`: the provider drives the same validate-and-retry loop.
 pub fn call_remote(
     args: &crate::call::CallArgs,
-    kind: Kind,
+    p: Resolved,
     tools: &ToolSet,
     choice: ToolChoice,
     msgs: &[ChatMessage],
 ) -> anyhow::Result<()> {
-    let p = &args.provider;
-    let (path, why) = choose_path(
-        kind,
-        p.capabilities(kind),
-        wanted(args.mode),
-        !p.no_fallback,
-    )?;
+    let kind = p.kind;
+    let (path, why) = choose_path(kind, p.caps, wanted(args.mode), p.fallback)?;
     let mut model = ProviderModel {
         kind,
-        base_url: p.base_url(kind),
-        model: args.model.clone(),
+        base_url: p.base_url,
+        model: p.model,
         tools,
         choice: choice.clone(),
         parallel: args.parallel_tool_calls,
@@ -193,7 +211,7 @@ pub fn call_remote(
         temperature: Some(args.temperature),
         max_tokens: Some(args.max_tokens),
         http: HttpOptions {
-            api_key: p.api_key(kind),
+            api_key: p.api_key,
             ..HttpOptions::default()
         },
     };

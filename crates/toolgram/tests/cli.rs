@@ -417,6 +417,55 @@ fn generate_refuses_unknown_schema_keywords_by_name_before_loading() {
 }
 
 #[test]
+fn render_reads_named_providers_from_the_config_file() {
+    let cfg = temp_file(
+        "toolgram.toml",
+        "[providers.local]\nkind = \"llama-server\"\nbase_url = \"http://127.0.0.1:9\"\n\n[providers.strict-only]\nkind = \"llama-server\"\ndisable = [\"grammar\"]\nfallback = \"never\"\n",
+    );
+    let cfg = cfg.to_string_lossy().into_owned();
+    let render = |provider: &str| {
+        toolgram(&[
+            "render",
+            "--config",
+            &cfg,
+            "--provider",
+            provider,
+            "--tools",
+            "examples/weather.json",
+            "--tool-choice",
+            "required",
+            "Weather in Paris?",
+        ])
+    };
+    let (code, out, err) = render("local");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("path: grammar") && err.contains("http://127.0.0.1:9/v1/chat/completions"),
+        "{err}"
+    );
+    let body: Value = serde_json::from_str(&out).expect("JSON body");
+    assert!(
+        body["grammar"]
+            .as_str()
+            .is_some_and(|g| g.contains("get_weather"))
+    );
+    let (code, _, err) = render("strict-only");
+    assert_ne!(code, 0);
+    assert_eq!(
+        error_line(&err)["error"]["type"],
+        "capability_missing",
+        "{err}"
+    );
+    let (code, _, err) = render("nowhere");
+    assert_ne!(code, 0);
+    assert_eq!(
+        error_line(&err)["error"]["type"],
+        "invalid_request",
+        "{err}"
+    );
+}
+
+#[test]
 fn chat_template_file_selects_the_call_syntax() {
     // SmolLM2's vocabulary has no <tool_call> token: the markers are plain text, and the
     // syntax comes from the given template, not the GGUF's.

@@ -1,0 +1,100 @@
+//! `toolgram.toml`: named provider entries (kind, base URL, model, the environment variable
+//! holding the key, fallback policy, capabilities switched off). Keys themselves never go in
+//! the file. Reading only; flags given on the command line win over the file.
+
+use crate::capability::Kind;
+use crate::error::ProviderError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Whether a missing capability may fall back to a weaker path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fallback {
+    /// Fall back along grammar → strict JSON → prompt, and say so.
+    #[default]
+    Allowed,
+    /// A missing capability is an error.
+    Never,
+}
+
+/// One provider entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The provider kind (`llama-server`, `openai-chat`, …).
+    pub kind: String,
+    /// Base URL of its API.
+    pub base_url: Option<String>,
+    /// Model id.
+    pub model: Option<String>,
+    /// Environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// Fallback policy.
+    #[serde(default)]
+    pub fallback: Fallback,
+    /// Capabilities switched off: `grammar`, `strict-json`.
+    #[serde(default)]
+    pub disable: Vec<String>,
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Entries by name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+impl Config {
+    /// Read and check a config file.
+    pub fn load(path: &Path) -> Result<Self, ProviderError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ProviderError::Config(format!("{}: {e}", path.display())))?;
+        Self::parse(&text).map_err(|e| ProviderError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// Parse and check config text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        for (name, p) in &cfg.providers {
+            Kind::from_name(&p.kind).map_err(|e| format!("provider `{name}`: {e}"))?;
+            if let Some(bad) = p
+                .disable
+                .iter()
+                .find(|d| !matches!(d.as_str(), "grammar" | "strict-json"))
+            {
+                return Err(format!(
+                    "provider `{name}`: cannot disable `{bad}` (grammar, strict-json)"
+                ));
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_checked_when_read() {
+        let cfg = Config::parse(
+            "[providers.local]\nkind = \"llama-server\"\nbase_url = \"http://127.0.0.1:8080\"\nfallback = \"never\"\ndisable = [\"grammar\"]\n",
+        )
+        .expect("valid");
+        let local = &cfg.providers["local"];
+        assert_eq!(local.fallback, Fallback::Never);
+        assert_eq!(local.disable, vec!["grammar".to_owned()]);
+        assert!(Config::parse("[providers.x]\nkind = \"nope\"\n").is_err());
+        assert!(
+            Config::parse("[providers.x]\nkind = \"gemini\"\napi_key = \"sk-…\"\n").is_err(),
+            "keys never go in the file"
+        );
+        assert!(
+            Config::parse("[providers.x]\nkind = \"gemini\"\ndisable = [\"prompt\"]\n").is_err()
+        );
+    }
+}
