@@ -38,6 +38,18 @@ pub fn post_json(
     body: &Value,
     opts: &HttpOptions,
 ) -> Result<Value, ProviderError> {
+    let text = post(kind, url, body, opts)?;
+    serde_json::from_str(&text)
+        .map_err(|e| ProviderError::Http(format!("{url}: reply is not JSON: {e}")))
+}
+
+/// POST `body` to `url` and return the reply's text (a streamed reply in full).
+pub fn post(
+    kind: Kind,
+    url: &str,
+    body: &Value,
+    opts: &HttpOptions,
+) -> Result<String, ProviderError> {
     let client = reqwest::blocking::Client::builder()
         .timeout(opts.timeout)
         .build()
@@ -59,9 +71,9 @@ pub fn post_json(
             Ok(resp) => {
                 let status = resp.status();
                 if status.is_success() {
-                    return resp.json::<Value>().map_err(|e| {
-                        ProviderError::Http(format!("{url}: reply is not JSON: {e}"))
-                    });
+                    return resp
+                        .text()
+                        .map_err(|e| ProviderError::Http(format!("{url}: {e}")));
                 }
                 let retry_after = resp
                     .headers()

@@ -16,6 +16,7 @@ mod http;
 mod model;
 mod render;
 mod reply;
+mod stream;
 
 pub use capability::{Capabilities, Kind, Path, choose_path};
 pub use config::{Config, Fallback, ProviderConfig};
@@ -24,3 +25,4 @@ pub use http::{HttpOptions, post_json};
 pub use model::ProviderModel;
 pub use render::{RenderInput, Rendered, render};
 pub use reply::{ReadError, read_reply};
+pub use stream::assemble;

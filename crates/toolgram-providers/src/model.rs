@@ -3,9 +3,10 @@
 
 use crate::capability::{Kind, Path};
 use crate::error::ProviderError;
-use crate::http::{HttpOptions, post_json};
+use crate::http::{HttpOptions, post, post_json};
 use crate::render::{RenderInput, render};
 use crate::reply::{ReadError, read_reply};
+use crate::stream::assemble;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_retry::{AttemptError, CallModel, ModelReply};
@@ -32,6 +33,8 @@ pub struct ProviderModel<'a> {
     pub temperature: Option<f32>,
     /// Token limit.
     pub max_tokens: Option<usize>,
+    /// Stream the reply (assembled before it is read).
+    pub stream: bool,
     /// How to send.
     pub http: HttpOptions,
 }
@@ -54,6 +57,7 @@ impl CallModel for ProviderModel<'_> {
             syntax: self.syntax,
             temperature: self.temperature,
             max_tokens: self.max_tokens,
+            stream: self.stream,
         })
         .map_err(AttemptError::Fatal)?;
         let url = format!(
@@ -61,8 +65,13 @@ impl CallModel for ProviderModel<'_> {
             self.base_url.trim_end_matches('/'),
             rendered.endpoint
         );
-        let reply =
-            post_json(self.kind, &url, &rendered.body, &self.http).map_err(AttemptError::Fatal)?;
+        let reply = if self.stream {
+            post(self.kind, &url, &rendered.body, &self.http)
+                .and_then(|text| assemble(self.kind, &text))
+        } else {
+            post_json(self.kind, &url, &rendered.body, &self.http)
+        }
+        .map_err(AttemptError::Fatal)?;
         read_reply(
             self.kind,
             self.path,

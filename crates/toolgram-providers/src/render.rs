@@ -36,6 +36,8 @@ pub struct RenderInput<'a> {
     pub temperature: Option<f32>,
     /// Most tokens to generate (`None`: the provider's default; Anthropic requires one, 1024).
     pub max_tokens: Option<usize>,
+    /// Ask for a streamed reply (server-sent events; assembled by [`crate::assemble`]).
+    pub stream: bool,
 }
 
 /// A request body and where it goes.
@@ -88,12 +90,19 @@ pub fn render(input: &RenderInput) -> Result<Rendered, ProviderError> {
         map.insert("model".into(), json!(model));
     }
     sampling(input, &mut body);
+    if input.stream && input.kind != Kind::Gemini {
+        body["stream"] = json!(true);
+    } else if input.kind == Kind::Ollama {
+        body["stream"] = json!(false);
+    }
     Ok(Rendered {
         endpoint: if input.kind == Kind::Gemini {
-            format!(
-                "/v1beta/models/{}:generateContent",
-                input.model.unwrap_or("gemini-2.5-flash")
-            )
+            let model = input.model.unwrap_or("gemini-2.5-flash");
+            if input.stream {
+                format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
+            } else {
+                format!("/v1beta/models/{model}:generateContent")
+            }
         } else {
             endpoint.to_owned()
         },
@@ -192,7 +201,7 @@ fn prompt_request(input: &RenderInput, pool: &ToolSet) -> (&'static str, Value) 
             "systemInstruction": {"parts": [{"text": system}]},
             "contents": gemini_contents(input.messages),
         }),
-        Kind::Ollama => json!({"messages": messages, "stream": false}),
+        Kind::Ollama => json!({"messages": messages}),
         Kind::OpenAiResponses => {
             json!({"instructions": system, "input": responses_input(input.messages)})
         }
@@ -264,7 +273,7 @@ fn json_schema_request(
     Ok(match input.kind {
         Kind::Ollama => (
             "/api/chat",
-            json!({"messages": messages, "stream": false, "format": union.schema}),
+            json!({"messages": messages, "format": union.schema}),
         ),
         _ => (
             "/v1/chat/completions",

@@ -34,6 +34,7 @@ fn body(kind: Kind, choice: ToolChoice, parallel: bool, path: Path) -> Value {
         syntax: syntax::by_name("hermes").expect("hermes"),
         temperature: Some(0.0),
         max_tokens: Some(256),
+        stream: false,
     })
     .expect("renders")
     .body
@@ -263,4 +264,52 @@ fn a_named_choice_is_never_quietly_turned_into_auto() {
         strict_json: false,
     };
     assert!(choose_path(Kind::OpenAiChat, none, Path::StrictJson, false).is_err());
+}
+
+#[test]
+fn documented_streams_assemble_into_the_same_calls() {
+    use toolgram_providers::assemble;
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    for (file, kind, path, id) in [
+        (
+            "openai-chat.stream.txt",
+            Kind::OpenAiChat,
+            Path::StrictJson,
+            "call_DdmO9pD3xa9XTPNJ32zg2hcA",
+        ),
+        (
+            "anthropic.stream.txt",
+            Kind::Anthropic,
+            Path::StrictJson,
+            "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+        ),
+        (
+            "gemini.stream.txt",
+            Kind::Gemini,
+            Path::StrictJson,
+            "call_1",
+        ),
+        (
+            "openai-responses.stream.txt",
+            Kind::OpenAiResponses,
+            Path::StrictJson,
+            "call_1234xyz",
+        ),
+        ("ollama.stream.txt", Kind::Ollama, Path::Prompt, "call_0"),
+    ] {
+        let path_str = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path_str).expect("fixture");
+        assert!(text.starts_with("source: https://"), "{file}");
+        let body = assemble(kind, &text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let reply = read_reply(kind, path, &body, &tools(), &ToolChoice::Auto, hermes)
+            .unwrap_or_else(|_| panic!("{file}: readable"));
+        assert_eq!(reply.tool_calls.len(), 1, "{file}: {body}");
+        let call = &reply.tool_calls[0];
+        assert_eq!(
+            (call.id.as_str(), call.name.as_str()),
+            (id, "get_weather"),
+            "{file}"
+        );
+        assert_eq!(call.arguments, json!({"city": "Paris"}), "{file}");
+    }
 }

@@ -45,6 +45,9 @@ pub struct ProviderArgs {
     /// Provider config file (default: ./toolgram.toml when it exists).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Ask the provider to stream the reply (assembled, then read as usual).
+    #[arg(long)]
+    pub stream: bool,
 }
 
 /// A provider with flags and config merged (flags win).
@@ -179,6 +182,7 @@ pub fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
         syntax: call_syntax(args.syntax.as_deref())?,
         temperature: None,
         max_tokens: None,
+        stream: args.provider.stream,
     })?;
     eprintln!("path: {} ({why})", path.name());
     eprintln!("endpoint: POST {}{}", p.base_url, rendered.endpoint);
@@ -210,6 +214,7 @@ pub fn call_remote(
         syntax: call_syntax(args.syntax.as_deref())?,
         temperature: Some(args.temperature),
         max_tokens: Some(args.max_tokens),
+        stream: args.provider.stream,
         http: HttpOptions {
             api_key: p.api_key,
             ..HttpOptions::default()

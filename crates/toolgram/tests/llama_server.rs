@@ -2,7 +2,8 @@
 //! from the llama.cpp sources vendored in the `llama-cpp-python` sdist by
 //! `scripts/build-llama-server`, which `scripts/install-build-deps` runs), with the default
 //! model: the grammar path (our GBNF, never together with `tools`), the strict JSON path, the
-//! prompt path when both are switched off, and `--no-fallback` refusing a downgrade.
+//! prompt path when both are switched off, a streamed reply, and `--no-fallback` refusing a
+//! downgrade.
 
 use serde_json::Value;
 use std::net::TcpListener;
@@ -145,6 +146,10 @@ fn llama_server_becomes_a_reliable_tool_caller_on_every_path() {
         assert_eq!(code, 0, "{choice}: {err}");
         valid_weather_call(&out, "grammar");
     }
+    // Streamed (server-sent events, tool-call text assembled, then read the same way).
+    let (code, out, err) = call(&server, &["--stream", "--tool-choice", "required"], q);
+    assert_eq!(code, 0, "{err}");
+    valid_weather_call(&out, "grammar");
     // Grammar switched off: strict JSON Schema (llama-server's json_schema), said so.
     let (code, out, err) = call(
         &server,
