@@ -34,6 +34,7 @@
 
 pub mod compile;
 pub mod compile_ir;
+pub mod custom_tool;
 pub mod error;
 pub mod grammar;
 pub mod lenient;

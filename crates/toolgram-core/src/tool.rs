@@ -24,6 +24,17 @@ pub struct Tool {
     /// Custom argument rules (`"x-toolgram": {"rules": [...]}`), checked after parsing and
     /// told to the model in the description.
     pub rules: Vec<ArgumentRule>,
+    /// For a grammar ("custom") tool: its grammar; `parameters` is then the JSON fallback
+    /// shape `{"input": <text in the grammar>}`, and the text is checked against the grammar
+    /// after parsing.
+    pub grammar: Option<GrammarSpec>,
+}
+
+/// The grammar of a grammar tool (Lark, read by core's Lark reader).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GrammarSpec {
+    /// The Lark text.
+    pub definition: String,
 }
 
 impl Tool {
@@ -192,11 +203,12 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         .ok_or_else(|| DefinitionError::new(None, at, "a tool must be an object"))?;
     match obj.get("type") {
         Some(Value::String(t)) if t == "function" => {}
+        Some(Value::String(t)) if t == "custom" => return crate::custom_tool::read(obj, at),
         Some(other) => {
             return Err(DefinitionError::new(
                 None,
                 format!("{at}/type"),
-                format!("unsupported tool type {other}; expected \"function\""),
+                format!("unsupported tool type {other}; expected \"function\" or \"custom\""),
             ));
         }
         None => {
@@ -245,6 +257,7 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         parameters,
         escape_hatch,
         rules,
+        grammar: None,
     })
 }
 

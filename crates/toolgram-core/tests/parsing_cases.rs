@@ -82,6 +82,7 @@ fn tools_of(case: &Value, defs: &Value) -> Vec<Tool> {
             parameters: params,
             escape_hatch: Vec::new(),
             rules: Vec::new(),
+            grammar: None,
         });
     }
     out

@@ -306,6 +306,40 @@ fn profiled(
         .collect()
 }
 
+/// Whether the model takes freeform (grammar) custom tools: OpenAI's GPT-5 family does;
+/// other models get a grammar tool's JSON fallback shape instead (and a note says so).
+fn freeform(input: &RenderInput) -> bool {
+    matches!(input.kind, Kind::OpenAiChat | Kind::OpenAiResponses)
+        && input.model.is_some_and(|m| m.starts_with("gpt-5"))
+}
+
+/// A grammar tool's Lark as OpenAI's custom tools take it.
+fn openai_lark(definition: &str) -> Result<String, ProviderError> {
+    let g = toolgram_core::grammar::lark::parse(definition)
+        .map_err(|e| ProviderError::Compile(e.to_string()))?;
+    Ok(toolgram_core::grammar::lark::emit(
+        &g,
+        toolgram_core::grammar::lark::LarkDialect::OpenAi,
+    ))
+}
+
+/// Grammar tools that go out as JSON functions are noted.
+fn note_fallbacks(pool: &ToolSet, native: bool, notes: &mut Vec<String>) {
+    for t in pool.tools().iter().filter(|t| t.grammar.is_some()) {
+        if native {
+            notes.push(format!(
+                "grammar tool `{}` sent as a freeform custom tool",
+                t.name
+            ));
+        } else {
+            notes.push(format!(
+                "grammar tool `{}` sent as its JSON fallback ({{\"input\": text}}); the text is checked against its grammar after parsing",
+                t.name
+            ));
+        }
+    }
+}
+
 fn openai_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
@@ -337,13 +371,21 @@ fn openai_chat(
         ToolChoice::AllowedTools { .. } => input.tools,
         _ => pool,
     };
-    let tools: Vec<Value> = profiled(sent, Profile::OpenAiStrict, notes)?
-        .into_iter()
-        .map(|(name, description, parameters)| {
-            json!({"type": "function", "function": {"name": name, "description": description,
-                "parameters": parameters, "strict": true}})
-        })
-        .collect();
+    let native = freeform(input);
+    note_fallbacks(sent, native, notes);
+    let mut tools = Vec::new();
+    for (t, (name, description, parameters)) in
+        sent.tools()
+            .iter()
+            .zip(profiled(sent, Profile::OpenAiStrict, notes)?)
+    {
+        tools.push(match (&t.grammar, native) {
+            (Some(g), true) => json!({"type": "custom", "custom": {"name": name, "description": description,
+                "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": openai_lark(&g.definition)?}}}}),
+            _ => json!({"type": "function", "function": {"name": name, "description": description,
+                "parameters": parameters, "strict": true}}),
+        });
+    }
     body["tools"] = Value::Array(tools);
     body["tool_choice"] = openai_choice(input.choice);
     body["parallel_tool_calls"] = json!(input.parallel);
@@ -385,13 +427,21 @@ fn openai_responses(
         ToolChoice::AllowedTools { .. } => input.tools,
         _ => pool,
     };
-    let tools: Vec<Value> = profiled(sent, Profile::OpenAiStrict, notes)?
-        .into_iter()
-        .map(|(name, description, parameters)| {
-            json!({"type": "function", "name": name, "description": description,
-                "parameters": parameters, "strict": true})
-        })
-        .collect();
+    let native = freeform(input);
+    note_fallbacks(sent, native, notes);
+    let mut tools = Vec::new();
+    for (t, (name, description, parameters)) in
+        sent.tools()
+            .iter()
+            .zip(profiled(sent, Profile::OpenAiStrict, notes)?)
+    {
+        tools.push(match (&t.grammar, native) {
+            (Some(g), true) => json!({"type": "custom", "name": name, "description": description,
+                "format": {"type": "grammar", "syntax": "lark", "definition": openai_lark(&g.definition)?}}),
+            _ => json!({"type": "function", "name": name, "description": description,
+                "parameters": parameters, "strict": true}),
+        });
+    }
     body["tools"] = Value::Array(tools);
     body["tool_choice"] = match input.choice {
         ToolChoice::Named(n) => json!({"type": "function", "name": n}),
@@ -444,6 +494,7 @@ fn anthropic(
     if !system.is_empty() {
         body["system"] = json!(system);
     }
+    note_fallbacks(pool, false, notes);
     // Anthropic has no allowed_tools: the pool sent is the allowed subset.
     let tools: Vec<Value> = profiled(pool, Profile::Anthropic, notes)?
         .into_iter()
@@ -512,6 +563,7 @@ fn gemini(
     if !system.is_empty() {
         body["systemInstruction"] = json!({"parts": [{"text": system.join("\n\n")}]});
     }
+    note_fallbacks(input.tools, false, notes);
     let declarations: Vec<Value> = profiled(input.tools, Profile::Gemini, notes)?
         .into_iter()
         .map(|(name, description, parameters)| {

@@ -215,6 +215,12 @@ fn native_calls(kind: Kind, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
         Kind::OpenAiResponses => {
             let items = body.get("output").and_then(Value::as_array);
             for (i, it) in items.into_iter().flatten().enumerate() {
+                if it.get("type").and_then(Value::as_str) == Some("custom_tool_call") {
+                    let id = it.get("call_id").and_then(Value::as_str).unwrap_or("");
+                    let name = it.get("name").and_then(Value::as_str).unwrap_or("");
+                    let text = it.get("input").cloned().unwrap_or(Value::Null);
+                    calls.push(call(id, i, name, serde_json::json!({ "input": text })));
+                }
                 if it.get("type").and_then(Value::as_str) == Some("function_call") {
                     let id = it.get("call_id").and_then(Value::as_str).unwrap_or("");
                     let name = it.get("name").and_then(Value::as_str).unwrap_or("");
@@ -236,6 +242,12 @@ fn native_calls(kind: Kind, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
                 .enumerate()
             {
                 let id = c.get("id").and_then(Value::as_str).unwrap_or("");
+                if let Some(custom) = c.get("custom") {
+                    let name = custom.get("name").and_then(Value::as_str).unwrap_or("");
+                    let text = custom.get("input").cloned().unwrap_or(Value::Null);
+                    calls.push(call(id, i, name, serde_json::json!({ "input": text })));
+                    continue;
+                }
                 let name = c
                     .pointer("/function/name")
                     .and_then(Value::as_str)

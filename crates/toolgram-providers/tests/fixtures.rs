@@ -313,3 +313,81 @@ fn documented_streams_assemble_into_the_same_calls() {
         assert_eq!(call.arguments, json!({"city": "Paris"}), "{file}");
     }
 }
+
+fn with_grammar_tool() -> ToolSet {
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/weather.json"
+        ))
+        .expect("examples/weather.json"),
+    )
+    .expect("JSON");
+    if let Value::Array(items) = &mut doc {
+        items.push(json!({"type": "custom", "name": "calc", "description": "Add numbers.",
+            "format": {"type": "grammar", "syntax": "lark", "definition": "start: NUM (\"+\" NUM)*\nNUM: /[0-9]+/\n"}}));
+    }
+    ToolSet::from_value(&doc).expect("valid tools")
+}
+
+#[test]
+fn freeform_grammar_tools_go_native_only_where_the_model_takes_them() {
+    let tools = with_grammar_tool();
+    let messages = [ChatMessage::text("user", "2+40?")];
+    let render_for = |kind: Kind, model: &str| {
+        render(&RenderInput {
+            kind,
+            messages: &messages,
+            tools: &tools,
+            choice: &ToolChoice::Auto,
+            parallel: false,
+            model: Some(model),
+            path: Path::StrictJson,
+            syntax: syntax::by_name("hermes").expect("hermes"),
+            temperature: None,
+            max_tokens: None,
+            stream: false,
+        })
+        .expect("renders")
+    };
+    let native = render_for(Kind::OpenAiResponses, "gpt-5");
+    let calc = &native.body["tools"][2];
+    assert_eq!(calc["type"], "custom", "{}", native.body);
+    assert_eq!(calc["format"]["type"], "grammar");
+    assert_eq!(calc["format"]["syntax"], "lark");
+    assert!(
+        calc["format"]["definition"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("start:"))
+    );
+    let chat = render_for(Kind::OpenAiChat, "gpt-5");
+    assert_eq!(
+        chat.body["tools"][2]["custom"]["format"]["grammar"]["syntax"],
+        "lark"
+    );
+    let older = render_for(Kind::OpenAiResponses, "gpt-4.1");
+    let calc = &older.body["tools"][2];
+    assert_eq!(calc["type"], "function");
+    assert_eq!(calc["parameters"]["required"], json!(["input"]));
+    assert!(
+        older
+            .notes
+            .iter()
+            .any(|n| n.contains("`calc` sent as its JSON fallback")),
+        "{:?}",
+        older.notes
+    );
+    // The documented custom_tool_call reply comes back as a call with its raw input.
+    let f = fixture("openai-responses.custom.response.json");
+    let reply = read_reply(
+        Kind::OpenAiResponses,
+        Path::StrictJson,
+        &f["body"],
+        &tools,
+        &ToolChoice::Auto,
+        syntax::by_name("hermes").expect("hermes"),
+    )
+    .unwrap_or_else(|_| panic!("readable"));
+    assert_eq!(reply.tool_calls[0].name, "calc");
+    assert_eq!(reply.tool_calls[0].arguments, json!({"input": "2+40"}));
+}

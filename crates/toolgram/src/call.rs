@@ -164,8 +164,7 @@ pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
 }
 
 pub fn run(args: CallArgs) -> anyhow::Result<()> {
-    let all_tools = ToolSet::from_json_str(&read(&args.tools, "tools file")?)
-        .map_err(toolgram_engine::EngineError::from)?;
+    let all_tools = crate::tools_file::read(&args.tools)?;
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let msgs = messages(&args)?;
     let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
@@ -248,6 +247,19 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         return Err(CliError::new("repeated_call", list.join("; ")).into());
     }
     let mut msg = assistant_message(&reply, engine.syntax().name, engine.model_name());
+    if reply
+        .tool_calls
+        .iter()
+        .any(|c| tools.get(&c.name).is_some_and(|t| t.grammar.is_some()))
+    {
+        msg["tool_calls"] = json!(
+            reply
+                .tool_calls
+                .iter()
+                .map(|c| crate::tools_file::call_json(c, &tools))
+                .collect::<Vec<_>>()
+        );
+    }
     msg["toolgram"]["attempts"] = json!(outcome.attempts);
     if !outcome.failed.is_empty() {
         msg["toolgram"]["failed_attempts"] = failed_json(&outcome.failed);

@@ -162,8 +162,7 @@ pub struct RenderArgs {
 }
 
 pub fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
-    let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)
-        .map_err(toolgram_engine::EngineError::from)?;
+    let tools = crate::tools_file::read(&args.tools)?;
     let p = args
         .provider
         .resolve(args.model.as_deref())?
@@ -248,7 +247,13 @@ pub fn call_remote(
         msg["reasoning_content"] = json!(r);
     }
     if !reply.tool_calls.is_empty() {
-        msg["tool_calls"] = Value::Array(reply.tool_calls.iter().map(|c| c.to_openai()).collect());
+        msg["tool_calls"] = Value::Array(
+            reply
+                .tool_calls
+                .iter()
+                .map(|c| crate::tools_file::call_json(c, tools))
+                .collect(),
+        );
     }
     msg["finish_reason"] = json!(if reply.tool_calls.is_empty() {
         "stop"

@@ -49,3 +49,47 @@ fn math_eval_runs_from_the_command_line() {
         assert!(!out.is_empty());
     }
 }
+
+#[test]
+fn call_uses_a_builtin_grammar_tool_on_the_default_model() {
+    let dir = std::env::temp_dir().join(format!("toolgram-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, r#"[{"type": "builtin", "name": "math_eval"}]"#).expect("write");
+    let tools = tools.to_string_lossy().into_owned();
+    let (code, out, err) = toolgram(
+        &[
+            "call",
+            "--tools",
+            &tools,
+            "--tool-choice",
+            "required",
+            "What is 17 times 23, minus 5?",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let msg: Value = serde_json::from_str(&out).expect("one JSON object");
+    let call = &msg["tool_calls"][0];
+    assert_eq!(call["type"], "custom", "{msg}");
+    assert_eq!(call["custom"]["name"], "math_eval");
+    let input = call["custom"]["input"].as_str().expect("raw input text");
+    // The input is in the tool's grammar (validated after parsing) and runs.
+    let (code, out, err) = toolgram(&["tools", "run", "math_eval", "--input", "-"], input);
+    assert_eq!(code, 0, "{input}: {err}");
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    assert!(v["result"]["value"].is_string(), "{v}");
+    // An unknown built-in is refused before any model is loaded.
+    std::fs::write(
+        dir.join("bad.json"),
+        r#"[{"type": "builtin", "name": "nope"}]"#,
+    )
+    .expect("write");
+    let bad = dir.join("bad.json").to_string_lossy().into_owned();
+    let (code, _, err) = toolgram(&["call", "--tools", &bad, "hi"], "");
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("invalid_tools") && err.contains("math_eval"),
+        "{err}"
+    );
+}

@@ -10,6 +10,7 @@ fn tool(name: &str) -> Tool {
         parameters: json!({"type": "object", "properties": {"city": {"type": "string"}, "cfg": {"type": "object"}}}),
         escape_hatch: Vec::new(),
         rules: Vec::new(),
+        grammar: None,
     }
 }
 
@@ -94,6 +95,7 @@ mod props {
             parameters: json!({"type": "object"}),
             escape_hatch: Vec::new(),
             rules: Vec::new(),
+            grammar: None,
         };
         [t("add"), t("get_weather")]
     }

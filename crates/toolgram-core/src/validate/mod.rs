@@ -95,6 +95,15 @@ pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<Argumen
             }
         })
         .collect();
+    if let Some(spec) = tools.tools().get(index).and_then(|t| t.grammar.as_ref())
+        && errors.is_empty()
+    {
+        errors.extend(grammar_input_error(
+            &call.name,
+            &spec.definition,
+            &call.arguments,
+        ));
+    }
     let rules = tools.tools().get(index).map_or(&[][..], |t| &t.rules[..]);
     errors.extend(rules.iter().filter_map(|rule| {
         rule.check(&call.name, &call.arguments)
@@ -109,6 +118,25 @@ pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<Argumen
     } else {
         Err(errors)
     }
+}
+
+/// A grammar tool's `input` must be text in its grammar (checked with the grammar itself).
+fn grammar_input_error(tool: &str, definition: &str, args: &Value) -> Option<ArgumentError> {
+    let text = args.get("input").and_then(Value::as_str).unwrap_or("");
+    let grammar = crate::grammar::lark::parse(definition).ok()?;
+    let message = match crate::grammar::tree::parse_tree(&grammar, text) {
+        Ok(_) => return None,
+        Err(crate::grammar::tree::TreeError::NoMatch { offset }) => format!(
+            "'input' is not in the grammar of tool '{tool}': it stops matching after {:?}",
+            text.get(..offset).unwrap_or(text)
+        ),
+        Err(e) => format!("'input' for tool '{tool}': {e}"),
+    };
+    Some(ArgumentError {
+        tool: tool.to_owned(),
+        pointer: "/input".into(),
+        message,
+    })
 }
 
 fn show(v: &Value) -> String {
@@ -198,5 +226,32 @@ mod tests {
         assert!(e.message.contains("'c'"), "{e}");
         let e = err(r#"{"rule":[]}"#);
         assert_eq!(e.pointer, "/0/function/x-toolgram/rule");
+    }
+
+    #[test]
+    fn grammar_tools_read_in_both_openai_shapes_and_check_their_input() {
+        let lark = "start: NUM (\"+\" NUM)*\nNUM: /[0-9]+/\n";
+        let chat = json!([{"type": "custom", "custom": {"name": "calc", "description": "sum",
+            "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": lark}}}}]);
+        let responses = json!([{"type": "custom", "name": "calc",
+            "format": {"type": "grammar", "syntax": "lark", "definition": lark}}]);
+        for doc in [chat, responses] {
+            let tools = ToolSet::from_value(&doc).expect("valid custom tool");
+            assert!(tools.tools()[0].grammar.is_some());
+            let call = |input: &str| ToolCall {
+                id: "c".into(),
+                name: "calc".into(),
+                arguments: json!({"input": input}),
+            };
+            assert_eq!(validate_call(&tools, &call("1+22")), Ok(()));
+            let err = validate_call(&tools, &call("1+x")).expect_err("not in the grammar");
+            assert!(
+                err[0].message.contains("stops matching after \"1+\""),
+                "{err:?}"
+            );
+        }
+        let bad = r#"[{"type":"custom","name":"calc","format":{"type":"grammar","syntax":"lark","definition":"start: ("}}]"#;
+        let e = ToolSet::from_json_str(bad).expect_err("bad grammar");
+        assert_eq!(e.pointer, "/0/format/definition");
     }
 }

@@ -13,6 +13,7 @@ fn pool(tools: Vec<(&str, Value)>) -> ToolSet {
             parameters: p,
             escape_hatch: Vec::new(),
             rules: Vec::new(),
+            grammar: None,
         })
         .collect();
     ToolSet::new(tools).expect("valid pool")
@@ -181,6 +182,7 @@ fn bfcl_pools_give_unions_that_accept_their_ground_truth() {
                     parameters: t.parameters.clone(),
                     escape_hatch: Vec::new(),
                     rules: Vec::new(),
+                    grammar: None,
                 })
                 .collect(),
         )
