@@ -1,22 +1,19 @@
 //! A provider as a model the retry loop (`toolgram-retry`) drives: each attempt renders the
 //! conversation for the chosen path, sends it and reads the reply.
 
-use crate::capability::{Kind, Path};
+use crate::capability::Path;
 use crate::error::ProviderError;
-use crate::http::{HttpOptions, post, post_json};
-use crate::render::{RenderInput, render};
-use crate::reply::{ReadError, read_reply};
-use crate::stream::assemble;
+use crate::provider::Provider;
+use crate::render::RenderInput;
+use crate::reply::ReadError;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_retry::{AttemptError, CallModel, ModelReply};
 
-/// One provider endpoint with a fixed request.
-pub struct ProviderModel<'a> {
+/// A provider with a fixed request, as a model the retry loop drives.
+pub struct ProviderModel<'a, P: Provider> {
     /// The provider.
-    pub kind: Kind,
-    /// Base URL (`http://127.0.0.1:8080`, `https://api.openai.com`, …).
-    pub base_url: String,
+    pub provider: P,
     /// Model id.
     pub model: Option<String>,
     /// The pool.
@@ -35,54 +32,40 @@ pub struct ProviderModel<'a> {
     pub max_tokens: Option<usize>,
     /// Stream the reply (assembled before it is read).
     pub stream: bool,
-    /// How to send.
-    pub http: HttpOptions,
 }
 
-impl CallModel for ProviderModel<'_> {
+impl<P: Provider> CallModel for ProviderModel<'_, P> {
     type Error = ProviderError;
 
     fn attempt(
         &mut self,
         messages: &[ChatMessage],
     ) -> Result<ModelReply, AttemptError<ProviderError>> {
-        let rendered = render(&RenderInput {
-            kind: self.kind,
-            messages,
-            tools: self.tools,
-            choice: &self.choice,
-            parallel: self.parallel,
-            model: self.model.as_deref(),
-            path: self.path,
-            syntax: self.syntax,
-            temperature: self.temperature,
-            max_tokens: self.max_tokens,
-            stream: self.stream,
-        })
-        .map_err(AttemptError::Fatal)?;
-        let url = format!(
-            "{}{}",
-            self.base_url.trim_end_matches('/'),
-            rendered.endpoint
-        );
-        let reply = if self.stream {
-            post(self.kind, &url, &rendered.body, &self.http)
-                .and_then(|text| assemble(self.kind, &text))
-        } else {
-            post_json(self.kind, &url, &rendered.body, &self.http)
-        }
-        .map_err(AttemptError::Fatal)?;
-        read_reply(
-            self.kind,
-            self.path,
-            &reply,
-            self.tools,
-            &self.choice,
-            self.syntax,
-        )
-        .map_err(|e| match e {
-            ReadError::Unreadable { raw, message } => AttemptError::Unreadable { raw, message },
-            ReadError::Shape(e) => AttemptError::Fatal(e),
-        })
+        let rendered = self
+            .provider
+            .render(&RenderInput {
+                kind: self.provider.kind(),
+                messages,
+                tools: self.tools,
+                choice: &self.choice,
+                parallel: self.parallel,
+                model: self.model.as_deref(),
+                path: self.path,
+                syntax: self.syntax,
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                stream: self.stream,
+            })
+            .map_err(AttemptError::Fatal)?;
+        let reply = self
+            .provider
+            .send(&rendered, self.stream)
+            .map_err(AttemptError::Fatal)?;
+        self.provider
+            .parse(&reply, self.path, self.tools, &self.choice, self.syntax)
+            .map_err(|e| match e {
+                ReadError::Unreadable { raw, message } => AttemptError::Unreadable { raw, message },
+                ReadError::Shape(e) => AttemptError::Fatal(e),
+            })
     }
 }

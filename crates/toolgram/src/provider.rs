@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
 use toolgram_providers::{
-    Capabilities, Config, Fallback, HttpOptions, Kind, Path, ProviderModel, RenderInput,
+    Capabilities, Config, Endpoint, Fallback, HttpOptions, Kind, Path, ProviderModel, RenderInput,
     choose_path, render,
 };
 use toolgram_retry::{RetryError, RetryPolicy};
@@ -203,8 +203,15 @@ pub fn call_remote(
     let kind = p.kind;
     let (path, why) = choose_path(kind, p.caps, wanted(args.mode), p.fallback)?;
     let mut model = ProviderModel {
-        kind,
-        base_url: p.base_url,
+        provider: Endpoint {
+            kind,
+            base_url: p.base_url,
+            capabilities: p.caps,
+            http: HttpOptions {
+                api_key: p.api_key,
+                ..HttpOptions::default()
+            },
+        },
         model: p.model,
         tools,
         choice: choice.clone(),
@@ -214,10 +221,6 @@ pub fn call_remote(
         temperature: Some(args.temperature),
         max_tokens: Some(args.max_tokens),
         stream: args.provider.stream,
-        http: HttpOptions {
-            api_key: p.api_key,
-            ..HttpOptions::default()
-        },
     };
     let policy = RetryPolicy {
         max_attempts: args.max_attempts,

@@ -1,0 +1,86 @@
+//! The provider trait: render a request, send it, read the reply, say what it can enforce.
+//! [`Endpoint`] implements it for every HTTP provider by its [`Kind`]; the embedded engine
+//! is the CLI's other path (this crate must not link a model).
+
+use crate::capability::{Capabilities, Kind, Path};
+use crate::error::ProviderError;
+use crate::http::{HttpOptions, post, post_json};
+use crate::render::{RenderInput, Rendered, render};
+use crate::reply::{ReadError, read_reply};
+use crate::stream::assemble;
+use serde_json::Value;
+use toolgram_core::syntax::CallSyntax;
+use toolgram_core::{ToolChoice, ToolSet};
+use toolgram_retry::ModelReply;
+
+/// What every provider does.
+pub trait Provider {
+    /// Its request dialect.
+    fn kind(&self) -> Kind;
+    /// What it can enforce.
+    fn capabilities(&self) -> Capabilities;
+    /// The request for `input`.
+    fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError>;
+    /// Send a rendered request; a streamed reply comes back assembled.
+    fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError>;
+    /// Read a reply body into calls.
+    fn parse(
+        &self,
+        body: &Value,
+        path: Path,
+        tools: &ToolSet,
+        choice: &ToolChoice,
+        syntax: &'static CallSyntax,
+    ) -> Result<ModelReply, ReadError>;
+}
+
+/// An HTTP provider at a base URL.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Its dialect.
+    pub kind: Kind,
+    /// Base URL (`http://127.0.0.1:8080`, `https://api.openai.com`, …).
+    pub base_url: String,
+    /// What it can enforce (its documented capabilities, minus any switched off).
+    pub capabilities: Capabilities,
+    /// How to send.
+    pub http: HttpOptions,
+}
+
+impl Provider for Endpoint {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
+    fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError> {
+        render(input)
+    }
+
+    fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError> {
+        let url = format!(
+            "{}{}",
+            self.base_url.trim_end_matches('/'),
+            rendered.endpoint
+        );
+        if stream {
+            post(self.kind, &url, &rendered.body, &self.http).and_then(|t| assemble(self.kind, &t))
+        } else {
+            post_json(self.kind, &url, &rendered.body, &self.http)
+        }
+    }
+
+    fn parse(
+        &self,
+        body: &Value,
+        path: Path,
+        tools: &ToolSet,
+        choice: &ToolChoice,
+        syntax: &'static CallSyntax,
+    ) -> Result<ModelReply, ReadError> {
+        read_reply(self.kind, path, body, tools, choice, syntax)
+    }
+}
