@@ -494,7 +494,23 @@ pub fn compile(
             if let Value::Object(map) = &mut schema {
                 map.insert("x-guidance".into(), json_style());
             }
-            let _ = writeln!(g, "args_{i}: %json {schema}");
+            // A grammar tool: the call stays JSON, `{"input": "<text>"}`, and the text inside
+            // the string is the tool's own grammar (JSON-escaped).
+            let grammar_tool = match (&tool.grammar, opts.mode) {
+                (Some(spec), Mode::Grammar) => Some(grammar_tool_rules(i, &spec.definition)?),
+                _ => None,
+            };
+            match &grammar_tool {
+                Some(rules) => {
+                    let _ = writeln!(
+                        g,
+                        "args_{i}: \"{{\\\"input\\\": \\\"\" gt{i}_start \"\\\"}}\"\n{rules}"
+                    );
+                }
+                None => {
+                    let _ = writeln!(g, "args_{i}: %json {schema}");
+                }
+            }
             if bare {
                 let lit = |t: &str| lark_string(t);
                 let _ = writeln!(
@@ -507,7 +523,11 @@ pub fn compile(
                 if let Value::Object(map) = &mut schema {
                     map.insert("x-guidance".into(), loose_json_style());
                 }
-                let _ = writeln!(g, "bare_args_{i}: %json {schema}");
+                if grammar_tool.is_some() {
+                    let _ = writeln!(g, "bare_args_{i}: args_{i}");
+                } else {
+                    let _ = writeln!(g, "bare_args_{i}: %json {schema}");
+                }
             }
         }
     }
@@ -530,6 +550,19 @@ pub fn compile(
         deferred: pass.deferred,
         ignored: pass.unknown,
     })
+}
+
+/// The Lark rules of grammar tool `i`'s grammar moved inside a JSON string, named `gt{i}_…`
+/// with `gt{i}_start` first.
+fn grammar_tool_rules(i: usize, definition: &str) -> Result<String, CompileError> {
+    use crate::grammar::{json_string, lark};
+    let g = lark::parse(definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
+    let inside = json_string::inside_json_string(&g).prefixed(&format!("gt{i}_"));
+    Ok(lark::emit_named(
+        &inside,
+        lark::LarkDialect::Llguidance,
+        &format!("gt{i}_start"),
+    ))
 }
 
 /// The `start` rule and, when thinking is on, the reasoning block before the answer: the

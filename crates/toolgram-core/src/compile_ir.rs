@@ -142,7 +142,10 @@ pub fn compile_ir(
                 closed_objects: true,
                 ..SchemaOptions::default()
             };
-            let (args, tool_notes) = to_grammar(&params, &schema_opts)?;
+            let (args, tool_notes) = match (&tool.grammar, opts.mode) {
+                (Some(spec), Mode::Grammar) => (grammar_tool_args(&spec.definition)?, Vec::new()),
+                _ => to_grammar(&params, &schema_opts)?,
+            };
             notes.extend(tool_notes.into_iter().map(|n| (tool.name.clone(), n)));
             let prefix = format!("t{i}-");
             let args_start = args.start().map(|s| format!("{prefix}{s}"));
@@ -156,7 +159,7 @@ pub fn compile_ir(
                     Expr::lit(text(syntax.call_close)),
                 ]),
             });
-            rules.extend(prefixed(args, &prefix));
+            rules.extend(args.prefixed(&prefix).rules);
         }
     }
     Ok(IrGrammar {
@@ -167,36 +170,31 @@ pub fn compile_ir(
     })
 }
 
+/// A grammar tool's arguments `{"input": "<text>"}` with the text in the tool's grammar,
+/// JSON-escaped.
+fn grammar_tool_args(definition: &str) -> Result<Grammar, IrCompileError> {
+    let g = crate::grammar::lark::parse(definition)
+        .map_err(|e| IrCompileError::Request(CompileError::ToolGrammar(e.to_string())))?;
+    let inside = crate::grammar::json_string::inside_json_string(&g);
+    let start = inside.start().unwrap_or("start").to_owned();
+    let mut rules = vec![Rule {
+        name: "__args".into(),
+        expr: Expr::seq(vec![
+            Expr::lit("{\"input\": \""),
+            Expr::rule(start),
+            Expr::lit("\"}"),
+        ]),
+    }];
+    rules.extend(inside.rules);
+    Ok(Grammar { rules })
+}
+
 /// Markers spelled as plain text.
 fn text(pieces: &[Piece]) -> String {
     pieces
         .iter()
         .map(|p| match p {
             Piece::Token(t) | Piece::Text(t) => *t,
-        })
-        .collect()
-}
-
-/// A grammar's rules renamed with `prefix`, references included.
-fn prefixed(g: Grammar, prefix: &str) -> Vec<Rule> {
-    fn rename(e: Expr, prefix: &str) -> Expr {
-        match e {
-            Expr::Ref(r) => Expr::Ref(format!("{prefix}{r}")),
-            Expr::Seq(items) => Expr::Seq(items.into_iter().map(|x| rename(x, prefix)).collect()),
-            Expr::Alt(items) => Expr::Alt(items.into_iter().map(|x| rename(x, prefix)).collect()),
-            Expr::Repeat { expr, min, max } => Expr::Repeat {
-                expr: Box::new(rename(*expr, prefix)),
-                min,
-                max,
-            },
-            other => other,
-        }
-    }
-    g.rules
-        .into_iter()
-        .map(|r| Rule {
-            name: format!("{prefix}{}", r.name),
-            expr: rename(r.expr, prefix),
         })
         .collect()
 }

@@ -44,6 +44,9 @@ pub enum CompileError {
     /// cannot spell it yet.
     #[error("call syntax `{0}` cannot be compiled to a grammar yet (only read leniently)")]
     UnsupportedSyntax(String),
+    /// A grammar tool's grammar cannot be read (it was checked when the tools were read).
+    #[error("grammar tool: {0}")]
+    ToolGrammar(String),
     /// A schema keyword toolgram does not know: refused by name rather than dropped
     /// (`lenient` lists it instead).
     #[error(

@@ -86,7 +86,9 @@ impl EngineError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Definition(_) => "invalid_tools",
-            Self::Compile(CompileError::UnsupportedKeyword { .. }) => "invalid_tools",
+            Self::Compile(
+                CompileError::UnsupportedKeyword { .. } | CompileError::ToolGrammar(_),
+            ) => "invalid_tools",
             Self::Compile(_) => "invalid_request",
             Self::Grammar(_) => "grammar_error",
             Self::ToolSchema { .. } => "invalid_tools",

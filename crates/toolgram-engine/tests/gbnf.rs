@@ -403,3 +403,74 @@ fn grammar_tools_compile_under_llguidance_and_llama_cpp_and_accept_their_texts()
     .expect("checker runs");
     assert!(v.parsed && v.accepted == vec![true, false], "{v:?}");
 }
+
+#[test]
+fn a_grammar_tool_call_is_constrained_inside_its_json_string() {
+    use toolgram_core::compile::{CompileOptions, compile};
+    use toolgram_core::{ToolChoice, ToolSet, syntax};
+    use toolgram_tools::{Format, GrammarTool, math_eval::MathEval};
+    let lark = MathEval.format(Format::Lark).expect("lark");
+    let tools = ToolSet::from_value(&serde_json::json!([{"type": "custom", "name": "math_eval",
+        "format": {"type": "grammar", "syntax": "lark", "definition": lark}}]))
+    .expect("valid tools");
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    let g = compile(
+        &tools,
+        &ToolChoice::Required,
+        false,
+        hermes,
+        &CompileOptions::default(),
+    )
+    .expect("compiles");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker
+        .compile(&g.lark)
+        .unwrap_or_else(|e| panic!("{e}\n{}", g.lark));
+    let call = |input: &str| {
+        format!(
+            "<tool_call>\n{{\"name\": \"math_eval\", \"arguments\": {{\"input\": \"{input}\"}}}}\n</tool_call>"
+        )
+    };
+    assert!(
+        checker.accepts(&compiled, &call("17 * 23 - 5")),
+        "{}",
+        g.lark
+    );
+    assert!(checker.accepts(&compiled, &call("max(1, pi)")));
+    assert!(!checker.accepts(&compiled, &call("17 * x")));
+    assert!(!checker.accepts(&compiled, &call("1 +")));
+}
+
+#[test]
+fn a_grammar_tool_in_our_gbnf_is_constrained_by_llama_cpp_too() {
+    use toolgram_core::compile::CompileOptions;
+    use toolgram_core::compile_ir::compile_ir;
+    use toolgram_core::{ToolChoice, ToolSet, syntax};
+    use toolgram_tools::{Format, GrammarTool, math_eval::MathEval};
+    let lark = MathEval.format(Format::Lark).expect("lark");
+    let tools = ToolSet::from_value(&serde_json::json!([{"type": "custom", "name": "math_eval",
+        "format": {"type": "grammar", "syntax": "lark", "definition": lark}}]))
+    .expect("valid tools");
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    let ir = compile_ir(
+        &tools,
+        &ToolChoice::Required,
+        false,
+        hermes,
+        &CompileOptions::default(),
+        false,
+    )
+    .expect("compiles");
+    let call = |input: &str| {
+        format!(
+            "<tool_call>\n{{\"name\": \"math_eval\", \"arguments\": {{\"input\": \"{input}\"}}}}\n</tool_call>"
+        )
+    };
+    let bad = judge(vec![(
+        "math_eval pool".into(),
+        gbnf::emit(&ir.grammar),
+        vec![call("17 * 23 - 5")],
+        vec![call("17 * x")],
+    )]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -158,6 +158,34 @@ impl Expr {
 }
 
 impl Grammar {
+    /// The same grammar with every rule name (and reference) prefixed, to embed it in
+    /// another grammar without name clashes.
+    pub fn prefixed(&self, prefix: &str) -> Grammar {
+        fn rename(e: &Expr, prefix: &str) -> Expr {
+            match e {
+                Expr::Ref(r) => Expr::Ref(format!("{prefix}{r}")),
+                Expr::Seq(items) => Expr::Seq(items.iter().map(|x| rename(x, prefix)).collect()),
+                Expr::Alt(items) => Expr::Alt(items.iter().map(|x| rename(x, prefix)).collect()),
+                Expr::Repeat { expr, min, max } => Expr::Repeat {
+                    expr: Box::new(rename(expr, prefix)),
+                    min: *min,
+                    max: *max,
+                },
+                other => other.clone(),
+            }
+        }
+        Grammar {
+            rules: self
+                .rules
+                .iter()
+                .map(|r| Rule {
+                    name: format!("{prefix}{}", r.name),
+                    expr: rename(&r.expr, prefix),
+                })
+                .collect(),
+        }
+    }
+
     /// The start rule's name.
     pub fn start(&self) -> Option<&str> {
         self.rules.first().map(|r| r.name.as_str())

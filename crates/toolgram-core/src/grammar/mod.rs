@@ -8,6 +8,7 @@
 
 pub mod gbnf;
 pub mod ir;
+pub mod json_string;
 pub mod lark;
 mod lower;
 mod names;

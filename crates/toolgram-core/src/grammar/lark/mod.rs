@@ -9,7 +9,7 @@ mod read;
 mod write;
 
 pub use read::parse;
-pub use write::emit;
+pub use write::{emit, emit_named};
 
 /// Which Lark the writer targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

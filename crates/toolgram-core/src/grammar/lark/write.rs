@@ -11,11 +11,17 @@ use std::fmt::Write as _;
 
 /// Write `g` as Lark; the start rule is named `start`.
 pub fn emit(g: &Grammar, dialect: LarkDialect) -> String {
+    emit_named(g, dialect, "start")
+}
+
+/// Write `g` as Lark rules to embed in a larger grammar: its start rule is named
+/// `start_name` (give the grammar's rules a unique prefix first, [`Grammar::prefixed`]).
+pub fn emit_named(g: &Grammar, dialect: LarkDialect, start_name: &str) -> String {
     let rules = lower(g);
     let Some(first) = rules.first() else {
         return String::new();
     };
-    let mut namer = Namer::new(Target::Lark, &first.name, "start");
+    let mut namer = Namer::new(Target::Lark, &first.name, start_name);
     let mut out = String::new();
     for r in &rules {
         let name = namer.name(&r.name);
