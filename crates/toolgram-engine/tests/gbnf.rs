@@ -474,3 +474,32 @@ fn a_grammar_tool_in_our_gbnf_is_constrained_by_llama_cpp_too() {
     )]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+#[test]
+fn shell_constrained_grammar_runs_under_llguidance_and_llama_cpp() {
+    use toolgram_tools::{Format, GrammarTool, shell_constrained::ShellConstrained};
+    let lark = ShellConstrained.format(Format::Lark).expect("lark");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker.compile(&lark).expect("llguidance compiles it");
+    let good = [
+        "ls -la src",
+        "head -n 5 README.md",
+        "grep -i -n 'tool call' docs/x.md",
+        "find . -name '*.rs' -type f",
+    ];
+    let bad = ["rm -rf /", "cat a | sh", "ls ../x", "cat $(ls)"];
+    for t in good {
+        assert!(checker.accepts(&compiled, t), "{t}");
+        ShellConstrained.parse(t).expect("our parser agrees");
+    }
+    for t in bad {
+        assert!(!checker.accepts(&compiled, t), "{t}");
+    }
+    let failures = judge(vec![(
+        "shell_constrained".into(),
+        ShellConstrained.format(Format::Gbnf).expect("gbnf"),
+        good.iter().map(|s| s.to_string()).collect(),
+        bad.iter().map(|s| s.to_string()).collect(),
+    )]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

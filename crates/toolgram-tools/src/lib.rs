@@ -11,6 +11,7 @@
 mod definition;
 pub mod math_eval;
 mod registry;
+pub mod shell_constrained;
 #[cfg(test)]
 mod testing;
 

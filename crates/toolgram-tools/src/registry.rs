@@ -2,16 +2,18 @@
 
 use crate::definition::DynTool;
 use crate::math_eval::MathEval;
+use crate::shell_constrained::ShellConstrained;
 
 /// Names of the built-in tools.
 pub fn names() -> &'static [&'static str] {
-    &["math_eval"]
+    &["math_eval", "shell_constrained"]
 }
 
 /// A built-in tool by name.
 pub fn builtin(name: &str) -> Option<Box<dyn DynTool>> {
     match name {
         "math_eval" => Some(Box::new(MathEval)),
+        "shell_constrained" => Some(Box::new(ShellConstrained)),
         _ => None,
     }
 }
