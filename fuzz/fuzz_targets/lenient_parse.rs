@@ -17,7 +17,7 @@ fn tools() -> &'static [Tool] {
                 name: (*n).into(),
                 description: String::new(),
                 parameters: serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-                escape_hatch: Vec::new(),
+                ..Tool::default()
             })
             .collect()
     })
