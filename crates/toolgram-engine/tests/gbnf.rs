@@ -503,3 +503,32 @@ fn shell_constrained_grammar_runs_under_llguidance_and_llama_cpp() {
     )]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn code_search_grammar_runs_under_llguidance_and_llama_cpp() {
+    use toolgram_tools::{Format, GrammarTool, code_search::CodeSearch};
+    let lark = CodeSearch.format(Format::Lark).expect("lark");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker.compile(&lark).expect("llguidance compiles it");
+    let good = [
+        "def:parse type:fn lang:rust",
+        "def",
+        "\"exact text\" path:src/**",
+        "/fn \\w+/ config",
+    ];
+    let bad = ["def:", "a  b", "\"open", "x;y"];
+    for t in good {
+        assert!(checker.accepts(&compiled, t), "{t}");
+        CodeSearch.parse(t).expect("our parser agrees");
+    }
+    for t in bad {
+        assert!(!checker.accepts(&compiled, t), "{t}");
+    }
+    let failures = judge(vec![(
+        "code_search".into(),
+        CodeSearch.format(Format::Gbnf).expect("gbnf"),
+        good.iter().map(|s| s.to_string()).collect(),
+        bad.iter().map(|s| s.to_string()).collect(),
+    )]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,18 +1,20 @@
 //! The built-in grammar tools, by name: the one place a tool is registered.
 
+use crate::code_search::CodeSearch;
 use crate::definition::DynTool;
 use crate::math_eval::MathEval;
 use crate::shell_constrained::ShellConstrained;
 
 /// Names of the built-in tools.
 pub fn names() -> &'static [&'static str] {
-    &["math_eval", "shell_constrained"]
+    &["math_eval", "shell_constrained", "code_search"]
 }
 
 /// A built-in tool by name.
 pub fn builtin(name: &str) -> Option<Box<dyn DynTool>> {
     match name {
         "math_eval" => Some(Box::new(MathEval)),
+        "code_search" => Some(Box::new(CodeSearch)),
         "shell_constrained" => Some(Box::new(ShellConstrained)),
         _ => None,
     }

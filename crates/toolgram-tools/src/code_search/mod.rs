@@ -1,0 +1,116 @@
+//! `code_search`: a query DSL over a source tree — bare words (all must appear on the line,
+//! any case), `"exact text"`, `/regex/` (the `regex` crate's syntax), and filters
+//! `def:NAME` (a definition of NAME), `type:fn|struct|class|enum|trait` (which kind of
+//! definition), `lang:rust|python|js|ts|go|java|c|cpp|md` and `path:GLOB`. Runs over `--root`
+//! with ripgrep's walker (`ignore`: `.gitignore` and hidden files respected); matches are
+//! capped.
+//!
+//! Example: `def:parse type:fn lang:rust path:src/** "Result"`.
+
+mod run;
+
+use crate::definition::{GrammarTool, RunContext, ToolError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolgram_core::grammar::tree::ParseTree;
+
+/// The tool.
+pub struct CodeSearch;
+
+/// One term of a query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Term {
+    /// A word that must appear (any case).
+    Word(String),
+    /// Text that must appear exactly.
+    Exact(String),
+    /// A regular expression that must match.
+    Regex(String),
+    /// A filter `key:value`.
+    Filter {
+        /// `def`, `type`, `lang` or `path`.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+}
+
+/// The typed input: the terms, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    /// The terms.
+    pub terms: Vec<Term>,
+}
+
+const GRAMMAR: &str = r#"start: term (_sp term)*
+term: FILTER | EXACT | REGEX | WORD
+_sp: " "
+FILTER: /(def|type|lang|path):[A-Za-z0-9_.*\/-]{1,100}/
+EXACT: /"[^"\\\n]{1,200}"/
+REGEX: /\/[^\/\n]{1,200}\//
+WORD: /[A-Za-z0-9_]{1,100}/
+"#;
+
+impl GrammarTool for CodeSearch {
+    type Input = Query;
+
+    fn name(&self) -> &str {
+        "code_search"
+    }
+
+    fn description(&self) -> String {
+        "Search the source tree. Examples: `def:parse lang:rust` (where parse is defined), \
+         `\"TODO\" path:src/**`, `/fn \\w+_test/ lang:rust`, `config load` (lines with both words). \
+         Filters: def:NAME type:fn|struct|class|enum|trait lang:LANG path:GLOB."
+            .into()
+    }
+
+    fn lark(&self) -> String {
+        GRAMMAR.to_owned()
+    }
+
+    fn input_from_tree(&self, tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
+        let mut terms = Vec::new();
+        for t in tree.children_named("term") {
+            let Some(inner) = t.children.first() else {
+                return Err(ToolError::Grammar("empty term".into()));
+            };
+            let text = inner.text(src);
+            let strip = |s: &str| s.get(1..s.len().saturating_sub(1)).unwrap_or("").to_owned();
+            terms.push(match inner.name.as_str() {
+                "FILTER" => {
+                    let (key, value) = text.split_once(':').unwrap_or((text, ""));
+                    Term::Filter {
+                        key: key.to_owned(),
+                        value: value.to_owned(),
+                    }
+                }
+                "EXACT" => Term::Exact(strip(text)),
+                "REGEX" => Term::Regex(strip(text)),
+                "WORD" => Term::Word(text.to_owned()),
+                other => return Err(ToolError::Grammar(format!("unexpected `{other}`"))),
+            });
+        }
+        Ok(Query { terms })
+    }
+
+    fn emit(&self, q: &Query) -> String {
+        q.terms
+            .iter()
+            .map(|t| match t {
+                Term::Word(w) => w.clone(),
+                Term::Exact(e) => format!("\"{e}\""),
+                Term::Regex(r) => format!("/{r}/"),
+                Term::Filter { key, value } => format!("{key}:{value}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn run(&self, input: &Query, ctx: &RunContext) -> Result<Value, ToolError> {
+        run::run(input, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests;
