@@ -532,3 +532,30 @@ fn code_search_grammar_runs_under_llguidance_and_llama_cpp() {
     )]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn regex_tester_grammar_runs_under_llguidance_and_llama_cpp() {
+    use toolgram_tools::{Format, GrammarTool, regex_tester::RegexTester};
+    let lark = RegexTester.format(Format::Lark).expect("lark");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker.compile(&lark).expect("llguidance compiles it");
+    let good = [
+        "/(?P<y>\\d{4})-(\\d{2})/i\n\"due 2026-11\"",
+        "/a+?|[^a-z0-9_]/\n\"x\"\n\"y\"",
+    ];
+    let bad = ["/(a/\n\"x\"", "/*a/\n\"x\"", "/a/"];
+    for t in good {
+        assert!(checker.accepts(&compiled, t), "{t}");
+        RegexTester.parse(t).expect("our parser agrees");
+    }
+    for t in bad {
+        assert!(!checker.accepts(&compiled, t), "{t}");
+    }
+    let failures = judge(vec![(
+        "regex_tester".into(),
+        RegexTester.format(Format::Gbnf).expect("gbnf"),
+        good.iter().map(|s| s.to_string()).collect(),
+        bad.iter().map(|s| s.to_string()).collect(),
+    )]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

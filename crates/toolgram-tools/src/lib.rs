@@ -11,6 +11,7 @@
 pub mod code_search;
 mod definition;
 pub mod math_eval;
+pub mod regex_tester;
 mod registry;
 pub mod shell_constrained;
 #[cfg(test)]

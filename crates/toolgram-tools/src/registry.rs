@@ -3,11 +3,17 @@
 use crate::code_search::CodeSearch;
 use crate::definition::DynTool;
 use crate::math_eval::MathEval;
+use crate::regex_tester::RegexTester;
 use crate::shell_constrained::ShellConstrained;
 
 /// Names of the built-in tools.
 pub fn names() -> &'static [&'static str] {
-    &["math_eval", "shell_constrained", "code_search"]
+    &[
+        "math_eval",
+        "shell_constrained",
+        "code_search",
+        "regex_tester",
+    ]
 }
 
 /// A built-in tool by name.
@@ -15,6 +21,7 @@ pub fn builtin(name: &str) -> Option<Box<dyn DynTool>> {
     match name {
         "math_eval" => Some(Box::new(MathEval)),
         "code_search" => Some(Box::new(CodeSearch)),
+        "regex_tester" => Some(Box::new(RegexTester)),
         "shell_constrained" => Some(Box::new(ShellConstrained)),
         _ => None,
     }
