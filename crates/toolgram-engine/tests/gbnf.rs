@@ -559,3 +559,34 @@ fn regex_tester_grammar_runs_under_llguidance_and_llama_cpp() {
     )]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn apply_patch_grammar_runs_under_llguidance_and_llama_cpp() {
+    use toolgram_tools::{Format, GrammarTool, apply_patch::ApplyPatch};
+    let lark = ApplyPatch.format(Format::Lark).expect("lark");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker.compile(&lark).expect("llguidance compiles it");
+    let good = [
+        "*** Begin Patch\n*** Update File: src/a.py\n def f():\n-    return 1\n+    return 2\n*** End Patch",
+        "*** Begin Patch\n*** Add File: b.md\n+hello\n*** Delete File: c.txt\n*** End Patch\n",
+    ];
+    let bad = [
+        "*** Begin Patch\nrm -rf /\n*** End Patch",
+        "*** Begin Patch\n*** End Patch",
+        "*** Add File: x\n+y\n",
+    ];
+    for t in good {
+        assert!(checker.accepts(&compiled, t), "{t}");
+        ApplyPatch.parse(t).expect("our parser agrees");
+    }
+    for t in bad {
+        assert!(!checker.accepts(&compiled, t), "{t}");
+    }
+    let failures = judge(vec![(
+        "apply_patch".into(),
+        ApplyPatch.format(Format::Gbnf).expect("gbnf"),
+        good.iter().map(|s| s.to_string()).collect(),
+        bad.iter().map(|s| s.to_string()).collect(),
+    )]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -8,6 +8,7 @@
 //! This crate must not load models or keep a second grammar reader: grammars go through
 //! core's Lark reader.
 
+pub mod apply_patch;
 pub mod code_search;
 mod definition;
 pub mod math_eval;

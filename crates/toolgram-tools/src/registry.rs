@@ -1,5 +1,6 @@
 //! The built-in grammar tools, by name: the one place a tool is registered.
 
+use crate::apply_patch::ApplyPatch;
 use crate::code_search::CodeSearch;
 use crate::definition::DynTool;
 use crate::math_eval::MathEval;
@@ -19,6 +20,7 @@ pub fn names() -> &'static [&'static str] {
 /// A built-in tool by name.
 pub fn builtin(name: &str) -> Option<Box<dyn DynTool>> {
     match name {
+        "apply_patch" => Some(Box::new(ApplyPatch)),
         "math_eval" => Some(Box::new(MathEval)),
         "code_search" => Some(Box::new(CodeSearch)),
         "regex_tester" => Some(Box::new(RegexTester)),

@@ -1,0 +1,227 @@
+//! `apply_patch`: OpenAI's V4A patch format — `*** Begin Patch`, then `*** Add File: p` (`+`
+//! lines), `*** Delete File: p`, `*** Update File: p` (optional `*** Move to: q`, chunks of
+//! ` `/`-`/`+` lines, each after the first opened by `@@` with an optional anchor line, an
+//! optional `*** End of File`), then `*** End Patch`. Applied to a workspace root: relative
+//! paths only, no `..`, no symlink escape; context matched exactly, then ignoring surrounding
+//! whitespace; all or nothing — every change is planned in memory and nothing is written if
+//! any chunk fails; errors name the file and the chunk.
+
+mod apply;
+
+use crate::definition::{GrammarTool, RunContext, ToolError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolgram_core::grammar::tree::ParseTree;
+
+/// The tool.
+pub struct ApplyPatch;
+
+/// What a chunk line does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LineKind {
+    /// ` ` context, kept.
+    Context,
+    /// `-` removed.
+    Remove,
+    /// `+` added.
+    Add,
+}
+
+/// One chunk of an update.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// The `@@` anchor line (text after `@@ `), if any.
+    pub anchor: Option<String>,
+    /// Whether the chunk was opened by `@@` (always, but for the first chunk).
+    pub header: bool,
+    /// The lines.
+    pub lines: Vec<(LineKind, String)>,
+    /// `*** End of File`: the chunk ends at the end of the file.
+    pub end_of_file: bool,
+}
+
+/// One file operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FileOp {
+    /// A new file with these lines.
+    Add {
+        /// Where.
+        path: String,
+        /// Its lines.
+        lines: Vec<String>,
+    },
+    /// Remove a file.
+    Delete {
+        /// Which.
+        path: String,
+    },
+    /// Change (and maybe move) a file.
+    Update {
+        /// Which.
+        path: String,
+        /// New name.
+        move_to: Option<String>,
+        /// The chunks, in file order.
+        chunks: Vec<Chunk>,
+    },
+}
+
+/// The typed input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Patch {
+    /// The operations, in order.
+    pub ops: Vec<FileOp>,
+}
+
+const GRAMMAR: &str = r#"start: "*** Begin Patch" _nl op+ "*** End Patch" _nl?
+op: add | delete | update
+add: "*** Add File: " PATH _nl add_line*
+add_line: "+" LINE _nl
+delete: "*** Delete File: " PATH _nl
+update: "*** Update File: " PATH _nl move? first_chunk chunk*
+move: "*** Move to: " PATH _nl
+first_chunk: header? change+ eof?
+chunk: header change+ eof?
+header: "@@" (" " ANCHOR)? _nl
+change: CHANGE_KIND LINE _nl
+eof: "*** End of File" _nl
+_nl: "\n"
+CHANGE_KIND: " " | "-" | "+"
+PATH: /[A-Za-z0-9_.][A-Za-z0-9_. \/-]{0,200}/
+ANCHOR: /[^\n]{1,300}/
+LINE: /[^\n]{0,1000}/
+"#;
+
+fn bad(what: &str) -> ToolError {
+    ToolError::Grammar(format!("unexpected parse shape at `{what}`"))
+}
+
+fn chunk(t: &ParseTree, src: &str) -> Chunk {
+    let header = t.child("header");
+    Chunk {
+        anchor: header
+            .and_then(|h| h.child("ANCHOR"))
+            .map(|a| a.text(src).to_owned()),
+        header: header.is_some(),
+        lines: t
+            .children_named("change")
+            .map(|c| {
+                let kind = match c.child("CHANGE_KIND").map(|k| k.text(src)) {
+                    Some("-") => LineKind::Remove,
+                    Some("+") => LineKind::Add,
+                    _ => LineKind::Context,
+                };
+                (kind, c.child("LINE").map_or("", |l| l.text(src)).to_owned())
+            })
+            .collect(),
+        end_of_file: t.child("eof").is_some(),
+    }
+}
+
+impl GrammarTool for ApplyPatch {
+    type Input = Patch;
+
+    fn name(&self) -> &str {
+        "apply_patch"
+    }
+
+    fn description(&self) -> String {
+        "Edit files with a V4A patch: *** Begin Patch / *** Add File: p (+lines) / *** Delete File: p / \
+         *** Update File: p [*** Move to: q] with ' ' context, '-' removed and '+' added lines, \
+         later chunks opened by '@@ anchor' / *** End Patch. Paths are relative."
+            .into()
+    }
+
+    fn lark(&self) -> String {
+        GRAMMAR.to_owned()
+    }
+
+    fn input_from_tree(&self, tree: &ParseTree, src: &str) -> Result<Patch, ToolError> {
+        let mut ops = Vec::new();
+        for op in tree.children_named("op") {
+            let inner = op.children.first().ok_or_else(|| bad("op"))?;
+            let path = inner
+                .child("PATH")
+                .map(|p| p.text(src).to_owned())
+                .ok_or_else(|| bad("path"))?;
+            ops.push(match inner.name.as_str() {
+                "add" => FileOp::Add {
+                    path,
+                    lines: inner
+                        .children_named("add_line")
+                        .map(|l| l.child("LINE").map_or("", |x| x.text(src)).to_owned())
+                        .collect(),
+                },
+                "delete" => FileOp::Delete { path },
+                "update" => FileOp::Update {
+                    path,
+                    move_to: inner
+                        .child("move")
+                        .and_then(|m| m.child("PATH"))
+                        .map(|p| p.text(src).to_owned()),
+                    chunks: inner
+                        .children
+                        .iter()
+                        .filter(|c| c.name == "first_chunk" || c.name == "chunk")
+                        .map(|c| chunk(c, src))
+                        .collect(),
+                },
+                other => return Err(bad(other)),
+            });
+        }
+        Ok(Patch { ops })
+    }
+
+    fn emit(&self, p: &Patch) -> String {
+        let mut out = String::from("*** Begin Patch\n");
+        for op in &p.ops {
+            match op {
+                FileOp::Add { path, lines } => {
+                    out.push_str(&format!("*** Add File: {path}\n"));
+                    for l in lines {
+                        out.push_str(&format!("+{l}\n"));
+                    }
+                }
+                FileOp::Delete { path } => out.push_str(&format!("*** Delete File: {path}\n")),
+                FileOp::Update {
+                    path,
+                    move_to,
+                    chunks,
+                } => {
+                    out.push_str(&format!("*** Update File: {path}\n"));
+                    if let Some(m) = move_to {
+                        out.push_str(&format!("*** Move to: {m}\n"));
+                    }
+                    for c in chunks {
+                        if c.header {
+                            match &c.anchor {
+                                Some(a) => out.push_str(&format!("@@ {a}\n")),
+                                None => out.push_str("@@\n"),
+                            }
+                        }
+                        for (kind, text) in &c.lines {
+                            let mark = match kind {
+                                LineKind::Context => ' ',
+                                LineKind::Remove => '-',
+                                LineKind::Add => '+',
+                            };
+                            out.push_str(&format!("{mark}{text}\n"));
+                        }
+                        if c.end_of_file {
+                            out.push_str("*** End of File\n");
+                        }
+                    }
+                }
+            }
+        }
+        out.push_str("*** End Patch");
+        out
+    }
+
+    fn run(&self, input: &Patch, ctx: &RunContext) -> Result<Value, ToolError> {
+        apply::apply(input, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests;
