@@ -10,6 +10,7 @@ use crate::shell_constrained::ShellConstrained;
 /// Names of the built-in tools.
 pub fn names() -> &'static [&'static str] {
     &[
+        "apply_patch",
         "math_eval",
         "shell_constrained",
         "code_search",
