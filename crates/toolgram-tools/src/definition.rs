@@ -18,6 +18,10 @@ pub enum ToolError {
         /// How far the grammar followed the text.
         offset: usize,
     },
+    /// A tool's definition (a manifest, its grammar file, a database to read) is wrong, or
+    /// no tool has that name.
+    #[error("{0}")]
+    Definition(String),
     /// The tool's own grammar cannot be read (a bug in the tool).
     #[error("the tool's grammar: {0}")]
     Grammar(String),

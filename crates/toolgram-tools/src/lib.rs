@@ -11,12 +11,15 @@
 pub mod apply_patch;
 pub mod code_search;
 mod definition;
+pub mod file_tool;
 pub mod math_eval;
+mod process;
 pub mod regex_tester;
 mod registry;
 pub mod shell_constrained;
+pub mod sql_query;
 #[cfg(test)]
 mod testing;
 
 pub use definition::{DynTool, Format, GrammarTool, RunContext, ToolError};
-pub use registry::{builtin, names};
+pub use registry::{BuildOptions, builtin, load, names};

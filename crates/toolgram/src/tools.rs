@@ -1,12 +1,13 @@
-//! `toolgram tools list | grammar NAME | run NAME`: the built-in grammar tools, their
-//! grammars in every format, and running one on an input text.
+//! `toolgram tools list | grammar NAME | run NAME`: the built-in grammar tools (or one loaded
+//! from a manifest, NAME ending `.toml`), their grammars in every format, and running one on
+//! an input text.
 
 use crate::output::CliError;
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
-use toolgram_tools::{DynTool, Format, RunContext, ToolError, builtin, names};
+use toolgram_tools::{BuildOptions, DynTool, Format, RunContext, ToolError, load, names};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum FormatArg {
@@ -26,15 +27,18 @@ pub enum ToolsCommand {
     List,
     /// Print a tool's grammar.
     Grammar {
-        /// Tool name.
+        /// Tool name, or a tool manifest (`….toml`).
         name: String,
         /// Output format.
         #[arg(long, value_enum, default_value = "lark")]
         format: FormatArg,
+        /// SQLite database (`sql_query` is generated from its schema).
+        #[arg(long)]
+        db: Option<PathBuf>,
     },
     /// Run a tool on an input text in its grammar; prints a JSON result.
     Run {
-        /// Tool name.
+        /// Tool name, or a tool manifest (`….toml`).
         name: String,
         /// File with the input text, or `-` for stdin.
         #[arg(long)]
@@ -48,17 +52,8 @@ pub enum ToolsCommand {
     },
 }
 
-fn tool(name: &str) -> anyhow::Result<Box<dyn DynTool>> {
-    builtin(name).ok_or_else(|| {
-        CliError::new(
-            "invalid_request",
-            format!(
-                "no grammar tool `{name}`; the tools are: {}",
-                names().join(", ")
-            ),
-        )
-        .into()
-    })
+fn tool(name: &str, db: Option<PathBuf>) -> anyhow::Result<Box<dyn DynTool>> {
+    load(name, &BuildOptions { db }).map_err(tool_err)
 }
 
 fn tool_err(e: ToolError) -> anyhow::Error {
@@ -66,6 +61,7 @@ fn tool_err(e: ToolError) -> anyhow::Error {
         ToolError::Syntax { .. } => "invalid_input",
         ToolError::Input(_) => "invalid_input",
         ToolError::Grammar(_) => "internal_error",
+        ToolError::Definition(_) => "invalid_tool",
         ToolError::Run(_) => "run_error",
     };
     CliError::new(kind, e.to_string()).into()
@@ -75,21 +71,26 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
     match cmd {
         ToolsCommand::List => {
             for name in names() {
-                let t = tool(name)?;
-                println!(
-                    "{}",
-                    json!({"name": t.name(), "description": t.description()})
-                );
+                match tool(name, None) {
+                    Ok(t) => println!(
+                        "{}",
+                        json!({"name": t.name(), "description": t.description()})
+                    ),
+                    Err(_) => println!(
+                        "{}",
+                        json!({"name": name, "needs": "--db FILE (its grammar is generated from the database)"})
+                    ),
+                }
             }
         }
-        ToolsCommand::Grammar { name, format } => {
+        ToolsCommand::Grammar { name, format, db } => {
             let format = match format {
                 FormatArg::Lark => Format::Lark,
                 FormatArg::LarkOpenai => Format::LarkOpenai,
                 FormatArg::Gbnf => Format::Gbnf,
                 FormatArg::JsonSchema => Format::JsonSchema,
             };
-            print!("{}", tool(&name)?.format(format).map_err(tool_err)?);
+            print!("{}", tool(&name, db)?.format(format).map_err(tool_err)?);
         }
         ToolsCommand::Run {
             name,
@@ -97,7 +98,7 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
             root,
             db,
         } => {
-            let t = tool(&name)?;
+            let t = tool(&name, db.clone())?;
             let mut text = String::new();
             if input == "-" {
                 std::io::stdin().read_to_string(&mut text)?;

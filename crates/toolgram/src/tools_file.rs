@@ -1,31 +1,36 @@
 //! Reading a tools file for the CLI: function tools, grammar ("custom") tools in OpenAI's
-//! shapes, and toolgram's built-in grammar tools by name (`{"type": "builtin", "name":
-//! "math_eval"}`, expanded into the custom-tool shape from their one definition). Calls to
-//! grammar tools are printed in OpenAI's custom-tool-call shape.
+//! shapes, toolgram's built-in grammar tools by name (`{"type": "builtin", "name":
+//! "math_eval"}`; `sql_query` also takes `"db": "file.sqlite"`) and grammar tools from a
+//! manifest (`{"type": "grammar_file", "path": "dice.toml"}`), both expanded into the
+//! custom-tool shape from their one definition; paths are relative to the tools file. Calls
+//! to grammar tools are printed in OpenAI's custom-tool-call shape.
 
 use crate::output::CliError;
 use serde_json::{Value, json};
 use std::path::Path;
 use toolgram_core::{ToolCall, ToolSet};
 use toolgram_engine::EngineError;
-use toolgram_tools::{Format, builtin, names};
+use toolgram_tools::file_tool::FileTool;
+use toolgram_tools::{BuildOptions, Format, ToolError, builtin};
 
-/// Expand `{"type":"builtin"}` entries; everything else is left for `ToolSet` to check.
-fn expand(doc: Value) -> anyhow::Result<Value> {
+/// Expand `builtin` and `grammar_file` entries; everything else is left for `ToolSet` to check.
+fn expand(doc: Value, base: &Path) -> anyhow::Result<Value> {
+    let invalid = |e: ToolError| CliError::new("invalid_tools", e.to_string());
     let expand_one = |item: Value| -> anyhow::Result<Value> {
-        if item.get("type").and_then(Value::as_str) != Some("builtin") {
-            return Ok(item);
-        }
-        let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-        let tool = builtin(name).ok_or_else(|| {
-            CliError::new(
-                "invalid_tools",
-                format!(
-                    "no built-in grammar tool `{name}`; they are: {}",
-                    names().join(", ")
-                ),
-            )
-        })?;
+        let path_of = |key: &str| item.get(key).and_then(Value::as_str).map(|p| base.join(p));
+        let tool = match item.get("type").and_then(Value::as_str) {
+            Some("builtin") => {
+                let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+                builtin(name, &BuildOptions { db: path_of("db") }).map_err(invalid)?
+            }
+            Some("grammar_file") => {
+                let path = path_of("path").ok_or_else(|| {
+                    CliError::new("invalid_tools", "a grammar_file tool needs \"path\"")
+                })?;
+                Box::new(FileTool::load(&path).map_err(invalid)?)
+            }
+            _ => return Ok(item),
+        };
         let definition = tool
             .format(Format::Lark)
             .map_err(|e| CliError::new("internal_error", e.to_string()))?;
@@ -74,7 +79,8 @@ pub fn read(path: &Path) -> anyhow::Result<ToolSet> {
             ),
         )
     })?;
-    Ok(ToolSet::from_value(&expand(doc)?).map_err(EngineError::from)?)
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(ToolSet::from_value(&expand(doc, base)?).map_err(EngineError::from)?)
 }
 
 /// A call as OpenAI prints it: `function` calls, or `custom` calls (raw input text) for

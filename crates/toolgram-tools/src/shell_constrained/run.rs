@@ -1,14 +1,12 @@
 //! Running a parsed command: no shell; the working directory is the root; every path operand
 //! must resolve (symlinks followed) inside the root; the child is killed at the timeout and
-//! its output cut at the cap.
+//! its output cut at the cap (`crate::process`).
 
 use super::Command;
 use crate::definition::{RunContext, ToolError};
+use crate::process::run_child;
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Instant;
 
 /// `rel` inside `root`, or why not.
 fn inside(root: &Path, rel: &str) -> Result<PathBuf, ToolError> {
@@ -22,15 +20,6 @@ fn inside(root: &Path, rel: &str) -> Result<PathBuf, ToolError> {
         )));
     }
     Ok(real)
-}
-
-fn cut(bytes: &[u8], cap: usize) -> (String, bool) {
-    let truncated = bytes.len() > cap;
-    let end = bytes.len().min(cap);
-    (
-        String::from_utf8_lossy(&bytes[..end]).into_owned(),
-        truncated,
-    )
 }
 
 /// Run `c` under `ctx`.
@@ -65,46 +54,11 @@ pub fn run(c: &Command, ctx: &RunContext) -> Result<Value, ToolError> {
         }
         args.extend(c.operands.iter().cloned());
     }
-    let mut child = std::process::Command::new(&c.program)
-        .args(&args)
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| ToolError::Run(format!("{}: {e}", c.program)))?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child
-            .try_wait()
-            .map_err(|e| ToolError::Run(e.to_string()))?
-        {
-            break Some(s);
-        }
-        if started.elapsed() > ctx.timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    if let Some(mut s) = child.stdout.take() {
-        let _ = s.read_to_end(&mut out);
-    }
-    if let Some(mut s) = child.stderr.take() {
-        let _ = s.read_to_end(&mut err);
-    }
-    let Some(status) = status else {
-        return Err(ToolError::Run(format!(
-            "{} timed out after {:?}",
-            c.program, ctx.timeout
-        )));
-    };
-    let (stdout, cut_out) = cut(&out, ctx.max_output);
-    let (stderr, cut_err) = cut(&err, ctx.max_output);
+    let mut cmd = std::process::Command::new(&c.program);
+    cmd.args(&args).current_dir(&root);
+    let out = run_child(cmd, &c.program, None, ctx)?;
     Ok(
-        json!({"exit_code": status.code(), "stdout": stdout, "stderr": stderr,
-        "truncated": cut_out || cut_err}),
+        json!({"exit_code": out.status.code(), "stdout": out.stdout, "stderr": out.stderr,
+        "truncated": out.truncated}),
     )
 }

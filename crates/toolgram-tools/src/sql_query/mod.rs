@@ -1,0 +1,101 @@
+//! `sql_query`: one read-only SELECT over a real SQLite database. The grammar is generated
+//! from the database's own schema, so only its tables and columns can be written (bare, or
+//! qualified by a table that has them), and nothing but a SELECT of the subset below can be
+//! written at all: `SELECT [DISTINCT]` columns, `*`, literals and aggregates (COUNT, SUM, AVG,
+//! MIN, MAX) with `AS` aliases; `FROM` a table with `[INNER|LEFT] JOIN … ON`; `WHERE` with
+//! comparisons, AND/OR/NOT, parentheses, LIKE, IN, BETWEEN, IS [NOT] NULL; `GROUP BY`;
+//! `HAVING` (aggregates allowed there, not in WHERE); `ORDER BY … [ASC|DESC]`; `LIMIT n`.
+//! Keywords in either case. At run time the names are checked against the query's own
+//! tables, the SQL is checked again to be one SELECT, and it runs on a read-only connection
+//! with a time and row limit.
+//!
+//! Example (database with `customers(id, name, city)` and `orders(id, customer_id, total)`):
+//! ```text
+//! SELECT customers.name, SUM(orders.total) AS spent FROM customers
+//! JOIN orders ON orders.customer_id = customers.id GROUP BY customers.name
+//! ORDER BY SUM(orders.total) DESC LIMIT 3
+//! ```
+
+mod ast;
+mod run;
+mod schema;
+
+pub use ast::{Aggregate, Column, Cond, Item, Join, Literal, Order, Query, Value};
+pub use schema::{DbSchema, TableSchema};
+
+use crate::definition::{GrammarTool, RunContext, ToolError};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use toolgram_core::grammar::tree::ParseTree;
+
+/// The tool, bound to one database.
+pub struct SqlQuery {
+    db: PathBuf,
+    schema: DbSchema,
+    grammar: String,
+}
+
+impl SqlQuery {
+    /// Read the schema of the SQLite database at `db` (opened read-only) and build the tool.
+    pub fn open(db: &Path) -> Result<Self, ToolError> {
+        Ok(Self::with_schema(db, DbSchema::read(db)?))
+    }
+
+    fn with_schema(db: &Path, schema: DbSchema) -> Self {
+        let grammar = schema::grammar(&schema);
+        Self {
+            db: db.to_owned(),
+            schema,
+            grammar,
+        }
+    }
+
+    /// The tables and columns the grammar names.
+    pub fn schema(&self) -> &DbSchema {
+        &self.schema
+    }
+}
+
+impl GrammarTool for SqlQuery {
+    type Input = Query;
+
+    fn name(&self) -> &str {
+        "sql_query"
+    }
+
+    fn description(&self) -> String {
+        let tables: Vec<String> = self
+            .schema
+            .tables
+            .iter()
+            .map(|t| format!("{}({})", t.name, t.columns.join(", ")))
+            .collect();
+        format!(
+            "Run one read-only SQLite SELECT. Tables: {}. Subset: SELECT [DISTINCT] columns or \
+             COUNT/SUM/AVG/MIN/MAX [AS alias], FROM, [INNER|LEFT] JOIN … ON, WHERE (=, !=, <, >, \
+             LIKE, IN, BETWEEN, IS NULL, AND/OR/NOT), GROUP BY, HAVING, ORDER BY [ASC|DESC], LIMIT. \
+             Example: SELECT name FROM {} LIMIT 5",
+            tables.join("; "),
+            self.schema.tables.first().map_or("t", |t| t.name.as_str())
+        )
+    }
+
+    fn lark(&self) -> String {
+        self.grammar.clone()
+    }
+
+    fn input_from_tree(&self, tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
+        ast::query(tree, src)
+    }
+
+    fn emit(&self, input: &Query) -> String {
+        ast::emit(input)
+    }
+
+    fn run(&self, input: &Query, ctx: &RunContext) -> Result<Json, ToolError> {
+        run::run(input, &self.db, &self.schema, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests;
