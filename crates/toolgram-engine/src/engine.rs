@@ -122,6 +122,7 @@ impl Engine {
         let mut factory =
             ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
         factory.quiet();
+        raise_item_limit(factory.limits_mut());
         let n_ctx = opts
             .n_ctx
             .unwrap_or_else(|| model.n_ctx_train().clamp(512, 8192));
@@ -242,13 +243,25 @@ pub struct CompiledCheck {
     parser: llguidance::TokenParser,
 }
 
+/// Earley items one mask may build. llguidance's default (50,000, ~2.5 ms) is meant for
+/// grammars with long lexemes; our Lark writer spells grammar tools character by character
+/// (exactly the language, no lexer-conflict surprises), and a grammar tool inside a JSON
+/// string needs up to ~160,000 items for one mask on Qwen's vocabulary (measured on
+/// `apply_patch`). The cap still bounds a step (≈50 ms at llguidance's 20k items/ms).
+const STEP_MAX_ITEMS: usize = 1_000_000;
+
+fn raise_item_limit(limits: &mut llguidance::api::ParserLimits) {
+    limits.step_max_items = limits.step_max_items.max(STEP_MAX_ITEMS);
+}
+
 impl ByteChecker {
-    /// A checker with llguidance's default limits.
+    /// A checker with the engine's limits.
     pub fn new() -> Result<Self, EngineError> {
         let env: TokEnv = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
         let mut factory =
             ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
         factory.quiet();
+        raise_item_limit(factory.limits_mut());
         Ok(Self { env, factory })
     }
 

@@ -590,3 +590,49 @@ fn apply_patch_grammar_runs_under_llguidance_and_llama_cpp() {
     )]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn sql_query_grammar_runs_under_llguidance_and_llama_cpp() {
+    use toolgram_tools::{Format, GrammarTool, sql_query::SqlQuery};
+    let db = std::env::temp_dir().join(format!("toolgram-gbnf-sql-{}.sqlite", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    rusqlite::Connection::open(&db)
+        .and_then(|c| {
+            c.execute_batch(
+                "CREATE TABLE customers (id INTEGER, name TEXT, city TEXT);
+                 CREATE TABLE orders (id INTEGER, customer_id INTEGER, total REAL);",
+            )
+        })
+        .expect("a SQLite file");
+    let tool = SqlQuery::open(&db).expect("reads the schema");
+    let lark = tool.format(Format::Lark).expect("lark");
+    let checker = toolgram_engine::ByteChecker::new().expect("checker");
+    let compiled = checker.compile(&lark).expect("llguidance compiles it");
+    let good = [
+        "SELECT name FROM customers WHERE city = 'Lima' LIMIT 5",
+        "select customers.name, count(*) as n from customers left join orders on orders.customer_id = customers.id group by customers.name having count(*) > 1 order by count(*) desc",
+        "SELECT DISTINCT city FROM customers WHERE NOT (city IS NULL OR city LIKE 'L%') AND id IN (1, 2) AND id BETWEEN 1 AND 9",
+    ];
+    let bad = [
+        "SELECT * FROM users",
+        "SELECT email FROM customers",
+        "SELECT orders.name FROM orders",
+        "DELETE FROM customers",
+        "SELECT * FROM customers; DROP TABLE customers",
+        "SELECT * FROM customers WHERE COUNT(*) > 1",
+    ];
+    for t in good {
+        assert!(checker.accepts(&compiled, t), "{t}");
+        tool.parse(t).expect("our parser agrees");
+    }
+    for t in bad {
+        assert!(!checker.accepts(&compiled, t), "{t}");
+    }
+    let failures = judge(vec![(
+        "sql_query".into(),
+        tool.format(Format::Gbnf).expect("gbnf"),
+        good.iter().map(|s| s.to_string()).collect(),
+        bad.iter().map(|s| s.to_string()).collect(),
+    )]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -15,7 +15,7 @@ use toolgram_core::grammar::lark::{self, LarkDialect};
 use toolgram_core::grammar::{Grammar, gbnf};
 use toolgram_core::profile::{self, Profile};
 use toolgram_core::schema::{Note, NoteKind};
-use toolgram_core::{ToolChoice, ToolSet, compile, syntax};
+use toolgram_core::{ToolChoice, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
 use toolgram_engine::{gbnf_check, models};
 
@@ -146,8 +146,7 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
     let Some(tools_path) = &args.tools else {
         return Err(CliError::new("invalid_request", "give --tools or --schema").into());
     };
-    let text = read(tools_path, "tools file")?;
-    let tools = ToolSet::from_json_str(&text).map_err(EngineError::from)?;
+    let tools = crate::tools_file::read(tools_path)?;
     let syntax = syntax::by_name(&args.syntax).ok_or_else(|| {
         CliError::new(
             "invalid_request",

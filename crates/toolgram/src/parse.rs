@@ -78,10 +78,7 @@ pub fn run(args: ParseArgs) -> Result<()> {
         })?),
     };
     let tools = match &args.tools {
-        Some(p) => Some(
-            ToolSet::from_json_str(&read_file(p, "tools file")?)
-                .map_err(|e| CliError::new("invalid_tools", e.to_string()))?,
-        ),
+        Some(p) => Some(crate::tools_file::read(p)?),
         None => None,
     };
     let mut text = String::new();

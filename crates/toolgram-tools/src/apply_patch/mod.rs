@@ -126,9 +126,12 @@ impl GrammarTool for ApplyPatch {
     }
 
     fn description(&self) -> String {
-        "Edit files with a V4A patch: *** Begin Patch / *** Add File: p (+lines) / *** Delete File: p / \
-         *** Update File: p [*** Move to: q] with ' ' context, '-' removed and '+' added lines, \
-         later chunks opened by '@@ anchor' / *** End Patch. Paths are relative."
+        "Edit files with a V4A patch. In an update, lines starting with a space are unchanged \
+         context, '-' lines are removed, '+' lines are added; '*** Add File:' takes '+' lines; \
+         '*** Delete File:' takes none; '*** Move to:' after an update renames. Paths are \
+         relative. Examples (a new file; a changed line):\n*** Begin Patch\n\
+         *** Add File: docs/todo.md\n+# TODO\n*** End Patch\n\n*** Begin Patch\n\
+         *** Update File: app.py\n def main():\n-    x = 1\n+    x = 2\n*** End Patch"
             .into()
     }
 

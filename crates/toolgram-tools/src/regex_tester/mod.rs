@@ -3,7 +3,9 @@
 //! named ones, classes with ranges, escapes, anchors, counted and lazy quantifiers), so an
 //! unbalanced group or a dangling quantifier cannot be written; whatever the grammar still
 //! lets through and the `regex` crate refuses is a typed error. The run reports, per string,
-//! whether it matches and every match with its span and groups.
+//! whether it matches and every match with its span and groups. Control characters are not
+//! in the grammar (write `\t`, `\n`): inside a JSON string a model's `\b` would otherwise
+//! arrive as a backspace rather than a word boundary.
 //!
 //! Example (a regex line, then one quoted string per line):
 //! ```text
@@ -45,10 +47,10 @@ _nl: "\n"
 QUANT: "*" | "+" | "?" | /\{[0-9]{1,3}(,[0-9]{0,3})?\}/
 GROUPMOD: "?:" | /\?P?<[A-Za-z_][A-Za-z0-9_]{0,30}>/
 ESCAPE: /\\[dDwWsSbBAztnr.\\\/\-\[\]\(\)\{\}\*\+\?\|\^\$]/
-CLASS_CHAR: /[^\]\\\-\n\[]/
-LITERAL: /[^\\\/\.\^\$\|\(\)\[\]\{\}\*\+\?\n]/
+CLASS_CHAR: /[^\]\\\-\[\x00-\x1f]/
+LITERAL: /[^\\\/\.\^\$\|\(\)\[\]\{\}\*\+\?\x00-\x1f]/
 FLAGS: /[imsx]{1,4}/
-STRING: /"[^"\n]{0,200}"/
+STRING: /"[^"\x00-\x1f]{0,200}"/
 "#;
 
 impl GrammarTool for RegexTester {
