@@ -168,6 +168,14 @@ impl Engine {
         &self.tok.eog
     }
 
+    /// How many tokens this model's tokenizer makes of `text` (no BOS, specials as text).
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.model
+            .vocab()
+            .tokenize(text.as_bytes(), false, false)
+            .len()
+    }
+
     /// A fresh matcher for a Lark grammar, or the grammar's error.
     pub(crate) fn matcher(&self, grammar: TopLevelGrammar) -> Result<Matcher, EngineError> {
         let parser = self

@@ -41,7 +41,7 @@ piece: atom quant?
 quant: QUANT "?"?
 atom: LITERAL | ESCAPE | "." | "^" | "$" | class | group
 group: "(" GROUPMOD? regex ")"
-class: "[" "^"? class_item+ "]"
+class: "[" "^"? "-"? class_item+ "-"? "]"
 class_item: CLASS_CHAR ("-" CLASS_CHAR)? | ESCAPE
 _nl: "\n"
 QUANT: "*" | "+" | "?" | /\{[0-9]{1,3}(,[0-9]{0,3})?\}/

@@ -20,6 +20,8 @@ fn matches_spans_and_named_groups_are_reported() {
     assert_eq!(v["results"][1]["is_match"], false);
     let ci = run("/hello/i\n\"HeLLo\"").expect("runs");
     assert_eq!(ci["results"][0]["is_match"], true);
+    let dash = run("/[a-z.+-]+@[-a-z]+/\n\"a.b+c@d-e\"").expect("a dash first or last in a class");
+    assert_eq!(dash["results"][0]["is_match"], true);
     let lazy = run("/a+?/\n\"aaa\"").expect("runs");
     assert_eq!(
         lazy["results"][0]["matches"].as_array().map(Vec::len),

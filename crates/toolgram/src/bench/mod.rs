@@ -7,6 +7,7 @@ mod compile;
 mod compile_gbnf;
 mod mask;
 mod modes;
+mod tools;
 
 use crate::call::{CallArgs, messages};
 use clap::Subcommand;
@@ -30,6 +31,8 @@ pub enum BenchCommand {
     Modes(modes::ModesArgs),
     /// Mask time per token: llguidance vs llama.cpp's GBNF sampler on the same pool and call.
     Mask(mask::MaskArgs),
+    /// Grammar tools: tokens of the grammar form vs the JSON forms over the same inputs.
+    Tools(tools::ToolsBenchArgs),
 }
 
 fn percentile(sorted: &[u32], p: f64) -> u32 {
@@ -70,6 +73,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Compile(args) => return compile::run(args),
         BenchCommand::Modes(args) => return modes::run_modes(args),
         BenchCommand::Mask(args) => return mask::run(args),
+        BenchCommand::Tools(args) => return tools::run(args),
     };
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let msgs = messages(&args)?;
