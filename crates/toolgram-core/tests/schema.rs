@@ -146,3 +146,65 @@ fn unexpressible_patterns_are_deferred() {
     let (_, deferred) = compile(json!({"type":"string","pattern":"^(?=a)a\\b$"}));
     assert_eq!(deferred, vec![(String::new(), "pattern".to_owned())]);
 }
+
+fn accepts(s: &serde_json::Value, instance: &str) -> bool {
+    let (g, _) = schema::to_grammar(s, &SchemaOptions::default()).expect("compiles");
+    toolgram_core::grammar::tree::parse_tree(&g, instance).is_ok()
+}
+
+/// Property order follows the schema's text as llguidance reads it: a `$ref`'s keys where
+/// `$ref` stands, an `allOf` member's branches before the later members' properties, and a
+/// branch's own branches flattened before it joins (MaskBench o77739, o60846,
+/// testenvironments).
+#[test]
+fn merged_properties_keep_the_order_of_the_schema_text() {
+    let ref_first = json!({"$defs": {"v": {"type": "object", "properties": {"reg": {"type": "string"}}}},
+        "type": "object", "$ref": "#/$defs/v", "properties": {"track": {"type": "string"}}});
+    assert!(accepts(&ref_first, r#"{"reg": "a", "track": "b"}"#));
+    assert!(!accepts(&ref_first, r#"{"track": "b", "reg": "a"}"#));
+    let all_of = json!({"allOf": [
+        {"type": "object", "properties": {"match": {"type": "string"}}},
+        {"anyOf": [{"properties": {"devices": {"type": "object"}}}, {"properties": {"device": {"type": "string"}}}]},
+        {"properties": {"engine": {"type": "string"}}}]});
+    assert!(accepts(
+        &all_of,
+        r#"{"match": "a", "devices": {}, "engine": "b"}"#
+    ));
+    assert!(accepts(
+        &all_of,
+        r#"{"match": "a", "device": "x", "engine": "b"}"#
+    ));
+    let nested = json!({"$defs": {"docker": {"properties": {"type": {"enum": ["docker"]}},
+            "oneOf": [{"required": ["image"], "properties": {"image": {"type": "string"}}},
+                      {"required": ["file"], "properties": {"file": {"type": "string"}}}]}},
+        "type": "object", "required": ["type"], "oneOf": [{"$ref": "#/$defs/docker"}],
+        "properties": {"name": {"type": "string"}}});
+    assert!(accepts(
+        &nested,
+        r#"{"type": "docker", "image": "u", "name": "n"}"#
+    ));
+    assert!(accepts(&nested, r#"{"type": "docker", "file": "f"}"#));
+}
+
+/// Up to draft-07 `$ref` overrides the keywords beside it; from 2019-09 they apply with it.
+#[test]
+fn ref_siblings_follow_the_declared_draft() {
+    let with = |draft: &str| {
+        json!({"$schema": draft, "definitions": {"p": {"anyOf": [{"type": "string"},
+            {"type": "object", "properties": {"key": {"type": "string"}}}]}},
+            "type": "object", "properties": {"t": {"$ref": "#/definitions/p", "enum": ["key", "sas"]}}})
+    };
+    let object_value = r#"{"t": {"key": "k"}}"#;
+    assert!(accepts(
+        &with("http://json-schema.org/draft-07/schema#"),
+        object_value
+    ));
+    assert!(!accepts(
+        &with("https://json-schema.org/draft/2020-12/schema"),
+        object_value
+    ));
+    assert!(accepts(
+        &with("https://json-schema.org/draft/2020-12/schema"),
+        r#"{"t": "sas"}"#
+    ));
+}

@@ -200,6 +200,12 @@ impl<'a> Compiler<'a> {
             return self.reference(map, r, ptr);
         }
         if let Some(Value::Array(members)) = map.get("allOf") {
+            if let Some(distributed) = distribute_branches(map, members) {
+                if distributed.1 {
+                    self.defer(ptr, "oneOf");
+                }
+                return self.schema(&distributed.0, ptr);
+            }
             // Merged in keyword order, so properties come out in the order llguidance (and
             // the schema's text) gives them: members' keys where `allOf` stands.
             let mut merged = Map::new();
@@ -239,11 +245,26 @@ impl<'a> Compiler<'a> {
                 for (i, b) in branches.iter().enumerate() {
                     let here = format!("{ptr}/{key}/{i}");
                     let mark = self.inlining.len();
-                    let compiled = if plain {
-                        self.schema(b, &here)
-                    } else {
-                        // The branch joins the schema where the keyword stands.
-                        let resolved = self.resolve_member(b, &here)?;
+                    if plain {
+                        let compiled = self.schema(b, &here);
+                        self.inlining.truncate(mark);
+                        push_branch(&mut alts, compiled)?;
+                        continue;
+                    }
+                    // The branch joins the schema where the keyword stands; a branch with
+                    // branches of its own is flattened first, so each of its alternatives
+                    // joins whole (llguidance compiles the branch before intersecting).
+                    let resolved = self.resolve_member(b, &here)?;
+                    let pieces = match expand_nested(&resolved, MAX_DISTRIBUTED) {
+                        Some((pieces, one_of)) => {
+                            if one_of {
+                                self.defer(&here, "oneOf");
+                            }
+                            pieces
+                        }
+                        None => vec![resolved],
+                    };
+                    for resolved in pieces {
                         let mut merged = Map::new();
                         let mut exact = true;
                         for (k, v) in map {
@@ -265,15 +286,10 @@ impl<'a> Compiler<'a> {
                         if !exact {
                             self.defer(&here, key);
                         }
-                        self.schema(&Value::Object(merged), &here)
-                    };
-                    self.inlining.truncate(mark);
-                    match compiled {
-                        Ok(e) => alts.push(e),
-                        Err(e)
-                            if e.keyword == "false" || e.message.starts_with("unsatisfiable") => {}
-                        Err(e) => return Err(e),
+                        let compiled = self.schema(&Value::Object(merged), &here);
+                        push_branch(&mut alts, compiled)?;
                     }
+                    self.inlining.truncate(mark);
                 }
                 if alts.is_empty() {
                     return Err(self.err(ptr, key, "unsatisfiable: no branch admits a value"));
@@ -372,6 +388,19 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// Whether the root declares a draft (04, 06, 07 or older) in which `$ref` overrides
+    /// the keywords beside it.
+    fn legacy_ref(&self) -> bool {
+        let declared = self
+            .root
+            .get("$schema")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        ["draft-03", "draft-04", "draft-06", "draft-07"]
+            .iter()
+            .any(|d| declared.contains(d))
+    }
+
     fn target(&self, r: &str, ptr: &str) -> R<&'a Value> {
         let Some(pointer) = r.strip_prefix('#') else {
             return Err(self.err(ptr, "$ref", format!("only local references: `{r}`")));
@@ -390,8 +419,12 @@ impl<'a> Compiler<'a> {
             return Err(self.err(ptr, "$ref", "must be a string"));
         };
         let target = self.target(r, ptr)?;
+        // Up to draft-07 the keywords beside `$ref` are ignored by definition; from 2019-09
+        // on they apply with it (as `allOf`).
+        let legacy = self.legacy_ref();
         let siblings: Map<String, Value> = map
             .iter()
+            .filter(|_| !legacy)
             .filter(|(k, _)| {
                 k.as_str() != "$ref"
                     && !matches!(
@@ -410,10 +443,20 @@ impl<'a> Compiler<'a> {
                 self.defer(ptr, k);
             }
         } else if !siblings.is_empty() {
-            let mut merged = siblings;
-            if let Value::Object(t) = target
-                && !merge_into(&mut merged, t)
-            {
+            // Merged in keyword order, as for `allOf`: the target's keys where `$ref` stands,
+            // so properties come out in the order llguidance gives them.
+            let mut merged = Map::new();
+            let mut exact = true;
+            for (k, v) in map {
+                if k == "$ref" {
+                    if let Value::Object(t) = target {
+                        exact &= merge_into(&mut merged, t);
+                    }
+                } else if siblings.contains_key(k) {
+                    exact &= merge_into(&mut merged, &Map::from_iter([(k.clone(), v.clone())]));
+                }
+            }
+            if !exact {
                 self.defer(ptr, "$ref");
             }
             self.inlining.push(r.clone());
@@ -945,4 +988,124 @@ fn find_anchor<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
         Value::Array(a) => a.iter().find_map(|x| find_anchor(x, name)),
         _ => None,
     }
+}
+
+/// Most alternatives [`distribute_branches`] may make.
+const MAX_DISTRIBUTED: usize = 16;
+
+/// `allOf: [A, {anyOf: [B1, B2]}, C]` → `anyOf: [allOf: [A, B1, C], allOf: [A, B2, C]]` when
+/// the member with branches is not the last: merged in place, each branch's properties then
+/// come before C's, the order llguidance gives (and the schema's text reads). `None` when
+/// there is nothing to distribute; the flag says the branches were `oneOf` (checked after
+/// parse for exclusivity).
+fn distribute_branches(map: &Map<String, Value>, members: &[Value]) -> Option<(Value, bool)> {
+    let last = members.len().checked_sub(1)?;
+    let (j, key, branches) = members[..last].iter().enumerate().find_map(|(j, m)| {
+        let o = m.as_object()?;
+        ["anyOf", "oneOf"]
+            .into_iter()
+            .find_map(|key| match o.get(key) {
+                Some(Value::Array(b)) if !o.contains_key("allOf") => Some((j, key, b)),
+                _ => None,
+            })
+    })?;
+    if branches.is_empty() || branches.len() > MAX_DISTRIBUTED {
+        return None;
+    }
+    let member = members[j].as_object()?;
+    let mut alternatives = Vec::new();
+    for branch in branches {
+        // The branch's keys where the keyword stands; a branch that is not a plain object
+        // (a `$ref`, a boolean) or that clashes with the member is not distributed.
+        let in_place = merge_in_place(member, key, branch)?;
+        alternatives.push({
+            let mut list = members.to_vec();
+            list[j] = Value::Object(in_place);
+            let outer: Map<String, Value> = map
+                .iter()
+                .map(|(k, v)| {
+                    if k == "allOf" {
+                        (k.clone(), Value::Array(list.clone()))
+                    } else {
+                        (k.clone(), v.clone())
+                    }
+                })
+                .collect();
+            Value::Object(outer)
+        });
+    }
+    Some((
+        Value::Object(Map::from_iter([(
+            "anyOf".to_owned(),
+            Value::Array(alternatives),
+        )])),
+        key == "oneOf" && branches.len() > 1,
+    ))
+}
+
+/// `member` with `branch`'s keys merged where `key` stands (and `key` gone); `None` for a
+/// branch that is not a plain object (a `$ref`, a boolean) or that clashes with the member.
+fn merge_in_place(
+    member: &Map<String, Value>,
+    key: &str,
+    branch: &Value,
+) -> Option<Map<String, Value>> {
+    let b = branch.as_object().filter(|b| !b.contains_key("$ref"))?;
+    let mut in_place = Map::new();
+    for (k, v) in member {
+        let exact = if k == key {
+            merge_into(&mut in_place, b)
+        } else {
+            merge_into(&mut in_place, &Map::from_iter([(k.clone(), v.clone())]))
+        };
+        if !exact {
+            return None;
+        }
+    }
+    Some(in_place)
+}
+
+/// A schema whose own `anyOf`/`oneOf` branches are merged in place, recursively: the flat
+/// alternatives (at most `cap`), and whether a `oneOf` of several branches was among them.
+/// `None` when there is nothing to flatten or it cannot be done exactly.
+fn expand_nested(
+    schema: &Map<String, Value>,
+    cap: usize,
+) -> Option<(Vec<Map<String, Value>>, bool)> {
+    if schema.contains_key("allOf") {
+        return None;
+    }
+    let (key, branches) = schema.iter().find_map(|(k, v)| match (k.as_str(), v) {
+        ("anyOf" | "oneOf", Value::Array(b)) => Some((k.as_str(), b)),
+        _ => None,
+    })?;
+    if branches.is_empty() || branches.len() > cap {
+        return None;
+    }
+    let mut one_of = key == "oneOf" && branches.len() > 1;
+    let mut out = Vec::new();
+    for branch in branches {
+        let piece = merge_in_place(schema, key, branch)?;
+        match expand_nested(&piece, cap) {
+            Some((more, nested_one_of)) => {
+                one_of |= nested_one_of;
+                out.extend(more);
+            }
+            None => out.push(piece),
+        }
+        if out.len() > cap {
+            return None;
+        }
+    }
+    Some((out, one_of))
+}
+
+/// Keep a compiled branch; a branch that admits nothing is dropped, other errors stop.
+fn push_branch(alts: &mut Vec<Expr>, compiled: R<Expr>) -> R<()> {
+    match compiled {
+        Ok(e) => alts.push(e),
+        Err(e) if e.keyword == "false" || e.message.starts_with("unsatisfiable") => {}
+        Err(e) => return Err(e),
+    }
+    Ok(())
 }
