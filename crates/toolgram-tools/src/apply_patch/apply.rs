@@ -35,7 +35,8 @@ fn confined(root: &Path, rel: &str) -> Result<PathBuf, ToolError> {
     Ok(full)
 }
 
-/// Where `want` (lines) occurs in `have` at or after `from`: exact, then whitespace-trimmed.
+/// Where `want` (lines) occurs in `have` at or after `from`: exact, then ignoring trailing
+/// whitespace, then ignoring whitespace at both ends (the reference implementation's order).
 fn find(have: &[String], want: &[&str], from: usize, at_end: bool) -> Option<usize> {
     if want.is_empty() {
         return Some(if at_end { have.len() } else { from });
@@ -49,12 +50,12 @@ fn find(have: &[String], want: &[&str], from: usize, at_end: bool) -> Option<usi
         (from..=have.len().saturating_sub(want.len())).collect()
     };
     let exact = |a: &str, b: &str| a == b;
+    let trailing = |a: &str, b: &str| a.trim_end() == b.trim_end();
     let loose = |a: &str, b: &str| a.trim() == b.trim();
-    starts
+    let levels: [&dyn Fn(&str, &str) -> bool; 3] = [&exact, &trailing, &loose];
+    levels
         .iter()
-        .copied()
-        .find(|&i| fits(i, &exact))
-        .or_else(|| starts.iter().copied().find(|&i| fits(i, &loose)))
+        .find_map(|eq| starts.iter().copied().find(|&i| fits(i, *eq)))
 }
 
 fn apply_chunks(path: &str, text: &str, chunks: &[Chunk]) -> Result<String, ToolError> {

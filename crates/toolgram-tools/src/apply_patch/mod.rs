@@ -1,7 +1,9 @@
 //! `apply_patch`: OpenAI's V4A patch format — `*** Begin Patch`, then `*** Add File: p` (`+`
-//! lines), `*** Delete File: p`, `*** Update File: p` (optional `*** Move to: q`, chunks of
-//! ` `/`-`/`+` lines, each after the first opened by `@@` with an optional anchor line, an
-//! optional `*** End of File`), then `*** End Patch`. Applied to a workspace root: relative
+//! lines), `*** Delete File: p`, `*** Update File: p` (optional `*** Move to: q`, then chunks
+//! of ` `/`-`/`+` lines, each after the first opened by `@@` with an optional anchor line;
+//! consecutive `@@` lines narrow the search step by step; an empty line is an empty context
+//! line, as Codex reads it; an optional `*** End of File`), then `*** End Patch`. An update
+//! with a move and no chunks is a rename. The language is that of Codex's `apply_patch.lark`. Applied to a workspace root: relative
 //! paths only, no `..`, no symlink escape; context matched exactly, then ignoring surrounding
 //! whitespace; all or nothing — every change is planned in memory and nothing is written if
 //! any chunk fails; errors name the file and the chunk.
@@ -78,12 +80,12 @@ op: add | delete | update
 add: "*** Add File: " PATH _nl add_line*
 add_line: "+" LINE _nl
 delete: "*** Delete File: " PATH _nl
-update: "*** Update File: " PATH _nl move? first_chunk chunk*
+update: "*** Update File: " PATH _nl move? first_chunk? chunk*
 move: "*** Move to: " PATH _nl
-first_chunk: header? change+ eof?
-chunk: header change+ eof?
+first_chunk: change+ eof?
+chunk: header change* eof?
 header: "@@" (" " ANCHOR)? _nl
-change: CHANGE_KIND LINE _nl
+change: CHANGE_KIND LINE _nl | _nl
 eof: "*** End of File" _nl
 _nl: "\n"
 CHANGE_KIND: " " | "-" | "+"

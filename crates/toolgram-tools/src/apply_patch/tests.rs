@@ -24,6 +24,35 @@ fn apply(dir: &std::path::Path, patch: &str) -> Result<Value, ToolError> {
     ApplyPatch.run(&ApplyPatch.parse(patch)?, &ctx)
 }
 
+/// Forms of Codex's `apply_patch.lark`: consecutive `@@` anchors narrowing the search, an
+/// empty line as an empty context line, a rename without chunks, a trailing-space-only
+/// context difference.
+#[test]
+fn nested_anchors_blank_context_lines_and_pure_renames_apply() {
+    let dir = workspace("forms");
+    std::fs::write(
+        dir.join("src/k.py"),
+        "class A:\n    def run(self):\n        return 1\n\nclass B:\n    def run(self):\n        return 1\n",
+    )
+    .expect("write");
+    let patch = "*** Begin Patch\n*** Update File: src/k.py\n@@ class B:\n@@     def run(self):\n-        return 1\n+        return 2\n*** Update File: src/main.py\n     print(\"hi\")\n\n def main():   \n-    greet()\n+    greet()  \n*** Update File: old.txt\n*** Move to: renamed.txt\n*** End Patch";
+    apply(&dir, patch).expect("applies");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/k.py")).expect("read"),
+        "class A:\n    def run(self):\n        return 1\n\nclass B:\n    def run(self):\n        return 2\n"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("src/main.py"))
+            .expect("read")
+            .contains("greet()  \n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("renamed.txt")).expect("moved"),
+        "bye\n"
+    );
+    assert!(!dir.join("old.txt").exists());
+}
+
 #[test]
 fn add_update_move_and_delete_apply_as_v4a_defines() {
     let dir = workspace("ok");
