@@ -89,7 +89,7 @@ change: CHANGE_KIND LINE _nl | _nl
 eof: "*** End of File" _nl
 _nl: "\n"
 CHANGE_KIND: " " | "-" | "+"
-PATH: /[A-Za-z0-9_.][A-Za-z0-9_. \/-]{0,200}/
+PATH: /[^\/\s][^\n]{0,300}/
 ANCHOR: /[^\n]{1,300}/
 LINE: /[^\n]{0,1000}/
 "#;

@@ -35,7 +35,7 @@ fn nested_anchors_blank_context_lines_and_pure_renames_apply() {
         "class A:\n    def run(self):\n        return 1\n\nclass B:\n    def run(self):\n        return 1\n",
     )
     .expect("write");
-    let patch = "*** Begin Patch\n*** Update File: src/k.py\n@@ class B:\n@@     def run(self):\n-        return 1\n+        return 2\n*** Update File: src/main.py\n     print(\"hi\")\n\n def main():   \n-    greet()\n+    greet()  \n*** Update File: old.txt\n*** Move to: renamed.txt\n*** End Patch";
+    let patch = "*** Begin Patch\n*** Update File: src/k.py\n@@ class B:\n@@     def run(self):\n-        return 1\n+        return 2\n*** Update File: src/main.py\n     print(\"hi\")\n\n def main():   \n-    greet()\n+    greet()  \n*** Update File: old.txt\n*** Move to: renamed.txt\n*** Add File: src/c++/a b.txt\n+x\n*** End Patch";
     apply(&dir, patch).expect("applies");
     assert_eq!(
         std::fs::read_to_string(dir.join("src/k.py")).expect("read"),
@@ -51,6 +51,10 @@ fn nested_anchors_blank_context_lines_and_pure_renames_apply() {
         "bye\n"
     );
     assert!(!dir.join("old.txt").exists());
+    assert!(
+        dir.join("src/c++/a b.txt").exists(),
+        "any file name but an absolute or escaping one"
+    );
 }
 
 #[test]
