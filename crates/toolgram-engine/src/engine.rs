@@ -258,8 +258,13 @@ pub struct CompiledCheck {
 /// `apply_patch`). The cap still bounds a step (≈50 ms at llguidance's 20k items/ms).
 const STEP_MAX_ITEMS: usize = 1_000_000;
 
+/// Earley items one row may hold (llguidance's default 2,000): a long `enum` of strings
+/// spelled character by character keeps one item per value alive while their prefixes agree.
+const MAX_ITEMS_IN_ROW: usize = 50_000;
+
 fn raise_item_limit(limits: &mut llguidance::api::ParserLimits) {
     limits.step_max_items = limits.step_max_items.max(STEP_MAX_ITEMS);
+    limits.max_items_in_row = limits.max_items_in_row.max(MAX_ITEMS_IN_ROW);
 }
 
 impl ByteChecker {

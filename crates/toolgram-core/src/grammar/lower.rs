@@ -34,6 +34,9 @@ pub(crate) fn lower(g: &Grammar) -> Vec<Rule> {
     lowered.reachable().into_iter().cloned().collect()
 }
 
+/// Deepest nesting of groups written inside one rule.
+const MAX_NESTING: usize = 12;
+
 struct Ctx<'a> {
     base: &'a str,
     n: usize,
@@ -65,11 +68,22 @@ impl Ctx<'_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Expr {
+        self.nested(e, 0)
+    }
+
+    /// `e` lowered at nesting `depth`: deeper groups become rules of their own, as engines
+    /// parse grammars recursively and refuse deep nesting (llguidance: "lark grammar too
+    /// deeply nested" on a 30-character property-name trie).
+    fn nested(&mut self, e: &Expr, depth: usize) -> Expr {
+        if depth >= MAX_NESTING && matches!(e, Expr::Seq(v) | Expr::Alt(v) if v.len() > 1) {
+            let lowered = self.nested(e, 0);
+            return self.hoist(lowered);
+        }
         match e {
-            Expr::Seq(v) => Expr::seq(v.iter().map(|x| self.expr(x)).collect()),
-            Expr::Alt(v) => Expr::alt(v.iter().map(|x| self.expr(x)).collect()),
+            Expr::Seq(v) => Expr::seq(v.iter().map(|x| self.nested(x, depth + 1)).collect()),
+            Expr::Alt(v) => Expr::alt(v.iter().map(|x| self.nested(x, depth + 1)).collect()),
             Expr::Repeat { expr, min, max } => {
-                let mut inner = self.expr(expr);
+                let mut inner = self.nested(expr, depth + 1);
                 // llama.cpp refuses `X*` for an X that matches the empty string (its
                 // synthesised repetition rule is left-recursive): repeat X without ε instead.
                 if max.is_none()

@@ -39,7 +39,8 @@ pub struct CompileBenchArgs {
     #[arg(long)]
     pub details: Option<PathBuf>,
     /// Which compiler to measure: `lark` (our keyword pass + llguidance, what the embedded
-    /// engine runs) or `gbnf` (our own schema → GBNF emitter, checked by llama.cpp's engine).
+    /// engine runs), `gbnf` (our own schema → GBNF emitter, checked by llama.cpp's engine) or
+    /// `lark-openai` (our own schema → OpenAI-dialect Lark, checked by llguidance).
     #[arg(long, value_enum, default_value = "lark")]
     pub target: Target,
 }
@@ -51,6 +52,8 @@ pub enum Target {
     Lark,
     /// Our schema → IR → GBNF, run by llama.cpp.
     Gbnf,
+    /// Our schema → IR → OpenAI-dialect Lark, run by llguidance.
+    LarkOpenai,
 }
 
 /// What happened to one schema.
@@ -573,10 +576,10 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let checker = ByteChecker::new()?;
     let started = Instant::now();
     if let Some(dir) = &args.suite {
-        if args.target == Target::Gbnf {
+        if args.target != Target::Lark {
             return Err(CliError::new(
                 "invalid_request",
-                "--suite runs the lark target; use --data for --target gbnf",
+                "--suite runs the lark target; use --data for --target gbnf|lark-openai",
             )
             .into());
         }
@@ -587,9 +590,17 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
         return Err(CliError::new("invalid_request", "give --data or --suite").into());
     };
     let files = files(data, args.sample, args.seed)?;
-    if args.target == Target::Gbnf {
-        let results = super::compile_gbnf::results(&files, args.lenient)?;
-        return report(&results, &files, &args, started);
+    use super::compile_gbnf::{Emitter, results};
+    match args.target {
+        Target::Gbnf => {
+            let results = results(&files, args.lenient, Emitter::Gbnf)?;
+            return report(&results, &files, &args, started);
+        }
+        Target::LarkOpenai => {
+            let results = results(&files, args.lenient, Emitter::LarkOpenai)?;
+            return report(&results, &files, &args, started);
+        }
+        Target::Lark => {}
     }
     let mut results = Vec::with_capacity(files.len());
     for (i, f) in files.iter().enumerate() {

@@ -1,15 +1,19 @@
-//! `toolgram bench compile --target gbnf`: the same MaskBench measure for toolgram's own
-//! schema → IR → GBNF emitter, every instance run through llama.cpp's real grammar engine (in
-//! child processes, so an abort counts as a failure of that schema, not of the run), then the
-//! post-parse validator for the keywords the grammar leaves out. Measurements only.
+//! `toolgram bench compile --target gbnf|lark-openai`: the same MaskBench measure for
+//! toolgram's own schema → IR emitters. GBNF: every instance run through llama.cpp's real
+//! grammar engine (in child processes, so an abort counts as a failure of that schema, not of
+//! the run). OpenAI Lark (the dialect OpenAI's custom tools take): compiled and run by
+//! llguidance, an engine independent of our IR. Then the post-parse validator for the
+//! keywords the grammar leaves out. Measurements only.
 
 use super::compile::{SchemaResult, in_schema_order, subset_of};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Instant;
 use toolgram_core::grammar::gbnf;
+use toolgram_core::grammar::lark::{self, LarkDialect};
 use toolgram_core::schema::{NoteKind, SchemaOptions, to_grammar};
-use toolgram_engine::gbnf_check::{self, Job};
+use toolgram_engine::ByteChecker;
+use toolgram_engine::gbnf_check::{self, Job, Verdict};
 use toolgram_engine::models;
 
 /// One compiled schema waiting for llama.cpp's verdict.
@@ -24,9 +28,46 @@ struct Pending {
     deferred: bool,
 }
 
-/// Compile every file, check all grammars and instances in llama.cpp, and score them.
-pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaResult>> {
-    let model = models::find("test")?.fetch()?;
+/// Which of our emitters, checked by which engine.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Emitter {
+    /// GBNF, run by llama.cpp.
+    Gbnf,
+    /// OpenAI-dialect Lark, run by llguidance.
+    LarkOpenai,
+}
+
+/// Every job's verdict from llguidance (which returns errors instead of aborting).
+fn llguidance_verdicts(jobs: &[Job]) -> anyhow::Result<Vec<Verdict>> {
+    let checker = ByteChecker::new()?;
+    Ok(jobs
+        .iter()
+        .map(|job| match checker.compile(&job.grammar) {
+            Ok(compiled) => Verdict {
+                parsed: true,
+                accepted: job
+                    .strings
+                    .iter()
+                    .map(|s| checker.accepts(&compiled, s))
+                    .collect(),
+                aborted: false,
+            },
+            Err(_) => Verdict {
+                parsed: false,
+                accepted: Vec::new(),
+                aborted: false,
+            },
+        })
+        .collect())
+}
+
+/// Compile every file with `emitter`, check all grammars and instances in its engine, and
+/// score them.
+pub fn results(
+    files: &[PathBuf],
+    lenient: bool,
+    emitter: Emitter,
+) -> anyhow::Result<Vec<SchemaResult>> {
     let mut done: Vec<Option<SchemaResult>> = files.iter().map(|_| None).collect();
     let mut pending = Vec::new();
     let mut jobs = Vec::new();
@@ -55,7 +96,13 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
             ..SchemaOptions::default()
         };
         let t0 = Instant::now();
-        let compiled = to_grammar(&doc["schema"], &opts).map(|(g, notes)| (gbnf::emit(&g), notes));
+        let compiled = to_grammar(&doc["schema"], &opts).map(|(g, notes)| {
+            let text = match emitter {
+                Emitter::Gbnf => gbnf::emit(&g),
+                Emitter::LarkOpenai => lark::emit(&g, LarkDialect::OpenAi),
+            };
+            (text, notes)
+        });
         r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
         let (text, notes) = match compiled {
             Ok(c) => c,
@@ -109,19 +156,26 @@ pub fn results(files: &[PathBuf], lenient: bool) -> anyhow::Result<Vec<SchemaRes
         });
     }
     eprintln!(
-        "{} of {} schemas compiled; checking them in llama.cpp…",
+        "{} of {} schemas compiled; checking them in {}…",
         pending.len(),
-        files.len()
+        files.len(),
+        match emitter {
+            Emitter::Gbnf => "llama.cpp",
+            Emitter::LarkOpenai => "llguidance",
+        }
     );
-    let verdicts = gbnf_check::check_many(&model, &jobs)?;
+    let verdicts = match emitter {
+        Emitter::Gbnf => gbnf_check::check_many(&models::find("test")?.fetch()?, &jobs)?,
+        Emitter::LarkOpenai => llguidance_verdicts(&jobs)?,
+    };
     for (p, v) in pending.into_iter().zip(verdicts) {
         let mut r = p.result;
         if !v.parsed || v.aborted {
             r.compiled = false;
-            r.refused_by = Some(if v.aborted {
-                "llama.cpp aborted on our GBNF".into()
-            } else {
-                "llama.cpp did not parse our GBNF".into()
+            r.refused_by = Some(match (emitter, v.aborted) {
+                (Emitter::Gbnf, true) => "llama.cpp aborted on our GBNF".into(),
+                (Emitter::Gbnf, false) => "llama.cpp did not parse our GBNF".into(),
+                (Emitter::LarkOpenai, _) => "llguidance did not compile our OpenAI Lark".into(),
             });
             done[p.index] = Some(r);
             continue;
