@@ -49,13 +49,14 @@ fn find(have: &[String], want: &[&str], from: usize, at_end: bool) -> Option<usi
     } else {
         (from..=have.len().saturating_sub(want.len())).collect()
     };
-    let exact = |a: &str, b: &str| a == b;
-    let trailing = |a: &str, b: &str| a.trim_end() == b.trim_end();
-    let loose = |a: &str, b: &str| a.trim() == b.trim();
-    let levels: [&dyn Fn(&str, &str) -> bool; 3] = [&exact, &trailing, &loose];
+    let levels: [fn(&str, &str) -> bool; 3] = [
+        |a, b| a == b,
+        |a, b| a.trim_end() == b.trim_end(),
+        |a, b| a.trim() == b.trim(),
+    ];
     levels
         .iter()
-        .find_map(|eq| starts.iter().copied().find(|&i| fits(i, *eq)))
+        .find_map(|eq| starts.iter().copied().find(|&i| fits(i, eq)))
 }
 
 fn apply_chunks(path: &str, text: &str, chunks: &[Chunk]) -> Result<String, ToolError> {
