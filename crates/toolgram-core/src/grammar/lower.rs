@@ -5,6 +5,7 @@
 //! Lowering must not change the language a grammar matches.
 
 use crate::grammar::ir::{Expr, Grammar, Rule};
+use std::collections::HashMap;
 
 /// The largest count a lowered repetition uses.
 pub(crate) const MAX_COUNT: u32 = 1000;
@@ -30,8 +31,52 @@ pub(crate) fn lower(g: &Grammar) -> Vec<Rule> {
         });
         out.append(&mut extra);
     }
-    let lowered = Grammar { rules: out };
+    let lowered = Grammar {
+        rules: merge_identical(out),
+    };
     lowered.reachable().into_iter().cloned().collect()
+}
+
+/// Rules with the same body become one (the first), to a fixpoint: a schema repeating an
+/// object shape would otherwise write (and make engines build) every copy — llguidance's
+/// symbol table overflowed on such schemas.
+fn merge_identical(mut rules: Vec<Rule>) -> Vec<Rule> {
+    loop {
+        let mut first: HashMap<String, String> = HashMap::new();
+        let mut alias: HashMap<String, String> = HashMap::new();
+        for r in &rules {
+            let body = format!("{:?}", r.expr);
+            match first.get(&body) {
+                Some(kept) => {
+                    alias.insert(r.name.clone(), kept.clone());
+                }
+                None => {
+                    first.insert(body, r.name.clone());
+                }
+            }
+        }
+        if alias.is_empty() {
+            return rules;
+        }
+        rules.retain(|r| !alias.contains_key(&r.name));
+        for r in &mut rules {
+            r.expr = renamed(&r.expr, &alias);
+        }
+    }
+}
+
+fn renamed(e: &Expr, alias: &HashMap<String, String>) -> Expr {
+    match e {
+        Expr::Ref(n) => Expr::Ref(alias.get(n).cloned().unwrap_or_else(|| n.clone())),
+        Expr::Seq(v) => Expr::Seq(v.iter().map(|x| renamed(x, alias)).collect()),
+        Expr::Alt(v) => Expr::Alt(v.iter().map(|x| renamed(x, alias)).collect()),
+        Expr::Repeat { expr, min, max } => Expr::Repeat {
+            expr: Box::new(renamed(expr, alias)),
+            min: *min,
+            max: *max,
+        },
+        other => other.clone(),
+    }
 }
 
 /// Deepest nesting of groups written inside one rule.
