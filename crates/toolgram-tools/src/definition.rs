@@ -143,6 +143,8 @@ pub trait DynTool {
     fn name(&self) -> &str;
     /// What it does.
     fn description(&self) -> String;
+    /// The grammar as written by the tool's author (Lark), the definition a model reads.
+    fn lark_source(&self) -> String;
     /// The grammar in `format`.
     fn format(&self, format: Format) -> Result<String, ToolError>;
     /// Parse text into the typed input, as JSON.
@@ -157,6 +159,9 @@ impl<T: GrammarTool> DynTool for T {
     }
     fn description(&self) -> String {
         GrammarTool::description(self)
+    }
+    fn lark_source(&self) -> String {
+        self.lark()
     }
     fn format(&self, format: Format) -> Result<String, ToolError> {
         GrammarTool::format(self, format)

@@ -11,7 +11,7 @@ use std::path::Path;
 use toolgram_core::{ToolCall, ToolSet};
 use toolgram_engine::EngineError;
 use toolgram_tools::file_tool::FileTool;
-use toolgram_tools::{BuildOptions, Format, ToolError, builtin};
+use toolgram_tools::{BuildOptions, ToolError, builtin};
 
 /// Expand `builtin` and `grammar_file` entries; everything else is left for `ToolSet` to check.
 fn expand(doc: Value, base: &Path) -> anyhow::Result<Value> {
@@ -31,9 +31,7 @@ fn expand(doc: Value, base: &Path) -> anyhow::Result<Value> {
             }
             _ => return Ok(item),
         };
-        let definition = tool
-            .format(Format::Lark)
-            .map_err(|e| CliError::new("internal_error", e.to_string()))?;
+        let definition = tool.lark_source();
         Ok(
             json!({"type": "custom", "name": tool.name(), "description": tool.description(),
             "format": {"type": "grammar", "syntax": "lark", "definition": definition}}),
