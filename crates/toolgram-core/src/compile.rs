@@ -142,6 +142,7 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
         .should_validate_formats(true)
         .with_format("iri", is_absolute_iri)
         .with_format("uri-template", is_uri_template)
+        .with_keyword("multipleOf", crate::validate::multiple_of::factory)
         .build(schema)
         .map_err(|e| e.to_string())
 }

@@ -208,3 +208,46 @@ fn ref_siblings_follow_the_declared_draft() {
         r#"{"t": "sas"}"#
     ));
 }
+
+/// An `allOf` member that is only a `$ref` to a schema with branches has them distributed,
+/// and a member with its own `allOf` is flattened where it stands, so properties come in
+/// llguidance's order (MaskBench o64963, o90832).
+#[test]
+fn referenced_branches_and_nested_all_of_keep_the_schema_order() {
+    let defs = json!({
+        "base": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
+            "oneOf": [{"properties": {"type": {"enum": ["Int32", "String"]}}, "required": ["type"]},
+                      {"properties": {"custom": {"type": "string"}}, "required": ["custom"]}]},
+        "desc": {"allOf": [{"properties": {"typeId": {"type": "string"}}}]}
+    });
+    let via_ref = json!({"definitions": defs,
+        "allOf": [{"$ref": "#/definitions/base"}, {"properties": {"generated": {"type": "boolean"}}}]});
+    assert!(accepts(
+        &via_ref,
+        r#"{"name": "p", "type": "Int32", "generated": true}"#
+    ));
+    assert!(accepts(&via_ref, r#"{"name": "p", "custom": "c"}"#));
+    let nested = json!({"definitions": defs, "type": "object",
+        "allOf": [{"properties": {"name": {"type": "string"}}}, {"$ref": "#/definitions/desc"},
+                  {"properties": {"value": {"type": "number"}}, "required": ["value"]}]});
+    assert!(accepts(
+        &nested,
+        r#"{"name": "PI", "typeId": "double", "value": 3.14}"#
+    ));
+}
+
+/// JSON Schema compares numbers by value: `enum: [2.0]` admits `2`, an integer type admits
+/// an integral enum value, and every 64-bit integer fits the number policy.
+#[test]
+fn numbers_are_matched_by_value_and_64_bit_integers_fit() {
+    assert!(accepts(&json!({"enum": [2.0]}), "2"));
+    assert!(accepts(&json!({"enum": [2.0]}), "2.0"));
+    assert!(accepts(&json!({"type": "integer", "enum": [3.0]}), "3"));
+    assert!(accepts(&json!({"type": "integer"}), "-9223372036854775808"));
+    assert!(accepts(&json!({"type": "integer"}), "18446744073709551615"));
+    assert!(accepts(&json!({"type": "number"}), "234567890123456789"));
+    assert!(!accepts(
+        &json!({"type": "integer"}),
+        "123456789012345678901"
+    ));
+}

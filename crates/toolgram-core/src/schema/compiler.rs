@@ -200,11 +200,36 @@ impl<'a> Compiler<'a> {
             return self.reference(map, r, ptr);
         }
         if let Some(Value::Array(members)) = map.get("allOf") {
-            if let Some(distributed) = distribute_branches(map, members) {
+            // A member that is only a `$ref` to a schema with branches is seen through, so
+            // its branches are distributed too (each reference inlined once on this path).
+            let mut seen_through = Vec::new();
+            let members_seen: Vec<Value> = members
+                .iter()
+                .map(|m| match m.get("$ref").and_then(Value::as_str) {
+                    Some(r)
+                        if m.as_object().is_some_and(|o| o.len() == 1)
+                            && !self.inlining.iter().any(|i| i == r) =>
+                    {
+                        match self.target(r, ptr) {
+                            Ok(t) if t.get("anyOf").is_some() || t.get("oneOf").is_some() => {
+                                seen_through.push(r.to_owned());
+                                t.clone()
+                            }
+                            _ => m.clone(),
+                        }
+                    }
+                    _ => m.clone(),
+                })
+                .collect();
+            if let Some(distributed) = distribute_branches(map, &members_seen) {
                 if distributed.1 {
                     self.defer(ptr, "oneOf");
                 }
-                return self.schema(&distributed.0, ptr);
+                let mark = self.inlining.len();
+                self.inlining.extend(seen_through);
+                let out = self.schema(&distributed.0, ptr);
+                self.inlining.truncate(mark);
+                return out;
             }
             // Merged in keyword order, so properties come out in the order llguidance (and
             // the schema's text) gives them: members' keys where `allOf` stands.
@@ -217,9 +242,10 @@ impl<'a> Compiler<'a> {
                 }
                 for (i, m) in members.iter().enumerate() {
                     let here = format!("{ptr}/allOf/{i}");
-                    let resolved = self.resolve_member(m, &here)?;
-                    if !merge_into(&mut merged, &resolved) {
-                        self.defer(ptr, "allOf");
+                    for part in self.flatten_member(m, &here, 0)? {
+                        if !merge_into(&mut merged, &part) {
+                            self.defer(ptr, "allOf");
+                        }
                     }
                 }
             }
@@ -388,6 +414,38 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// An `allOf` member, resolved, as the parts it merges in keyword order: a member with
+    /// its own `allOf` gives its keys before it, its members (flattened the same way), then
+    /// its keys after it — llguidance's order for nested `allOf`.
+    fn flatten_member(&mut self, m: &Value, ptr: &str, depth: usize) -> R<Vec<Map<String, Value>>> {
+        let resolved = self.resolve_member(m, ptr)?;
+        let Some(Value::Array(inner)) = resolved.get("allOf") else {
+            return Ok(vec![resolved]);
+        };
+        if depth > 8 {
+            return Ok(vec![resolved]);
+        }
+        let inner = inner.clone();
+        let mut parts = Vec::new();
+        let mut pending = Map::new();
+        for (k, v) in &resolved {
+            if k != "allOf" {
+                pending.insert(k.clone(), v.clone());
+                continue;
+            }
+            if !pending.is_empty() {
+                parts.push(std::mem::take(&mut pending));
+            }
+            for (i, sub) in inner.iter().enumerate() {
+                parts.extend(self.flatten_member(sub, &format!("{ptr}/allOf/{i}"), depth + 1)?);
+            }
+        }
+        if !pending.is_empty() {
+            parts.push(pending);
+        }
+        Ok(parts)
+    }
+
     /// Whether the root declares a draft (04, 06, 07 or older) in which `$ref` overrides
     /// the keywords beside it.
     fn legacy_ref(&self) -> bool {
@@ -545,6 +603,15 @@ impl<'a> Compiler<'a> {
                 items.extend([ws(), Expr::lit("]")]);
                 Expr::seq(items)
             }
+            // JSON Schema compares numbers by value: an integral `2.0` is also `2`, the form
+            // the number policy writes.
+            Value::Number(n) => match n.as_f64() {
+                Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => Expr::alt(vec![
+                    Expr::lit((f as i64).to_string()),
+                    Expr::lit(n.to_string()),
+                ]),
+                _ => Expr::lit(n.to_string()),
+            },
             other => Expr::lit(other.to_string()),
         }
     }
@@ -878,7 +945,7 @@ impl<'a> Compiler<'a> {
 
     fn integer(&mut self, map: &Map<String, Value>, ptr: &str) -> R<Expr> {
         let (lo, hi) = self.bounds(map);
-        let clamp = |x: f64| x.clamp(-1e18, 1e18);
+        let clamp = |x: f64| x.clamp(-1e21, 1e21);
         let lo = lo.map(|(x, ex)| {
             let x = clamp(x);
             let c = x.ceil() as i128;
@@ -893,7 +960,10 @@ impl<'a> Compiler<'a> {
             self.err(
                 ptr,
                 "minimum",
-                "unsatisfiable: no integer of at most 16 digits in range",
+                format!(
+                    "unsatisfiable: no integer of at most {} digits in range",
+                    numbers::MAX_DIGITS
+                ),
             )
         })
     }
@@ -946,7 +1016,7 @@ fn type_admits(t: &str, v: &Value) -> bool {
         | ("number", Value::Number(_))
         | ("boolean", Value::Bool(_))
         | ("null", Value::Null) => true,
-        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("integer", Value::Number(n)) => n.as_f64().is_some_and(|f| f.fract() == 0.0),
         _ => false,
     }
 }

@@ -5,7 +5,7 @@
 //! Every keyword is looked up in [`keywords`]: enforced by the grammar, enforced after parse
 //! (listed in the returned notes), an annotation, or refused by name (a warning under
 //! `lenient`). Policies: properties in schema order with optional ones skippable; whitespace
-//! bounded ([`WS_RULE`]); numbers with at most 16 integer digits; plain strings admit every
+//! bounded ([`WS_RULE`]); numbers with at most 20 integer digits; plain strings admit every
 //! JSON escape; recursion through `$ref` becomes rule recursion, and inline nesting deeper
 //! than `max_depth` is refused. This module must not validate instances.
 

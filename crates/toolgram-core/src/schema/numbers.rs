@@ -6,8 +6,8 @@
 
 use crate::grammar::Expr;
 
-/// Integer digits the grammar allows (as llama.cpp: 16).
-pub const MAX_DIGITS: u32 = 16;
+/// Integer digits the grammar allows: every 64-bit integer (llama.cpp allows 16).
+pub const MAX_DIGITS: u32 = 20;
 
 /// The largest magnitude with [`MAX_DIGITS`] digits.
 pub const MAX_MAG: i128 = 10_i128.pow(MAX_DIGITS) - 1;

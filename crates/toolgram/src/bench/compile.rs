@@ -196,6 +196,46 @@ pub(super) fn in_schema_order(
     }
 }
 
+/// `data` as compact JSON text under the number policy: a fraction is written in decimal
+/// notation, never with an exponent (llguidance's bounded numbers have none).
+pub(super) fn policy_text(data: &Value) -> String {
+    let mut out = String::new();
+    write_policy(data, &mut out);
+    out
+}
+
+fn write_policy(data: &Value, out: &mut String) {
+    match data {
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_policy(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_policy(v, out);
+            }
+            out.push(']');
+        }
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() != 0.0 => out.push_str(&f.to_string()),
+            _ => out.push_str(&n.to_string()),
+        },
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 /// The schema of a key no `properties` lists: a matching `patternProperties` entry, else
 /// `additionalProperties`, looked up in the schema and its combinator branches.
 fn unlisted_key_schema(schema: &Value, root: &Value, key: &str, depth: usize) -> Option<Value> {
@@ -296,7 +336,54 @@ fn listed_properties(
 ) -> Vec<(String, Value)> {
     let mut listed = Vec::new();
     collect_properties(schema, root, obj, &mut listed, 0, own_first);
+    // Then required keys that no `properties` lists, in `required` order (llguidance's).
+    let mut required = Vec::new();
+    collect_required(schema, root, &mut required, 0);
+    for k in required {
+        if !listed.iter().any(|(n, _)| *n == k) {
+            let sub = unlisted_key_schema(schema, root, &k, 0).unwrap_or(Value::Null);
+            listed.push((k, sub));
+        }
+    }
     listed
+}
+
+/// The `required` keys of a schema, its `$ref` target and its `allOf` members, in order.
+fn collect_required(schema: &Value, root: &Value, out: &mut Vec<String>, depth: usize) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if depth > 16 {
+        return;
+    }
+    for (key, value) in map {
+        match key.as_str() {
+            "required" => {
+                for k in value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    if !out.iter().any(|o| o == k) {
+                        out.push(k.to_owned());
+                    }
+                }
+            }
+            "$ref" => {
+                let target = resolve(schema, root);
+                if !std::ptr::eq(target, schema) {
+                    collect_required(target, root, out, depth + 1);
+                }
+            }
+            "allOf" => {
+                for member in value.as_array().into_iter().flatten() {
+                    collect_required(member, root, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn collect_properties(
@@ -358,11 +445,23 @@ fn collect_properties(
                     .map(|branch| {
                         let mut props = Vec::new();
                         collect_properties(branch, root, obj, &mut props, depth + 1, own_first);
+                        // A branch whose `const`/`enum` a value contradicts is not the one taken.
                         let hits: usize = props
                             .iter()
-                            .filter_map(|(k, sub)| obj.get(k).map(|v| 1 + fit(v, sub, root, depth)))
+                            .filter_map(|(k, sub)| {
+                                obj.get(k).map(|v| match contradicts(v, sub, root) {
+                                    true => 0,
+                                    false => 1 + fit(v, sub, root, depth),
+                                })
+                            })
                             .sum();
-                        (hits, props)
+                        let clashes = props
+                            .iter()
+                            .filter(|(k, sub)| {
+                                obj.get(k).is_some_and(|v| contradicts(v, sub, root))
+                            })
+                            .count();
+                        (hits.saturating_sub(1000 * clashes), props)
                     })
                     // The first of the best: ties go to the earlier branch.
                     .rev()
@@ -377,6 +476,17 @@ fn collect_properties(
             _ => {}
         }
     }
+}
+
+/// Whether `schema` pins the value (`const` or `enum`) to something other than `data`.
+fn contradicts(data: &Value, schema: &Value, root: &Value) -> bool {
+    let schema = resolve(schema, root);
+    let by_const = schema.get("const").is_some_and(|c| c != data);
+    let by_enum = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|e| !e.contains(data));
+    by_const || by_enum
 }
 
 /// How many keys of `data`, at any depth, the schema lists where they are: how well a
@@ -507,7 +617,7 @@ fn check_schema(
             } else if !by_validator {
                 r.validator_rejected += 1;
             } else if [false, true].into_iter().any(|own_first| {
-                let text = in_schema_order(&data, &schema, &schema, 0, own_first).to_string();
+                let text = policy_text(&in_schema_order(&data, &schema, &schema, 0, own_first));
                 checker.accepts(&compiled, &text)
             }) {
                 r.out_of_order_valid_rejected += 1;

@@ -5,7 +5,7 @@
 //! llguidance, an engine independent of our IR. Then the post-parse validator for the
 //! keywords the grammar leaves out. Measurements only.
 
-use super::compile::{SchemaResult, in_schema_order, subset_of};
+use super::compile::{SchemaResult, in_schema_order, policy_text, subset_of};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -132,8 +132,13 @@ pub fn results(
             if *valid {
                 let original = data.to_string();
                 for own_first in [false, true] {
-                    let text = in_schema_order(data, &doc["schema"], &doc["schema"], 0, own_first)
-                        .to_string();
+                    let text = policy_text(&in_schema_order(
+                        data,
+                        &doc["schema"],
+                        &doc["schema"],
+                        0,
+                        own_first,
+                    ));
                     if text != original {
                         options.push(strings.len());
                         strings.push(text);
@@ -168,7 +173,12 @@ pub fn results(
         Emitter::Gbnf => gbnf_check::check_many(&models::find("test")?.fetch()?, &jobs)?,
         Emitter::LarkOpenai => llguidance_verdicts(&jobs)?,
     };
-    for (p, v) in pending.into_iter().zip(verdicts) {
+    // To say where a valid instance was stopped (OpenAI Lark only: llguidance tells).
+    let locator = match emitter {
+        Emitter::LarkOpenai => Some(ByteChecker::new()?),
+        Emitter::Gbnf => None,
+    };
+    for ((p, v), job) in pending.into_iter().zip(verdicts).zip(&jobs) {
         let mut r = p.result;
         if !v.parsed || v.aborted {
             r.compiled = false;
@@ -208,6 +218,11 @@ pub fn results(
                     r.validator_rejected += 1;
                 } else if rewrite_ok {
                     r.out_of_order_valid_rejected += 1;
+                } else if r.valid_rejected_at.is_none()
+                    && let Some(c) = &locator
+                    && let Ok(g) = c.compile(&job.grammar)
+                {
+                    r.valid_rejected_at = Some(c.accepted_len(&g, &data.to_string()));
                 }
             } else {
                 r.invalid.1 += 1;
