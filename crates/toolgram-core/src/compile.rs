@@ -138,6 +138,7 @@ pub const VALIDATOR_FORMATS: &[&str] = &[
 /// The validator that enforces, after parsing, everything the grammar leaves out: the
 /// schema's own draft (from `$schema`, 2020-12 without it), with `format` checked.
 pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    let schema = &with_numeric_formats(schema);
     jsonschema::options()
         .should_validate_formats(true)
         .with_format("iri", is_absolute_iri)
@@ -145,6 +146,30 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
         .with_keyword("multipleOf", crate::validate::multiple_of::factory)
         .build(schema)
         .map_err(|e| e.to_string())
+}
+
+/// `schema` with OpenAPI's `int32`/`int64` formats written as the integer bounds they mean
+/// (as both grammar targets read them), so the validator enforces them too. Values that are
+/// data, not schemas (`enum`, `const`, `default`, examples), are left as they are.
+fn with_numeric_formats(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let map = crate::schema::openapi_numeric_format(map).unwrap_or_else(|| map.clone());
+            Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| match k.as_str() {
+                        "enum" | "const" | "default" | "examples" | "example" => (k, v),
+                        _ => {
+                            let v = with_numeric_formats(&v);
+                            (k, v)
+                        }
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(with_numeric_formats).collect()),
+        other => other.clone(),
+    }
 }
 
 /// RFC 6570 URI template: expressions `{…}` closed, not nested, not empty, no stray `}` (the
@@ -239,6 +264,22 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPa
     }
     if let Some(n) = crate::schema::openapi_numeric_format(map) {
         *map = n;
+    }
+    // llguidance cannot build an integer range reaching -2^63 (its bound overflows when
+    // negated); such a bound is left to the validator.
+    for k in ["minimum", "exclusiveMinimum"] {
+        if map
+            .get(k)
+            .and_then(Value::as_f64)
+            .is_some_and(|b| b <= -9.223_372_036_854_775e18)
+        {
+            map.shift_remove(k);
+            pass.deferred.push(DeferredKeyword {
+                tool: tool.to_owned(),
+                pointer: at.to_owned(),
+                keyword: k.to_owned(),
+            });
+        }
     }
     // A format nobody enforces would be dropped silently by llguidance on non-strings.
     if let Some(f) = map.get("format").and_then(Value::as_str)
@@ -882,5 +923,30 @@ mod tests {
         assert!(t.is_valid(&json!("http://example.com/{id}/x{?q,r}")));
         assert!(!t.is_valid(&json!("http://example.com/resource/{")));
         assert!(!t.is_valid(&json!("http://example.com/{}")));
+    }
+
+    /// OpenAPI `int64`'s lower bound (-2^63) is beyond what llguidance's range grammar
+    /// takes: it leaves the grammar schema and is listed for the validator, which reads
+    /// `int32`/`int64` as bounds too.
+    #[test]
+    fn openapi_integer_formats_are_bounds_for_grammar_and_validator() {
+        let schema = json!({"type": "object", "properties": {
+            "big": {"type": "integer", "format": "int64"},
+            "small": {"type": "integer", "format": "int32"}}});
+        let mut pass = KeywordPass::default();
+        let g = bare_grammar_schema(&schema, &mut pass);
+        assert!(g["properties"]["big"].get("minimum").is_none(), "{g}");
+        assert_eq!(g["properties"]["big"]["maximum"], json!(i64::MAX));
+        assert_eq!(g["properties"]["small"]["minimum"], json!(i32::MIN));
+        assert!(
+            pass.deferred
+                .iter()
+                .any(|d| d.pointer == "/properties/big" && d.keyword == "minimum"),
+            "{:?}",
+            pass.deferred
+        );
+        let v = post_parse_validator(&schema).expect("builds");
+        assert!(v.is_valid(&json!({"small": 2_147_483_647, "big": i64::MIN})));
+        assert!(!v.is_valid(&json!({"small": 2_147_483_648_i64})));
     }
 }

@@ -6,6 +6,7 @@
 //! This module must not compile grammars with llguidance: tests and the engine do that.
 
 mod read;
+mod strings;
 mod write;
 
 pub use read::parse;

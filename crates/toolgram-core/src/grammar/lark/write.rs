@@ -3,10 +3,11 @@
 //!
 //! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
 
-use super::LarkDialect;
+use super::{LarkDialect, strings};
 use crate::grammar::ir::{CharClass, Expr, Grammar, TokenName};
 use crate::grammar::lower::{is_atom, lower};
 use crate::grammar::names::{Namer, Target};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Write `g` as Lark; the start rule is named `start`.
@@ -21,26 +22,80 @@ pub fn emit_named(g: &Grammar, dialect: LarkDialect, start_name: &str) -> String
     let Some(first) = rules.first() else {
         return String::new();
     };
-    let mut namer = Namer::new(Target::Lark, &first.name, start_name);
-    let mut out = String::new();
+    let mut w = W {
+        namer: Namer::new(Target::Lark, &first.name, start_name),
+        d: dialect,
+        rules: rules.iter().map(|r| (r.name.as_str(), &r.expr)).collect(),
+        refs: Vec::new(),
+    };
+    // Bodies first: a rule whose only uses were folded into a string regex is not written.
+    let mut written: Vec<(String, String, Vec<String>)> = Vec::new();
     for r in &rules {
-        let name = namer.name(&r.name);
+        let name = w.namer.name(&r.name);
         let mut body = String::new();
-        expr(&r.expr, &mut namer, &mut body, true, dialect);
-        let _ = writeln!(out, "{name}: {body}");
+        expr(&r.expr, &mut w, &mut body, true);
+        written.push((name, body, std::mem::take(&mut w.refs)));
+    }
+    let index: HashMap<&str, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.as_str(), i))
+        .collect();
+    let mut reached = vec![false; rules.len()];
+    let mut todo = vec![0];
+    while let Some(i) = todo.pop() {
+        if std::mem::replace(&mut reached[i], true) {
+            continue;
+        }
+        todo.extend(
+            written[i]
+                .2
+                .iter()
+                .filter_map(|n| index.get(n.as_str()).copied()),
+        );
+    }
+    let mut out = String::new();
+    for ((name, body, _), keep) in written.iter().zip(reached) {
+        if keep {
+            let _ = writeln!(out, "{name}: {body}");
+        }
     }
     out
 }
 
-fn expr(e: &Expr, namer: &mut Namer, out: &mut String, top: bool, d: LarkDialect) {
+/// The writer's state: names, dialect, the rules (for folding), refs written so far.
+struct W<'a> {
+    namer: Namer,
+    d: LarkDialect,
+    rules: HashMap<&'a str, &'a Expr>,
+    refs: Vec<String>,
+}
+
+fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
     match e {
         Expr::Seq(v) if v.is_empty() => out.push_str("\"\""),
         Expr::Seq(v) => {
-            for (i, x) in v.iter().enumerate() {
-                if i > 0 {
+            let mut i = 0;
+            let mut first = true;
+            while i < v.len() {
+                if !first {
                     out.push(' ');
                 }
-                expr(x, namer, out, false, d);
+                first = false;
+                // OpenAI dialect: a JSON string token as one lexeme (see `strings`).
+                if w.d == LarkDialect::OpenAi
+                    && let Some(whole) = strings::whole_string(&v[i..], &w.rules)
+                {
+                    out.push_str(&whole.lexeme);
+                    if !whole.rest.is_empty() {
+                        out.push(' ');
+                        out.push_str(&chars(&whole.rest));
+                    }
+                    i += whole.consumed;
+                    continue;
+                }
+                expr(&v[i], w, out, false);
+                i += 1;
             }
         }
         Expr::Alt(v) => {
@@ -51,16 +106,24 @@ fn expr(e: &Expr, namer: &mut Namer, out: &mut String, top: bool, d: LarkDialect
                 if i > 0 {
                     out.push_str(" | ");
                 }
-                expr(x, namer, out, true, d);
+                expr(x, w, out, true);
             }
             if !top {
                 out.push(')');
             }
         }
-        Expr::Literal(s) => out.push_str(&chars(s)),
+        Expr::Literal(s) => match strings::whole_string(std::slice::from_ref(e), &w.rules) {
+            Some(whole) if w.d == LarkDialect::OpenAi && whole.rest.is_empty() => {
+                out.push_str(&whole.lexeme);
+            }
+            _ => out.push_str(&chars(s)),
+        },
         Expr::Class(c) => class(c, out),
         Expr::Any => out.push_str("/(?s:.)/"),
-        Expr::Ref(n) => out.push_str(&namer.name(n)),
+        Expr::Ref(n) => {
+            w.refs.push(n.clone());
+            out.push_str(&w.namer.name(n));
+        }
         Expr::Token(t) => {
             let _ = match (&t.token, t.negated) {
                 (TokenName::Id(id), false) => write!(out, "<[{id}]>"),
@@ -76,13 +139,13 @@ fn expr(e: &Expr, namer: &mut Namer, out: &mut String, top: bool, d: LarkDialect
             let mut item = String::new();
             let one_char = |s: &str| s.chars().count() == 1;
             if is_atom(inner) && !matches!(&**inner, Expr::Literal(s) if !one_char(s)) {
-                expr(inner, namer, &mut item, false, d);
+                expr(inner, w, &mut item, false);
             } else {
                 item.push('(');
-                expr(inner, namer, &mut item, true, d);
+                expr(inner, w, &mut item, true);
                 item.push(')');
             }
-            out.push_str(&quantified(&item, *min, *max, d));
+            out.push_str(&quantified(&item, *min, *max, w.d));
         }
     }
 }
@@ -131,7 +194,14 @@ pub(crate) fn string(s: &str) -> String {
 }
 
 fn class(c: &CharClass, out: &mut String) {
-    out.push_str("/[");
+    out.push('/');
+    class_body(c, out);
+    out.push('/');
+}
+
+/// `[…]` for a class, as inside a regex.
+pub(super) fn class_body(c: &CharClass, out: &mut String) {
+    out.push('[');
     if c.negated {
         out.push('^');
     }
@@ -142,10 +212,10 @@ fn class(c: &CharClass, out: &mut String) {
             regex_char(hi, out);
         }
     }
-    out.push_str("]/");
+    out.push(']');
 }
 
-fn regex_char(c: char, out: &mut String) {
+pub(super) fn regex_char(c: char, out: &mut String) {
     let _ = if "\\]-[^/&~".contains(c) {
         write!(out, "\\{c}")
     } else if c.is_control() || c.is_whitespace() {
