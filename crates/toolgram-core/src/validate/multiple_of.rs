@@ -51,7 +51,7 @@ pub fn is_multiple(value: &Number, multiple: &Number) -> Option<bool> {
     let k = ea - eb;
     if k >= 0 {
         let shift = pow_mod(10, u32::try_from(k).ok()?, b);
-        Some(a % b * shift % b == 0)
+        Some((a % b * shift).is_multiple_of(b))
     } else {
         let scale = 10u128.checked_pow(u32::try_from(-k).ok()?);
         Some(
@@ -99,7 +99,9 @@ impl Keyword for MultipleOf {
     }
 }
 
-/// The `multipleOf` keyword for `jsonschema::options().with_keyword`.
+/// The `multipleOf` keyword for `jsonschema::options().with_keyword` (whose factory
+/// signature fixes the error type).
+#[allow(clippy::result_large_err)]
 pub fn factory<'a>(
     _parent: &'a Map<String, Value>,
     schema: &'a Value,
