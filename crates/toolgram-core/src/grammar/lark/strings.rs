@@ -12,8 +12,9 @@ use super::write::{class_body, regex_char, string};
 use crate::grammar::ir::Expr;
 use std::collections::HashMap;
 
-/// Longest regex written for one string token.
-const MAX_REGEX: usize = 1 << 20;
+/// Longest regex written for one string token (a guard: JSON strings never come near it, and
+/// a grammar too big for llguidance is refused by llguidance with its own message).
+const MAX_REGEX: usize = 1 << 26;
 
 /// One string token found at the start of a sequence.
 pub(super) struct Whole {

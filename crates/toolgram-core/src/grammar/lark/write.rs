@@ -1,5 +1,6 @@
 //! The Lark writer: IR → Lark rules (`start` first, only reachable rules), literals as
-//! one-character strings, character classes as one-character regexes.
+//! one-character strings, character classes as one-character regexes; in the OpenAI dialect
+//! JSON string tokens are written whole (see `strings`).
 //!
 //! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
 
