@@ -45,7 +45,7 @@ fn every_sample_gbnf_runs_and_its_output_is_accepted_by_llama_cpp() {
             .unwrap_or_default();
         let messages = [ChatMessage::text(
             "user",
-            &format!("Write one short example of {stem}, then stop."),
+            format!("Write one short example of {stem}, then stop."),
         )];
         let r = s
             .generate_text(&GenerateRequest {
