@@ -27,6 +27,10 @@ pub struct CompileOptions {
     pub think: Think,
     /// Unknown schema keywords are listed ([`CompiledGrammar::ignored`]) instead of refused.
     pub lenient: bool,
+    /// Argument grammars come from toolgram's own schema compiler (Lark rules) instead of
+    /// llguidance's `%json`: the engine's fallback for a schema llguidance refuses (its
+    /// whitespace is then the IR's bounded policy, not `json.dumps` spacing).
+    pub args_from_ir: bool,
 }
 
 /// Whether the reply may or must open with a reasoning block ([`crate::syntax::THINK`]).
@@ -93,6 +97,9 @@ pub struct CompiledGrammar {
     pub deferred: Vec<DeferredKeyword>,
     /// Unknown keywords left out under `lenient` (without it they are an error).
     pub ignored: Vec<DeferredKeyword>,
+    /// Set by the engine when llguidance refused an argument schema as `%json` and the
+    /// argument grammars come from toolgram's own schema compiler: llguidance's message.
+    pub args_fallback: Option<String>,
 }
 
 /// A schema keyword left out of the grammar and enforced after parsing instead.
@@ -549,6 +556,22 @@ pub fn compile(
                         "args_{i}: \"{{\\\"input\\\": \\\"\" gt{i}_start \"\\\"}}\"\n{rules}"
                     );
                 }
+                None if opts.args_from_ir && opts.mode == Mode::Grammar => {
+                    let (params, _) =
+                        crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+                    let sopts = crate::schema::SchemaOptions {
+                        tool: Some(tool.name.clone()),
+                        lenient: opts.lenient,
+                        closed_objects: true,
+                        ..crate::schema::SchemaOptions::default()
+                    };
+                    let (ir, _) = crate::schema::to_grammar(&params, &sopts)?;
+                    g.push_str(&crate::grammar::lark::emit_named(
+                        &ir.prefixed(&format!("ir{i}_")),
+                        crate::grammar::lark::LarkDialect::Llguidance,
+                        &format!("args_{i}"),
+                    ));
+                }
                 None => {
                     let _ = writeln!(g, "args_{i}: %json {schema}");
                 }
@@ -565,7 +588,7 @@ pub fn compile(
                 if let Value::Object(map) = &mut schema {
                     map.insert("x-guidance".into(), loose_json_style());
                 }
-                if grammar_tool.is_some() {
+                if grammar_tool.is_some() || opts.args_from_ir {
                     let _ = writeln!(g, "bare_args_{i}: args_{i}");
                 } else {
                     let _ = writeln!(g, "bare_args_{i}: %json {schema}");
@@ -591,6 +614,7 @@ pub fn compile(
         parallel,
         deferred: pass.deferred,
         ignored: pass.unknown,
+        args_fallback: None,
     })
 }
 

@@ -60,6 +60,10 @@ pub enum CompileError {
         /// The keyword.
         keyword: String,
     },
+    /// A tool's argument schema cannot be compiled by toolgram's own schema compiler (used
+    /// when llguidance's `%json` refuses it).
+    #[error("{0}")]
+    ArgumentSchema(#[from] crate::schema::SchemaError),
 }
 
 /// Model output that does not read as the expected calls.

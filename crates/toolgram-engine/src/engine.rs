@@ -203,8 +203,9 @@ fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {
 }
 
 /// Compile and check a request before any model is loaded: the whole grammar with llguidance
-/// (byte-level vocabulary) and, if it is refused, each callable tool alone, so the error names
-/// the tool whose schema llguidance cannot take.
+/// (byte-level vocabulary); if it is refused, the same pool with argument grammars from
+/// toolgram's own schema compiler (the plan returned then), and if that is refused too, each
+/// callable tool alone, so the error names the tool whose schema llguidance cannot take.
 pub fn check_request(
     tools: &ToolSet,
     choice: &ToolChoice,
@@ -214,6 +215,19 @@ pub fn check_request(
 ) -> Result<CompiledGrammar, EngineError> {
     let plan = compile::compile(tools, choice, parallel, syntax, opts)?;
     if let Err(whole) = check_grammar(&plan.lark) {
+        // The session's fallback: argument grammars from toolgram's own schema compiler.
+        if opts.mode == compile::Mode::Grammar {
+            let ir_opts = CompileOptions {
+                args_from_ir: true,
+                ..opts.clone()
+            };
+            if let Ok(mut ir_plan) = compile::compile(tools, choice, parallel, syntax, &ir_opts)
+                && check_grammar(&ir_plan.lark).is_ok()
+            {
+                ir_plan.args_fallback = Some(first_line(&whole.to_string()));
+                return Ok(ir_plan);
+            }
+        }
         for &i in &plan.callable {
             let name = &tools.tools()[i].name;
             let one =

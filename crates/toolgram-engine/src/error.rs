@@ -87,7 +87,9 @@ impl EngineError {
         match self {
             Self::Definition(_) => "invalid_tools",
             Self::Compile(
-                CompileError::UnsupportedKeyword { .. } | CompileError::ToolGrammar(_),
+                CompileError::UnsupportedKeyword { .. }
+                | CompileError::ToolGrammar(_)
+                | CompileError::ArgumentSchema(_),
             ) => "invalid_tools",
             Self::Compile(_) => "invalid_request",
             Self::Grammar(_) => "grammar_error",

@@ -216,9 +216,16 @@ impl Session<'_> {
             think: req.think,
             ..engine.compile_opts.clone()
         };
-        let compiled =
+        let mut compiled =
             compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
         let prompted = req.mode == Mode::Prompt;
+        let unconstrained = req.sampling.unconstrained || prompted;
+        // The grammar is built before the prompt is evaluated, so a refusal costs nothing.
+        let matcher = if unconstrained {
+            None
+        } else {
+            Some(self.matcher_with_fallback(req, &opts, &mut compiled)?)
+        };
         let messages = if prompted {
             with_instructions(req, engine.syntax)
         } else {
@@ -241,7 +248,6 @@ impl Session<'_> {
         timings.prompt_evaluated = self.prefill(&tokens)?;
         timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
-        let unconstrained = req.sampling.unconstrained || prompted;
         let watch = (req.think != Think::Off && !unconstrained).then(|| {
             ThinkWatch::new(
                 req.sampling
@@ -250,8 +256,7 @@ impl Session<'_> {
             )
         });
         let t1 = Instant::now();
-        let grammar = (!unconstrained).then(|| TopLevelGrammar::from_lark(compiled.lark.clone()));
-        let outcome = self.generate(grammar, &req.sampling, watch, budget, &mut timings);
+        let outcome = self.generate(matcher, &req.sampling, watch, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
@@ -357,9 +362,51 @@ impl Session<'_> {
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
+    /// The matcher for `compiled`; when llguidance refuses an argument schema given as
+    /// `%json`, the pool is compiled again with every argument grammar from toolgram's own
+    /// schema compiler (logged; `compiled` becomes that grammar). The first refusal is
+    /// returned when the fallback is refused too.
+    fn matcher_with_fallback(
+        &self,
+        req: &CallRequest<'_>,
+        opts: &CompileOptions,
+        compiled: &mut CompiledGrammar,
+    ) -> Result<Matcher, EngineError> {
+        let engine = self.engine;
+        let first = match engine.matcher(TopLevelGrammar::from_lark(compiled.lark.clone())) {
+            Ok(m) => return Ok(m),
+            Err(e) => e,
+        };
+        if req.mode != Mode::Grammar {
+            return Err(first);
+        }
+        let ir_opts = CompileOptions {
+            args_from_ir: true,
+            ..opts.clone()
+        };
+        let Ok(mut again) = compile::compile(
+            req.tools,
+            &req.choice,
+            req.parallel,
+            engine.syntax,
+            &ir_opts,
+        ) else {
+            return Err(first);
+        };
+        match engine.matcher(TopLevelGrammar::from_lark(again.lark.clone())) {
+            Ok(m) => {
+                tracing::warn!(refused = %first, "llguidance refused an argument schema; using toolgram's own schema grammar");
+                again.args_fallback = Some(first.to_string());
+                *compiled = again;
+                Ok(m)
+            }
+            Err(_) => Err(first),
+        }
+    }
+
     pub(crate) fn generate(
         &mut self,
-        grammar: Option<TopLevelGrammar>,
+        matcher: Option<Matcher>,
         s: &Sampling,
         mut watch: Option<ThinkWatch>,
         budget: usize,
@@ -368,10 +415,10 @@ impl Session<'_> {
         let engine = self.engine;
         let think_close = self.think_close();
         // Unconstrained runs (prompt mode, bench baselines) skip llguidance entirely.
-        let everything = grammar
+        let everything = matcher
             .is_none()
             .then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
-        let mut matcher = grammar.map(|g| engine.matcher(g)).transpose()?;
+        let mut matcher = matcher;
         let seed = s.seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)

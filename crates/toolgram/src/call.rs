@@ -186,6 +186,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
         &opts,
     )?;
     crate::grammar::refuse_or_list_unknown(&checked.ignored, true, "invalid_tools")?;
+    crate::grammar::note_fallback(&checked);
     let chat_template = args
         .chat_template
         .as_ref()

@@ -77,6 +77,16 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
     })
 }
 
+/// Say on stderr when llguidance refused an argument schema and toolgram's own schema
+/// grammars stand in (never a silent change of path).
+pub(crate) fn note_fallback(plan: &compile::CompiledGrammar) {
+    if let Some(why) = &plan.args_fallback {
+        eprintln!(
+            "note: llguidance refused an argument schema ({why}); the arguments use toolgram's own schema grammars"
+        );
+    }
+}
+
 fn note_deferred(deferred: &[compile::DeferredKeyword]) {
     for d in deferred {
         let whose = if d.tool.is_empty() {
@@ -159,12 +169,16 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
         lenient: args.lenient,
         ..CompileOptions::default()
     };
-    let plan = if args.check {
-        check_request(&tools, &choice, args.parallel_tool_calls, syntax, &opts)?
-    } else {
-        compile::compile(&tools, &choice, args.parallel_tool_calls, syntax, &opts)
-            .map_err(EngineError::from)?
+    // What the engine would run: with llguidance's `%json`, or — where llguidance refuses an
+    // argument schema — with toolgram's own schema grammars (`check_request`'s fallback).
+    let checked = check_request(&tools, &choice, args.parallel_tool_calls, syntax, &opts);
+    let plan = match checked {
+        Ok(plan) => plan,
+        Err(e) if args.check => return Err(e.into()),
+        Err(_) => compile::compile(&tools, &choice, args.parallel_tool_calls, syntax, &opts)
+            .map_err(EngineError::from)?,
     };
+    note_fallback(&plan);
     match args.format {
         Format::Lark if args.check => println!("ok"),
         Format::Lark => print!("{}", plan.lark),

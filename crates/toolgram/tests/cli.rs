@@ -757,3 +757,48 @@ fn grammar_json_schema_renders_the_call_union_per_provider_profile() {
         "{stderr}"
     );
 }
+
+/// A schema llguidance's `%json` refuses (overlapping `patternProperties`) but toolgram's own
+/// schema compiler takes: the call still runs, under argument grammars from our compiler, and
+/// stderr says so.
+#[test]
+fn a_schema_llguidance_refuses_runs_under_our_own_schema_grammar() {
+    let tools = temp_file(
+        "overlapping.json",
+        r#"[{"type":"function","function":{"name":"set_labels","description":"Set labels on a resource.",
+            "parameters":{"type":"object","properties":{"resource":{"type":"string"},
+              "labels":{"type":"object","patternProperties":{"^a":{"type":"string"},"b$":{"type":"string"}}}},
+            "required":["resource","labels"]}}}]"#,
+    );
+    let tools = tools.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "grammar",
+        "--tools",
+        &tools,
+        "--tool-choice",
+        "required",
+        "--check",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "ok");
+    assert!(stderr.contains("not disjoint"), "{stderr}");
+    let (code, stdout, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "test",
+        "--tools",
+        &tools,
+        "--tool-choice",
+        "required",
+        "Label the resource web-1 with app=shop.",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("own schema grammars"), "{stderr}");
+    let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let call = &msg["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "set_labels");
+    let args: Value =
+        serde_json::from_str(call["arguments"].as_str().expect("arguments")).expect("JSON");
+    assert!(args["resource"].is_string(), "{args}");
+    assert!(args["labels"].is_object(), "{args}");
+}
