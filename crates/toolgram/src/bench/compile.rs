@@ -72,6 +72,8 @@ pub(super) struct SchemaResult {
     /// Where the grammar stopped on the first valid instance it rejected for a reason other
     /// than the output policies (byte offset into its compact JSON).
     pub(super) valid_rejected_at: Option<usize>,
+    /// llguidance's `%json` refused it and our own schema grammar ran instead.
+    pub(super) ir_fallback: bool,
 }
 
 impl SchemaResult {
@@ -561,6 +563,26 @@ fn drop_unknown_formats(v: &mut Value) -> usize {
     }
 }
 
+/// The engine's fallback: the schema through toolgram's own compiler, as llguidance Lark;
+/// the compiled grammar and whether any keyword is left to the validator.
+fn ir_fallback(
+    checker: &ByteChecker,
+    schema: &Value,
+    lenient: bool,
+) -> Option<(toolgram_engine::CompiledCheck, bool)> {
+    use toolgram_core::grammar::lark;
+    use toolgram_core::schema::{NoteKind, SchemaOptions, to_grammar};
+    let opts = SchemaOptions {
+        lenient,
+        ..SchemaOptions::default()
+    };
+    let (g, notes) = to_grammar(schema, &opts).ok()?;
+    let compiled = checker
+        .compile(&lark::emit(&g, lark::LarkDialect::Llguidance))
+        .ok()?;
+    Some((compiled, notes.iter().any(|n| n.kind == NoteKind::Deferred)))
+}
+
 /// Compile one schema and run its test instances (`{"data", "valid"}`) through the grammar
 /// and the post-parse validator.
 fn check_schema(
@@ -582,9 +604,20 @@ fn check_schema(
         return r;
     }
     r.ignored_keywords = pass.unknown.len();
-    let deferred = pass.deferred;
+    let mut deferred = !pass.deferred.is_empty();
     let lark = format!("start: %json {grammar_schema}\n");
-    let compiled = checker.compile(&lark);
+    // As the engine does: where llguidance's `%json` refuses, our own schema grammar.
+    let compiled =
+        checker
+            .compile(&lark)
+            .or_else(|e| match ir_fallback(checker, &schema, lenient) {
+                Some((c, deferred_ir)) => {
+                    r.ir_fallback = true;
+                    deferred = deferred_ir;
+                    Ok(c)
+                }
+                None => Err(e),
+            });
     r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
     let compiled = match compiled {
         Ok(c) => c,
@@ -594,7 +627,7 @@ fn check_schema(
         }
     };
     // Deferred keywords need the validator; a schema it cannot build is refused, not passed.
-    let validator = match (!deferred.is_empty())
+    let validator = match deferred
         .then(|| toolgram_core::compile::post_parse_validator(&schema))
         .transpose()
     {
@@ -786,6 +819,12 @@ fn report(
         "\nvalid instances rejected only for key order or `1.0`-style integers (output policies; counted as passing): {ooo}"
     );
     println!("valid instances rejected by the post-parse validator: {by_validator}");
+    let fallbacks = results.iter().filter(|r| r.ir_fallback).count();
+    if fallbacks > 0 {
+        println!(
+            "compiled by toolgram's own schema grammar where llguidance's %json refused (the engine's fallback): {fallbacks}"
+        );
+    }
     let ignored: usize = results.iter().map(|r| r.ignored_formats).sum();
     let ignoring = results.iter().filter(|r| r.ignored_formats > 0).count();
     let ignored_kw: usize = results.iter().map(|r| r.ignored_keywords).sum();
@@ -808,7 +847,7 @@ fn report(
                     "compiled": r.compiled, "refused_by": r.refused_by, "passes": r.passes(),
                     "valid": [r.valid.0, r.valid.1], "invalid": [r.invalid.0, r.invalid.1],
                     "order_only": r.out_of_order_valid_rejected, "validator_rejected": r.validator_rejected,
-                    "valid_rejected_at": r.valid_rejected_at,
+                    "valid_rejected_at": r.valid_rejected_at, "ir_fallback": r.ir_fallback,
                     "compile_ms": r.compile_ms})
                 .to_string()
             })
