@@ -159,24 +159,50 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
 /// (as both grammar targets read them), so the validator enforces them too. Values that are
 /// data, not schemas (`enum`, `const`, `default`, examples), are left as they are.
 fn with_numeric_formats(schema: &Value) -> Value {
-    match schema {
-        Value::Object(map) => {
-            let map = crate::schema::openapi_numeric_format(map).unwrap_or_else(|| map.clone());
-            Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| match k.as_str() {
-                        "enum" | "const" | "default" | "examples" | "example" => (k, v),
-                        _ => {
-                            let v = with_numeric_formats(&v);
-                            (k, v)
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let map = crate::schema::openapi_numeric_format(map).unwrap_or_else(|| map.clone());
+    let each = |v: &Value, f: fn(&Value) -> Value| match v {
+        Value::Array(items) => Value::Array(items.iter().map(f).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), f(x))).collect()),
+        other => f(other),
+    };
+    Value::Object(
+        map.into_iter()
+            .map(|(k, v)| {
+                let v = match k.as_str() {
+                    // Maps of name → schema: the names are not keywords.
+                    "properties" | "patternProperties" | "$defs" | "definitions"
+                    | "dependentSchemas" => each(&v, with_numeric_formats),
+                    // Schemas, or lists of schemas.
+                    "items"
+                    | "prefixItems"
+                    | "additionalItems"
+                    | "additionalProperties"
+                    | "allOf"
+                    | "anyOf"
+                    | "oneOf"
+                    | "not"
+                    | "if"
+                    | "then"
+                    | "else"
+                    | "contains"
+                    | "propertyNames"
+                    | "unevaluatedItems"
+                    | "unevaluatedProperties" => match &v {
+                        Value::Array(items) => {
+                            Value::Array(items.iter().map(with_numeric_formats).collect())
                         }
-                    })
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(with_numeric_formats).collect()),
-        other => other.clone(),
-    }
+                        other => with_numeric_formats(other),
+                    },
+                    // Data (`enum`, `const`, `default`, …) and annotations stay as they are.
+                    _ => v,
+                };
+                (k, v)
+            })
+            .collect(),
+    )
 }
 
 /// RFC 6570 URI template: expressions `{…}` closed, not nested, not empty, no stray `}` (the
@@ -972,5 +998,25 @@ mod tests {
         let v = post_parse_validator(&schema).expect("builds");
         assert!(v.is_valid(&json!({"small": 2_147_483_647, "big": i64::MIN})));
         assert!(!v.is_valid(&json!({"small": 2_147_483_648_i64})));
+        // A property named like a data keyword is still a schema.
+        let named = json!({"type": "object", "properties": {
+            "default": {"type": "integer", "format": "int32"}}});
+        let v = post_parse_validator(&named).expect("builds");
+        assert!(!v.is_valid(&json!({"default": 2_147_483_648_i64})));
+        // …while a `const` that looks like a schema is data.
+        let data = json!({"const": {"format": "int32"}});
+        let v = post_parse_validator(&data).expect("builds");
+        assert!(v.is_valid(&json!({"format": "int32"})));
+    }
+
+    /// The validator's `multipleOf` is exact on decimals and accepts negative multiples (the
+    /// `jsonschema` crate's own refuses every negative number).
+    #[test]
+    fn multiple_of_after_parse_is_exact_and_signed() {
+        let v =
+            post_parse_validator(&json!({"type": "number", "multipleOf": 0.01})).expect("builds");
+        assert!(v.is_valid(&json!(-500.25)));
+        assert!(v.is_valid(&json!(0.3)));
+        assert!(!v.is_valid(&json!(12.345)));
     }
 }

@@ -216,17 +216,12 @@ pub fn check_request(
     let plan = compile::compile(tools, choice, parallel, syntax, opts)?;
     if let Err(whole) = check_grammar(&plan.lark) {
         // The session's fallback: argument grammars from toolgram's own schema compiler.
-        if opts.mode == compile::Mode::Grammar {
-            let ir_opts = CompileOptions {
-                args_from_ir: true,
-                ..opts.clone()
-            };
-            if let Ok(mut ir_plan) = compile::compile(tools, choice, parallel, syntax, &ir_opts)
-                && check_grammar(&ir_plan.lark).is_ok()
-            {
-                ir_plan.args_fallback = Some(first_line(&whole.to_string()));
-                return Ok(ir_plan);
-            }
+        if opts.mode == compile::Mode::Grammar
+            && let Ok(mut ir_plan) = with_ir_args(tools, choice, parallel, syntax, opts)
+            && check_grammar(&ir_plan.lark).is_ok()
+        {
+            ir_plan.args_fallback = Some(first_line(&whole.to_string()));
+            return Ok(ir_plan);
         }
         for &i in &plan.callable {
             let name = &tools.tools()[i].name;
@@ -242,6 +237,22 @@ pub fn check_request(
         return Err(whole);
     }
     Ok(plan)
+}
+
+/// The pool compiled again with every argument grammar from toolgram's own schema compiler
+/// (the fallback where llguidance's `%json` refuses an argument schema).
+pub(crate) fn with_ir_args(
+    tools: &ToolSet,
+    choice: &ToolChoice,
+    parallel: bool,
+    syntax: &CallSyntax,
+    opts: &CompileOptions,
+) -> Result<CompiledGrammar, toolgram_core::CompileError> {
+    let ir_opts = CompileOptions {
+        args_from_ir: true,
+        ..opts.clone()
+    };
+    compile::compile(tools, choice, parallel, syntax, &ir_opts)
 }
 
 fn first_line(message: &str) -> String {

@@ -361,7 +361,6 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
     /// The matcher for `compiled`; when llguidance refuses an argument schema given as
     /// `%json`, the pool is compiled again with every argument grammar from toolgram's own
     /// schema compiler (logged; `compiled` becomes that grammar). The first refusal is
@@ -380,17 +379,9 @@ impl Session<'_> {
         if req.mode != Mode::Grammar {
             return Err(first);
         }
-        let ir_opts = CompileOptions {
-            args_from_ir: true,
-            ..opts.clone()
-        };
-        let Ok(mut again) = compile::compile(
-            req.tools,
-            &req.choice,
-            req.parallel,
-            engine.syntax,
-            &ir_opts,
-        ) else {
+        let Ok(mut again) =
+            crate::engine::with_ir_args(req.tools, &req.choice, req.parallel, engine.syntax, opts)
+        else {
             return Err(first);
         };
         match engine.matcher(TopLevelGrammar::from_lark(again.lark.clone())) {
@@ -404,9 +395,10 @@ impl Session<'_> {
         }
     }
 
+    /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
     pub(crate) fn generate(
         &mut self,
-        matcher: Option<Matcher>,
+        mut matcher: Option<Matcher>,
         s: &Sampling,
         mut watch: Option<ThinkWatch>,
         budget: usize,
@@ -418,7 +410,6 @@ impl Session<'_> {
         let everything = matcher
             .is_none()
             .then(|| SimpleVob::alloc_ones(engine.tok.pieces.len()));
-        let mut matcher = matcher;
         let seed = s.seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)

@@ -636,3 +636,26 @@ fn sql_query_grammar_runs_under_llguidance_and_llama_cpp() {
     )]);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// OpenAI-dialect Lark writes JSON string tokens whole: a declared key as one string, any
+/// other key as one regex. Texts sharing a prefix with a declared key must still be read
+/// right by llguidance's greedy lexer, and the symbols must shrink.
+#[test]
+fn openai_lark_writes_string_tokens_whole_and_keeps_their_meaning() {
+    let s = serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}},
+        "additionalProperties": {"type": "integer"}});
+    let (g, _) = schema::to_grammar(&s, &SchemaOptions::default()).expect("compiles");
+    let text = lark::emit(&g, lark::LarkDialect::OpenAi);
+    assert!(text.contains(r#""\"name\"""#), "{text}");
+    assert!(text.contains("/\""), "{text}");
+    for (doc, want) in [
+        (r#"{"name": "x"}"#, true),
+        (r#"{"nam": 1}"#, true),
+        (r#"{"names": 2}"#, true),
+        (r#"{"name": "x", "n": 3}"#, true),
+        (r#"{"name": 1}"#, false),
+        (r#"{"nam": "x"}"#, false),
+    ] {
+        assert_eq!(llguidance_accepts(&text, doc), Ok(want), "{doc}\n{text}");
+    }
+}

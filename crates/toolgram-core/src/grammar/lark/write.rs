@@ -113,12 +113,16 @@ fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
                 out.push(')');
             }
         }
-        Expr::Literal(s) => match strings::whole_string(std::slice::from_ref(e), &w.rules) {
-            Some(whole) if w.d == LarkDialect::OpenAi && whole.rest.is_empty() => {
-                out.push_str(&whole.lexeme);
+        Expr::Literal(s) => {
+            let whole = (w.d == LarkDialect::OpenAi)
+                .then(|| strings::whole_string(std::slice::from_ref(e), &w.rules))
+                .flatten()
+                .filter(|whole| whole.rest.is_empty());
+            match whole {
+                Some(whole) => out.push_str(&whole.lexeme),
+                None => out.push_str(&chars(s)),
             }
-            _ => out.push_str(&chars(s)),
-        },
+        }
         Expr::Class(c) => class(c, out),
         Expr::Any => out.push_str("/(?s:.)/"),
         Expr::Ref(n) => {
