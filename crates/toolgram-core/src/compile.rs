@@ -591,7 +591,20 @@ pub fn compile(
                         closed_objects: true,
                         ..crate::schema::SchemaOptions::default()
                     };
-                    let (ir, _) = crate::schema::to_grammar(&params, &sopts)?;
+                    let (ir, notes) = crate::schema::to_grammar(&params, &sopts)?;
+                    // What our compiler leaves to the validator is listed too.
+                    for n in notes {
+                        let d = DeferredKeyword {
+                            tool: tool.name.clone(),
+                            pointer: n.pointer,
+                            keyword: n.keyword,
+                        };
+                        if n.kind == crate::schema::NoteKind::Deferred
+                            && !pass.deferred.contains(&d)
+                        {
+                            pass.deferred.push(d);
+                        }
+                    }
                     g.push_str(&crate::grammar::lark::emit_named(
                         &ir.prefixed(&format!("ir{i}_")),
                         crate::grammar::lark::LarkDialect::Llguidance,

@@ -801,4 +801,10 @@ fn a_schema_llguidance_refuses_runs_under_our_own_schema_grammar() {
         serde_json::from_str(call["arguments"].as_str().expect("arguments")).expect("JSON");
     assert!(args["resource"].is_string(), "{args}");
     assert!(args["labels"].is_object(), "{args}");
+    // What our schema grammar leaves to the validator is listed, as on the `%json` path.
+    let listed = msg["toolgram"]["enforced_after_parse"].to_string();
+    assert!(
+        listed.contains("/properties/labels") && listed.contains("patternProperties"),
+        "{msg}"
+    );
 }
