@@ -13,10 +13,18 @@ use toolgram_core::grammar::{Grammar, gbnf};
 #[derive(Debug, Error)]
 pub enum ToolError {
     /// The text is not in the tool's grammar.
-    #[error("input is not in the tool's grammar (stops after byte {offset})")]
+    #[error(
+        "input is not in the tool's grammar: it stops fitting at line {line}, column {column}, at {near:?}"
+    )]
     Syntax {
-        /// How far the grammar followed the text.
+        /// How far (bytes) the grammar followed the text.
         offset: usize,
+        /// Where that is: 1-based line and column (in characters).
+        line: usize,
+        /// See `line`.
+        column: usize,
+        /// The text from there to the end of its line (at most 40 characters).
+        near: String,
     },
     /// A tool's definition (a manifest, its grammar file, a database to read) is wrong, or
     /// no tool has that name.
@@ -33,10 +41,21 @@ pub enum ToolError {
     Run(String),
 }
 
-impl From<TreeError> for ToolError {
-    fn from(e: TreeError) -> Self {
+impl ToolError {
+    /// `e`, from parsing `text`, said with the place in the text.
+    pub fn from_tree(e: TreeError, text: &str) -> Self {
         match e {
-            TreeError::NoMatch { offset } => Self::Syntax { offset },
+            TreeError::NoMatch { offset } => {
+                let before = text.get(..offset).unwrap_or(text);
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                let rest = text.get(offset..).unwrap_or("");
+                Self::Syntax {
+                    offset,
+                    line: before.matches('\n').count() + 1,
+                    column: before[line_start..].chars().count() + 1,
+                    near: rest.lines().next().unwrap_or("").chars().take(40).collect(),
+                }
+            }
             other => Self::Grammar(other.to_string()),
         }
     }
@@ -101,10 +120,27 @@ pub trait GrammarTool {
         lark::parse(&self.lark()).map_err(|e| ToolError::Grammar(e.to_string()))
     }
 
-    /// Text → typed input, with the grammar as the parser.
+    /// Text from outside the grammar (a hand-written input, an unconstrained model's output)
+    /// rewritten into the grammar's exact form, where the tool's reference reader is known to
+    /// be more tolerant than its grammar (padding around markers, a wrapper). Tried only after
+    /// the grammar refused the text as it is, and its result goes through the same grammar.
+    fn lenient_rewrite(&self, _text: &str) -> Option<String> {
+        None
+    }
+
+    /// Text → typed input, with the grammar as the parser (then [`Self::lenient_rewrite`]).
     fn parse(&self, text: &str) -> Result<Self::Input, ToolError> {
-        let tree = parse_tree(&self.grammar()?, text)?;
-        self.input_from_tree(&tree, text)
+        let grammar = self.grammar()?;
+        match parse_tree(&grammar, text) {
+            Ok(tree) => self.input_from_tree(&tree, text),
+            Err(strict) => match self.lenient_rewrite(text) {
+                Some(fixed) if fixed != text => match parse_tree(&grammar, &fixed) {
+                    Ok(tree) => self.input_from_tree(&tree, &fixed),
+                    Err(_) => Err(ToolError::from_tree(strict, text)),
+                },
+                _ => Err(ToolError::from_tree(strict, text)),
+            },
+        }
     }
 
     /// The JSON fallback: one string property holding text in the grammar.

@@ -35,8 +35,25 @@ fn confined(root: &Path, rel: &str) -> Result<PathBuf, ToolError> {
     Ok(full)
 }
 
-/// Where `want` (lines) occurs in `have` at or after `from`: exact, then ignoring trailing
-/// whitespace, then ignoring whitespace at both ends (the reference implementation's order).
+/// Typographic punctuation and odd spaces read as their ASCII forms (the reference
+/// implementation's last, most tolerant pass: a patch written with `-` and `"` still finds
+/// a line written with `–` and `“`).
+fn ascii_punctuation(s: &str) -> String {
+    s.trim()
+        .chars()
+        .map(|c| match c {
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            '\u{2018}'..='\u{201B}' => '\'',
+            '\u{201C}'..='\u{201F}' => '"',
+            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+            other => other,
+        })
+        .collect()
+}
+
+/// Where `want` (lines) occurs in `have` at or after `from` (only at the very end when
+/// `at_end`): exact, then ignoring trailing whitespace, then ignoring whitespace at both
+/// ends, then also reading typographic punctuation as ASCII (the reference order).
 fn find(have: &[String], want: &[&str], from: usize, at_end: bool) -> Option<usize> {
     if want.is_empty() {
         return Some(if at_end { have.len() } else { from });
@@ -49,18 +66,39 @@ fn find(have: &[String], want: &[&str], from: usize, at_end: bool) -> Option<usi
     } else {
         (from..=have.len().saturating_sub(want.len())).collect()
     };
-    let levels: [fn(&str, &str) -> bool; 3] = [
+    let levels: [fn(&str, &str) -> bool; 4] = [
         |a, b| a == b,
         |a, b| a.trim_end() == b.trim_end(),
         |a, b| a.trim() == b.trim(),
+        |a, b| ascii_punctuation(a) == ascii_punctuation(b),
     ];
     levels
         .iter()
         .find_map(|eq| starts.iter().copied().find(|&i| fits(i, eq)))
 }
 
+/// The file's lines as the format sees them: split on `\n` (a `\r` stays part of its line,
+/// so CRLF files keep their endings), without the empty piece after a final newline.
+fn file_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    if lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+/// Apply `chunks` to `text`. Context lines are kept as the file has them (a loose match
+/// never rewrites them); added lines take the file's CRLF endings when it has them.
 fn apply_chunks(path: &str, text: &str, chunks: &[Chunk]) -> Result<String, ToolError> {
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut lines = file_lines(text);
+    let crlf = lines.first().is_some_and(|l| l.ends_with('\r'));
+    let added = |t: &str| {
+        if crlf && !t.ends_with('\r') {
+            format!("{t}\r")
+        } else {
+            t.to_owned()
+        }
+    };
     let mut cursor = 0;
     for (n, c) in chunks.iter().enumerate() {
         let fail = |why: String| ToolError::Run(format!("{path}, chunk {}: {why}", n + 1));
@@ -69,30 +107,56 @@ fn apply_chunks(path: &str, text: &str, chunks: &[Chunk]) -> Result<String, Tool
                 .ok_or_else(|| fail(format!("anchor line not found: {anchor:?}")))?;
             cursor = at + 1;
         }
-        let old: Vec<&str> = c
+        let mut old: Vec<&str> = c
             .lines
             .iter()
             .filter(|(k, _)| *k != LineKind::Add)
             .map(|(_, t)| t.as_str())
             .collect();
-        let new: Vec<String> = c
-            .lines
-            .iter()
-            .filter(|(k, _)| *k != LineKind::Remove)
-            .map(|(_, t)| t.clone())
-            .collect();
-        let at = find(&lines, &old, cursor, c.end_of_file).ok_or_else(|| {
+        if old.is_empty() {
+            // Only added lines: right after the anchor when there is one, else at the end.
+            let at = if c.anchor.is_some() && !c.end_of_file {
+                cursor
+            } else {
+                lines.len()
+            };
+            let new: Vec<String> = c.lines.iter().map(|(_, t)| added(t)).collect();
+            cursor = at + new.len();
+            lines.splice(at..at, new);
+            continue;
+        }
+        let mut found = find(&lines, &old, cursor, c.end_of_file);
+        if found.is_none() && old.last() == Some(&"") {
+            // A last empty old line may stand for the file's final newline.
+            old.pop();
+            found = find(&lines, &old, cursor, c.end_of_file);
+        }
+        let at = found.ok_or_else(|| {
             fail(format!(
                 "context not found: {:?}",
                 old.iter().take(3).collect::<Vec<_>>()
             ))
         })?;
-        let added = new.len();
+        let mut new = Vec::new();
+        let mut k = 0; // index into `old`; past its end once a final empty line was let go
+        for (kind, t) in &c.lines {
+            match kind {
+                LineKind::Context => {
+                    if let Some(kept) = lines.get(at + k).filter(|_| k < old.len()) {
+                        new.push(kept.clone());
+                    }
+                    k += 1;
+                }
+                LineKind::Remove => k += 1,
+                LineKind::Add => new.push(added(t)),
+            }
+        }
+        cursor = at + new.len();
         lines.splice(at..at + old.len(), new);
-        cursor = at + added;
     }
+    // The format has no "no newline at end of file" marker: an updated file ends with one.
     let mut out = lines.join("\n");
-    if text.ends_with('\n') || text.is_empty() {
+    if !lines.is_empty() {
         out.push('\n');
     }
     Ok(out)
@@ -130,7 +194,12 @@ pub fn apply(p: &Patch, ctx: &RunContext) -> Result<Value, ToolError> {
             FileOp::Delete { path } => {
                 let full = confined(&root, path)?;
                 if current(&plan, &full).is_none() {
-                    return Err(ToolError::Run(format!("Delete File {path}: no such file")));
+                    let what = if full.is_dir() {
+                        "a directory, not a file"
+                    } else {
+                        "no such file"
+                    };
+                    return Err(ToolError::Run(format!("Delete File {path}: {what}")));
                 }
                 plan.insert(full, None);
                 changed.push(json!({"op": "delete", "path": path}));
@@ -141,9 +210,18 @@ pub fn apply(p: &Patch, ctx: &RunContext) -> Result<Value, ToolError> {
                 chunks,
             } => {
                 let full = confined(&root, path)?;
+                if chunks.is_empty() && move_to.is_none() {
+                    return Err(ToolError::Run(format!(
+                        "Update File {path}: nothing to change (give a chunk or a *** Move to:)"
+                    )));
+                }
                 let text = current(&plan, &full)
                     .ok_or_else(|| ToolError::Run(format!("Update File {path}: no such file")))?;
-                let new = apply_chunks(path, &text, chunks)?;
+                let new = if chunks.is_empty() {
+                    text // a pure rename keeps the bytes
+                } else {
+                    apply_chunks(path, &text, chunks)?
+                };
                 match move_to {
                     Some(to) => {
                         let dest = confined(&root, to)?;

@@ -2,11 +2,18 @@
 //! lines), `*** Delete File: p`, `*** Update File: p` (optional `*** Move to: q`, then chunks
 //! of ` `/`-`/`+` lines, each after the first opened by `@@` with an optional anchor line;
 //! consecutive `@@` lines narrow the search step by step; an empty line is an empty context
-//! line, as Codex reads it; an optional `*** End of File`), then `*** End Patch`. An update
-//! with a move and no chunks is a rename. The language is that of Codex's `apply_patch.lark`. Applied to a workspace root: relative
-//! paths only, no `..`, no symlink escape; context matched exactly, then ignoring surrounding
-//! whitespace; all or nothing — every change is planned in memory and nothing is written if
-//! any chunk fails; errors name the file and the chunk.
+//! line, as Codex reads it; an optional `*** End of File`), then `*** End Patch`. The language
+//! is that of Codex's `apply_patch.lark`; text from outside the grammar may also carry what
+//! Codex's reader tolerates (padded markers, a heredoc wrapper, CRLF), rewritten before parsing.
+//!
+//! Applied to a workspace root as Codex's reference applies it: relative paths only, no `..`,
+//! no symlink escape; context matched exactly, then ignoring trailing, then surrounding
+//! whitespace, then typographic punctuation; a chunk of only `+` lines goes after its anchor,
+//! or at the end of the file; an updated file ends with a newline; an update with a move and
+//! no chunks is a rename, one with neither is refused. Where Codex writes as it goes, this is
+//! all or nothing — every change is planned in memory and nothing is written if any operation
+//! fails — and `Add File` refuses an existing file (as OpenAI's Python reference does) rather
+//! than overwrite it. Errors name the file and the chunk.
 
 mod apply;
 
@@ -93,6 +100,9 @@ PATH: /[^\/\s][^\n]{0,300}/
 ANCHOR: /[^\n]{1,300}/
 LINE: /[^\n]{0,1000}/
 "#;
+
+/// The lines that open a file operation.
+const FILE_HEADERS: [&str; 3] = ["*** Add File: ", "*** Delete File: ", "*** Update File: "];
 
 fn bad(what: &str) -> ToolError {
     ToolError::Grammar(format!("unexpected parse shape at `{what}`"))
@@ -225,6 +235,32 @@ impl GrammarTool for ApplyPatch {
 
     fn run(&self, input: &Patch, ctx: &RunContext) -> Result<Value, ToolError> {
         apply::apply(input, ctx)
+    }
+
+    /// What Codex's reader also takes: the whole text padded or CRLF-ended, a heredoc wrapper
+    /// (`<<'EOF'` … `EOF`), and whitespace around the begin/end and file-header markers.
+    fn lenient_rewrite(&self, text: &str) -> Option<String> {
+        let mut body = text.trim();
+        if let Some(inner) = ["<<'EOF'", "<<\"EOF\"", "<<EOF"]
+            .iter()
+            .find_map(|h| body.strip_prefix(h))
+        {
+            body = inner.trim().strip_suffix("EOF")?.trim();
+        }
+        let lines: Vec<&str> = body.split('\n').map(|l| l.trim_end_matches('\r')).collect();
+        let last = lines.len().saturating_sub(1);
+        let fixed: Vec<&str> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| {
+                let t = line.trim();
+                let marker = (i == 0 && t == "*** Begin Patch")
+                    || (i == last && t == "*** End Patch")
+                    || FILE_HEADERS.iter().any(|h| t.starts_with(h));
+                if marker { t } else { line }
+            })
+            .collect();
+        Some(fixed.join("\n"))
     }
 }
 

@@ -1,0 +1,2 @@
+mod lib;
+fn main() {}
