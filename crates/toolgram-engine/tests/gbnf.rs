@@ -612,6 +612,7 @@ fn sql_query_grammar_runs_under_llguidance_and_llama_cpp() {
         "SELECT name FROM customers WHERE city = 'Lima' LIMIT 5",
         "select customers.name, count(*) as n from customers left join orders on orders.customer_id = customers.id group by customers.name having count(*) > 1 order by count(*) desc",
         "SELECT DISTINCT city FROM customers WHERE NOT (city IS NULL OR city LIKE 'L%') AND id IN (1, 2) AND id BETWEEN 1 AND 9",
+        "SELECT customers.*, orders.total FROM customers JOIN orders ON orders.customer_id = customers.id ORDER BY 4 DESC, 1",
     ];
     let bad = [
         "SELECT * FROM users",
@@ -620,6 +621,9 @@ fn sql_query_grammar_runs_under_llguidance_and_llama_cpp() {
         "DELETE FROM customers",
         "SELECT * FROM customers; DROP TABLE customers",
         "SELECT * FROM customers WHERE COUNT(*) > 1",
+        "SELECT users.* FROM customers",
+        "SELECT name FROM customers ORDER BY 0",
+        "SELECT c.name FROM customers c",
     ];
     for t in good {
         assert!(checker.accepts(&compiled, t), "{t}");

@@ -119,11 +119,30 @@ pub enum Cond {
 
 /// One item of the select list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Item {
-    /// What is selected.
-    pub value: Value,
-    /// `AS alias`.
-    pub alias: Option<String>,
+#[serde(rename_all = "snake_case")]
+pub enum Item {
+    /// A value, maybe named.
+    Value {
+        /// What is selected.
+        value: Value,
+        /// `AS alias`.
+        alias: Option<String>,
+    },
+    /// `table.*`: every column of one of the query's tables.
+    AllColumnsOf {
+        /// The table.
+        table: String,
+    },
+}
+
+/// What an `ORDER BY` item sorts by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderKey {
+    /// A column or an aggregate.
+    Value(Value),
+    /// A select-list position, from 1.
+    Position(u16),
 }
 
 /// `[INNER|LEFT] JOIN table ON cond`.
@@ -140,8 +159,8 @@ pub struct Join {
 /// An `ORDER BY` item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Order {
-    /// Column or aggregate.
-    pub value: Value,
+    /// What it sorts by.
+    pub key: OrderKey,
     /// `ASC`, `DESC` or nothing.
     pub direction: Option<String>,
 }
@@ -331,9 +350,14 @@ pub fn query(tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
     let items = items_node
         .children_named("item")
         .map(|item| {
-            Ok(Item {
-                value: value(item.child("hvalue").ok_or_else(|| missing("item"))?, src)?,
-                alias: item.child("ALIAS").map(|a| unquote_ident(a.text(src))),
+            Ok(match item.child("table") {
+                Some(t) => Item::AllColumnsOf {
+                    table: table_name(t, src)?,
+                },
+                None => Item::Value {
+                    value: value(item.child("hvalue").ok_or_else(|| missing("item"))?, src)?,
+                    alias: item.child("ALIAS").map(|a| unquote_ident(a.text(src))),
+                },
             })
         })
         .collect::<Result<Vec<_>, ToolError>>()?;
@@ -370,9 +394,12 @@ pub fn query(tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
             .map(|ord| {
                 let v = kids(ord).next().ok_or_else(|| missing("order item"))?;
                 Ok(Order {
-                    value: match v.name.as_str() {
-                        "aggregate" => aggregate(v, src)?,
-                        _ => Value::Column(column(v, src)?),
+                    key: match v.name.as_str() {
+                        "aggregate" => OrderKey::Value(aggregate(v, src)?),
+                        "POS" => OrderKey::Position(v.text(src).parse().map_err(|_| {
+                            ToolError::Input("ORDER BY position is not a number".into())
+                        })?),
+                        _ => OrderKey::Value(Value::Column(column(v, src)?)),
                     },
                     direction: ord.child("DIR").map(|d| d.text(src).to_ascii_uppercase()),
                 })
@@ -521,9 +548,13 @@ pub fn emit(q: &Query) -> String {
         let items: Vec<String> = q
             .items
             .iter()
-            .map(|i| match &i.alias {
-                Some(a) => format!("{} AS {}", emit_value(&i.value), quote_ident(a)),
-                None => emit_value(&i.value),
+            .map(|i| match i {
+                Item::Value {
+                    value,
+                    alias: Some(a),
+                } => format!("{} AS {}", emit_value(value), quote_ident(a)),
+                Item::Value { value, alias: None } => emit_value(value),
+                Item::AllColumnsOf { table } => format!("{}.*", quote_ident(table)),
             })
             .collect();
         out.push_str(&items.join(", "));
@@ -553,9 +584,15 @@ pub fn emit(q: &Query) -> String {
         let items: Vec<String> = q
             .order_by
             .iter()
-            .map(|o| match &o.direction {
-                Some(d) => format!("{} {d}", emit_value(&o.value)),
-                None => emit_value(&o.value),
+            .map(|o| {
+                let key = match &o.key {
+                    OrderKey::Value(v) => emit_value(v),
+                    OrderKey::Position(n) => n.to_string(),
+                };
+                match &o.direction {
+                    Some(d) => format!("{key} {d}"),
+                    None => key,
+                }
             })
             .collect();
         out.push_str(&format!(" ORDER BY {}", items.join(", ")));

@@ -1,10 +1,12 @@
 //! `sql_query`: one read-only SELECT over a real SQLite database. The grammar is generated
 //! from the database's own schema, so only its tables and columns can be written (bare, or
 //! qualified by a table that has them), and nothing but a SELECT of the subset below can be
-//! written at all: `SELECT [DISTINCT]` columns, `*`, literals and aggregates (COUNT, SUM, AVG,
-//! MIN, MAX) with `AS` aliases; `FROM` a table with `[INNER|LEFT] JOIN … ON`; `WHERE` with
-//! comparisons, AND/OR/NOT, parentheses, LIKE, IN, BETWEEN, IS [NOT] NULL; `GROUP BY`;
-//! `HAVING` (aggregates allowed there, not in WHERE); `ORDER BY … [ASC|DESC]`; `LIMIT n`.
+//! written at all: `SELECT [DISTINCT]` columns, `*`, `table.*`, literals and aggregates (COUNT,
+//! SUM, AVG, MIN, MAX) with `AS` aliases; `FROM` a table with `[INNER|LEFT] JOIN … ON`; `WHERE`
+//! with comparisons, AND/OR/NOT, parentheses, LIKE, IN, BETWEEN, IS [NOT] NULL; `GROUP BY`;
+//! `HAVING` (aggregates allowed there, not in WHERE); `ORDER BY` a column, an aggregate (after
+//! GROUP BY) or a select-list position `[ASC|DESC]`; `LIMIT n`. Tables have no aliases (a
+//! free alias would let the grammar take any qualifier): columns are qualified by table name.
 //! Keywords in either case. At run time the names are checked against the query's own
 //! tables, the SQL is checked again to be one SELECT, and it runs on a read-only connection
 //! with a time and row limit.
@@ -20,7 +22,7 @@ mod ast;
 mod run;
 mod schema;
 
-pub use ast::{Aggregate, Column, Cond, Item, Join, Literal, Order, Query, Value};
+pub use ast::{Aggregate, Column, Cond, Item, Join, Literal, Order, OrderKey, Query, Value};
 pub use schema::{DbSchema, TableSchema};
 
 use crate::definition::{GrammarTool, RunContext, ToolError};
@@ -73,7 +75,9 @@ impl GrammarTool for SqlQuery {
         format!(
             "Run one read-only SQLite SELECT. Tables: {}. Subset: SELECT [DISTINCT] columns or \
              COUNT/SUM/AVG/MIN/MAX [AS alias], FROM, [INNER|LEFT] JOIN … ON, WHERE (=, !=, <, >, \
-             LIKE, IN, BETWEEN, IS NULL, AND/OR/NOT), GROUP BY, HAVING, ORDER BY [ASC|DESC], LIMIT. \
+             LIKE, IN, BETWEEN, IS NULL, AND/OR/NOT), GROUP BY, HAVING, ORDER BY a column, an \
+             aggregate or a select-list position (1, 2, …) [ASC|DESC], LIMIT. No table aliases: \
+             qualify a column with its table's name (orders.total). \
              Example: SELECT name FROM {} LIMIT 5",
             tables.join("; "),
             self.schema.tables.first().map_or("t", |t| t.name.as_str())

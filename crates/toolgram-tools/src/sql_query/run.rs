@@ -3,7 +3,7 @@
 //! SQLite's own read-only verdict), then run on a read-only connection with a time and row
 //! limit. It must never open a database for writing.
 
-use super::ast::{Column, Cond, Query, Value, emit};
+use super::ast::{Column, Cond, Item, OrderKey, Query, Value, emit};
 use super::schema::{DbSchema, open_read_only};
 use crate::definition::{RunContext, ToolError};
 use rusqlite::types::ValueRef;
@@ -53,8 +53,14 @@ fn columns(q: &Query) -> Vec<&Column> {
     let values = q
         .items
         .iter()
-        .map(|i| &i.value)
-        .chain(q.order_by.iter().map(|o| &o.value));
+        .filter_map(|i| match i {
+            Item::Value { value, .. } => Some(value),
+            Item::AllColumnsOf { .. } => None,
+        })
+        .chain(q.order_by.iter().filter_map(|o| match &o.key {
+            OrderKey::Value(v) => Some(v),
+            OrderKey::Position(_) => None,
+        }));
     let mut cols: Vec<&Column> = Vec::new();
     for v in values {
         match v {
@@ -106,9 +112,9 @@ fn resolve(col: &Column, scope: &[&str], schema: &DbSchema) -> Result<(), ToolEr
     }
 }
 
-/// Names the grammar cannot tie to the query's own tables: a qualified column whose table
-/// is not in FROM/JOIN (for an ON clause: not joined yet), a bare column in none (or
-/// several) of them, a table used twice.
+/// Names the grammar cannot tie to the query's own tables: a qualified column (or `t.*`)
+/// whose table is not in FROM/JOIN (for an ON clause: not joined yet), a bare column in none
+/// (or several) of them, a table used twice; and an ORDER BY position past the select list.
 pub fn check_names(q: &Query, schema: &DbSchema) -> Result<(), ToolError> {
     let mut scope: Vec<&str> = vec![q.from.as_str()];
     for j in &q.joins {
@@ -127,6 +133,37 @@ pub fn check_names(q: &Query, schema: &DbSchema) -> Result<(), ToolError> {
     }
     for col in columns(q) {
         resolve(col, &scope, schema)?;
+    }
+    for item in &q.items {
+        if let Item::AllColumnsOf { table } = item
+            && !scope.contains(&table.as_str())
+        {
+            return Err(ToolError::Input(format!(
+                "`{table}.*`: table `{table}` is not in FROM or a JOIN"
+            )));
+        }
+    }
+    // A position past the result's columns (`*` and `t.*` count their tables' columns).
+    let width = |t: &str| schema.table(t).map_or(0, |t| t.columns.len());
+    let columns = if q.items.is_empty() {
+        scope.iter().map(|t| width(t)).sum()
+    } else {
+        q.items
+            .iter()
+            .map(|i| match i {
+                Item::Value { .. } => 1,
+                Item::AllColumnsOf { table } => width(table),
+            })
+            .sum()
+    };
+    for o in &q.order_by {
+        if let OrderKey::Position(n) = o.key
+            && usize::from(n) > columns
+        {
+            return Err(ToolError::Input(format!(
+                "ORDER BY {n}: the result has {columns} column(s)"
+            )));
+        }
     }
     Ok(())
 }

@@ -201,18 +201,19 @@ fn names_rule(names: &[&str]) -> String {
 /// The query shape, shared by every database; `column`, `table` and the name rules are
 /// appended per database. `cond`/`value` are the WHERE/ON forms; `hcond`/`hvalue` (HAVING)
 /// also take aggregates; ORDER BY takes aggregates only after GROUP BY (`horder`), as SQLite
-/// refuses them in a query that is not an aggregate one.
+/// refuses them in a query that is not an aggregate one, and a select-list position (`2`)
+/// anywhere. `table.*` selects one table's columns.
 const SHAPE: &str = r#"start: SELECT _S (DISTINCT _S)? items _S FROM _S table join* where? (group horder? | order?) limit?
 items: STAR | item (_c item)*
-item: hvalue (_S AS _S ALIAS)?
+item: hvalue (_S AS _S ALIAS)? | table "." STAR
 join: _S (JOIN_KIND _S)? JOIN _S table _S ON _S cond
 where: _S WHERE _S cond
 group: _S GROUP _S BY _S column (_c column)* having?
 having: _S HAVING _S hcond
 order: _S ORDER _S BY _S ord (_c ord)*
-ord: column (_S DIR)?
+ord: (column | POS) (_S DIR)?
 horder: _S ORDER _S BY _S hord (_c hord)*
-hord: (aggregate | column) (_S DIR)?
+hord: (aggregate | column | POS) (_S DIR)?
 limit: _S LIMIT _S INT
 cond: conj (_S OR _S conj)*
 conj: neg (_S AND _S neg)*
@@ -231,6 +232,7 @@ STAR: "*"
 CMP: "=" | "!=" | "<>" | "<=" | ">=" | "<" | ">"
 ALIAS: /[A-Za-z_][A-Za-z0-9_]{0,30}|"[A-Za-z_][A-Za-z0-9_]{0,30}"/
 INT: /[0-9]{1,6}/
+POS: /[1-9][0-9]{0,2}/
 NUMBER: /-?[0-9]{1,15}(\.[0-9]{1,10})?/
 STRING: /'([^'\x00-\x1f]|''){0,200}'/
 _S: / {1,4}|\n[ \t]{0,8}/

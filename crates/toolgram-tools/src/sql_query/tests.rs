@@ -118,6 +118,10 @@ fn unknown_names_and_other_statements_cannot_be_written() {
         "SELECT name FROM customers WHERE id = (SELECT 1)",
         "SELECT load_extension('x') FROM customers",
         "SELECT * FROM customers UNION SELECT * FROM orders",
+        "SELECT users.* FROM customers",
+        "SELECT name FROM customers ORDER BY email",
+        "SELECT name FROM customers ORDER BY 0",
+        "SELECT c.name FROM customers c",
     ] {
         assert!(
             matches!(t.parse(sql), Err(ToolError::Syntax { .. })),
@@ -140,6 +144,11 @@ fn names_are_checked_against_the_query_tables_before_running() {
             "ambiguous",
         ),
         ("SELECT v FROM n1 JOIN n1 ON v = v", "used twice"),
+        ("SELECT orders.* FROM customers", "not in FROM or a JOIN"),
+        (
+            "SELECT id, name FROM customers ORDER BY 3",
+            "has 2 column(s)",
+        ),
     ] {
         match run(&t, sql) {
             Err(ToolError::Input(m)) => assert!(m.contains(says), "{sql}: {m}"),
@@ -201,6 +210,22 @@ fn the_database_file_is_never_written() {
 }
 
 #[test]
+fn one_table_star_and_order_by_position_run() {
+    let t = tool();
+    let out = run(
+        &t,
+        "SELECT customers.*, SUM(orders.total) AS spent FROM customers JOIN orders \
+         ON orders.customer_id = customers.id GROUP BY customers.id ORDER BY 4 DESC LIMIT 1",
+    )
+    .expect("runs");
+    assert_eq!(
+        out["columns"],
+        serde_json::json!(["id", "name", "city", "spent"])
+    );
+    assert_eq!(out["rows"], serde_json::json!([[1, "Ada", "London", 30.5]]));
+}
+
+#[test]
 fn every_part_of_the_text_is_in_the_typed_input() {
     let t = tool();
     let texts = [
@@ -228,6 +253,8 @@ fn every_part_of_the_text_is_in_the_typed_input() {
         "SELECT id FROM customers WHERE id IS NOT NULL",
         "SELECT id FROM customers ORDER BY id",
         "SELECT id FROM customers ORDER BY id DESC",
+        "SELECT id FROM customers ORDER BY 1",
+        "SELECT customers.* FROM customers",
         "SELECT id FROM customers GROUP BY id",
         "SELECT id FROM customers GROUP BY id HAVING COUNT(*) > 1",
         "SELECT id FROM customers LIMIT 1",
