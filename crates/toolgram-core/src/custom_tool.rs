@@ -83,7 +83,10 @@ pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, Definitio
         parameters: fallback_parameters(&definition),
         name,
         description,
-        grammar: Some(GrammarSpec { definition }),
+        grammar: Some(GrammarSpec {
+            definition,
+            check: None,
+        }),
         ..Tool::default()
     })
 }

@@ -51,4 +51,4 @@ pub mod validate;
 pub use error::{CompileError, DefinitionError, ParseError};
 pub use message::{ChatMessage, MessageToolCall};
 pub use syntax::CallSyntax;
-pub use tool::{Tool, ToolCall, ToolChoice, ToolSet};
+pub use tool::{InputCheck, Tool, ToolCall, ToolChoice, ToolSet};

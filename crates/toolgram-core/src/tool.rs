@@ -35,6 +35,42 @@ pub struct Tool {
 pub struct GrammarSpec {
     /// The Lark text.
     pub definition: String,
+    /// What the tool's executor refuses beyond its grammar, checked after parsing like any
+    /// rule (set with [`ToolSet::set_input_check`]).
+    pub check: Option<InputCheck>,
+}
+
+/// A check of a grammar tool's input text beyond what its grammar can say (a context-free
+/// grammar cannot tie a query's columns to the tables it names later), given by whoever
+/// runs the tool: `Err` carries the message the model gets back.
+#[derive(Clone)]
+pub struct InputCheck(std::sync::Arc<CheckFn>);
+
+/// The function behind an [`InputCheck`].
+type CheckFn = dyn Fn(&str) -> Result<(), String> + Send + Sync;
+
+impl InputCheck {
+    /// Wrap a check.
+    pub fn new(check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(check))
+    }
+
+    /// Check `text` (already in the tool's grammar).
+    pub fn check(&self, text: &str) -> Result<(), String> {
+        (self.0)(text)
+    }
+}
+
+impl std::fmt::Debug for InputCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InputCheck")
+    }
+}
+
+impl PartialEq for InputCheck {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Tool {
@@ -174,6 +210,23 @@ impl ToolSet {
     /// Look a tool up by name.
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Give the grammar tool `name` a check of its input beyond its grammar; false when no
+    /// grammar tool has that name.
+    pub fn set_input_check(&mut self, name: &str, check: InputCheck) -> bool {
+        match self
+            .tools
+            .iter_mut()
+            .find(|t| t.name == name)
+            .and_then(|t| t.grammar.as_mut())
+        {
+            Some(spec) => {
+                spec.check = Some(check);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The argument validator of the tool at `index`.

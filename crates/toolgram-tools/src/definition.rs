@@ -115,6 +115,13 @@ pub trait GrammarTool {
     /// Run it.
     fn run(&self, input: &Self::Input, ctx: &RunContext) -> Result<Value, ToolError>;
 
+    /// What the executor refuses beyond the grammar, found without running (a context-free
+    /// grammar cannot tie a query's columns to the tables it names later). Run by `run` too;
+    /// given to the validator so the model hears of it before anything runs.
+    fn check(&self, _input: &Self::Input) -> Result<(), ToolError> {
+        Ok(())
+    }
+
     /// The grammar as IR.
     fn grammar(&self) -> Result<Grammar, ToolError> {
         lark::parse(&self.lark()).map_err(|e| ToolError::Grammar(e.to_string()))
@@ -174,7 +181,7 @@ pub trait GrammarTool {
 }
 
 /// A grammar tool behind a uniform, object-safe face (for the CLI and registries).
-pub trait DynTool {
+pub trait DynTool: Send + Sync {
     /// The tool's name.
     fn name(&self) -> &str;
     /// What it does.
@@ -187,9 +194,11 @@ pub trait DynTool {
     fn parse_to_json(&self, text: &str) -> Result<Value, ToolError>;
     /// Parse and run text in the grammar.
     fn run_text(&self, text: &str, ctx: &RunContext) -> Result<Value, ToolError>;
+    /// Parse text and check it as the executor would before running ([`GrammarTool::check`]).
+    fn check_text(&self, text: &str) -> Result<(), ToolError>;
 }
 
-impl<T: GrammarTool> DynTool for T {
+impl<T: GrammarTool + Send + Sync> DynTool for T {
     fn name(&self) -> &str {
         GrammarTool::name(self)
     }
@@ -209,5 +218,8 @@ impl<T: GrammarTool> DynTool for T {
     fn run_text(&self, text: &str, ctx: &RunContext) -> Result<Value, ToolError> {
         let input = self.parse(text)?;
         self.run(&input, ctx)
+    }
+    fn check_text(&self, text: &str) -> Result<(), ToolError> {
+        self.check(&self.parse(text)?)
     }
 }

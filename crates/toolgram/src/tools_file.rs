@@ -2,19 +2,23 @@
 //! shapes, toolgram's built-in grammar tools by name (`{"type": "builtin", "name":
 //! "math_eval"}`; `sql_query` also takes `"db": "file.sqlite"`) and grammar tools from a
 //! manifest (`{"type": "grammar_file", "path": "dice.toml"}`), both expanded into the
-//! custom-tool shape from their one definition; paths are relative to the tools file. Calls
-//! to grammar tools are printed in OpenAI's custom-tool-call shape.
+//! custom-tool shape from their one definition; paths are relative to the tools file. A call
+//! to a built-in or manifest tool is also checked as its executor checks before running
+//! (`sql_query`: names against the query's own tables). Calls to grammar tools are printed
+//! in OpenAI's custom-tool-call shape.
 
 use crate::output::CliError;
 use serde_json::{Value, json};
 use std::path::Path;
-use toolgram_core::{ToolCall, ToolSet};
+use std::sync::Arc;
+use toolgram_core::{InputCheck, ToolCall, ToolSet};
 use toolgram_engine::EngineError;
 use toolgram_tools::file_tool::FileTool;
-use toolgram_tools::{BuildOptions, ToolError, builtin};
+use toolgram_tools::{BuildOptions, DynTool, ToolError, builtin};
 
-/// Expand `builtin` and `grammar_file` entries; everything else is left for `ToolSet` to check.
-fn expand(doc: Value, base: &Path) -> anyhow::Result<Value> {
+/// Expand `builtin` and `grammar_file` entries (kept in `built` to check their calls);
+/// everything else is left for `ToolSet` to check.
+fn expand(doc: Value, base: &Path, built: &mut Vec<Arc<dyn DynTool>>) -> anyhow::Result<Value> {
     let invalid = |e: ToolError| CliError::new("invalid_tools", e.to_string());
     let expand_one = |item: Value| -> anyhow::Result<Value> {
         let path_of = |key: &str| item.get(key).and_then(Value::as_str).map(|p| base.join(p));
@@ -32,10 +36,11 @@ fn expand(doc: Value, base: &Path) -> anyhow::Result<Value> {
             _ => return Ok(item),
         };
         let definition = tool.lark_source();
-        Ok(
-            json!({"type": "custom", "name": tool.name(), "description": tool.description(),
-            "format": {"type": "grammar", "syntax": "lark", "definition": definition}}),
-        )
+        let expanded = json!({"type": "custom", "name": tool.name(),
+            "description": tool.description(),
+            "format": {"type": "grammar", "syntax": "lark", "definition": definition}});
+        built.push(Arc::from(tool));
+        Ok(expanded)
     };
     Ok(match doc {
         Value::Array(items) => Value::Array(
@@ -78,7 +83,16 @@ pub fn read(path: &Path) -> anyhow::Result<ToolSet> {
         )
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
-    Ok(ToolSet::from_value(&expand(doc, base)?).map_err(EngineError::from)?)
+    let mut built = Vec::new();
+    let mut tools =
+        ToolSet::from_value(&expand(doc, base, &mut built)?).map_err(EngineError::from)?;
+    // A call to a tool we can run is also checked as its executor would before running.
+    for tool in built {
+        let name = tool.name().to_owned();
+        let check = InputCheck::new(move |text| tool.check_text(text).map_err(|e| e.to_string()));
+        tools.set_input_check(&name, check);
+    }
+    Ok(tools)
 }
 
 /// A call as OpenAI prints it: `function` calls, or `custom` calls (raw input text) for
@@ -88,5 +102,51 @@ pub fn call_json(call: &ToolCall, tools: &ToolSet) -> Value {
         Some(_) => json!({"id": call.id, "type": "custom", "custom": {"name": call.name,
             "input": call.arguments.get("input").and_then(Value::as_str).unwrap_or("")}}),
         None => call.to_openai(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgram_core::validate::validate_call;
+
+    /// A built-in tool's call is checked as its executor would check it, before it runs.
+    #[test]
+    fn a_sql_query_call_naming_a_column_of_a_table_not_in_from_is_refused() {
+        let dir = std::env::temp_dir().join(format!("toolgram-tf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let db = dir.join("shop.sqlite");
+        let _ = std::fs::remove_file(&db);
+        rusqlite::Connection::open(&db)
+            .and_then(|c| {
+                c.execute_batch(
+                    "CREATE TABLE customers (id INTEGER, name TEXT);
+                     CREATE TABLE orders (id INTEGER, customer_id INTEGER, total REAL);",
+                )
+            })
+            .expect("a SQLite file");
+        let file = dir.join("tools.json");
+        std::fs::write(
+            &file,
+            r#"[{"type": "builtin", "name": "sql_query", "db": "shop.sqlite"}]"#,
+        )
+        .expect("write");
+        let tools = read(&file).expect("reads");
+        let call = |sql: &str| ToolCall {
+            id: "c".into(),
+            name: "sql_query".into(),
+            arguments: json!({ "input": sql }),
+        };
+        let ok = "SELECT customers.name, SUM(orders.total) FROM customers JOIN orders \
+                  ON orders.customer_id = customers.id GROUP BY customers.name";
+        assert_eq!(validate_call(&tools, &call(ok)), Ok(()));
+        let err = validate_call(&tools, &call("SELECT SUM(total) FROM customers"))
+            .expect_err("total is not a column of customers");
+        assert!(
+            err[0]
+                .message
+                .contains("column `total` is in none of the query's tables"),
+            "{err:?}"
+        );
     }
 }

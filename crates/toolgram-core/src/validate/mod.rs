@@ -104,6 +104,16 @@ pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<Argumen
             &spec.definition,
             &call.arguments,
         ));
+        if let Some(check) = spec.check.as_ref().filter(|_| errors.is_empty()) {
+            let text = call.arguments.get("input").and_then(Value::as_str);
+            if let Err(message) = check.check(text.unwrap_or("")) {
+                errors.push(ArgumentError {
+                    tool: call.name.clone(),
+                    pointer: "/input".into(),
+                    message: format!("'input' for tool '{}': {message}", call.name),
+                });
+            }
+        }
     }
     let rules = tools.tools().get(index).map_or(&[][..], |t| &t.rules[..]);
     errors.extend(rules.iter().filter_map(|rule| {
@@ -254,5 +264,32 @@ mod tests {
         let bad = r#"[{"type":"custom","name":"calc","format":{"type":"grammar","syntax":"lark","definition":"start: ("}}]"#;
         let e = ToolSet::from_json_str(bad).expect_err("bad grammar");
         assert_eq!(e.pointer, "/0/format/definition");
+    }
+
+    #[test]
+    fn an_input_check_runs_after_the_grammar_and_its_message_goes_back() {
+        let lark = "start: NUM (\"/\" NUM)*\nNUM: /[0-9]+/\n";
+        let doc = json!([{"type": "custom", "name": "div",
+            "format": {"type": "grammar", "syntax": "lark", "definition": lark}}]);
+        let mut tools = ToolSet::from_value(&doc).expect("valid custom tool");
+        let no_zero =
+            crate::InputCheck::new(|text| match text.split('/').skip(1).any(|d| d == "0") {
+                true => Err("division by zero".into()),
+                false => Ok(()),
+            });
+        assert!(tools.set_input_check("div", no_zero.clone()));
+        assert!(!tools.set_input_check("nope", no_zero));
+        let call = |input: &str| ToolCall {
+            id: "c".into(),
+            name: "div".into(),
+            arguments: json!({"input": input}),
+        };
+        assert_eq!(validate_call(&tools, &call("6/3")), Ok(()));
+        let err = validate_call(&tools, &call("6/0")).expect_err("the check refuses it");
+        assert_eq!(err[0].pointer, "/input");
+        assert_eq!(err[0].message, "'input' for tool 'div': division by zero");
+        // The grammar speaks first: text outside it never reaches the check.
+        let err = validate_call(&tools, &call("6/x")).expect_err("not in the grammar");
+        assert!(err[0].message.contains("not in the grammar"), "{err:?}");
     }
 }

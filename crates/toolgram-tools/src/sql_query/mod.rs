@@ -99,6 +99,11 @@ impl GrammarTool for SqlQuery {
     fn run(&self, input: &Query, ctx: &RunContext) -> Result<Json, ToolError> {
         run::run(input, &self.db, &self.schema, ctx)
     }
+
+    /// Names tied to the query's own tables, positions within its result.
+    fn check(&self, input: &Query) -> Result<(), ToolError> {
+        run::check_names(input, &self.schema)
+    }
 }
 
 #[cfg(test)]
