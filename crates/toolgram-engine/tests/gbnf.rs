@@ -624,6 +624,7 @@ fn sql_query_grammar_runs_under_llguidance_and_llama_cpp() {
         "SELECT users.* FROM customers",
         "SELECT name FROM customers ORDER BY 0",
         "SELECT c.name FROM customers c",
+        "SELECT name, SUM(total) FROM customers GROUP BY name",
     ];
     for t in good {
         assert!(checker.accepts(&compiled, t), "{t}");

@@ -273,3 +273,44 @@ fn every_grammar_tool_is_called_by_the_default_model_and_its_call_runs() {
     let created = std::fs::read_to_string(dir.join("ws/hello.txt")).expect("the patch ran");
     assert!(created.contains("hi there"), "{created}");
 }
+
+/// The question that made the default model select `SUM(total)` from `customers` alone
+/// (`total` is a column of `orders`): the grammar ties a one-table select list to its table,
+/// so the model has to join — and the answer is right. Without that tie, the call fails
+/// validation (the same query repeated) instead.
+#[test]
+fn the_default_model_joins_when_a_column_belongs_to_another_table() {
+    let dir = scratch("join");
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type": "builtin", "name": "sql_query", "db": "shop.sqlite"}]"#,
+    )
+    .expect("write");
+    let (code, out, err) = toolgram(
+        &[
+            "call",
+            "--tools",
+            &s(&tools),
+            "--tool-choice",
+            "required",
+            "Which customer spent the most in total? Give the name and the sum.",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let msg: Value = serde_json::from_str(&out).expect("one JSON object");
+    let input = msg["tool_calls"][0]["custom"]["input"]
+        .as_str()
+        .expect("raw input text");
+    assert!(input.to_ascii_uppercase().contains(" JOIN "), "{input}");
+    let db = s(&dir.join("shop.sqlite"));
+    let (code, out, err) = toolgram(
+        &["tools", "run", "sql_query", "--input", "-", "--db", &db],
+        input,
+    );
+    assert_eq!(code, 0, "{input}: {err}");
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    eprintln!("{input} → {}", v["result"]["rows"]);
+    assert_eq!(v["result"]["rows"][0][0], "Ada", "{input}: {out}");
+}

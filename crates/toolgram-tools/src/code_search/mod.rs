@@ -1,6 +1,6 @@
 //! `code_search`: a query DSL over a source tree — bare words (all must appear on the line,
 //! any case), `"exact text"`, `/regex/` (the `regex` crate's syntax), and filters
-//! `def:NAME` (a definition of NAME), `type:fn|struct|class|enum|trait` (which kind of
+//! `def:NAME` (a definition whose name contains NAME), `type:fn|struct|class|enum|trait` (which kind of
 //! definition), `lang:rust|python|js|ts|go|java|c|cpp|md` and `path:GLOB`. Runs over `--root`
 //! with ripgrep's walker (`ignore`: `.gitignore` and hidden files respected); matches are
 //! capped.
@@ -59,7 +59,7 @@ impl GrammarTool for CodeSearch {
     }
 
     fn description(&self) -> String {
-        "Search the source tree. Examples: `def:parse lang:rust` (where parse is defined), \
+        "Search the source tree. Examples: `def:parse lang:rust` (definitions whose name contains parse), \
          `\"TODO\" path:src/**`, `/fn \\w+_test/ lang:rust`, `config load` (lines with both words). \
          Filters: def:NAME type:fn|struct|class|enum|trait lang:LANG path:GLOB."
             .into()

@@ -80,9 +80,11 @@ pub fn run(q: &Query, ctx: &RunContext) -> Result<Value, ToolError> {
         }
     }
     if def.is_some() || kind.is_some() {
-        let name = def
-            .as_deref()
-            .map_or_else(|| r"\w+".to_owned(), regex::escape);
+        // The defined name contains NAME (`def:parse` finds `parse_config`).
+        let name = def.as_deref().map_or_else(
+            || r"\w+".to_owned(),
+            |n| format!(r"\w*{}\w*", regex::escape(n)),
+        );
         let words = kinds(kind.as_deref())?;
         line_tests.push(compile(&format!(r"\b(?:{words})\s+{name}\b"), false)?);
     }

@@ -60,6 +60,12 @@ fn queries_find_definitions_words_and_respect_gitignore() {
     assert_eq!(run("config load"), vec![("src/lib.rs".to_owned(), 2)]);
     assert_eq!(run("/Result<u\\d,/"), vec![("src/lib.rs".to_owned(), 1)]);
     assert_eq!(run("type:struct"), vec![("src/lib.rs".to_owned(), 5)]);
+    // A part of the defined name is enough (case as written).
+    assert_eq!(run("def:Pars"), vec![("src/lib.rs".to_owned(), 5)]);
+    assert_eq!(
+        run("def:arse type:fn lang:python"),
+        vec![("src/app.py".to_owned(), 1)]
+    );
     assert!(
         run("TODO").iter().all(|(p, _)| !p.starts_with("target")),
         "gitignored"

@@ -1,7 +1,8 @@
 //! `sql_query`: one read-only SELECT over a real SQLite database. The grammar is generated
 //! from the database's own schema, so only its tables and columns can be written (bare, or
 //! qualified by a table that has them), and nothing but a SELECT of the subset below can be
-//! written at all: `SELECT [DISTINCT]` columns, `*`, `table.*`, literals and aggregates (COUNT,
+//! written at all (a query of one table selects only that table's columns; see
+//! [`schema::grammar`]): `SELECT [DISTINCT]` columns, `*`, `table.*`, literals and aggregates (COUNT,
 //! SUM, AVG, MIN, MAX) with `AS` aliases; `FROM` a table with `[INNER|LEFT] JOIN … ON`; `WHERE`
 //! with comparisons, AND/OR/NOT, parentheses, LIKE, IN, BETWEEN, IS [NOT] NULL; `GROUP BY`;
 //! `HAVING` (aggregates allowed there, not in WHERE); `ORDER BY` a column, an aggregate (after
@@ -89,7 +90,7 @@ impl GrammarTool for SqlQuery {
     }
 
     fn input_from_tree(&self, tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
-        ast::query(tree, src)
+        ast::query(&schema::unscoped(tree), src)
     }
 
     fn emit(&self, input: &Query) -> String {

@@ -6,6 +6,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
+use toolgram_core::grammar::tree::ParseTree;
 
 /// One table (or view) and its columns, in the database's order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -198,12 +199,12 @@ fn names_rule(names: &[&str]) -> String {
         .join(" | ")
 }
 
-/// The query shape, shared by every database; `column`, `table` and the name rules are
-/// appended per database. `cond`/`value` are the WHERE/ON forms; `hcond`/`hvalue` (HAVING)
+/// The query shape, shared by every database; `_source` (select list, FROM and joins),
+/// `column`, `table` and the name rules are appended per database. `cond`/`value` are the WHERE/ON forms; `hcond`/`hvalue` (HAVING)
 /// also take aggregates; ORDER BY takes aggregates only after GROUP BY (`horder`), as SQLite
 /// refuses them in a query that is not an aggregate one, and a select-list position (`2`)
 /// anywhere. `table.*` selects one table's columns.
-const SHAPE: &str = r#"start: SELECT _S (DISTINCT _S)? items _S FROM _S table join* where? (group horder? | order?) limit?
+const SHAPE: &str = r#"start: SELECT _S (DISTINCT _S)? _source where? (group horder? | order?) limit?
 items: STAR | item (_c item)*
 item: hvalue (_S AS _S ALIAS)? | table "." STAR
 join: _S (JOIN_KIND _S)? JOIN _S table _S ON _S cond
@@ -282,6 +283,13 @@ fn any_case(word: &str) -> String {
 
 /// The Lark grammar of queries over `schema`: the shared shape, then `table`, `column`
 /// and one name rule per table (`t0`, `c0`, …) so a qualified column must belong to its table.
+///
+/// The select list comes before FROM, so a context-free grammar cannot tie its columns to
+/// the table named after it — unless each table has its own select list: a query of one
+/// table is `_scoped__i` (its select list names only table `i`'s columns, bare or
+/// qualified), a query with joins takes any column (checked against the joined tables
+/// before it runs). Rules of a scoped copy end in `__i`; [`unscoped`] strips that from a
+/// parse tree, so the typed query does not see it.
 pub fn grammar(schema: &DbSchema) -> String {
     let mut out = String::from(SHAPE);
     for (name, words) in KEYWORD_TERMINALS {
@@ -291,11 +299,14 @@ pub fn grammar(schema: &DbSchema) -> String {
     let tables: Vec<String> = (0..schema.tables.len()).map(|i| format!("t{i}")).collect();
     let _ = writeln!(out, "table: {}", tables.join(" | "));
     let mut column = vec!["any_col".to_owned()];
+    let mut source = vec!["items _S FROM _S table join+".to_owned()];
     for (i, t) in schema.tables.iter().enumerate() {
         if !t.columns.is_empty() {
             column.push(format!("t{i} \".\" c{i}"));
+            source.push(format!("_scoped__{i}"));
         }
     }
+    let _ = writeln!(out, "_source: {}", source.join(" | "));
     let _ = writeln!(out, "column: {}", column.join(" | "));
     let _ = writeln!(out, "any_col: {}", names_rule(&schema.all_columns()));
     for (i, t) in schema.tables.iter().enumerate() {
@@ -303,7 +314,32 @@ pub fn grammar(schema: &DbSchema) -> String {
         if !t.columns.is_empty() {
             let cols: Vec<&str> = t.columns.iter().map(String::as_str).collect();
             let _ = writeln!(out, "c{i}: {}", names_rule(&cols));
+            let _ = write!(
+                out,
+                "_scoped__{i}: items__{i} _S FROM _S table__{i}\n\
+                 items__{i}: STAR | item__{i} (_c item__{i})*\n\
+                 item__{i}: hvalue__{i} (_S AS _S ALIAS)? | table__{i} \".\" STAR\n\
+                 hvalue__{i}: aggregate__{i} | column__{i} | literal\n\
+                 aggregate__{i}: COUNT \"(\" (STAR | (DISTINCT _S)? column__{i}) \")\" \
+                 | AGG \"(\" (DISTINCT _S)? column__{i} \")\"\n\
+                 column__{i}: c{i} | t{i} \".\" c{i}\n\
+                 table__{i}: t{i}\n"
+            );
         }
     }
     out
+}
+
+/// `tree` with the `__i` ending of scoped rules removed (`items__3` → `items`).
+pub fn unscoped(tree: &ParseTree) -> ParseTree {
+    let name = match tree.name.rsplit_once("__") {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => tree.name.as_str(),
+    };
+    ParseTree {
+        name: name.to_owned(),
+        start: tree.start,
+        end: tree.end,
+        children: tree.children.iter().map(unscoped).collect(),
+    }
 }

@@ -134,9 +134,12 @@ fn unknown_names_and_other_statements_cannot_be_written() {
 fn names_are_checked_against_the_query_tables_before_running() {
     let t = tool();
     for (sql, says) in [
-        ("SELECT total FROM customers", "none of the query's tables"),
         (
-            "SELECT orders.id FROM customers",
+            "SELECT total FROM customers JOIN n1 ON v = 1",
+            "none of the query's tables",
+        ),
+        (
+            "SELECT orders.id FROM customers JOIN n1 ON v = 1",
             "not in FROM or an earlier JOIN",
         ),
         (
@@ -144,16 +147,50 @@ fn names_are_checked_against_the_query_tables_before_running() {
             "ambiguous",
         ),
         ("SELECT v FROM n1 JOIN n1 ON v = v", "used twice"),
-        ("SELECT orders.* FROM customers", "not in FROM or a JOIN"),
+        (
+            "SELECT orders.* FROM customers JOIN n1 ON v = 1",
+            "not in FROM or a JOIN",
+        ),
         (
             "SELECT id, name FROM customers ORDER BY 3",
             "has 2 column(s)",
+        ),
+        (
+            "SELECT id FROM customers WHERE total > 1",
+            "none of the query's tables",
         ),
     ] {
         match run(&t, sql) {
             Err(ToolError::Input(m)) => assert!(m.contains(says), "{sql}: {m}"),
             other => panic!("{sql}: {other:?}"),
         }
+    }
+}
+
+/// A query of one table selects only that table's columns: the select list, written before
+/// FROM, is tied to the table named after it (one select list per table in the grammar).
+#[test]
+fn a_single_table_query_selects_only_its_own_columns() {
+    let t = tool();
+    for sql in [
+        "SELECT total FROM customers",
+        "SELECT name, SUM(total) FROM customers GROUP BY name",
+        "SELECT orders.id FROM customers",
+        "SELECT orders.* FROM customers",
+        "SELECT COUNT(DISTINCT note) FROM customers",
+    ] {
+        assert!(
+            matches!(t.parse(sql), Err(ToolError::Syntax { .. })),
+            "{sql} must not be in the grammar"
+        );
+    }
+    for sql in [
+        "SELECT name, customers.city FROM customers",
+        "SELECT COUNT(DISTINCT note), SUM(orders.total) FROM orders",
+        "SELECT customers.name, SUM(orders.total) FROM customers JOIN orders \
+         ON orders.customer_id = customers.id GROUP BY customers.name",
+    ] {
+        t.parse(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 }
 
