@@ -42,13 +42,11 @@ fn decimal(text: &str) -> Result<BigRational, ToolError> {
     Ok(BigRational::new(digits, scale))
 }
 
-/// A rational close to `x`, from 30 decimal places of its expansion.
-fn approx(x: f64) -> Result<BigRational, ToolError> {
-    BigRational::from_float(x).ok_or_else(|| ToolError::Input("not a finite number".into()))
-}
+/// Digits an inexact value carries beyond the places shown, so the shown ones are right.
+const GUARD: usize = 20;
 
-const PI: &str = "3.141592653589793238462643383279";
-const E: &str = "2.718281828459045235360287471352";
+const PI: &str = "3.14159265358979323846264338327950288419716939937510";
+const E: &str = "2.71828182845904523536028747135266249775724709369995";
 
 fn sqrt(x: &BigRational) -> Result<Num, ToolError> {
     if x.is_negative() {
@@ -58,8 +56,10 @@ fn sqrt(x: &BigRational) -> Result<Num, ToolError> {
     if &(&n * &n) == x.numer() && &(&d * &d) == x.denom() {
         return checked(BigRational::new(n, d), true);
     }
-    let f = x.to_f64().ok_or_else(too_big)?;
-    checked(approx(f.sqrt())?, false)
+    // sqrt(n/d) = sqrt(n·d)/d, to PLACES + GUARD decimal places (rounded down).
+    let scale = num_traits::pow(BigInt::from(10), PLACES + GUARD);
+    let root = (x.numer() * x.denom() * &scale * &scale).sqrt();
+    checked(BigRational::new(root, x.denom() * scale), false)
 }
 
 fn power(base: &Num, exp: &Num) -> Result<Num, ToolError> {
@@ -179,10 +179,14 @@ fn to_decimal(v: &BigRational) -> String {
 /// Evaluate and describe the result.
 pub fn evaluate(e: &Expr) -> Result<Value, ToolError> {
     let n = eval(e)?;
-    let value = if n.v.denom().is_one() {
+    let decimal = to_decimal(&n.v);
+    // An inexact value's fraction only spells out its guard digits: give the decimal.
+    let value = if !n.exact {
+        decimal.clone()
+    } else if n.v.denom().is_one() {
         n.v.numer().to_string()
     } else {
         format!("{}/{}", n.v.numer(), n.v.denom())
     };
-    Ok(json!({"value": value, "decimal": to_decimal(&n.v), "exact": n.exact}))
+    Ok(json!({"value": value, "decimal": decimal, "exact": n.exact}))
 }

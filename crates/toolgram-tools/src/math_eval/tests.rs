@@ -22,6 +22,21 @@ fn exact_rationals_and_typed_failures() {
     assert_eq!(run("-2.5 * 2").expect("runs")["value"], "-5");
     assert_eq!(run("sqrt(9/4)").expect("runs")["value"], "3/2");
     assert_eq!(run("sqrt(2)").expect("runs")["exact"], false);
+    // Every shown place is right (not an f64's 16 digits padded out).
+    let root2 = run("sqrt(2)").expect("runs")["decimal"]
+        .as_str()
+        .map(str::to_owned);
+    assert_eq!(
+        root2.as_deref().map(|d| &d[..30]),
+        Some("1.4142135623730950488016887242")
+    );
+    let pi2 = run("pi^2").expect("runs")["decimal"]
+        .as_str()
+        .map(str::to_owned);
+    assert_eq!(
+        pi2.as_deref().map(|d| &d[..30]),
+        Some("9.8696044010893586188344909998")
+    );
     assert_eq!(run("max(1, 7/2, 3)").expect("runs")["value"], "7/2");
     assert_eq!(run("round(2.5) + floor(-1.5)").expect("runs")["value"], "1");
     assert!(matches!(run("1/(2-2)"), Err(ToolError::Input(m)) if m.contains("division by zero")));
