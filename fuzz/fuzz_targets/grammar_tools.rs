@@ -1,5 +1,6 @@
 //! Any text given to every built-in grammar tool's parser (the grammar itself, through core's
-//! parse trees): a typed input or a typed error, never a panic. `sql_query` is built from a
+//! parse trees, then the tool's lenient rewrite) and its pre-run check: a typed input or a
+//! typed error, never a panic. `sql_query` is built from a
 //! schema-only SQLite file made here.
 #![no_main]
 
@@ -29,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
     TOOLS.with(|tools| {
         for tool in tools {
             let _ = tool.parse_to_json(text);
+            let _ = tool.check_text(text);
         }
     });
 });
