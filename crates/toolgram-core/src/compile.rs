@@ -151,6 +151,12 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
         .with_format("iri", is_absolute_iri)
         .with_format("uri-template", is_uri_template)
         .with_keyword("multipleOf", crate::validate::multiple_of::factory)
+        .with_keyword("const", crate::validate::equality::const_factory)
+        .with_keyword("enum", crate::validate::equality::enum_factory)
+        .with_keyword(
+            "uniqueItems",
+            crate::validate::equality::unique_items_factory,
+        )
         .build(schema)
         .map_err(|e| e.to_string())
 }
@@ -1031,5 +1037,30 @@ mod tests {
         assert!(v.is_valid(&json!(-500.25)));
         assert!(v.is_valid(&json!(0.3)));
         assert!(!v.is_valid(&json!(12.345)));
+    }
+
+    /// Objects are compared whatever their key order (instances keep the order written:
+    /// serde_json's `preserve_order`), numbers by value — in `uniqueItems`, `enum`, `const`.
+    #[test]
+    fn equality_after_parse_ignores_key_order() {
+        let read = |t: &str| -> Value { serde_json::from_str(t).expect("json") };
+        let unique =
+            post_parse_validator(&json!({"type": "array", "uniqueItems": true})).expect("builds");
+        assert!(!unique.is_valid(&read(r#"[{"a": 1, "b": 2}, {"b": 2, "a": 1}]"#)));
+        assert!(!unique.is_valid(&read("[1.0, 1]")));
+        assert!(unique.is_valid(&read(r#"[{"a": 1}, {"a": 2}]"#)));
+        let one_of =
+            post_parse_validator(&read(r#"{"enum": [{"a": 1, "b": [2]}, "x"]}"#)).expect("builds");
+        assert!(one_of.is_valid(&read(r#"{"b": [2.0], "a": 1}"#)));
+        assert!(!one_of.is_valid(&read(r#"{"b": [3], "a": 1}"#)));
+        let fixed = post_parse_validator(&read(r#"{"const": {"a": 1, "b": 2}}"#)).expect("builds");
+        assert!(fixed.is_valid(&read(r#"{"b": 2, "a": 1}"#)));
+        assert!(!fixed.is_valid(&read(r#"{"b": 2}"#)));
+        // Errors keep their kinds (the validate module's messages read them).
+        let err = one_of
+            .iter_errors(&json!("y"))
+            .next()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("is not one of")));
     }
 }

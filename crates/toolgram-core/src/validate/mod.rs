@@ -6,6 +6,7 @@
 //! detection ([`repeated_calls`]). It checks and reports; it must not change arguments. The
 //! retry loop that feeds these messages back to a model lives outside the pure core.
 
+pub(crate) mod equality;
 pub(crate) mod multiple_of;
 mod pool;
 mod repeat;
