@@ -43,6 +43,11 @@ pub struct CompileBenchArgs {
     /// `lark-openai` (our own schema → OpenAI-dialect Lark, checked by llguidance).
     #[arg(long, value_enum, default_value = "lark")]
     pub target: Target,
+    /// With `--target gbnf`: judge the peer instead of us — the GBNF llama.cpp's own converter
+    /// wrote for each schema into this directory (`scripts/llama-cpp-schema-grammars`), run by
+    /// the same engine on the same instances, without a post-parse validator.
+    #[arg(long)]
+    pub peer_gbnf: Option<PathBuf>,
 }
 
 /// The compiler a `bench compile` run measures.
@@ -144,16 +149,27 @@ fn refusal_reason(message: &str) -> String {
 /// schema lists them (following local `$ref`s and the branches of `allOf`/`anyOf`/`oneOf`;
 /// keys the schema does not list keep their order after the listed ones), integral numbers
 /// without a fraction. Used to tell policy rejections apart from real ones.
+/// Which order of an object's keys an output policy writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum KeyOrder {
+    /// Where each key's schema keyword stands (llguidance's).
+    Keyword,
+    /// A schema's own `properties` before those of its `allOf` members and `$ref` target.
+    OwnFirst,
+    /// Required keys first, then the rest, each in listed order (llama.cpp's converter).
+    RequiredFirst,
+}
+
 pub(super) fn in_schema_order(
     data: &Value,
     schema: &Value,
     root: &Value,
     depth: usize,
-    own_first: bool,
+    order: KeyOrder,
 ) -> Value {
     match data {
         Value::Object(obj) if depth < 64 => {
-            let listed = listed_properties(schema, root, obj, own_first);
+            let listed = listed_properties(schema, root, obj, order);
             let mut out = serde_json::Map::new();
             for (k, sub) in &listed {
                 if let Some(v) = obj.get(k)
@@ -161,7 +177,7 @@ pub(super) fn in_schema_order(
                 {
                     out.insert(
                         k.clone(),
-                        in_schema_order(v, sub, root, depth + 1, own_first),
+                        in_schema_order(v, sub, root, depth + 1, order),
                     );
                 }
             }
@@ -170,7 +186,7 @@ pub(super) fn in_schema_order(
                     let sub = unlisted_key_schema(schema, root, k, 0).unwrap_or(Value::Null);
                     out.insert(
                         k.clone(),
-                        in_schema_order(v, &sub, root, depth + 1, own_first),
+                        in_schema_order(v, &sub, root, depth + 1, order),
                     );
                 }
             }
@@ -184,7 +200,7 @@ pub(super) fn in_schema_order(
                     .enumerate()
                     .map(|(i, v)| {
                         let sub = prefix.get(i).unwrap_or(&rest);
-                        in_schema_order(v, sub, root, depth + 1, own_first)
+                        in_schema_order(v, sub, root, depth + 1, order)
                     })
                     .collect(),
             )
@@ -334,18 +350,25 @@ fn listed_properties(
     schema: &Value,
     root: &Value,
     obj: &serde_json::Map<String, Value>,
-    own_first: bool,
+    order: KeyOrder,
 ) -> Vec<(String, Value)> {
     let mut listed = Vec::new();
+    let own_first = order == KeyOrder::OwnFirst;
     collect_properties(schema, root, obj, &mut listed, 0, own_first);
     // Then required keys that no `properties` lists, in `required` order (llguidance's).
     let mut required = Vec::new();
     collect_required(schema, root, &mut required, 0);
-    for k in required {
-        if !listed.iter().any(|(n, _)| *n == k) {
-            let sub = unlisted_key_schema(schema, root, &k, 0).unwrap_or(Value::Null);
-            listed.push((k, sub));
+    for k in &required {
+        if !listed.iter().any(|(n, _)| n == k) {
+            let sub = unlisted_key_schema(schema, root, k, 0).unwrap_or(Value::Null);
+            listed.push((k.clone(), sub));
         }
+    }
+    if order == KeyOrder::RequiredFirst {
+        let (mut first, rest): (Vec<_>, Vec<_>) =
+            listed.into_iter().partition(|(k, _)| required.contains(k));
+        first.extend(rest);
+        listed = first;
     }
     listed
 }
@@ -649,10 +672,13 @@ fn check_schema(
                 r.valid.0 += 1;
             } else if !by_validator {
                 r.validator_rejected += 1;
-            } else if [false, true].into_iter().any(|own_first| {
-                let text = policy_text(&in_schema_order(&data, &schema, &schema, 0, own_first));
-                checker.accepts(&compiled, &text)
-            }) {
+            } else if [KeyOrder::Keyword, KeyOrder::OwnFirst]
+                .into_iter()
+                .any(|order| {
+                    let text = policy_text(&in_schema_order(&data, &schema, &schema, 0, order));
+                    checker.accepts(&compiled, &text)
+                })
+            {
                 r.out_of_order_valid_rejected += 1;
             } else if r.valid_rejected_at.is_none() {
                 r.valid_rejected_at = Some(checker.accepted_len(&compiled, &data.to_string()));
@@ -732,15 +758,19 @@ pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let Some(data) = &args.data else {
         return Err(CliError::new("invalid_request", "give --data or --suite").into());
     };
+    if args.peer_gbnf.is_some() && args.target != Target::Gbnf {
+        return Err(CliError::new("invalid_request", "--peer-gbnf goes with --target gbnf").into());
+    }
     let files = files(data, args.sample, args.seed)?;
     use super::compile_gbnf::{Emitter, results};
     match args.target {
         Target::Gbnf => {
-            let results = results(&files, args.lenient, Emitter::Gbnf)?;
+            let peer = args.peer_gbnf.as_deref();
+            let results = results(&files, args.lenient, Emitter::Gbnf, peer)?;
             return report(&results, &files, &args, started);
         }
         Target::LarkOpenai => {
-            let results = results(&files, args.lenient, Emitter::LarkOpenai)?;
+            let results = results(&files, args.lenient, Emitter::LarkOpenai, None)?;
             return report(&results, &files, &args, started);
         }
         Target::Lark => {}

@@ -5,13 +5,13 @@
 //! llguidance, an engine independent of our IR. Then the post-parse validator for the
 //! keywords the grammar leaves out. Measurements only.
 
-use super::compile::{SchemaResult, in_schema_order, policy_text, subset_of};
+use super::compile::{KeyOrder, SchemaResult, in_schema_order, policy_text, subset_of};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use toolgram_core::grammar::gbnf;
 use toolgram_core::grammar::lark::{self, LarkDialect};
-use toolgram_core::schema::{NoteKind, SchemaOptions, to_grammar};
+use toolgram_core::schema::{Note, NoteKind, SchemaError, SchemaOptions, to_grammar};
 use toolgram_engine::ByteChecker;
 use toolgram_engine::gbnf_check::{self, Job, Verdict};
 use toolgram_engine::models;
@@ -35,6 +35,25 @@ pub enum Emitter {
     Gbnf,
     /// OpenAI-dialect Lark, run by llguidance.
     LarkOpenai,
+}
+
+/// The peer's GBNF for schema file `name`, or its refusal as a schema error.
+fn peer_grammar(dir: &Path, name: &str) -> Result<(String, Vec<Note>), SchemaError> {
+    let stem = name.strip_suffix(".json").unwrap_or(name);
+    let refused = |message: String| SchemaError {
+        tool: None,
+        pointer: String::new(),
+        keyword: "llama.cpp converter".into(),
+        message,
+    };
+    match std::fs::read_to_string(dir.join(format!("{stem}.gbnf"))) {
+        Ok(text) => Ok((text, Vec::new())),
+        Err(_) => Err(refused(
+            std::fs::read_to_string(dir.join(format!("{stem}.error")))
+                .map(|m| m.lines().next().unwrap_or("").chars().take(120).collect())
+                .unwrap_or_else(|_| "no grammar written".into()),
+        )),
+    }
 }
 
 /// Every job's verdict from llguidance (which returns errors instead of aborting).
@@ -63,10 +82,16 @@ fn llguidance_verdicts(jobs: &[Job]) -> anyhow::Result<Vec<Verdict>> {
 
 /// Compile every file with `emitter`, check all grammars and instances in its engine, and
 /// score them.
+///
+/// `peer`: instead of our emitter, the GBNF llama.cpp's own converter wrote for each schema
+/// (`DIR/NAME.gbnf`, or `DIR/NAME.error` where it refused; `scripts/llama-cpp-schema-grammars`),
+/// judged by the same engine on the same instances, with no post-parse validator (llama.cpp
+/// has none) and no compile time (the converter ran inside llama-server).
 pub fn results(
     files: &[PathBuf],
     lenient: bool,
     emitter: Emitter,
+    peer: Option<&Path>,
 ) -> anyhow::Result<Vec<SchemaResult>> {
     let mut done: Vec<Option<SchemaResult>> = files.iter().map(|_| None).collect();
     let mut pending = Vec::new();
@@ -96,14 +121,21 @@ pub fn results(
             ..SchemaOptions::default()
         };
         let t0 = Instant::now();
-        let compiled = to_grammar(&doc["schema"], &opts).map(|(g, notes)| {
-            let text = match emitter {
-                Emitter::Gbnf => gbnf::emit(&g),
-                Emitter::LarkOpenai => lark::emit(&g, LarkDialect::OpenAi),
-            };
-            (text, notes)
-        });
-        r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let compiled = match peer {
+            Some(dir) => peer_grammar(dir, &name),
+            None => to_grammar(&doc["schema"], &opts).map(|(g, notes)| {
+                let text = match emitter {
+                    Emitter::Gbnf => gbnf::emit(&g),
+                    Emitter::LarkOpenai => lark::emit(&g, LarkDialect::OpenAi),
+                };
+                (text, notes)
+            }),
+        };
+        r.compile_ms = if peer.is_some() {
+            0.0
+        } else {
+            t0.elapsed().as_secs_f64() * 1e3
+        };
         let (text, notes) = match compiled {
             Ok(c) => c,
             Err(e) => {
@@ -125,19 +157,24 @@ pub fn results(
             .collect();
         let mut strings: Vec<String> = tests.iter().map(|(d, _)| d.to_string()).collect();
         let mut rewrites = Vec::new();
+        // The peer (llama.cpp's converter) writes required keys first.
+        let orders: &[KeyOrder] = match peer {
+            Some(_) => &[KeyOrder::Keyword, KeyOrder::RequiredFirst],
+            None => &[KeyOrder::Keyword, KeyOrder::OwnFirst],
+        };
         for (data, valid) in &tests {
-            // Both readings of schema order (keyword position, llguidance's; own properties
-            // first); compared as text: `Value` equality ignores key order.
+            // The key orders the grammar may write (ours: keyword position, llguidance's,
+            // or own properties first; the peer's: required first); compared as text.
             let mut options: Vec<usize> = Vec::new();
             if *valid {
                 let original = data.to_string();
-                for own_first in [false, true] {
+                for &order in orders {
                     let text = policy_text(&in_schema_order(
                         data,
                         &doc["schema"],
                         &doc["schema"],
                         0,
-                        own_first,
+                        order,
                     ));
                     if text != original {
                         options.push(strings.len());
