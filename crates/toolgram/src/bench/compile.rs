@@ -175,19 +175,13 @@ pub(super) fn in_schema_order(
                 if let Some(v) = obj.get(k)
                     && !out.contains_key(k)
                 {
-                    out.insert(
-                        k.clone(),
-                        in_schema_order(v, sub, root, depth + 1, order),
-                    );
+                    out.insert(k.clone(), in_schema_order(v, sub, root, depth + 1, order));
                 }
             }
             for (k, v) in obj {
                 if !out.contains_key(k) {
                     let sub = unlisted_key_schema(schema, root, k, 0).unwrap_or(Value::Null);
-                    out.insert(
-                        k.clone(),
-                        in_schema_order(v, &sub, root, depth + 1, order),
-                    );
+                    out.insert(k.clone(), in_schema_order(v, &sub, root, depth + 1, order));
                 }
             }
             Value::Object(out)

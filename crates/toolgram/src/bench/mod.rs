@@ -1,12 +1,14 @@
 //! `toolgram bench call`: constrained vs unconstrained generation on the same prompt, model
 //! and threads — mask µs per token (p50/p99), decode ms per token, tokens/s; and
-//! `toolgram bench compile` (see [`compile`]) and `toolgram bench modes` (see [`modes`]).
+//! `toolgram bench compile` (see [`compile`]), `toolgram bench modes` (see [`modes`]) and
+//! `toolgram bench server-call` (see [`server_call`]).
 
 mod bfcl;
 mod compile;
 mod compile_gbnf;
 mod mask;
 mod modes;
+mod server_call;
 mod tools;
 
 use crate::call::{CallArgs, messages};
@@ -33,6 +35,9 @@ pub enum BenchCommand {
     Mask(mask::MaskArgs),
     /// Grammar tools: tokens of the grammar form vs the JSON forms over the same inputs.
     Tools(tools::ToolsBenchArgs),
+    /// One tool call end to end: the embedded engine vs llama-server's own tool calling on
+    /// the same GGUF and threads.
+    ServerCall(server_call::ServerCallArgs),
 }
 
 fn percentile(sorted: &[u32], p: f64) -> u32 {
@@ -74,6 +79,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Modes(args) => return modes::run_modes(args),
         BenchCommand::Mask(args) => return mask::run(args),
         BenchCommand::Tools(args) => return tools::run(args),
+        BenchCommand::ServerCall(args) => return server_call::run(args),
     };
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let msgs = messages(&args)?;
