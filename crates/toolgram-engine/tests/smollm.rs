@@ -295,21 +295,23 @@ fn temperature_sampling_is_reproducible_with_a_seed() {
         seed: Some(42),
         ..greedy(256)
     };
+    // The same text twice, whether it ends in a call or runs into the token limit (which
+    // the 135M model may do at this temperature; that is not what is tested here).
     let run = || {
         let mut s = engine("test").session().expect("session");
-        call_or_truncated(
-            ask(
-                &mut s,
-                &tools,
-                "What's the weather in Lyon?",
-                ToolChoice::Required,
-                sampling.clone(),
-            ),
-            "seeded",
-        )
-        .map(|r| r.raw)
+        match ask(
+            &mut s,
+            &tools,
+            "What's the weather in Lyon?",
+            ToolChoice::Required,
+            sampling.clone(),
+        ) {
+            Ok(r) => r.raw,
+            Err(EngineError::Truncated { partial, .. }) => partial,
+            Err(e) => panic!("seeded: {e}"),
+        }
     };
     let (a, b) = (run(), run());
-    assert!(a.is_some());
+    assert!(!a.is_empty());
     assert_eq!(a, b);
 }
