@@ -52,4 +52,6 @@ pub use engine::{
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
 pub use retry::EngineModel;
-pub use session::{CallRequest, CallResponse, FinishReason, Sampling, Session, Timings};
+pub use session::{
+    CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings, call_id,
+};

@@ -8,7 +8,7 @@ use crate::error::EngineError;
 use crate::session::{CallRequest, CallResponse, Sampling, Session};
 use toolgram_core::compile::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
-use toolgram_retry::{AttemptError, CallModel, ModelReply};
+use toolgram_retry::{AttemptError, CallModel, ModelReply, Usage};
 
 /// A session plus everything about the request but the messages.
 pub struct EngineModel<'s, 'e> {
@@ -57,6 +57,13 @@ impl CallModel for EngineModel<'_, '_> {
                     content: r.content.clone(),
                     tool_calls: r.tool_calls.clone(),
                     raw: r.raw.clone(),
+                    usage: Some(Usage {
+                        prompt_tokens: r.prompt_tokens,
+                        completion_tokens: r.completion_tokens,
+                        cached_prompt_tokens: r
+                            .prompt_tokens
+                            .saturating_sub(r.timings.prompt_evaluated),
+                    }),
                 };
                 self.last = Some(r);
                 Ok(reply)

@@ -1,6 +1,7 @@
 //! Pick the next token from logits under an allowed-token mask, without allocating.
 //!
-//! Greedy when the temperature is 0, otherwise softmax sampling with a seeded generator.
+//! Greedy when the temperature is 0, otherwise softmax sampling with a seeded generator,
+//! optionally restricted to the nucleus (`top_p`) in a buffer the caller keeps between steps.
 //! A logit bias (OpenAI `logit_bias`) is added before the mask is applied, so a bias can make
 //! a token likely but never make a forbidden token possible. This module must not know
 //! about grammars.
@@ -75,9 +76,75 @@ pub fn pick(
     Some(chosen as u32)
 }
 
+/// Nucleus sampling: choose among the most likely allowed tokens whose probabilities add up
+/// to `top_p`. `scratch` is reused between steps (it grows once to the allowed set's size).
+/// Greedy at temperature 0; `top_p >= 1` is plain [`pick`].
+pub fn pick_nucleus(
+    logits: &[f32],
+    mask: &SimpleVob,
+    sampling: (&[(u32, f32)], f32, f32),
+    rng: &mut Rng,
+    scratch: &mut Vec<(u32, f64)>,
+) -> Option<u32> {
+    let (bias, temperature, top_p) = sampling;
+    if temperature <= 0.0 || top_p >= 1.0 {
+        return pick(logits, mask, bias, temperature, rng);
+    }
+    scratch.clear();
+    let mut max = f32::NEG_INFINITY;
+    mask.iter_set_entries(|t| max = max.max(biased(logits, bias, t)));
+    if !max.is_finite() {
+        return pick(logits, mask, bias, 0.0, rng);
+    }
+    let inv_t = 1.0 / f64::from(temperature);
+    let mut total = 0.0f64;
+    mask.iter_set_entries(|t| {
+        let w = ((f64::from(biased(logits, bias, t)) - f64::from(max)) * inv_t).exp();
+        total += w;
+        scratch.push((t as u32, w));
+    });
+    scratch.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+    let keep_mass = total * f64::from(top_p.max(0.0));
+    let mut kept = 0usize;
+    let mut mass = 0.0f64;
+    for &(_, w) in scratch.iter() {
+        kept += 1;
+        mass += w;
+        if mass >= keep_mass {
+            break;
+        }
+    }
+    let mut target = rng.next_f64() * mass;
+    for &(t, w) in &scratch[..kept] {
+        target -= w;
+        if target <= 0.0 {
+            return Some(t);
+        }
+    }
+    scratch.first().map(|&(t, _)| t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_top_p_keeps_only_the_most_likely_token() {
+        let logits = [0.0f32, 5.0, 4.9, -1.0];
+        let m = mask(&[true, true, true, true]);
+        let mut rng = Rng::new(7);
+        let mut scratch = Vec::new();
+        for _ in 0..50 {
+            let t = pick_nucleus(&logits, &m, (&[], 1.0, 0.01), &mut rng, &mut scratch);
+            assert_eq!(t, Some(1));
+        }
+        // With the whole nucleus, the second token is drawn too.
+        let drawn: Vec<_> = (0..200)
+            .filter_map(|_| pick_nucleus(&logits, &m, (&[], 1.0, 0.9), &mut rng, &mut scratch))
+            .collect();
+        assert!(drawn.contains(&1) && drawn.contains(&2), "{drawn:?}");
+        assert!(!drawn.contains(&3), "{drawn:?}");
+    }
 
     fn mask(bits: &[bool]) -> SimpleVob {
         SimpleVob::from_slice(bits)

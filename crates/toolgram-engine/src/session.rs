@@ -5,11 +5,13 @@
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
 //! limit inside a call is [`EngineError::Truncated`]. Buffers are allocated before the loop;
-//! the one per-step allocation left is the mask bitset llguidance returns.
+//! the one per-step allocation left is the mask bitset llguidance returns. A
+//! [`DecodeObserver`] sees each step's bytes as they are decoded (streaming); this module
+//! must not interpret them.
 
 use crate::engine::{Engine, backend};
 use crate::error::EngineError;
-use crate::sample::{Rng, pick};
+use crate::sample::{Rng, pick_nucleus};
 use crate::think::ThinkWatch;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -38,8 +40,14 @@ pub struct Sampling {
     pub max_tokens: usize,
     /// 0 = greedy.
     pub temperature: f32,
+    /// Nucleus sampling: only the most likely allowed tokens whose probabilities add up to
+    /// this are drawn from (1 = all).
+    pub top_p: f32,
     /// Seed for temperature sampling; `None` = from the clock.
     pub seed: Option<u64>,
+    /// Stop sequences: the reply ends right after one of them is generated where the grammar
+    /// may end (never inside a call); the sequence itself is not part of the text.
+    pub stop: Vec<String>,
     /// Added to logits before the mask (OpenAI `logit_bias`).
     pub logit_bias: Vec<(u32, f32)>,
     /// Generate without any constraint (for `bench` comparisons; tool choice is ignored).
@@ -54,7 +62,9 @@ impl Default for Sampling {
         Self {
             max_tokens: 512,
             temperature: 0.0,
+            top_p: 1.0,
             seed: None,
+            stop: Vec::new(),
             logit_bias: Vec::new(),
             unconstrained: false,
             think_budget: None,
@@ -142,6 +152,15 @@ pub struct CallResponse {
     pub deferred: Vec<toolgram_core::compile::DeferredKeyword>,
 }
 
+/// Sees the bytes of each decode step as they are generated (for streaming).
+pub trait DecodeObserver {
+    /// A new generation starts (each attempt of a retried call starts one).
+    fn started(&mut self);
+    /// The bytes one step appended (a sampled token and the tokens forced after it); a
+    /// multi-byte character may be split across steps.
+    fn piece(&mut self, bytes: &[u8]);
+}
+
 /// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
 pub struct Session<'e> {
     engine: &'e Engine,
@@ -149,11 +168,14 @@ pub struct Session<'e> {
     batch: LlamaBatch<'static>,
     cached: Vec<LlamaToken>,
     pub(crate) text: Vec<u8>,
+    scratch: Vec<(u32, f64)>,
+    observer: Option<Box<dyn DecodeObserver + 'e>>,
 }
 
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn call_id() -> String {
+/// A fresh call id (`call_…`), unique within the process.
+pub fn call_id() -> String {
     let n = CALL_COUNTER.fetch_add(1, Ordering::Relaxed);
     let t = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -190,11 +212,29 @@ impl Engine {
             batch: LlamaBatch::new(BATCH, 1),
             cached: Vec::new(),
             text: Vec::new(),
+            scratch: Vec::new(),
+            observer: None,
         })
     }
 }
 
-impl Session<'_> {
+impl<'e> Session<'e> {
+    /// Watch every generation on this session (`None`: stop watching).
+    pub fn set_observer(&mut self, observer: Option<Box<dyn DecodeObserver + 'e>>) {
+        self.observer = observer;
+    }
+
+    /// Prompt tokens held in the KV cache from earlier calls.
+    pub fn cached_tokens(&self) -> usize {
+        self.cached.len()
+    }
+
+    /// Forget the KV cache (the next call evaluates its whole prompt).
+    pub fn clear_cache(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+    }
+
     /// Render, tokenize and run one request, returning its validated calls; an invalid call
     /// is [`EngineError::InvalidArguments`] (the retry loop in `toolgram-retry` feeds such
     /// errors back to the model instead, through [`Session::reply`]).
@@ -418,6 +458,12 @@ impl Session<'_> {
         });
         let mut rng = Rng::new(seed);
         self.text.clear();
+        if let Some(o) = self.observer.as_mut() {
+            o.started();
+        }
+        if s.temperature > 0.0 && s.top_p < 1.0 {
+            self.scratch.reserve(engine.tok.pieces.len());
+        }
         timings.mask_us.clear();
         timings.mask_us.reserve(budget);
         let mut produced = 0usize;
@@ -445,8 +491,9 @@ impl Session<'_> {
                 }
             };
             let logits = self.ctx.get_logits_ith(self.batch.n_tokens() - 1);
-            let token =
-                pick(logits, mask, &s.logit_bias, s.temperature, &mut rng).ok_or_else(|| {
+            let sampling = (s.logit_bias.as_slice(), s.temperature, s.top_p);
+            let token = pick_nucleus(logits, mask, sampling, &mut rng, &mut self.scratch)
+                .ok_or_else(|| {
                     EngineError::Constraint("the grammar allows no token here".into())
                 })?;
             if engine.tok.eog.contains(&token) {
@@ -470,6 +517,7 @@ impl Session<'_> {
                 }
             }
             step.extend(ff.iter().map(|&t| LlamaToken::new(t as i32)));
+            let step_start = self.text.len();
             for t in &step {
                 let piece = engine
                     .tok
@@ -480,6 +528,20 @@ impl Session<'_> {
                 self.text.extend_from_slice(piece);
             }
             produced += step.len();
+            if let Some(cut) = stop_at(&self.text, step_start, &s.stop)
+                && matcher
+                    .as_mut()
+                    .is_none_or(|m| m.is_accepting().unwrap_or(false))
+            {
+                self.text.truncate(cut);
+                if let Some(o) = self.observer.as_mut() {
+                    o.piece(&self.text[step_start.min(cut)..cut]);
+                }
+                return Ok((produced, false));
+            }
+            if let Some(o) = self.observer.as_mut() {
+                o.piece(&self.text[step_start..]);
+            }
             if let (Some(w), Some(m)) = (watch.as_mut(), matcher.as_mut())
                 && w.must_close(&self.text, produced)
             {
@@ -488,6 +550,9 @@ impl Session<'_> {
                 produced += think_close.len();
                 step.extend(think_close.iter().map(|&t| LlamaToken::new(t as i32)));
                 self.text.extend_from_slice(THINK.1.text().as_bytes());
+                if let Some(o) = self.observer.as_mut() {
+                    o.piece(THINK.1.text().as_bytes());
+                }
             }
             if matcher.as_ref().is_some_and(Matcher::is_stopped) {
                 return Ok((produced, false));
@@ -533,6 +598,22 @@ impl<'e> Session<'e> {
                 .collect(),
         }
     }
+}
+
+/// Where the text must end when a stop sequence was completed by the step that began at
+/// `step_start`: the start of the first such sequence.
+fn stop_at(text: &[u8], step_start: usize, stop: &[String]) -> Option<usize> {
+    stop.iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| {
+            let s = s.as_bytes();
+            let from = step_start.saturating_sub(s.len() - 1);
+            text[from..]
+                .windows(s.len())
+                .position(|w| w == s)
+                .map(|p| from + p)
+        })
+        .min()
 }
 
 fn constraint_err(e: impl std::fmt::Display) -> EngineError {

@@ -42,6 +42,27 @@ impl Kind {
         })
     }
 
+    /// Where its API lives unless a base URL is given.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::OpenAiChat | Self::OpenAiResponses => "https://api.openai.com",
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::Gemini => "https://generativelanguage.googleapis.com",
+            Self::Ollama => "http://127.0.0.1:11434",
+            Self::LlamaServer | Self::Vllm | Self::Sglang => "http://127.0.0.1:8080",
+        }
+    }
+
+    /// The environment variable its key is read from unless another is named.
+    pub fn api_key_env(self) -> Option<&'static str> {
+        match self {
+            Self::OpenAiChat | Self::OpenAiResponses => Some("OPENAI_API_KEY"),
+            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Self::Gemini => Some("GEMINI_API_KEY"),
+            Self::LlamaServer | Self::Vllm | Self::Sglang | Self::Ollama => None,
+        }
+    }
+
     /// The CLI/config name.
     pub fn name(self) -> &'static str {
         match self {
@@ -70,11 +91,12 @@ pub enum Path {
 }
 
 impl Path {
-    /// The name used in replies (`toolgram.path`).
+    /// The name used in replies (`toolgram.path`): the same three names as the embedded
+    /// engine's modes (`json` is the provider's strict JSON-Schema mode here).
     pub fn name(self) -> &'static str {
         match self {
             Self::Grammar => "grammar",
-            Self::StrictJson => "strict_json",
+            Self::StrictJson => "json",
             Self::Prompt => "prompt",
         }
     }

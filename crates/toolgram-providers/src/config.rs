@@ -2,7 +2,7 @@
 //! holding the key, fallback policy, capabilities switched off). Keys themselves never go in
 //! the file. Reading only; flags given on the command line win over the file.
 
-use crate::capability::Kind;
+use crate::capability::{Capabilities, Kind};
 use crate::error::ProviderError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -72,6 +72,95 @@ impl Config {
             }
         }
         Ok(cfg)
+    }
+}
+
+/// Settings given on a command line or in a request, which win over a config entry.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// Model id.
+    pub model: Option<String>,
+    /// Environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// Capabilities switched off: `grammar`, `strict-json`.
+    pub disable: Vec<String>,
+    /// A missing capability is an error instead of a fallback.
+    pub no_fallback: bool,
+}
+
+/// A provider with its config entry, the overrides and the kind's defaults merged.
+#[derive(Clone)]
+pub struct Resolved {
+    /// Its dialect.
+    pub kind: Kind,
+    /// Base URL.
+    pub base_url: String,
+    /// Model id.
+    pub model: Option<String>,
+    /// The key, read from its environment variable (never printed).
+    pub api_key: Option<String>,
+    /// What it can enforce, minus what was switched off.
+    pub capabilities: Capabilities,
+    /// Whether a missing capability may fall back to a weaker path.
+    pub fallback: bool,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "…"))
+            .field("capabilities", &self.capabilities)
+            .field("fallback", &self.fallback)
+            .finish()
+    }
+}
+
+impl Config {
+    /// The provider called `name` (a config entry, else a kind name), with `o` applied.
+    pub fn resolve(&self, name: &str, o: &Overrides) -> Result<Resolved, ProviderError> {
+        let entry = self.providers.get(name);
+        let kind = Kind::from_name(entry.map_or(name, |e| e.kind.as_str()))?;
+        if let Some(bad) = o
+            .disable
+            .iter()
+            .find(|d| !matches!(d.as_str(), "grammar" | "strict-json"))
+        {
+            return Err(ProviderError::Config(format!(
+                "cannot disable `{bad}` (grammar, strict-json)"
+            )));
+        }
+        let disabled = |word: &str| {
+            o.disable.iter().any(|d| d == word)
+                || entry.is_some_and(|e| e.disable.iter().any(|d| d == word))
+        };
+        let mut capabilities = Capabilities::of(kind);
+        capabilities.grammar &= !disabled("grammar");
+        capabilities.strict_json &= !disabled("strict-json");
+        let key_env = o
+            .api_key_env
+            .clone()
+            .or_else(|| entry.and_then(|e| e.api_key_env.clone()))
+            .or_else(|| kind.api_key_env().map(str::to_owned));
+        Ok(Resolved {
+            kind,
+            base_url: o
+                .base_url
+                .clone()
+                .or_else(|| entry.and_then(|e| e.base_url.clone()))
+                .unwrap_or_else(|| kind.default_base_url().to_owned()),
+            model: o
+                .model
+                .clone()
+                .or_else(|| entry.and_then(|e| e.model.clone())),
+            api_key: key_env.and_then(|v| std::env::var(v).ok()),
+            capabilities,
+            fallback: !o.no_fallback && entry.is_none_or(|e| e.fallback == Fallback::Allowed),
+        })
     }
 }
 

@@ -18,9 +18,10 @@ mod provider;
 mod render;
 mod reply;
 mod stream;
+mod usage;
 
 pub use capability::{Capabilities, Kind, Path, choose_path};
-pub use config::{Config, Fallback, ProviderConfig};
+pub use config::{Config, Fallback, Overrides, ProviderConfig, Resolved};
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};
 pub use model::ProviderModel;
@@ -28,3 +29,4 @@ pub use provider::{Endpoint, Provider};
 pub use render::{RenderInput, Rendered, render};
 pub use reply::{ReadError, read_reply};
 pub use stream::assemble;
+pub use usage::read_usage;

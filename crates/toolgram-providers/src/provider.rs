@@ -81,6 +81,8 @@ impl Provider for Endpoint {
         choice: &ToolChoice,
         syntax: &'static CallSyntax,
     ) -> Result<ModelReply, ReadError> {
-        read_reply(self.kind, path, body, tools, choice, syntax)
+        let mut reply = read_reply(self.kind, path, body, tools, choice, syntax)?;
+        reply.usage = crate::usage::read_usage(self.kind, body);
+        Ok(reply)
     }
 }

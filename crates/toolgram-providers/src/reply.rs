@@ -295,6 +295,7 @@ fn lenient(
             .map(|(i, c)| call(&c.id, i, &c.name, c.arguments))
             .collect(),
         raw: text.to_owned(),
+        usage: None,
     })
 }
 

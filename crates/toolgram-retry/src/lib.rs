@@ -29,6 +29,27 @@ pub struct ModelReply {
     pub tool_calls: Vec<ToolCall>,
     /// The raw text the model wrote.
     pub raw: String,
+    /// Tokens this attempt used, when the model or provider counted them.
+    pub usage: Option<Usage>,
+}
+
+/// Tokens used, as the model or provider counted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Prompt tokens (the cached ones included).
+    pub prompt_tokens: usize,
+    /// Generated tokens.
+    pub completion_tokens: usize,
+    /// Prompt tokens that were not evaluated again (a prefix cache held them).
+    pub cached_prompt_tokens: usize,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Self) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.cached_prompt_tokens += o.cached_prompt_tokens;
+    }
 }
 
 /// Why an attempt gave no reply.
@@ -95,6 +116,8 @@ pub struct Outcome {
     pub attempts: usize,
     /// The attempts that failed, in order.
     pub failed: Vec<FailedAttempt>,
+    /// Tokens over every attempt that produced a reply; `None` when none was counted.
+    pub usage: Option<Usage>,
 }
 
 /// The loop ended without a valid reply.
@@ -154,16 +177,21 @@ where
 {
     let mut conversation = messages.to_vec();
     let mut failed: Vec<FailedAttempt> = Vec::new();
+    let mut usage: Option<Usage> = None;
     let budget = policy.max_attempts.max(1);
     for attempt in 1..=budget {
         let (raw, errors, feedback) = match model.attempt(&conversation) {
             Ok(reply) => {
+                if let Some(u) = reply.usage {
+                    *usage.get_or_insert_default() += u;
+                }
                 let problems = reply_problems(tools, choice, &reply);
                 if problems.iter().all(Vec::is_empty) {
                     return Ok(Outcome {
                         reply,
                         attempts: attempt,
                         failed,
+                        usage,
                     });
                 }
                 let feedback = feedback_messages(attempt, &reply, &problems);

@@ -1,18 +1,19 @@
-//! `toolgram call`: tools file + prompt or messages → one constrained call on the embedded
-//! model (or a remote provider, see `provider.rs`), printed as an OpenAI assistant message.
+//! `toolgram call`: tools file + prompt or messages → a `toolgram-runtime` request on the
+//! embedded model or a provider, the reply printed as an OpenAI assistant message (or, with
+//! `--events`, one JSON line per streamed event).
 //!
-//! Everything that can be checked without a model (tools, tool choice, messages, the
-//! compiled grammar) is checked before the model is loaded.
+//! Everything that can be checked without a model is checked (by the runtime) before the
+//! model is loaded. Argument parsing and printing only: the run stage is the runtime's.
 
-use crate::output::{CliError, assistant_message};
-use anyhow::Context;
+use crate::output::CliError;
 use clap::{Args, ValueEnum};
-use serde_json::json;
 use std::path::PathBuf;
-use toolgram_core::compile::{CompileOptions, Mode, Think};
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
-use toolgram_engine::{Engine, EngineModel, EngineOptions, Sampling, check_request, models};
-use toolgram_retry::{FailedAttempt, RetryError, RetryPolicy};
+use toolgram_core::compile::{Mode, Think};
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
+use toolgram_engine::EngineOptions;
+use toolgram_runtime::{
+    Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check, read_tools_file,
+};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ModeArg {
@@ -122,6 +123,11 @@ pub struct CallArgs {
     /// refusing the tools.
     #[arg(long)]
     pub lenient: bool,
+    /// Print the reply as it is decoded: one JSON object per line (`content`,
+    /// `reasoning`, `tool_call_start`, `tool_call_delta`, `tool_call_end`, `retry`), the last
+    /// line the whole assistant message.
+    #[arg(long)]
+    pub events: bool,
     /// A remote provider instead of the embedded engine (`--model` is then its model id).
     #[command(flatten)]
     pub provider: crate::provider::ProviderArgs,
@@ -163,154 +169,72 @@ pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
     Ok(msgs)
 }
 
-pub fn run(args: CallArgs) -> anyhow::Result<()> {
-    let all_tools = crate::tools_file::read(&args.tools)?;
-    let choice = ToolChoice::from_cli(&args.tool_choice);
-    let msgs = messages(&args)?;
-    let (tools, filtered_out) = pool_for(all_tools, &msgs, &choice)?;
-    if let Some(remote) = args.provider.resolve(args.model.as_deref())? {
-        return crate::provider::call_remote(&args, remote, &tools, choice, &msgs);
-    }
-    // Everything checkable without a model is checked before one is loaded.
-    let opts = CompileOptions {
-        mode: args.mode.into(),
-        think: args.think.into(),
-        lenient: args.lenient,
-        ..CompileOptions::default()
+/// The runtime request for these arguments.
+pub fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -> Request {
+    let mut req = Request::new(msgs, tools);
+    req.tool_choice = ToolChoice::from_cli(&args.tool_choice);
+    req.parallel_tool_calls = args.parallel_tool_calls;
+    req.mode = args.mode.into();
+    req.think = args.think.into();
+    req.sampling = SamplingOptions {
+        max_tokens: args.max_tokens,
+        temperature: args.temperature,
+        seed: args.seed,
+        think_budget: args.think_budget,
+        ..SamplingOptions::default()
     };
-    let checked = check_request(
-        &tools,
-        &choice,
-        args.parallel_tool_calls,
-        syntax::detect(""),
-        &opts,
-    )?;
-    crate::grammar::refuse_or_list_unknown(&checked.ignored, true, "invalid_tools")?;
-    crate::grammar::note_fallback(&checked);
-    let chat_template = args
-        .chat_template
-        .as_ref()
-        .map(|p| read(p, "chat template"))
-        .transpose()?;
-    let path = models::resolve(args.model.as_deref()).context("resolving the model")?;
-    let opts = EngineOptions {
-        threads: args.threads,
-        n_ctx: args.ctx_size,
-        chat_template,
-        syntax: args.syntax.clone(),
-        lenient: args.lenient,
-    };
-    let engine = Engine::load(&path, &opts)?;
-    let mut session = engine.session()?;
-    let mut model = EngineModel {
-        session: &mut session,
-        tools: &tools,
-        choice: choice.clone(),
-        parallel: args.parallel_tool_calls,
-        mode: args.mode.into(),
-        think: args.think.into(),
-        sampling: Sampling {
-            max_tokens: args.max_tokens,
-            temperature: args.temperature,
-            seed: args.seed,
-            think_budget: args.think_budget,
-            ..Sampling::default()
-        },
-        last: None,
-        total_tokens: (0, 0),
-    };
-    let policy = RetryPolicy {
+    req.retry = RetryPolicy {
         max_attempts: args.max_attempts,
         consecutive_blocked: args.consecutive_blocked,
     };
-    let outcome = match toolgram_retry::run(&mut model, &tools, &choice, &msgs, policy) {
-        Ok(o) => o,
-        Err(RetryError::Model { error, .. }) => return Err(error.into()),
-        Err(e) => {
-            let kind = match e {
-                RetryError::Blocked { .. } => "retry_blocked",
-                _ => "no_valid_call",
+    req.refuse_repeats = args.refuse_repeats;
+    req.syntax = args.syntax.clone();
+    req
+}
+
+pub fn run(args: CallArgs) -> anyhow::Result<()> {
+    let tools = read_tools_file(&args.tools)?;
+    let req = request(&args, messages(&args)?, tools);
+    let backend = match args.provider.resolve(args.model.as_deref())? {
+        Some(provider) => Backend::Provider(provider),
+        None => {
+            // Everything checkable without a model is checked before one is loaded.
+            let syntax = match &args.syntax {
+                Some(name) => syntax::by_name(name).ok_or_else(|| {
+                    CliError::new("invalid_request", format!("unknown call syntax `{name}`"))
+                })?,
+                None => syntax::detect(""),
             };
-            let details = json!({"attempts": failed_json(e.failed())});
-            return Err(CliError::new(kind, e.to_string()).with(details).into());
+            let checked = check(&req, syntax, args.lenient)?;
+            crate::output::print_checked(&checked);
+            let chat_template = args
+                .chat_template
+                .as_ref()
+                .map(|p| read(p, "chat template"))
+                .transpose()?;
+            Backend::Embedded(EmbeddedConfig {
+                model: args.model.clone(),
+                engine: EngineOptions {
+                    threads: args.threads,
+                    n_ctx: args.ctx_size,
+                    chat_template,
+                    syntax: args.syntax.clone(),
+                    lenient: args.lenient,
+                },
+                max_sessions: 1,
+                max_queue: 1,
+            })
         }
     };
-    let Some(mut reply) = model.last.take() else {
-        return Err(CliError::new("internal_error", "no attempt was recorded").into());
-    };
-    (reply.prompt_tokens, reply.completion_tokens) = model.total_tokens;
-    let repeats = validate::repeated_calls(&msgs, &reply.tool_calls);
-    if args.refuse_repeats && !repeats.is_empty() {
-        let list: Vec<String> = repeats
-            .iter()
-            .map(|r| format!("call {} to `{}` repeats {}", r.index, r.tool, r.first_seen))
-            .collect();
-        return Err(CliError::new("repeated_call", list.join("; ")).into());
+    let runtime = Runtime::new(backend)?;
+    if args.events {
+        for event in runtime.stream(&req)? {
+            if let Some(line) = crate::output::event_line(event)? {
+                println!("{line}");
+            }
+        }
+        return Ok(());
     }
-    let mut msg = assistant_message(&reply, engine.syntax().name, engine.model_name());
-    if reply
-        .tool_calls
-        .iter()
-        .any(|c| tools.get(&c.name).is_some_and(|t| t.grammar.is_some()))
-    {
-        msg["tool_calls"] = json!(
-            reply
-                .tool_calls
-                .iter()
-                .map(|c| crate::tools_file::call_json(c, &tools))
-                .collect::<Vec<_>>()
-        );
-    }
-    msg["toolgram"]["attempts"] = json!(outcome.attempts);
-    if !outcome.failed.is_empty() {
-        msg["toolgram"]["failed_attempts"] = failed_json(&outcome.failed);
-    }
-    if !repeats.is_empty() {
-        msg["toolgram"]["repeated_calls"] = json!(
-            repeats
-                .iter()
-                .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
-                .collect::<Vec<_>>()
-        );
-    }
-    if !filtered_out.is_empty() {
-        msg["toolgram"]["filtered_out"] = json!(filtered_out);
-    }
-    println!("{msg}");
+    println!("{}", runtime.run(&req)?.to_json());
     Ok(())
-}
-
-fn failed_json(failed: &[FailedAttempt]) -> serde_json::Value {
-    json!(
-        failed
-            .iter()
-            .map(|f| json!({"attempt": f.attempt, "errors": f.errors, "raw": f.raw}))
-            .collect::<Vec<_>>()
-    )
-}
-
-/// The pool offered for this request: escape-hatch tools only when the user said one of
-/// their trigger words (or named the tool), and the names left out.
-fn pool_for(
-    tools: ToolSet,
-    msgs: &[ChatMessage],
-    choice: &ToolChoice,
-) -> anyhow::Result<(ToolSet, Vec<String>)> {
-    let keep = validate::filter_pool(&tools, msgs, choice);
-    if keep.len() == tools.tools().len() {
-        return Ok((tools, Vec::new()));
-    }
-    let out = tools
-        .tools()
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !keep.contains(i))
-        .map(|(_, t)| t.name.clone())
-        .collect();
-    Ok((
-        tools
-            .subset(&keep)
-            .map_err(toolgram_engine::EngineError::from)?,
-        out,
-    ))
 }

@@ -3,22 +3,18 @@
 //! after a `<think>` block; prints the assistant message.
 //!
 //! The grammar is checked before the model is loaded. Wiring only: reading grammars
-//! belongs to `toolgram-core`, generating to `toolgram-engine`.
+//! belongs to `toolgram-core`, the run (a `response_format` request) to `toolgram-runtime`.
 
 use crate::call::ThinkArg;
 use crate::output::CliError;
-use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use toolgram_core::ChatMessage;
-use toolgram_core::compile::{
-    CompileOptions, KeywordPass, bare_grammar_schema, post_parse_validator,
-};
 use toolgram_core::grammar::{self, lark::LarkDialect};
-use toolgram_engine::{
-    ByteChecker, Engine, EngineOptions, GenerateRequest, Sampling, UserGrammar, generation_grammar,
-    models,
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
+use toolgram_engine::EngineOptions;
+use toolgram_runtime::{
+    Backend, EmbeddedConfig, Request, ResponseFormat, Runtime, SamplingOptions, check,
 };
 
 #[derive(Args)]
@@ -70,46 +66,33 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
     })
 }
 
-/// The grammar the user gave, read into what the engine runs, and for a JSON Schema the
-/// validator for the keywords the grammar leaves to after generation.
-pub fn user_grammar(
+/// The format the user gave: a JSON Schema file, or a Lark or GBNF grammar read into Lark.
+pub fn response_format(
     grammar: Option<&Path>,
     schema: Option<&Path>,
-    lenient: bool,
-) -> anyhow::Result<(UserGrammar, Option<jsonschema::Validator>)> {
+) -> anyhow::Result<ResponseFormat> {
     if let Some(p) = schema {
         let text = read(p, "schema")?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {
             CliError::new("invalid_schema", format!("{}: not JSON: {e}", p.display()))
         })?;
-        // The same keyword pass as tool arguments: unknown keywords refused by name,
-        // keywords llguidance cannot enforce checked after generation.
-        let mut pass = KeywordPass::default();
-        let stripped = bare_grammar_schema(&v, &mut pass);
-        crate::grammar::refuse_or_list_unknown(&pass.unknown, lenient, "invalid_schema")?;
-        let validator = if pass.deferred.is_empty() {
-            None
-        } else {
-            Some(
-                post_parse_validator(&v)
-                    .map_err(|e| CliError::new("invalid_schema", e.to_string()))?,
-            )
-        };
-        return Ok((UserGrammar::JsonSchema(stripped), validator));
+        return Ok(ResponseFormat::JsonSchema(v));
     }
     let Some(p) = grammar else {
         return Err(CliError::new("invalid_request", "give --grammar or --schema").into());
     };
     let text = read(p, "grammar")?;
     match p.extension().and_then(|e| e.to_str()) {
-        Some("lark") => Ok((UserGrammar::Lark(text), None)),
+        Some("lark") => Ok(ResponseFormat::Lark(text)),
         // Our own GBNF reader (llama.cpp dialect) into the grammar IR, run as Lark: a grammar
         // it cannot take is refused with line and column, never half-read.
         Some("gbnf") => {
             let g = grammar::gbnf::parse(&text)
                 .map_err(|e| CliError::new("invalid_grammar", format!("{}: {e}", p.display())))?;
-            let lark = grammar::lark::emit(&g, LarkDialect::Llguidance);
-            Ok((UserGrammar::Lark(lark), None))
+            Ok(ResponseFormat::Lark(grammar::lark::emit(
+                &g,
+                LarkDialect::Llguidance,
+            )))
         }
         Some(other) => Err(CliError::new(
             "invalid_grammar",
@@ -128,75 +111,40 @@ pub fn user_grammar(
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
-    let (user, validator) = user_grammar(
-        args.grammar.as_deref(),
-        args.schema.as_deref(),
-        args.lenient,
-    )?;
-    let think = args.think.into();
-    // The grammar is checked before any model is loaded.
-    ByteChecker::new()?.compile_grammar(generation_grammar(
-        &user,
-        think,
-        &CompileOptions::default(),
-    ))?;
-    let path = models::resolve(args.model.as_deref()).context("resolving the model")?;
-    let engine = Engine::load(
-        &path,
-        &EngineOptions {
-            threads: args.threads,
-            ..EngineOptions::default()
-        },
-    )?;
-    let mut session = engine.session()?;
+    let format = response_format(args.grammar.as_deref(), args.schema.as_deref())?;
     let mut messages = Vec::new();
     if let Some(s) = &args.system {
         messages.push(ChatMessage::text("system", s.clone()));
     }
     messages.push(ChatMessage::text("user", args.prompt.clone()));
-    let r = session.generate_text(&GenerateRequest {
-        messages: &messages,
-        grammar: &user,
-        think,
-        sampling: Sampling {
-            max_tokens: args.max_tokens,
-            temperature: args.temperature,
-            seed: args.seed,
-            think_budget: args.think_budget,
-            ..Sampling::default()
+    let mut req = Request::new(messages, ToolSet::new(Vec::new())?);
+    req.tool_choice = ToolChoice::None;
+    req.response_format = Some(format);
+    req.think = args.think.into();
+    req.sampling = SamplingOptions {
+        max_tokens: args.max_tokens,
+        temperature: args.temperature,
+        seed: args.seed,
+        think_budget: args.think_budget,
+        ..SamplingOptions::default()
+    };
+    // The grammar is checked before any model is loaded.
+    let checked = check(&req, syntax::detect(""), args.lenient)?;
+    crate::output::print_checked(&checked);
+    let runtime = Runtime::new(Backend::Embedded(EmbeddedConfig {
+        model: args.model.clone(),
+        engine: EngineOptions {
+            threads: args.threads,
+            lenient: args.lenient,
+            ..EngineOptions::default()
         },
-    })?;
-    // Keywords the grammar left out are checked on the finished text.
-    if let Some(v) = &validator
-        && r.finish_reason.as_str() == "stop"
-    {
-        let text = &r.content;
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| CliError::new("invalid_output", format!("the output is not JSON: {e}")))?;
-        let errors: Vec<String> = v.iter_errors(&value).map(|e| e.to_string()).collect();
-        if !errors.is_empty() {
-            return Err(CliError::new(
-                "invalid_output",
-                format!(
-                    "the output breaks keywords checked after generation: {}",
-                    errors.join("; ")
-                ),
-            )
-            .with(json!({"content": text}))
-            .into());
-        }
-    }
-    let mut msg = json!({"role": "assistant", "content": r.content});
-    if let Some(reasoning) = &r.reasoning_content {
-        msg["reasoning_content"] = json!(reasoning);
-    }
-    msg["finish_reason"] = json!(r.finish_reason.as_str());
-    msg["usage"] = json!({
-        "prompt_tokens": r.prompt_tokens,
-        "completion_tokens": r.completion_tokens,
-        "total_tokens": r.prompt_tokens + r.completion_tokens,
-    });
-    msg["toolgram"] = json!({"path": "grammar", "model": engine.model_name()});
+        max_sessions: 1,
+        max_queue: 1,
+    }))?;
+    let r = runtime.run(&req)?;
+    let mut msg = r.to_json();
+    // Free generation has no calls: the message keeps only what applies to it.
+    msg["toolgram"] = json!({"path": r.path, "model": r.model});
     println!("{msg}");
     Ok(())
 }

@@ -18,6 +18,7 @@ use toolgram_core::schema::{Note, NoteKind};
 use toolgram_core::{ToolChoice, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
 use toolgram_engine::{gbnf_check, models};
+use toolgram_runtime::{RunError, refuse_unknown};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -79,7 +80,7 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
 
 /// Say on stderr when llguidance refused an argument schema and toolgram's own schema
 /// grammars stand in (never a silent change of path).
-pub(crate) fn note_fallback(plan: &compile::CompiledGrammar) {
+fn note_fallback(plan: &compile::CompiledGrammar) {
     if let Some(why) = &plan.args_fallback {
         eprintln!(
             "note: llguidance refused an argument schema ({why}); the arguments use toolgram's own schema grammars"
@@ -137,7 +138,7 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
         "start: %json {}\n",
         compile::bare_grammar_schema(&schema, &mut pass)
     );
-    refuse_or_list_unknown(&pass.unknown, args.lenient, "invalid_schema")?;
+    refuse_or_list_unknown(&pass.unknown, args.lenient, RunError::InvalidSchema)?;
     if args.check {
         check_grammar(&lark)?;
         println!("ok");
@@ -156,7 +157,7 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
     let Some(tools_path) = &args.tools else {
         return Err(CliError::new("invalid_request", "give --tools or --schema").into());
     };
-    let tools = crate::tools_file::read(tools_path)?;
+    let tools = toolgram_runtime::read_tools_file(tools_path)?;
     let syntax = syntax::by_name(&args.syntax).ok_or_else(|| {
         CliError::new(
             "invalid_request",
@@ -214,40 +215,22 @@ pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
             return print_profiled(&union);
         }
     }
-    refuse_or_list_unknown(&plan.ignored, true, "invalid_tools")?;
+    refuse_or_list_unknown(&plan.ignored, true, RunError::InvalidTools)?;
     note_deferred(&plan.deferred);
     Ok(())
 }
 
-/// Unknown keywords: an error naming the first (`kind`), or with `lenient` one warning each.
-pub fn refuse_or_list_unknown(
+/// Unknown keywords: an error naming the first, or with `lenient` one warning each (the
+/// runtime's wording, so every command says it the same way).
+fn refuse_or_list_unknown(
     unknown: &[compile::DeferredKeyword],
     lenient: bool,
-    kind: &'static str,
+    error: fn(String) -> RunError,
 ) -> anyhow::Result<()> {
-    match unknown.first() {
-        Some(k) if !lenient => Err(CliError::new(
-            kind,
-            format!(
-                "at {}: unsupported keyword `{}` (refused rather than ignored; --lenient lists it as a warning instead)",
-                if k.pointer.is_empty() { "/" } else { &k.pointer },
-                k.keyword
-            ),
-        )
-        .into()),
-        _ => {
-            for k in unknown {
-                let whose = if k.tool.is_empty() {
-                    String::new()
-                } else {
-                    format!("tool `{}` ", k.tool)
-                };
-                let at = if k.pointer.is_empty() { "/" } else { &k.pointer };
-                eprintln!("warning: {whose}at {at}: `{}`: unknown keyword ignored", k.keyword);
-            }
-            Ok(())
-        }
+    for w in refuse_unknown(unknown, lenient, error)? {
+        eprintln!("warning: {w}");
     }
+    Ok(())
 }
 
 /// Print (or with `--check`, check) an IR grammar as GBNF or OpenAI Lark.

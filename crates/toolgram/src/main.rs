@@ -12,7 +12,6 @@ mod output;
 mod parse;
 mod provider;
 mod tools;
-mod tools_file;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,43 +1,51 @@
-//! What the CLI prints: the OpenAI assistant message on stdout, `{"error":{…}}` on stderr.
+//! What the CLI prints: replies and streamed events on stdout, `{"error":{…}}` on stderr
+//! (a run-stage error prints as the runtime spells it; other errors are read here).
 
 use serde_json::{Value, json};
 use toolgram_core::profile::ProfileError;
-use toolgram_engine::{CallResponse, EngineError};
+use toolgram_engine::EngineError;
 use toolgram_providers::ProviderError;
+use toolgram_runtime::{Checked, Event, RunError};
 
-/// The assistant message for a reply, with toolgram's extension fields.
-pub fn assistant_message(r: &CallResponse, syntax: &str, model: &str) -> Value {
-    let mut msg = json!({
-        "role": "assistant",
-        "content": r.content,
-    });
-    if let Some(reasoning) = &r.reasoning_content {
-        msg["reasoning_content"] = json!(reasoning);
+/// Warnings and notes of a request checked before the model loads, on stderr.
+pub fn print_checked(checked: &Checked) {
+    for w in &checked.warnings {
+        eprintln!("warning: {w}");
     }
-    if !r.tool_calls.is_empty() {
-        msg["tool_calls"] = Value::Array(r.tool_calls.iter().map(|c| c.to_openai()).collect());
+    for n in &checked.notes {
+        eprintln!("note: {n}");
     }
-    msg["finish_reason"] = json!(r.finish_reason.as_str());
-    msg["usage"] = json!({
-        "prompt_tokens": r.prompt_tokens,
-        "completion_tokens": r.completion_tokens,
-        "total_tokens": r.prompt_tokens + r.completion_tokens,
-    });
-    msg["toolgram"] =
-        json!({"path": r.mode.as_str(), "syntax": syntax, "model": model, "attempts": 1});
-    if !r.deferred.is_empty() {
-        let deferred: Vec<Value> = r
-            .deferred
-            .iter()
-            .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
-            .collect();
-        msg["toolgram"]["enforced_after_parse"] = Value::Array(deferred);
-    }
-    msg
+}
+
+/// One streamed event as a JSON line (`None` for nothing to print); a failure is returned
+/// as the error it is.
+pub fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
+    Ok(Some(match event {
+        Event::ReasoningDelta(t) => json!({"type": "reasoning", "delta": t}),
+        Event::ContentDelta(t) => json!({"type": "content", "delta": t}),
+        Event::ToolCallStart {
+            index,
+            id,
+            name,
+            custom,
+        } => json!({"type": "tool_call_start", "index": index, "id": id, "name": name,
+            "custom": custom}),
+        Event::ToolCallDelta { index, arguments } => {
+            json!({"type": "tool_call_delta", "index": index, "delta": arguments})
+        }
+        Event::ToolCallEnd { index } => json!({"type": "tool_call_end", "index": index}),
+        Event::Retry { attempt } => json!({"type": "retry", "attempt": attempt}),
+        Event::Done(r) => r.to_json(),
+        Event::Failed(e) => return Err(e.into()),
+    }))
 }
 
 /// Print an error as one JSON line on stderr.
 pub fn print_error(e: &anyhow::Error) {
+    if let Some(run) = e.downcast_ref::<RunError>() {
+        eprintln!("{}", json!({"error": run.to_json()}));
+        return;
+    }
     let (kind, extra) = match e.downcast_ref::<EngineError>() {
         Some(EngineError::Truncated { partial, .. }) => ("truncated", json!({"partial": partial})),
         Some(EngineError::ContextOverflow {
@@ -51,7 +59,7 @@ pub fn print_error(e: &anyhow::Error) {
         None => match e.downcast_ref::<toolgram_engine::models::FetchError>() {
             Some(_) => ("model_fetch_error", Value::Null),
             None => match e.downcast_ref::<CliError>() {
-                Some(c) => (c.kind, c.details.clone()),
+                Some(c) => (c.kind, Value::Null),
                 None => match e.downcast_ref::<ProfileError>() {
                     Some(p) => (profile_kind(p), Value::Null),
                     None => match e.downcast_ref::<ProviderError>() {
@@ -111,8 +119,6 @@ pub struct CliError {
     pub kind: &'static str,
     /// Message.
     pub message: String,
-    /// Extra fields for the error object.
-    pub details: Value,
 }
 
 impl CliError {
@@ -121,13 +127,6 @@ impl CliError {
         Self {
             kind,
             message: message.into(),
-            details: Value::Null,
         }
-    }
-
-    /// The same error with extra fields (an object) in its JSON.
-    pub fn with(mut self, details: Value) -> Self {
-        self.details = details;
-        self
     }
 }

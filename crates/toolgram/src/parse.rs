@@ -78,7 +78,7 @@ pub fn run(args: ParseArgs) -> Result<()> {
         })?),
     };
     let tools = match &args.tools {
-        Some(p) => Some(crate::tools_file::read(p)?),
+        Some(p) => Some(toolgram_runtime::read_tools_file(p)?),
         None => None,
     };
     let mut text = String::new();

@@ -1,17 +1,14 @@
-//! `toolgram render` and `toolgram call --provider`: the same tools file sent to a remote
-//! provider in its native shape, the path (grammar → strict JSON → prompt) chosen by
-//! capability and reported, the reply validated and retried like the embedded path.
+//! `toolgram render` and the provider flags of `toolgram call`: which provider, its config
+//! entry and overrides, read into a `toolgram-runtime` provider backend. Argument parsing and
+//! printing only: path choice, rendering and the retry loop are the runtime's and the
+//! providers crate's.
 
 use crate::output::CliError;
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
 use std::path::PathBuf;
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax, validate};
-use toolgram_providers::{
-    Capabilities, Config, Endpoint, Fallback, HttpOptions, Kind, Path, ProviderModel, RenderInput,
-    choose_path, render,
-};
-use toolgram_retry::{RetryError, RetryPolicy};
+use toolgram_core::ChatMessage;
+use toolgram_providers::{Config, Overrides};
+use toolgram_runtime::{Backend, ProviderConfig, Request, Runtime, read_tools_file};
 
 /// A capability to switch off (to test or force the fallback chain).
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -50,19 +47,9 @@ pub struct ProviderArgs {
     pub stream: bool,
 }
 
-/// A provider with flags and config merged (flags win).
-pub struct Resolved {
-    kind: Kind,
-    base_url: String,
-    model: Option<String>,
-    api_key: Option<String>,
-    caps: Capabilities,
-    fallback: bool,
-}
-
 impl ProviderArgs {
-    /// The remote provider, if one was asked for, with `model` from `--model`.
-    pub fn resolve(&self, model: Option<&str>) -> anyhow::Result<Option<Resolved>> {
+    /// The provider backend, if one was asked for, with `model` from `--model`.
+    pub fn resolve(&self, model: Option<&str>) -> anyhow::Result<Option<ProviderConfig>> {
         let Some(name) = self.provider.as_deref().filter(|n| *n != "embedded") else {
             return Ok(None);
         };
@@ -73,64 +60,25 @@ impl ProviderArgs {
             }
             None => Config::default(),
         };
-        let entry = config.providers.get(name);
-        let kind = Kind::from_name(entry.map_or(name, |e| e.kind.as_str()))?;
-        let mut caps = Capabilities::of(kind);
-        let disabled = |c: Capability, word: &str| {
-            self.disable.contains(&c) || entry.is_some_and(|e| e.disable.iter().any(|d| d == word))
+        let overrides = Overrides {
+            base_url: self.base_url.clone(),
+            model: model.map(str::to_owned),
+            api_key_env: self.api_key_env.clone(),
+            disable: self
+                .disable
+                .iter()
+                .map(|c| match c {
+                    Capability::Grammar => "grammar".to_owned(),
+                    Capability::StrictJson => "strict-json".to_owned(),
+                })
+                .collect(),
+            no_fallback: self.no_fallback,
         };
-        caps.grammar &= !disabled(Capability::Grammar, "grammar");
-        caps.strict_json &= !disabled(Capability::StrictJson, "strict-json");
-        let key_env = self
-            .api_key_env
-            .clone()
-            .or_else(|| entry.and_then(|e| e.api_key_env.clone()))
-            .or(match kind {
-                Kind::OpenAiChat | Kind::OpenAiResponses => Some("OPENAI_API_KEY".into()),
-                Kind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
-                Kind::Gemini => Some("GEMINI_API_KEY".into()),
-                _ => None,
-            });
-        Ok(Some(Resolved {
-            kind,
-            base_url: self
-                .base_url
-                .clone()
-                .or_else(|| entry.and_then(|e| e.base_url.clone()))
-                .unwrap_or_else(|| default_base_url(kind).to_owned()),
-            model: model
-                .map(str::to_owned)
-                .or_else(|| entry.and_then(|e| e.model.clone())),
-            api_key: key_env.and_then(|v| std::env::var(v).ok()),
-            caps,
-            fallback: !self.no_fallback && entry.is_none_or(|e| e.fallback == Fallback::Allowed),
+        Ok(Some(ProviderConfig {
+            provider: config.resolve(name, &overrides)?,
+            stream: self.stream,
         }))
     }
-}
-
-fn default_base_url(kind: Kind) -> &'static str {
-    match kind {
-        Kind::OpenAiChat | Kind::OpenAiResponses => "https://api.openai.com",
-        Kind::Anthropic => "https://api.anthropic.com",
-        Kind::Gemini => "https://generativelanguage.googleapis.com",
-        Kind::Ollama => "http://127.0.0.1:11434",
-        Kind::LlamaServer | Kind::Vllm | Kind::Sglang => "http://127.0.0.1:8080",
-    }
-}
-
-fn wanted(mode: crate::call::ModeArg) -> Path {
-    match mode {
-        crate::call::ModeArg::Grammar => Path::Grammar,
-        crate::call::ModeArg::Json => Path::StrictJson,
-        crate::call::ModeArg::Prompt => Path::Prompt,
-    }
-}
-
-fn call_syntax(name: Option<&str>) -> anyhow::Result<&'static syntax::CallSyntax> {
-    let name = name.unwrap_or("hermes");
-    syntax::by_name(name).ok_or_else(|| {
-        CliError::new("invalid_request", format!("unknown call syntax `{name}`")).into()
-    })
 }
 
 /// `toolgram render`.
@@ -162,113 +110,22 @@ pub struct RenderArgs {
 }
 
 pub fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
-    let tools = crate::tools_file::read(&args.tools)?;
-    let p = args
+    let tools = read_tools_file(&args.tools)?;
+    let provider = args
         .provider
         .resolve(args.model.as_deref())?
         .ok_or_else(|| CliError::new("invalid_request", "render needs --provider"))?;
-    let choice = ToolChoice::from_cli(&args.tool_choice);
-    let (path, why) = choose_path(p.kind, p.caps, wanted(args.mode), p.fallback)?;
-    let messages = [ChatMessage::text("user", args.prompt.clone())];
-    let rendered = render(&RenderInput {
-        kind: p.kind,
-        messages: &messages,
-        tools: &tools,
-        choice: &choice,
-        parallel: args.parallel_tool_calls,
-        model: p.model.as_deref(),
-        path,
-        syntax: call_syntax(args.syntax.as_deref())?,
-        temperature: None,
-        max_tokens: None,
-        stream: args.provider.stream,
-    })?;
-    eprintln!("path: {} ({why})", path.name());
-    eprintln!("endpoint: POST {}{}", p.base_url, rendered.endpoint);
-    for n in &rendered.notes {
+    let mut req = Request::new(vec![ChatMessage::text("user", args.prompt.clone())], tools);
+    req.tool_choice = toolgram_core::ToolChoice::from_cli(&args.tool_choice);
+    req.parallel_tool_calls = args.parallel_tool_calls;
+    req.mode = args.mode.into();
+    req.syntax = args.syntax.clone();
+    let r = Runtime::new(Backend::Provider(provider))?.render(&req)?;
+    eprintln!("path: {} ({})", r.path, r.path_reason);
+    eprintln!("endpoint: POST {}", r.url);
+    for n in &r.rendered.notes {
         eprintln!("note: {n}");
     }
-    println!("{}", serde_json::to_string_pretty(&rendered.body)?);
-    Ok(())
-}
-
-/// `toolgram call --provider`: the provider drives the same validate-and-retry loop.
-pub fn call_remote(
-    args: &crate::call::CallArgs,
-    p: Resolved,
-    tools: &ToolSet,
-    choice: ToolChoice,
-    msgs: &[ChatMessage],
-) -> anyhow::Result<()> {
-    let kind = p.kind;
-    let (path, why) = choose_path(kind, p.caps, wanted(args.mode), p.fallback)?;
-    let mut model = ProviderModel {
-        provider: Endpoint {
-            kind,
-            base_url: p.base_url,
-            capabilities: p.caps,
-            http: HttpOptions {
-                api_key: p.api_key,
-                ..HttpOptions::default()
-            },
-        },
-        model: p.model,
-        tools,
-        choice: choice.clone(),
-        parallel: args.parallel_tool_calls,
-        path,
-        syntax: call_syntax(args.syntax.as_deref())?,
-        temperature: Some(args.temperature),
-        max_tokens: Some(args.max_tokens),
-        stream: args.provider.stream,
-    };
-    let policy = RetryPolicy {
-        max_attempts: args.max_attempts,
-        consecutive_blocked: args.consecutive_blocked,
-    };
-    let out = match toolgram_retry::run(&mut model, tools, &choice, msgs, policy) {
-        Ok(o) => o,
-        Err(RetryError::Model { error, .. }) => return Err(error.into()),
-        Err(e) => {
-            let kind = match e {
-                RetryError::Blocked { .. } => "retry_blocked",
-                _ => "no_valid_call",
-            };
-            let attempts: Vec<Value> = e
-                .failed()
-                .iter()
-                .map(|f| json!({"attempt": f.attempt, "errors": f.errors, "raw": f.raw}))
-                .collect();
-            return Err(CliError::new(kind, e.to_string())
-                .with(json!({"attempts": attempts}))
-                .into());
-        }
-    };
-    let reply = &out.reply;
-    let mut msg = json!({"role": "assistant", "content": reply.content});
-    if let Some(r) = &reply.reasoning_content {
-        msg["reasoning_content"] = json!(r);
-    }
-    if !reply.tool_calls.is_empty() {
-        msg["tool_calls"] = Value::Array(
-            reply
-                .tool_calls
-                .iter()
-                .map(|c| crate::tools_file::call_json(c, tools))
-                .collect(),
-        );
-    }
-    msg["finish_reason"] = json!(if reply.tool_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    });
-    msg["toolgram"] = json!({"path": path.name(), "path_reason": why, "provider": kind.name(),
-        "attempts": out.attempts});
-    let repeats = validate::repeated_calls(msgs, &reply.tool_calls);
-    if !repeats.is_empty() {
-        msg["toolgram"]["repeated_calls"] = json!(repeats.len());
-    }
-    println!("{msg}");
+    println!("{}", serde_json::to_string_pretty(&r.rendered.body)?);
     Ok(())
 }

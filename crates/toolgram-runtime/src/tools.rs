@@ -1,26 +1,24 @@
-//! Reading a tools file for the CLI: function tools, grammar ("custom") tools in OpenAI's
-//! shapes, toolgram's built-in grammar tools by name (`{"type": "builtin", "name":
-//! "math_eval"}`; `sql_query` also takes `"db": "file.sqlite"`) and grammar tools from a
-//! manifest (`{"type": "grammar_file", "path": "dice.toml"}`), both expanded into the
-//! custom-tool shape from their one definition; paths are relative to the tools file. A call
-//! to a built-in or manifest tool is also checked as its executor checks before running
-//! (`sql_query`: names against the query's own tables). Calls to grammar tools are printed
-//! in OpenAI's custom-tool-call shape.
+//! Tool pools from JSON: function tools, grammar ("custom") tools in OpenAI's shapes,
+//! toolgram's built-in grammar tools by name (`{"type": "builtin", "name": "math_eval"}`;
+//! `sql_query` also takes `"db": "file.sqlite"`) and grammar tools from a manifest
+//! (`{"type": "grammar_file", "path": "dice.toml"}`), both expanded into the custom-tool
+//! shape from their one definition; paths are relative to the tools file. A call to a
+//! built-in or manifest tool is also checked as its executor checks before running
+//! (`sql_query`: names against the query's own tables). This module must not run tools.
 
-use crate::output::CliError;
+use crate::error::RunError;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
-use toolgram_core::{InputCheck, ToolCall, ToolSet};
-use toolgram_engine::EngineError;
+use toolgram_core::{InputCheck, ToolSet};
 use toolgram_tools::file_tool::FileTool;
 use toolgram_tools::{BuildOptions, DynTool, ToolError, builtin};
 
 /// Expand `builtin` and `grammar_file` entries (kept in `built` to check their calls);
 /// everything else is left for `ToolSet` to check.
-fn expand(doc: Value, base: &Path, built: &mut Vec<Arc<dyn DynTool>>) -> anyhow::Result<Value> {
-    let invalid = |e: ToolError| CliError::new("invalid_tools", e.to_string());
-    let expand_one = |item: Value| -> anyhow::Result<Value> {
+fn expand(doc: Value, base: &Path, built: &mut Vec<Arc<dyn DynTool>>) -> Result<Value, RunError> {
+    let invalid = |e: ToolError| RunError::InvalidTools(e.to_string());
+    let expand_one = |item: Value| -> Result<Value, RunError> {
         let path_of = |key: &str| item.get(key).and_then(Value::as_str).map(|p| base.join(p));
         let tool = match item.get("type").and_then(Value::as_str) {
             Some("builtin") => {
@@ -29,7 +27,7 @@ fn expand(doc: Value, base: &Path, built: &mut Vec<Arc<dyn DynTool>>) -> anyhow:
             }
             Some("grammar_file") => {
                 let path = path_of("path").ok_or_else(|| {
-                    CliError::new("invalid_tools", "a grammar_file tool needs \"path\"")
+                    RunError::InvalidTools("a grammar_file tool needs \"path\"".into())
                 })?;
                 Box::new(FileTool::load(&path).map_err(invalid)?)
             }
@@ -64,28 +62,25 @@ fn expand(doc: Value, base: &Path, built: &mut Vec<Arc<dyn DynTool>>) -> anyhow:
 }
 
 /// Read and check a tools file.
-pub fn read(path: &Path) -> anyhow::Result<ToolSet> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::new(
-            "io_error",
-            format!("cannot read tools file {}: {e}", path.display()),
-        )
-    })?;
+pub fn read_tools_file(path: &Path) -> Result<ToolSet, RunError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| RunError::Io(format!("cannot read tools file {}: {e}", path.display())))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        CliError::new(
-            "invalid_tools",
-            format!(
-                "{}: not JSON: {e} (line {}, column {})",
-                path.display(),
-                e.line(),
-                e.column()
-            ),
-        )
+        RunError::InvalidTools(format!(
+            "{}: not JSON: {e} (line {}, column {})",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
     })?;
-    let base = path.parent().unwrap_or(Path::new("."));
+    tools_from_json(doc, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Check a tools document (an array, or `{"tools": [...]}`); `base` is where relative
+/// paths of `builtin` and `grammar_file` entries start.
+pub fn tools_from_json(doc: Value, base: &Path) -> Result<ToolSet, RunError> {
     let mut built = Vec::new();
-    let mut tools =
-        ToolSet::from_value(&expand(doc, base, &mut built)?).map_err(EngineError::from)?;
+    let mut tools = ToolSet::from_value(&expand(doc, base, &mut built)?)?;
     // A call to a tool we can run is also checked as its executor would before running.
     for tool in built {
         let name = tool.name().to_owned();
@@ -95,25 +90,16 @@ pub fn read(path: &Path) -> anyhow::Result<ToolSet> {
     Ok(tools)
 }
 
-/// A call as OpenAI prints it: `function` calls, or `custom` calls (raw input text) for
-/// grammar tools.
-pub fn call_json(call: &ToolCall, tools: &ToolSet) -> Value {
-    match tools.get(&call.name).and_then(|t| t.grammar.as_ref()) {
-        Some(_) => json!({"id": call.id, "type": "custom", "custom": {"name": call.name,
-            "input": call.arguments.get("input").and_then(Value::as_str).unwrap_or("")}}),
-        None => call.to_openai(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolgram_core::ToolCall;
     use toolgram_core::validate::validate_call;
 
     /// A built-in tool's call is checked as its executor would check it, before it runs.
     #[test]
     fn a_sql_query_call_naming_a_column_of_a_table_not_in_from_is_refused() {
-        let dir = std::env::temp_dir().join(format!("toolgram-tf-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("toolgram-rt-tools-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let db = dir.join("shop.sqlite");
         let _ = std::fs::remove_file(&db);
@@ -132,7 +118,7 @@ mod tests {
             r#"[{"type": "builtin", "name": "sql_query", "db": "shop.sqlite"}]"#,
         )
         .expect("write");
-        let tools = read(&file).expect("reads");
+        let tools = read_tools_file(&file).expect("reads");
         let call = |sql: &str| ToolCall {
             id: "c".into(),
             name: "sql_query".into(),

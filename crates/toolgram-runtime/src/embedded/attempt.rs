@@ -1,0 +1,155 @@
+//! One request on one session: tool calls under the retry loop (the engine as a
+//! `CallModel`), or free generation under a `response_format`; the result as the run
+//! stage's [`Response`]. This module must not queue, cache or stream: its callers do.
+
+use crate::error::RunError;
+use crate::format::{check_output, prepare};
+use crate::post::typed_calls;
+use crate::request::Request;
+use crate::response::{FinishReason, Response, RunTimings, Usage};
+use toolgram_core::compile::Mode;
+use toolgram_engine::{CallResponse, EngineModel, GenerateRequest, Sampling, Session, Timings};
+
+fn sampling(req: &Request) -> Sampling {
+    let s = &req.sampling;
+    Sampling {
+        max_tokens: s.max_tokens,
+        temperature: s.temperature,
+        top_p: s.top_p,
+        seed: s.seed,
+        stop: s.stop.clone(),
+        logit_bias: s.logit_bias.clone(),
+        think_budget: s.think_budget,
+        ..Sampling::default()
+    }
+}
+
+fn finish_reason(r: toolgram_engine::FinishReason) -> FinishReason {
+    match r {
+        toolgram_engine::FinishReason::ToolCalls => FinishReason::ToolCalls,
+        toolgram_engine::FinishReason::Stop => FinishReason::Stop,
+        toolgram_engine::FinishReason::Length => FinishReason::Length,
+    }
+}
+
+fn timings(t: &Timings) -> RunTimings {
+    RunTimings {
+        total_ms: 0.0,
+        prompt_ms: t.prompt_ms,
+        generate_ms: t.generate_ms,
+        prompt_evaluated: t.prompt_evaluated,
+    }
+}
+
+fn path_reason(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Grammar => {
+            "embedded engine: the call and its argument schema are enforced while decoding"
+        }
+        Mode::Json => {
+            "embedded engine: the call shape and tool name are enforced while decoding; the schema is checked after parsing"
+        }
+        Mode::Prompt => {
+            "embedded engine: nothing is enforced while decoding; the reply is read leniently and validated"
+        }
+    }
+}
+
+/// Run `req` on `session`.
+pub(crate) fn run(
+    session: &mut Session<'_>,
+    req: &Request,
+    lenient: bool,
+) -> Result<Response, RunError> {
+    match &req.response_format {
+        Some(_) => generate(session, req, lenient),
+        None => call(session, req),
+    }
+}
+
+fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> {
+    let engine = session.engine();
+    let mut model = EngineModel {
+        session,
+        tools: &req.tools,
+        choice: req.tool_choice.clone(),
+        parallel: req.parallel_tool_calls,
+        mode: req.mode,
+        think: req.think,
+        sampling: sampling(req),
+        last: None,
+        total_tokens: (0, 0),
+    };
+    let outcome = toolgram_retry::run(
+        &mut model,
+        &req.tools,
+        &req.tool_choice,
+        &req.messages,
+        req.retry,
+    )?;
+    let last: CallResponse = model
+        .last
+        .take()
+        .ok_or_else(|| RunError::Stopped("no attempt was recorded".into()))?;
+    Ok(Response {
+        content: outcome.reply.content,
+        reasoning: outcome.reply.reasoning_content,
+        tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
+        finish_reason: finish_reason(last.finish_reason),
+        usage: outcome.usage,
+        path: last.mode.as_str(),
+        path_reason: path_reason(last.mode).to_owned(),
+        provider: "embedded".to_owned(),
+        syntax: engine.syntax().name.to_owned(),
+        model: engine.model_name().to_owned(),
+        attempts: outcome.attempts,
+        failed_attempts: outcome.failed,
+        repeated_calls: Vec::new(),
+        filtered_out: Vec::new(),
+        enforced_after_parse: last.deferred,
+        timings: timings(&last.timings),
+    })
+}
+
+fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<Response, RunError> {
+    let Some(format) = &req.response_format else {
+        return Err(RunError::InvalidRequest("no response_format".into()));
+    };
+    let prepared = prepare(format, lenient)?;
+    let r = session.generate_text(&GenerateRequest {
+        messages: &req.messages,
+        grammar: &prepared.grammar,
+        think: req.think,
+        sampling: sampling(req),
+    })?;
+    // Keywords the grammar left out are checked on the finished text.
+    if let Some(v) = &prepared.validator
+        && r.finish_reason == toolgram_engine::FinishReason::Stop
+    {
+        check_output(v, &r.content)?;
+    }
+    let engine = session.engine();
+    Ok(Response {
+        content: Some(r.content),
+        reasoning: r.reasoning_content,
+        tool_calls: Vec::new(),
+        finish_reason: finish_reason(r.finish_reason),
+        usage: Some(Usage {
+            prompt_tokens: r.prompt_tokens,
+            completion_tokens: r.completion_tokens,
+            cached_prompt_tokens: r.prompt_tokens.saturating_sub(r.timings.prompt_evaluated),
+        }),
+        path: "grammar",
+        path_reason: "embedded engine: the text is decoded under the response format's grammar"
+            .to_owned(),
+        provider: "embedded".to_owned(),
+        syntax: engine.syntax().name.to_owned(),
+        model: engine.model_name().to_owned(),
+        attempts: 1,
+        failed_attempts: Vec::new(),
+        repeated_calls: Vec::new(),
+        filtered_out: Vec::new(),
+        enforced_after_parse: Vec::new(),
+        timings: timings(&r.timings),
+    })
+}

@@ -1,0 +1,205 @@
+//! [`RunError`]: every way a run can fail, typed, with a stable [`RunError::kind`] string
+//! and a [`Status`] class, so the CLI and an HTTP server map errors without downcasting.
+//! This module must not print or choose exit codes; front ends do.
+
+use crate::response::failed_json;
+use serde_json::{Value, json};
+use toolgram_core::profile::ProfileError;
+use toolgram_core::validate::RepeatedCall;
+use toolgram_engine::EngineError;
+use toolgram_engine::models::FetchError;
+use toolgram_providers::ProviderError;
+use toolgram_retry::FailedAttempt;
+
+/// Who can fix it: the caller, the service, or nobody right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The request as given cannot succeed (HTTP 4xx).
+    Client,
+    /// The model or toolgram failed (HTTP 5xx).
+    Server,
+    /// A dependency is busy or unreachable; the same request may succeed later (HTTP 503).
+    Unavailable,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The tools are unusable (unreadable file, bad definition, unknown keyword).
+    #[error("{0}")]
+    InvalidTools(String),
+    /// A `response_format` schema is unusable.
+    #[error("{0}")]
+    InvalidSchema(String),
+    /// The request is inconsistent or asks for something this path cannot do.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// A file could not be read.
+    #[error("{0}")]
+    Io(String),
+    /// The embedded engine failed (typed; its kind is kept).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A provider failed or refused (typed; its kind is kept).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The model could not be fetched.
+    #[error(transparent)]
+    ModelFetch(#[from] FetchError),
+    /// Every attempt failed validation.
+    #[error("{message}")]
+    NoValidCall {
+        /// The retry loop's summary.
+        message: String,
+        /// Every failed attempt.
+        failed: Vec<FailedAttempt>,
+    },
+    /// The model repeated the same mistake until the loop stopped it.
+    #[error("{message}")]
+    RetryBlocked {
+        /// The retry loop's summary.
+        message: String,
+        /// Every failed attempt.
+        failed: Vec<FailedAttempt>,
+    },
+    /// `refuse_repeats` was set and the reply repeats earlier calls.
+    #[error("{}", repeats_text(.0))]
+    RepeatedCall(Vec<RepeatedCall>),
+    /// The text breaks a `response_format` keyword checked after generation.
+    #[error("{message}")]
+    InvalidOutput {
+        /// What is wrong.
+        message: String,
+        /// The text.
+        content: String,
+    },
+    /// The queue in front of the embedded model is full.
+    #[error("the model is busy: {queued} request(s) already queued")]
+    Busy {
+        /// The queue's bound.
+        queued: usize,
+    },
+    /// The engine's worker has stopped.
+    #[error("the engine is not running: {0}")]
+    Stopped(String),
+}
+
+fn repeats_text(repeats: &[RepeatedCall]) -> String {
+    repeats
+        .iter()
+        .map(|r| format!("call {} to `{}` repeats {}", r.index, r.tool, r.first_seen))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn profile_kind(p: &ProfileError) -> &'static str {
+    match p {
+        ProfileError::UnknownProfile(_) => "invalid_request",
+        ProfileError::OverLimit { .. } => "over_provider_limit",
+        _ => "unsupported_by_profile",
+    }
+}
+
+fn provider_kind(p: &ProviderError) -> &'static str {
+    match p {
+        ProviderError::UnknownProvider(_) | ProviderError::Unsupported(_) => "invalid_request",
+        ProviderError::Config(_) => "invalid_config",
+        ProviderError::NoFallback { .. } => "capability_missing",
+        ProviderError::Profile(p) => profile_kind(p),
+        ProviderError::Compile(_) => "invalid_tools",
+        ProviderError::Http(_) | ProviderError::Reply { .. } => "provider_error",
+    }
+}
+
+impl RunError {
+    /// The stable machine-readable kind (`invalid_tools`, `truncated`, `no_valid_call`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidTools(_) => "invalid_tools",
+            Self::InvalidRequest(_) => "invalid_request",
+            Self::InvalidSchema(_) => "invalid_schema",
+            Self::Io(_) => "io_error",
+            Self::Engine(e) => e.kind(),
+            Self::Provider(p) => provider_kind(p),
+            Self::ModelFetch(_) => "model_fetch_error",
+            Self::NoValidCall { .. } => "no_valid_call",
+            Self::RetryBlocked { .. } => "retry_blocked",
+            Self::RepeatedCall(_) => "repeated_call",
+            Self::InvalidOutput { .. } => "invalid_output",
+            Self::Busy { .. } => "busy",
+            Self::Stopped(_) => "engine_stopped",
+        }
+    }
+
+    /// Who can fix it.
+    pub fn status(&self) -> Status {
+        match self.kind() {
+            "invalid_tools"
+            | "invalid_request"
+            | "invalid_schema"
+            | "io_error"
+            | "context_overflow"
+            | "truncated"
+            | "repeated_call"
+            | "capability_missing"
+            | "invalid_config"
+            | "unsupported_by_profile"
+            | "over_provider_limit"
+            | "template_error" => Status::Client,
+            "provider_error" | "busy" | "model_fetch_error" | "engine_stopped" => {
+                Status::Unavailable
+            }
+            _ => Status::Server,
+        }
+    }
+
+    /// Extra fields for the error object (`partial` of a truncated call, every failed
+    /// attempt, …); `Null` when there are none.
+    pub fn details(&self) -> Value {
+        match self {
+            Self::Engine(EngineError::Truncated { partial, .. }) => json!({"partial": partial}),
+            Self::Engine(EngineError::ContextOverflow {
+                prompt_tokens,
+                n_ctx,
+            }) => json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
+            Self::NoValidCall { failed, .. } | Self::RetryBlocked { failed, .. } => {
+                json!({"attempts": failed_json(failed)})
+            }
+            Self::RepeatedCall(repeats) => json!({"repeated_calls": repeats.iter()
+                .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
+                .collect::<Vec<_>>()}),
+            Self::InvalidOutput { content, .. } => json!({"content": content}),
+            _ => Value::Null,
+        }
+    }
+
+    /// `{"type","message",…details}`: the error object every front end prints.
+    pub fn to_json(&self) -> Value {
+        let mut err = json!({"type": self.kind(), "message": self.to_string()});
+        if let (Value::Object(o), Value::Object(x)) = (&mut err, self.details()) {
+            o.extend(x);
+        }
+        err
+    }
+}
+
+impl From<toolgram_core::DefinitionError> for RunError {
+    fn from(e: toolgram_core::DefinitionError) -> Self {
+        Self::Engine(EngineError::Definition(e))
+    }
+}
+
+impl<E: std::fmt::Display + Into<RunError>> From<toolgram_retry::RetryError<E>> for RunError {
+    fn from(e: toolgram_retry::RetryError<E>) -> Self {
+        let message = e.to_string();
+        match e {
+            toolgram_retry::RetryError::Model { error, .. } => error.into(),
+            toolgram_retry::RetryError::Blocked { failed } => {
+                Self::RetryBlocked { message, failed }
+            }
+            toolgram_retry::RetryError::Exhausted { failed } => {
+                Self::NoValidCall { message, failed }
+            }
+        }
+    }
+}

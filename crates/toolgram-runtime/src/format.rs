@@ -1,0 +1,109 @@
+//! `response_format` → the grammar free generation runs under: any JSON object, a JSON
+//! Schema (through the same keyword pass as tool arguments: unknown keywords refused by name
+//! or, lenient, listed; keywords the grammar cannot say checked on the output), or Lark.
+//! This module must not generate.
+
+use crate::error::RunError;
+use crate::request::ResponseFormat;
+use serde_json::{Value, json};
+use toolgram_core::compile::{
+    DeferredKeyword, KeywordPass, bare_grammar_schema, post_parse_validator,
+};
+use toolgram_engine::UserGrammar;
+
+/// A format made ready to decode under.
+pub(crate) struct Prepared {
+    /// The grammar.
+    pub grammar: UserGrammar,
+    /// Checks the finished text for keywords the grammar left out.
+    pub validator: Option<jsonschema::Validator>,
+    /// Unknown keywords ignored (lenient).
+    pub warnings: Vec<String>,
+}
+
+/// Refuse unknown keywords (naming the first), or with `lenient` list one warning each.
+pub fn refuse_unknown(
+    unknown: &[DeferredKeyword],
+    lenient: bool,
+    error: fn(String) -> RunError,
+) -> Result<Vec<String>, RunError> {
+    let at = |k: &DeferredKeyword| {
+        if k.pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            k.pointer.clone()
+        }
+    };
+    match unknown.first() {
+        Some(k) if !lenient => Err(error(format!(
+            "at {}: unsupported keyword `{}` (refused rather than ignored; --lenient lists it as a warning instead)",
+            at(k),
+            k.keyword
+        ))),
+        _ => Ok(unknown
+            .iter()
+            .map(|k| {
+                let whose = if k.tool.is_empty() {
+                    String::new()
+                } else {
+                    format!("tool `{}` ", k.tool)
+                };
+                format!(
+                    "{whose}at {}: `{}`: unknown keyword ignored",
+                    at(k),
+                    k.keyword
+                )
+            })
+            .collect()),
+    }
+}
+
+/// The grammar and the after-check for `format`.
+pub(crate) fn prepare(format: &ResponseFormat, lenient: bool) -> Result<Prepared, RunError> {
+    let schema = match format {
+        ResponseFormat::Lark(text) => {
+            return Ok(Prepared {
+                grammar: UserGrammar::Lark(text.clone()),
+                validator: None,
+                warnings: Vec::new(),
+            });
+        }
+        ResponseFormat::JsonObject => json!({"type": "object"}),
+        ResponseFormat::JsonSchema(schema) => schema.clone(),
+    };
+    let mut pass = KeywordPass::default();
+    let stripped = bare_grammar_schema(&schema, &mut pass);
+    let warnings = refuse_unknown(&pass.unknown, lenient, RunError::InvalidSchema)?;
+    let validator = if pass.deferred.is_empty() {
+        None
+    } else {
+        Some(post_parse_validator(&schema).map_err(|e| RunError::InvalidSchema(e.to_string()))?)
+    };
+    Ok(Prepared {
+        grammar: UserGrammar::JsonSchema(stripped),
+        validator,
+        warnings,
+    })
+}
+
+/// Check finished text against the keywords the grammar left out.
+pub(crate) fn check_output(validator: &jsonschema::Validator, text: &str) -> Result<(), RunError> {
+    let invalid = |message: String| RunError::InvalidOutput {
+        message,
+        content: text.to_owned(),
+    };
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| invalid(format!("the output is not JSON: {e}")))?;
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "the output breaks keywords checked after generation: {}",
+            errors.join("; ")
+        )))
+    }
+}

@@ -1,0 +1,252 @@
+//! # toolgram-runtime — the run stage
+//!
+//! One library under every front end (`toolgram call`, `toolgram serve`, `toolgram eval`):
+//! a [`Runtime`] built once — the embedded model, loaded and kept, or a provider — runs
+//! [`Request`]s: the pool filtered for the request, the model or provider driven under the
+//! validate-and-retry loop, repeats detected, and ONE [`Response`] built, with the same
+//! fields on every path. Failures are [`RunError`]s with a stable kind and a status class.
+//!
+//! Contents:
+//! - [`Request`], [`SamplingOptions`], [`ResponseFormat`] — what a front end asks;
+//! - [`Response`], [`Call`], [`CallKind`] — what it gets back, and its JSON form;
+//! - [`RunError`], [`Status`] — how it fails;
+//! - [`Runtime::stream`], [`Event`] — the reply as it is decoded;
+//! - [`check`] — everything checkable before a model is loaded;
+//! - [`read_tools_file`], [`tools_from_json`] — tool pools from JSON (built-in grammar tools
+//!   by name, manifests).
+//!
+//! The embedded model lives on one worker thread with a small LRU of sessions keyed by the
+//! exact prompt prefix (system + tools), so a second request with the same tools evaluates
+//! only its new turn (`usage.cached_prompt_tokens` says how much was reused); requests are
+//! served in arrival order behind a bounded queue.
+//!
+//! ```no_run
+//! use toolgram_core::{ChatMessage, ToolChoice};
+//! use toolgram_runtime::{Backend, EmbeddedConfig, Request, Runtime, read_tools_file};
+//!
+//! let runtime = Runtime::new(Backend::Embedded(EmbeddedConfig::default()))?; // default model
+//! let tools = read_tools_file("examples/weather.json".as_ref())?;
+//! let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
+//! req.tool_choice = ToolChoice::Required;
+//! let reply = runtime.run(&req)?;
+//! println!("{}", reply.to_json());
+//! # Ok::<(), toolgram_runtime::RunError>(())
+//! ```
+//!
+//! This crate must not compile grammars, decode, parse or render provider bodies itself: it
+//! drives the stages that do.
+
+#![deny(missing_docs)]
+
+mod check;
+mod embedded;
+mod error;
+mod format;
+mod pool;
+mod post;
+mod remote;
+mod request;
+mod response;
+mod stream;
+mod tools;
+
+pub use check::{Checked, check};
+pub use embedded::CacheStats;
+pub use error::{RunError, Status};
+pub use format::refuse_unknown;
+pub use remote::RenderedRequest;
+pub use request::{Request, ResponseFormat, RetryPolicy, SamplingOptions};
+pub use response::{
+    Call, CallKind, FailedAttempt, FinishReason, Response, RunTimings, Usage, failed_json,
+    usage_json,
+};
+pub use stream::{Event, EventStream};
+pub use tools::{read_tools_file, tools_from_json};
+
+use embedded::{Embedded, Job, Reply, WorkerLimits};
+use remote::Remote;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Instant;
+use toolgram_engine::{EngineOptions, models};
+use toolgram_providers::Resolved;
+
+/// The embedded model and how to keep it.
+#[derive(Debug, Clone)]
+pub struct EmbeddedConfig {
+    /// A registry name or role, or a GGUF path (`None`: the default model, fetched on first
+    /// use).
+    pub model: Option<String>,
+    /// How to load it.
+    pub engine: EngineOptions,
+    /// Sessions (llama.cpp contexts) kept for prefix reuse.
+    pub max_sessions: usize,
+    /// Requests that may wait while one runs; more are [`RunError::Busy`].
+    pub max_queue: usize,
+}
+
+impl Default for EmbeddedConfig {
+    fn default() -> Self {
+        Self {
+            model: None,
+            engine: EngineOptions::default(),
+            max_sessions: 4,
+            max_queue: 64,
+        }
+    }
+}
+
+/// A provider and how to talk to it.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// The provider, its config entry and overrides merged.
+    pub provider: Resolved,
+    /// Ask it to stream (the reply is assembled before it is read).
+    pub stream: bool,
+}
+
+/// What a [`Runtime`] runs on.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// The embedded llama.cpp engine.
+    Embedded(EmbeddedConfig),
+    /// A remote provider.
+    Provider(ProviderConfig),
+}
+
+enum Inner {
+    Embedded(Embedded),
+    Remote(Remote),
+}
+
+/// The run stage, built once and shared (`Send + Sync`; clone it or put it in an `Arc`).
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+impl Runtime {
+    /// Build a runtime: the embedded model is resolved (fetched on first use) and loaded
+    /// now; a provider is only resolved.
+    pub fn new(backend: Backend) -> Result<Self, RunError> {
+        let inner = match backend {
+            Backend::Embedded(cfg) => {
+                let path = models::resolve(cfg.model.as_deref())?;
+                let limits = WorkerLimits {
+                    max_sessions: cfg.max_sessions,
+                    max_queue: cfg.max_queue,
+                };
+                Inner::Embedded(Embedded::start(&path, cfg.engine, limits)?)
+            }
+            Backend::Provider(cfg) => Inner::Remote(Remote {
+                provider: cfg.provider,
+                stream: cfg.stream,
+            }),
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The model's name: the embedded file's, or the provider's model id.
+    pub fn model_name(&self) -> String {
+        match &*self.inner {
+            Inner::Embedded(e) => e.model.clone(),
+            Inner::Remote(r) => r.provider.model.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The embedded engine's call syntax (`None` for a provider).
+    pub fn syntax(&self) -> Option<&'static toolgram_core::CallSyntax> {
+        match &*self.inner {
+            Inner::Embedded(e) => Some(e.syntax),
+            Inner::Remote(_) => None,
+        }
+    }
+
+    /// The session cache's counters (`None` for a provider).
+    pub fn cache_stats(&self) -> Option<&CacheStats> {
+        match &*self.inner {
+            Inner::Embedded(e) => Some(&e.stats),
+            Inner::Remote(_) => None,
+        }
+    }
+
+    /// Run `req` to its final reply.
+    pub fn run(&self, req: &Request) -> Result<Response, RunError> {
+        let started = Instant::now();
+        let (req, filtered_out) = offered(req)?;
+        match &*self.inner {
+            Inner::Embedded(e) => {
+                let (tx, rx) = mpsc::channel();
+                e.submit(Job {
+                    req,
+                    filtered_out,
+                    reply: Reply::Once(tx),
+                    queued_at: started,
+                })?;
+                rx.recv().map_err(|_| {
+                    RunError::Stopped("the engine thread ended during the run".into())
+                })?
+            }
+            Inner::Remote(r) => {
+                let response = r.run(&req)?;
+                post::finish(&req, &filtered_out, started, response)
+            }
+        }
+    }
+
+    /// Run `req`, yielding its [`Event`]s as the reply is decoded; the last is the final
+    /// reply (the same as [`Runtime::run`] gives) or the error.
+    pub fn stream(&self, req: &Request) -> Result<EventStream, RunError> {
+        let started = Instant::now();
+        let (req, filtered_out) = offered(req)?;
+        let (tx, rx) = mpsc::channel();
+        match &*self.inner {
+            Inner::Embedded(e) => e.submit(Job {
+                req,
+                filtered_out,
+                reply: Reply::Stream(tx),
+                queued_at: started,
+            })?,
+            Inner::Remote(r) => {
+                let r = r.clone();
+                let custom = post::custom_names(&req.tools);
+                std::thread::Builder::new()
+                    .name("toolgram-provider".into())
+                    .spawn(move || {
+                        let state = stream::StreamState::new(tx, None, custom);
+                        let result = r
+                            .run(&req)
+                            .and_then(|resp| post::finish(&req, &filtered_out, started, resp));
+                        state.finish(result);
+                    })
+                    .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
+            }
+        }
+        Ok(EventStream { rx })
+    }
+
+    /// The exact request a provider runtime would send first, with its path and reason.
+    pub fn render(&self, req: &Request) -> Result<RenderedRequest, RunError> {
+        match &*self.inner {
+            Inner::Remote(r) => r.render(&offered(req)?.0),
+            Inner::Embedded(_) => Err(RunError::InvalidRequest(
+                "render shows a provider's request; give a provider".into(),
+            )),
+        }
+    }
+}
+
+/// The request with the pool offered for it, and the tools left out.
+fn offered(req: &Request) -> Result<(Request, Vec<String>), RunError> {
+    let (tools, filtered_out) = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let mut req = req.clone();
+    req.tools = tools;
+    if req.messages.iter().all(|m| m.role == "system") {
+        return Err(RunError::InvalidRequest(
+            "the conversation has no user message".into(),
+        ));
+    }
+    Ok((req, filtered_out))
+}

@@ -1,0 +1,26 @@
+//! The pool offered for one request: escape-hatch tools only when the user said one of their
+//! trigger words or `tool_choice` names them. This module must not validate calls.
+
+use crate::error::RunError;
+use std::sync::Arc;
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet, validate};
+
+/// The tools offered for `messages` under `choice`, and the names left out.
+pub fn offered(
+    tools: &Arc<ToolSet>,
+    messages: &[ChatMessage],
+    choice: &ToolChoice,
+) -> Result<(Arc<ToolSet>, Vec<String>), RunError> {
+    let keep = validate::filter_pool(tools, messages, choice);
+    if keep.len() == tools.tools().len() {
+        return Ok((Arc::clone(tools), Vec::new()));
+    }
+    let out = tools
+        .tools()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep.contains(i))
+        .map(|(_, t)| t.name.clone())
+        .collect();
+    Ok((Arc::new(tools.subset(&keep)?), out))
+}

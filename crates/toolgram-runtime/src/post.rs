@@ -1,0 +1,78 @@
+//! What every path does to a reply after the retry loop accepted it: report (or, when asked,
+//! refuse) calls that repeat earlier ones, and say which tools were left out of the pool.
+//! This module must not touch a model or a provider.
+
+use crate::error::RunError;
+use crate::request::Request;
+use crate::response::{Call, CallKind, Response};
+use serde_json::Value;
+use std::time::Instant;
+use toolgram_core::{ToolCall, ToolSet, validate};
+
+/// Calls as the run stage returns them: grammar tools' calls carry their input text.
+pub(crate) fn typed_calls(tools: &ToolSet, calls: Vec<ToolCall>) -> Vec<Call> {
+    calls
+        .into_iter()
+        .map(|c| {
+            let custom = tools.get(&c.name).is_some_and(|t| t.grammar.is_some());
+            let kind = if custom {
+                CallKind::Custom {
+                    input: c
+                        .arguments
+                        .get("input")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                }
+            } else {
+                CallKind::Function {
+                    arguments: c.arguments,
+                }
+            };
+            Call {
+                id: c.id,
+                name: c.name,
+                kind,
+            }
+        })
+        .collect()
+}
+
+/// Finish `response` for `req`: repeats, the filtered-out tools and the wall clock.
+pub(crate) fn finish(
+    req: &Request,
+    filtered_out: &[String],
+    started: Instant,
+    mut response: Response,
+) -> Result<Response, RunError> {
+    let calls: Vec<ToolCall> = response
+        .tool_calls
+        .iter()
+        .map(|c| ToolCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: match &c.kind {
+                CallKind::Function { arguments } => arguments.clone(),
+                CallKind::Custom { input } => serde_json::json!({ "input": input }),
+            },
+        })
+        .collect();
+    let repeats = validate::repeated_calls(&req.messages, &calls);
+    if req.refuse_repeats && !repeats.is_empty() {
+        return Err(RunError::RepeatedCall(repeats));
+    }
+    response.repeated_calls = repeats;
+    response.filtered_out = filtered_out.to_vec();
+    response.timings.total_ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok(response)
+}
+
+/// The names of the pool's grammar (custom) tools.
+pub(crate) fn custom_names(tools: &ToolSet) -> Vec<String> {
+    tools
+        .tools()
+        .iter()
+        .filter(|t| t.grammar.is_some())
+        .map(|t| t.name.clone())
+        .collect()
+}

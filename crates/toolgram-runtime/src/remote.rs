@@ -1,0 +1,179 @@
+//! A provider behind the run stage: the path chosen by capability (grammar → strict JSON →
+//! prompt, reported with its reason, or an error with fallback off), the provider driven
+//! through the same retry loop as the embedded engine, and its reply returned as the same
+//! [`Response`]. This module must not speak HTTP or render bodies: `toolgram-providers` does.
+
+use crate::error::RunError;
+use crate::post::typed_calls;
+use crate::request::{Request, SamplingOptions};
+use crate::response::{FinishReason, Response, RunTimings};
+use toolgram_core::compile::{Mode, Think};
+use toolgram_core::syntax::{self, CallSyntax};
+use toolgram_providers::{
+    Endpoint, HttpOptions, Path, ProviderModel, RenderInput, Rendered, Resolved, choose_path,
+    render,
+};
+
+/// A resolved provider.
+#[derive(Debug, Clone)]
+pub(crate) struct Remote {
+    pub provider: Resolved,
+    /// Ask the provider to stream (the reply is assembled before it is read).
+    pub stream: bool,
+}
+
+/// What `render` shows: the path, why, and the request.
+#[derive(Debug)]
+pub struct RenderedRequest {
+    /// The path that would run.
+    pub path: &'static str,
+    /// Why.
+    pub path_reason: String,
+    /// Full URL.
+    pub url: String,
+    /// The request.
+    pub rendered: Rendered,
+}
+
+fn wanted(mode: Mode) -> Path {
+    match mode {
+        Mode::Grammar => Path::Grammar,
+        Mode::Json => Path::StrictJson,
+        Mode::Prompt => Path::Prompt,
+    }
+}
+
+fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
+    let name = name.unwrap_or("hermes");
+    syntax::by_name(name)
+        .ok_or_else(|| RunError::InvalidRequest(format!("unknown call syntax `{name}`")))
+}
+
+/// Options providers are not sent yet are refused by name, never dropped.
+fn refuse_unsent(req: &Request) -> Result<(), RunError> {
+    let d = SamplingOptions::default();
+    let s = &req.sampling;
+    let unsent = [
+        ("response_format", req.response_format.is_some()),
+        ("top_p", s.top_p != d.top_p),
+        ("seed", s.seed.is_some()),
+        ("stop", !s.stop.is_empty()),
+        ("logit_bias", !s.logit_bias.is_empty()),
+        ("think", req.think != Think::Off),
+    ];
+    match unsent.iter().find(|(_, set)| *set) {
+        Some((name, _)) => Err(RunError::InvalidRequest(format!(
+            "`{name}` is not sent to providers yet; leave it out or use the embedded engine"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl Remote {
+    fn path(&self, req: &Request) -> Result<(Path, String), RunError> {
+        let p = &self.provider;
+        Ok(choose_path(
+            p.kind,
+            p.capabilities,
+            wanted(req.mode),
+            p.fallback,
+        )?)
+    }
+
+    fn input<'a>(
+        &'a self,
+        req: &'a Request,
+        path: Path,
+        syntax: &'static CallSyntax,
+    ) -> RenderInput<'a> {
+        RenderInput {
+            kind: self.provider.kind,
+            messages: &req.messages,
+            tools: &req.tools,
+            choice: &req.tool_choice,
+            parallel: req.parallel_tool_calls,
+            model: self.provider.model.as_deref(),
+            path,
+            syntax,
+            temperature: Some(req.sampling.temperature),
+            max_tokens: Some(req.sampling.max_tokens),
+            stream: self.stream,
+        }
+    }
+
+    /// The exact request `run` would send first.
+    pub(crate) fn render(&self, req: &Request) -> Result<RenderedRequest, RunError> {
+        let (path, path_reason) = self.path(req)?;
+        let syntax = call_syntax(req.syntax.as_deref())?;
+        let rendered = render(&self.input(req, path, syntax))?;
+        Ok(RenderedRequest {
+            path: path.name(),
+            path_reason,
+            url: format!(
+                "{}{}",
+                self.provider.base_url.trim_end_matches('/'),
+                rendered.endpoint
+            ),
+            rendered,
+        })
+    }
+
+    /// Run `req` under the retry loop.
+    pub(crate) fn run(&self, req: &Request) -> Result<Response, RunError> {
+        refuse_unsent(req)?;
+        let (path, path_reason) = self.path(req)?;
+        let syntax = call_syntax(req.syntax.as_deref())?;
+        let p = &self.provider;
+        let mut model = ProviderModel {
+            provider: Endpoint {
+                kind: p.kind,
+                base_url: p.base_url.clone(),
+                capabilities: p.capabilities,
+                http: HttpOptions {
+                    api_key: p.api_key.clone(),
+                    ..HttpOptions::default()
+                },
+            },
+            model: p.model.clone(),
+            tools: &req.tools,
+            choice: req.tool_choice.clone(),
+            parallel: req.parallel_tool_calls,
+            path,
+            syntax,
+            temperature: Some(req.sampling.temperature),
+            max_tokens: Some(req.sampling.max_tokens),
+            stream: self.stream,
+        };
+        let outcome = toolgram_retry::run(
+            &mut model,
+            &req.tools,
+            &req.tool_choice,
+            &req.messages,
+            req.retry,
+        )?;
+        let reply = outcome.reply;
+        let finish_reason = if reply.tool_calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        Ok(Response {
+            content: reply.content,
+            reasoning: reply.reasoning_content,
+            tool_calls: typed_calls(&req.tools, reply.tool_calls),
+            finish_reason,
+            usage: outcome.usage,
+            path: path.name(),
+            path_reason,
+            provider: p.kind.name().to_owned(),
+            syntax: syntax.name.to_owned(),
+            model: p.model.clone().unwrap_or_default(),
+            attempts: outcome.attempts,
+            failed_attempts: outcome.failed,
+            repeated_calls: Vec::new(),
+            filtered_out: Vec::new(),
+            enforced_after_parse: Vec::new(),
+            timings: RunTimings::default(),
+        })
+    }
+}

@@ -1,0 +1,104 @@
+//! What every front end asks of the run stage: one [`Request`] — conversation, tool pool,
+//! choice, mode, sampling, retry policy, and an optional `response_format` for structured
+//! output without tools. Plain data: this module must not read files or run anything.
+
+use serde_json::Value;
+use std::sync::Arc;
+use toolgram_core::compile::{Mode, Think};
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+pub use toolgram_retry::RetryPolicy;
+
+/// One request to a [`crate::Runtime`].
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The conversation so far (system, user, assistant with `tool_calls`, tool results).
+    pub messages: Vec<ChatMessage>,
+    /// The tool pool: function tools and grammar (custom) tools (shared: a checked pool
+    /// holds compiled validators).
+    pub tools: Arc<ToolSet>,
+    /// Which calls may or must be made (`auto`, `none`, `required`, a name, `allowed_tools`).
+    pub tool_choice: ToolChoice,
+    /// Whether several calls may be made in one reply.
+    pub parallel_tool_calls: bool,
+    /// How much of the call is enforced while decoding (grammar, json, prompt).
+    pub mode: Mode,
+    /// Whether a `<think>` block may or must open the reply.
+    pub think: Think,
+    /// Sampling.
+    pub sampling: SamplingOptions,
+    /// How often a reply that fails validation is sent back with its errors.
+    pub retry: RetryPolicy,
+    /// A reply repeating an earlier call with the same arguments is an error
+    /// ([`crate::RunError::RepeatedCall`]) instead of only being reported.
+    pub refuse_repeats: bool,
+    /// Structured output without tools: the reply's text must match this format.
+    pub response_format: Option<ResponseFormat>,
+    /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
+    /// embedded engine speaks its model's own syntax.
+    pub syntax: Option<String>,
+}
+
+impl Request {
+    /// A request with every option at its default: `auto`, one call at most, grammar mode,
+    /// no thinking, greedy, 3 attempts.
+    pub fn new(messages: Vec<ChatMessage>, tools: ToolSet) -> Self {
+        Self {
+            messages,
+            tools: Arc::new(tools),
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: false,
+            mode: Mode::Grammar,
+            think: Think::Off,
+            sampling: SamplingOptions::default(),
+            retry: RetryPolicy::default(),
+            refuse_repeats: false,
+            response_format: None,
+            syntax: None,
+        }
+    }
+}
+
+/// Sampling settings, as OpenAI names them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingOptions {
+    /// Most tokens to generate per attempt.
+    pub max_tokens: usize,
+    /// 0 = greedy.
+    pub temperature: f32,
+    /// Nucleus sampling mass (1 = off).
+    pub top_p: f32,
+    /// Seed for temperature sampling.
+    pub seed: Option<u64>,
+    /// Stop sequences (they end text, never a call).
+    pub stop: Vec<String>,
+    /// Token id → bias added to its logit (the embedded model's vocabulary).
+    pub logit_bias: Vec<(u32, f32)>,
+    /// Most reasoning tokens before `</think>` is forced in (default 3/4 of `max_tokens`).
+    pub think_budget: Option<usize>,
+}
+
+impl Default for SamplingOptions {
+    fn default() -> Self {
+        Self {
+            max_tokens: 512,
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: None,
+            stop: Vec::new(),
+            logit_bias: Vec::new(),
+            think_budget: None,
+        }
+    }
+}
+
+/// The shape a tool-less reply must have.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResponseFormat {
+    /// Any JSON object.
+    JsonObject,
+    /// JSON matching this schema (OpenAI's `json_schema`; `strict` or not, the schema is
+    /// enforced while decoding, and keywords the grammar cannot say are checked after).
+    JsonSchema(Value),
+    /// Text matching this Lark grammar (llguidance dialect).
+    Lark(String),
+}

@@ -1,0 +1,192 @@
+//! The one reply of the run stage, the same on every path (embedded engine, provider):
+//! [`Response`], and its JSON form — an OpenAI assistant message plus a `toolgram` object
+//! with the same field names and shapes whichever path ran. This module must not decide
+//! anything; it only holds and prints what the run produced.
+
+use serde_json::{Value, json};
+use toolgram_core::compile::DeferredKeyword;
+use toolgram_core::validate::RepeatedCall;
+pub use toolgram_retry::{FailedAttempt, Usage};
+
+/// A validated call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Call id (`call_…`).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments or input.
+    pub kind: CallKind,
+}
+
+/// A function call's arguments, or a grammar (custom) tool's input text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallKind {
+    /// A JSON-Schema function tool.
+    Function {
+        /// The arguments object.
+        arguments: Value,
+    },
+    /// A grammar tool (OpenAI "custom" tool).
+    Custom {
+        /// The text, in the tool's grammar.
+        input: String,
+    },
+}
+
+impl Call {
+    /// The arguments as OpenAI sends them: a JSON string for a function, the raw input for
+    /// a custom tool.
+    pub fn arguments_text(&self) -> String {
+        match &self.kind {
+            CallKind::Function { arguments } => arguments.to_string(),
+            CallKind::Custom { input } => input.clone(),
+        }
+    }
+
+    /// OpenAI's shape: `{"id","type":"function","function":{…}}` or
+    /// `{"id","type":"custom","custom":{"name","input"}}`.
+    pub fn to_openai(&self) -> Value {
+        match &self.kind {
+            CallKind::Function { arguments } => json!({"id": self.id, "type": "function",
+                "function": {"name": self.name, "arguments": arguments.to_string()}}),
+            CallKind::Custom { input } => json!({"id": self.id, "type": "custom",
+                "custom": {"name": self.name, "input": input}}),
+        }
+    }
+}
+
+/// Why the reply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// With calls.
+    ToolCalls,
+    /// With text (or a stop sequence).
+    Stop,
+    /// At the token limit, outside any call.
+    Length,
+}
+
+impl FinishReason {
+    /// OpenAI's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ToolCalls => "tool_calls",
+            Self::Stop => "stop",
+            Self::Length => "length",
+        }
+    }
+}
+
+/// How long the run took.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunTimings {
+    /// Wall clock of the whole run, all attempts, queueing excluded.
+    pub total_ms: f64,
+    /// Prompt evaluation of the last attempt (embedded path).
+    pub prompt_ms: f64,
+    /// Generation of the last attempt (embedded path).
+    pub generate_ms: f64,
+    /// Prompt tokens the last attempt evaluated (the rest came from the KV cache).
+    pub prompt_evaluated: usize,
+}
+
+/// The reply, whichever path produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// Text before or instead of calls.
+    pub content: Option<String>,
+    /// The reasoning block.
+    pub reasoning: Option<String>,
+    /// Validated calls.
+    pub tool_calls: Vec<Call>,
+    /// Why the reply ended.
+    pub finish_reason: FinishReason,
+    /// Tokens over all attempts (`None` when a provider reports none).
+    pub usage: Option<Usage>,
+    /// The path that ran: `grammar`, `json` or `prompt`.
+    pub path: &'static str,
+    /// Why that path.
+    pub path_reason: String,
+    /// Where it ran: `embedded` or the provider's kind.
+    pub provider: String,
+    /// The call syntax of the grammar and prompt paths.
+    pub syntax: String,
+    /// The model (file name, or the provider's model id).
+    pub model: String,
+    /// Attempts made, the successful one included.
+    pub attempts: usize,
+    /// The attempts that failed validation, with their errors and raw text.
+    pub failed_attempts: Vec<FailedAttempt>,
+    /// Calls repeating an earlier call with the same arguments.
+    pub repeated_calls: Vec<RepeatedCall>,
+    /// Escape-hatch tools left out of the pool for this request.
+    pub filtered_out: Vec<String>,
+    /// Schema keywords the grammar could not say, checked after parsing instead.
+    pub enforced_after_parse: Vec<DeferredKeyword>,
+    /// Measurements.
+    pub timings: RunTimings,
+}
+
+impl Response {
+    /// The OpenAI assistant message with `finish_reason`, `usage` and the `toolgram` object:
+    /// what `toolgram call` prints.
+    pub fn to_json(&self) -> Value {
+        let mut msg = json!({"role": "assistant", "content": self.content});
+        if let Some(r) = &self.reasoning {
+            msg["reasoning_content"] = json!(r);
+        }
+        if !self.tool_calls.is_empty() {
+            msg["tool_calls"] = self.tool_calls.iter().map(Call::to_openai).collect();
+        }
+        msg["finish_reason"] = json!(self.finish_reason.as_str());
+        msg["usage"] = self.usage.map_or(Value::Null, usage_json);
+        msg["toolgram"] = self.toolgram_json();
+        msg
+    }
+
+    /// The `toolgram` object alone.
+    pub fn toolgram_json(&self) -> Value {
+        let t = &self.timings;
+        json!({
+            "path": self.path,
+            "path_reason": self.path_reason,
+            "provider": self.provider,
+            "syntax": self.syntax,
+            "model": self.model,
+            "attempts": self.attempts,
+            "failed_attempts": failed_json(&self.failed_attempts),
+            "repeated_calls": self.repeated_calls.iter()
+                .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
+                .collect::<Vec<_>>(),
+            "filtered_out": self.filtered_out,
+            "enforced_after_parse": self.enforced_after_parse.iter()
+                .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
+                .collect::<Vec<_>>(),
+            "timings": {"total_ms": round(t.total_ms), "prompt_ms": round(t.prompt_ms),
+                "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated},
+        })
+    }
+}
+
+fn round(ms: f64) -> f64 {
+    (ms * 10.0).round() / 10.0
+}
+
+/// OpenAI's usage object, cached prompt tokens under `prompt_tokens_details`.
+pub fn usage_json(u: Usage) -> Value {
+    json!({
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.prompt_tokens + u.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": u.cached_prompt_tokens},
+    })
+}
+
+/// Failed attempts as `[{"attempt","errors","raw"}]`.
+pub fn failed_json(failed: &[FailedAttempt]) -> Value {
+    failed
+        .iter()
+        .map(|f| json!({"attempt": f.attempt, "errors": f.errors, "raw": f.raw}))
+        .collect()
+}

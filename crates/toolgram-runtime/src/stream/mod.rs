@@ -1,0 +1,268 @@
+//! Streaming: [`Event`]s as the reply is decoded — reasoning and content deltas, each call's
+//! start (id, name) once its name is complete, its argument deltas, its end — then the final
+//! [`Response`]. Under the grammar and json modes the embedded engine's bytes are read as they
+//! come ([`scanner`]); what could not be streamed live (prompt mode, providers, a custom
+//! tool's input) is sent when the attempt ends, so the deltas always add up to the final
+//! reply. This module must not validate or retry: it reports what the run stage does.
+
+mod canonical;
+mod scanner;
+
+use crate::error::RunError;
+use crate::response::Response;
+pub(crate) use scanner::ScanOptions;
+use scanner::{Delta, Scanner};
+use std::sync::mpsc::{Receiver, Sender};
+
+/// One step of a streamed run.
+#[derive(Debug)]
+pub enum Event {
+    /// More of the reasoning block.
+    ReasoningDelta(String),
+    /// More of the text.
+    ContentDelta(String),
+    /// A call begins: its id and (complete) name.
+    ToolCallStart {
+        /// Position of the call in the reply.
+        index: usize,
+        /// Its id, the same as in the final [`Response`].
+        id: String,
+        /// The tool.
+        name: String,
+        /// A grammar (custom) tool: the deltas are its input text, not JSON arguments.
+        custom: bool,
+    },
+    /// More of a call's arguments (a function's compact JSON, or a custom tool's input).
+    ToolCallDelta {
+        /// Position of the call.
+        index: usize,
+        /// The text to append.
+        arguments: String,
+    },
+    /// A call's arguments are complete.
+    ToolCallEnd {
+        /// Position of the call.
+        index: usize,
+    },
+    /// The attempt whose deltas came so far failed validation and is retried with the
+    /// errors: forget them; the final [`Response`] lists the failed attempts.
+    Retry {
+        /// The attempt that starts now (2, 3, …).
+        attempt: usize,
+    },
+    /// The run ended with this reply; the deltas since the last `Retry` add up to it.
+    Done(Box<Response>),
+    /// The run failed.
+    Failed(RunError),
+}
+
+/// The events of one run, in order; the last is [`Event::Done`] or [`Event::Failed`].
+pub struct EventStream {
+    pub(crate) rx: Receiver<Event>,
+}
+
+impl Iterator for EventStream {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        self.rx.recv().ok()
+    }
+}
+
+impl EventStream {
+    /// Skip to the end: the final reply or error.
+    pub fn finish(self) -> Result<Response, RunError> {
+        for event in self {
+            match event {
+                Event::Done(r) => return Ok(*r),
+                Event::Failed(e) => return Err(e),
+                _ => {}
+            }
+        }
+        Err(RunError::Stopped("the run ended without a reply".into()))
+    }
+}
+
+#[derive(Debug)]
+struct SentCall {
+    id: String,
+    name: String,
+    arguments: String,
+    ended: bool,
+}
+
+/// What one run has streamed so far, and the channel it streams to.
+pub(crate) struct StreamState {
+    tx: Sender<Event>,
+    scan: Option<ScanOptions>,
+    scanner: Option<Scanner>,
+    custom: Vec<String>,
+    attempt: usize,
+    content: String,
+    reasoning: String,
+    calls: Vec<SentCall>,
+    deltas: Vec<Delta>,
+}
+
+impl StreamState {
+    /// `scan`: read the bytes live with these options (`None`: send at the end only);
+    /// `custom`: names of grammar tools, whose input is sent whole.
+    pub(crate) fn new(tx: Sender<Event>, scan: Option<ScanOptions>, custom: Vec<String>) -> Self {
+        Self {
+            tx,
+            scan,
+            scanner: None,
+            custom,
+            attempt: 0,
+            content: String::new(),
+            reasoning: String::new(),
+            calls: Vec::new(),
+            deltas: Vec::new(),
+        }
+    }
+
+    fn send(&self, e: Event) {
+        // A consumer that went away only stops listening; the run itself goes on.
+        let _ = self.tx.send(e);
+    }
+
+    /// An attempt starts decoding.
+    pub(crate) fn started(&mut self) {
+        self.attempt += 1;
+        let streamed =
+            !self.content.is_empty() || !self.reasoning.is_empty() || !self.calls.is_empty();
+        if self.attempt > 1 && streamed {
+            self.send(Event::Retry {
+                attempt: self.attempt,
+            });
+        }
+        self.content.clear();
+        self.reasoning.clear();
+        self.calls.clear();
+        self.scanner = self.scan.clone().map(Scanner::new);
+    }
+
+    /// The bytes of one decode step.
+    pub(crate) fn piece(&mut self, bytes: &[u8]) {
+        let Some(scanner) = self.scanner.as_mut() else {
+            return;
+        };
+        let mut deltas = std::mem::take(&mut self.deltas);
+        scanner.push(bytes, &mut deltas);
+        for d in deltas.drain(..) {
+            self.apply(d);
+        }
+        self.deltas = deltas;
+    }
+
+    fn apply(&mut self, d: Delta) {
+        match d {
+            Delta::Reasoning(t) => {
+                self.reasoning.push_str(&t);
+                self.send(Event::ReasoningDelta(t));
+            }
+            Delta::Content(t) => {
+                self.content.push_str(&t);
+                self.send(Event::ContentDelta(t));
+            }
+            Delta::CallName { index, name } if index == self.calls.len() => {
+                let id = toolgram_engine::call_id();
+                let custom = self.custom.contains(&name);
+                self.send(Event::ToolCallStart {
+                    index,
+                    id: id.clone(),
+                    name: name.clone(),
+                    custom,
+                });
+                self.calls.push(SentCall {
+                    id,
+                    name,
+                    arguments: String::new(),
+                    ended: false,
+                });
+            }
+            Delta::Arguments { index, text } => {
+                if let Some(c) = self.calls.get_mut(index)
+                    && !self.custom.contains(&c.name)
+                {
+                    c.arguments.push_str(&text);
+                    self.send(Event::ToolCallDelta {
+                        index,
+                        arguments: text,
+                    });
+                }
+            }
+            Delta::CallEnd { index } => {
+                if let Some(c) = self.calls.get_mut(index)
+                    && !self.custom.contains(&c.name)
+                {
+                    c.ended = true;
+                    self.send(Event::ToolCallEnd { index });
+                }
+            }
+            Delta::CallName { .. } => {}
+        }
+    }
+
+    /// The run ended: send what the final reply has beyond what was streamed, give its calls
+    /// the ids already sent, and send it (or the error).
+    pub(crate) fn finish(mut self, result: Result<Response, RunError>) {
+        let mut response = match result {
+            Ok(r) => r,
+            Err(e) => return self.send(Event::Failed(e)),
+        };
+        let reasoning = response.reasoning.clone().unwrap_or_default();
+        if let Some(rest) = self.rest_of(&reasoning, &self.reasoning) {
+            self.send(Event::ReasoningDelta(rest));
+        }
+        let content = response.content.clone().unwrap_or_default();
+        if let Some(rest) = self.rest_of(&content, &self.content) {
+            self.send(Event::ContentDelta(rest));
+        }
+        for (index, call) in response.tool_calls.iter_mut().enumerate() {
+            let text = call.arguments_text();
+            match self.calls.get_mut(index).filter(|s| s.name == call.name) {
+                Some(sent) => call.id = sent.id.clone(),
+                None => {
+                    self.calls.truncate(index);
+                    let custom = matches!(call.kind, crate::response::CallKind::Custom { .. });
+                    self.calls.push(SentCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: String::new(),
+                        ended: false,
+                    });
+                    self.send(Event::ToolCallStart {
+                        index,
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        custom,
+                    });
+                }
+            }
+            let sent = &self.calls[index];
+            if let Some(rest) = self.rest_of(&text, &sent.arguments) {
+                self.send(Event::ToolCallDelta {
+                    index,
+                    arguments: rest,
+                });
+            }
+            if !sent.ended {
+                self.send(Event::ToolCallEnd { index });
+            }
+        }
+        self.send(Event::Done(Box::new(response)));
+    }
+
+    /// What `full` adds to what was `sent`; a stream that went astray is logged.
+    fn rest_of(&self, full: &str, sent: &str) -> Option<String> {
+        match full.strip_prefix(sent) {
+            Some(rest) if !rest.is_empty() => Some(rest.to_owned()),
+            Some(_) => None,
+            None => {
+                tracing::warn!(sent, full, "streamed deltas differ from the final reply");
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The run stage on the real test model (SmolLM2-135M, fetched on first use): sessions that
+//! outlive a request, and streaming that adds up to the unstreamed reply.
+
+use serde_json::json;
+use std::collections::BTreeMap;
+use toolgram_core::{ChatMessage, ToolChoice};
+use toolgram_runtime::{
+    Backend, EmbeddedConfig, Event, Request, ResponseFormat, RetryPolicy, Runtime, SamplingOptions,
+    tools_from_json,
+};
+
+const WEATHER: &str = include_str!("../../../examples/weather.json");
+
+fn runtime() -> Runtime {
+    eprintln!("loading the test model (fetched on first use)…");
+    Runtime::new(Backend::Embedded(EmbeddedConfig {
+        model: Some("test".into()),
+        ..EmbeddedConfig::default()
+    }))
+    .expect("the test model loads")
+}
+
+fn request(tools: &str, user: &str) -> Request {
+    let doc = serde_json::from_str(tools).expect("tools are JSON");
+    let tools = tools_from_json(doc, ".".as_ref()).expect("tools are valid");
+    let mut req = Request::new(
+        vec![
+            ChatMessage::text("system", "You call tools for the user."),
+            ChatMessage::text("user", user),
+        ],
+        tools,
+    );
+    req.tool_choice = ToolChoice::Required;
+    req.retry = RetryPolicy {
+        max_attempts: 1,
+        consecutive_blocked: 1,
+    };
+    req
+}
+
+#[test]
+fn a_second_request_with_the_same_tools_evaluates_only_its_new_turn() {
+    let rt = runtime();
+    let first = rt
+        .run(&request(WEATHER, "What's the weather in Paris?"))
+        .expect("first call");
+    let u1 = first.usage.expect("usage");
+    assert_eq!(u1.cached_prompt_tokens, 0, "{:?}", first.usage);
+
+    let second = rt
+        .run(&request(WEATHER, "And in Oslo, in fahrenheit?"))
+        .expect("second call");
+    let u2 = second.usage.expect("usage");
+    let evaluated = u2.prompt_tokens - u2.cached_prompt_tokens;
+    assert_eq!(evaluated, second.timings.prompt_evaluated);
+    // System + tools (most of the prompt) came from the cache; only the new turn ran.
+    assert!(
+        u2.cached_prompt_tokens * 4 >= u2.prompt_tokens * 3,
+        "cached {} of {}",
+        u2.cached_prompt_tokens,
+        u2.prompt_tokens
+    );
+    assert!(
+        evaluated < 40,
+        "evaluated {evaluated} tokens: more than the new turn"
+    );
+
+    // One byte more in a tool description: a different prefix, never reused.
+    let changed = WEATHER.replacen("Send an email.", "Send an email!", 1);
+    assert_ne!(changed, WEATHER);
+    let third = rt
+        .run(&request(&changed, "And in Oslo, in fahrenheit?"))
+        .expect("third call");
+    let u3 = third.usage.expect("usage");
+    assert_eq!(u3.cached_prompt_tokens, 0, "{u3:?}");
+    assert_eq!(third.timings.prompt_evaluated, u3.prompt_tokens);
+    let stats = rt.cache_stats().expect("embedded");
+    assert_eq!((stats.hits(), stats.misses()), (1, 2));
+}
+
+/// What a stream said, gathered.
+#[derive(Default, Debug)]
+struct Gathered {
+    content: String,
+    reasoning: String,
+    starts: BTreeMap<usize, (String, String)>,
+    arguments: BTreeMap<usize, String>,
+    ends: Vec<usize>,
+    events: usize,
+}
+
+fn gather(rt: &Runtime, req: &Request) -> (Gathered, toolgram_runtime::Response) {
+    let mut g = Gathered::default();
+    for event in rt.stream(req).expect("stream starts") {
+        g.events += 1;
+        match event {
+            Event::ContentDelta(t) => g.content.push_str(&t),
+            Event::ReasoningDelta(t) => g.reasoning.push_str(&t),
+            Event::ToolCallStart {
+                index, id, name, ..
+            } => {
+                g.starts.insert(index, (id, name));
+            }
+            Event::ToolCallDelta { index, arguments } => {
+                g.arguments.entry(index).or_default().push_str(&arguments)
+            }
+            Event::ToolCallEnd { index } => g.ends.push(index),
+            Event::Retry { attempt } => panic!("attempt {attempt}: no retry expected"),
+            Event::Done(r) => return (g, *r),
+            Event::Failed(e) => panic!("stream failed: {e}"),
+        }
+    }
+    panic!("the stream ended without Done");
+}
+
+fn same_reply(a: &toolgram_runtime::Response, b: &toolgram_runtime::Response) {
+    assert_eq!(a.content, b.content);
+    assert_eq!(a.reasoning, b.reasoning);
+    assert_eq!(a.finish_reason, b.finish_reason);
+    let calls = |r: &toolgram_runtime::Response| {
+        r.tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.arguments_text()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls(a), calls(b));
+    let completion = |r: &toolgram_runtime::Response| r.usage.map(|u| u.completion_tokens);
+    assert_eq!(completion(a), completion(b));
+    assert_eq!((a.path, a.attempts), (b.path, b.attempts));
+}
+
+#[test]
+fn a_streamed_run_gives_the_same_reply_and_its_deltas_add_up_to_it() {
+    let rt = runtime();
+    let sampled = SamplingOptions {
+        temperature: 0.8,
+        seed: Some(7),
+        max_tokens: 96,
+        ..SamplingOptions::default()
+    };
+    let mut calls = request(WEATHER, "Weather in Paris and in Rome, please.");
+    calls.parallel_tool_calls = true;
+    calls.sampling = sampled.clone();
+    let mut text = request(WEATHER, "Say hello to Ada in one sentence.");
+    text.tool_choice = ToolChoice::None;
+    text.sampling = sampled.clone();
+    let mut structured = request("[]", "Give a city and its country as JSON.");
+    structured.tool_choice = ToolChoice::None;
+    structured.sampling = sampled;
+    structured.response_format = Some(ResponseFormat::JsonSchema(json!({
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+        "required": ["city", "country"]
+    })));
+
+    for req in [&calls, &text, &structured] {
+        let plain = rt.run(req).expect("unstreamed run");
+        let (g, streamed) = gather(&rt, req);
+        same_reply(&plain, &streamed);
+        assert_eq!(g.content, streamed.content.clone().unwrap_or_default());
+        assert_eq!(g.reasoning, streamed.reasoning.clone().unwrap_or_default());
+        assert_eq!(g.starts.len(), streamed.tool_calls.len(), "{g:?}");
+        for (i, call) in streamed.tool_calls.iter().enumerate() {
+            assert_eq!(
+                g.starts.get(&i),
+                Some(&(call.id.clone(), call.name.clone()))
+            );
+            assert_eq!(g.arguments.get(&i), Some(&call.arguments_text()), "{g:?}");
+            assert!(g.ends.contains(&i));
+        }
+        // Streamed, not sent whole at the end: several events before Done.
+        assert!(g.events > 3, "{g:?}");
+    }
+}
