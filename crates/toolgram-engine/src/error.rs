@@ -71,6 +71,9 @@ pub enum EngineError {
         /// What is wrong with it.
         message: String,
     },
+    /// The caller cancelled the request (its client went away, or its time ran out).
+    #[error("the request was cancelled")]
+    Cancelled,
     /// The grammar and the parser disagree: a bug, reported with the text.
     #[error("output accepted by the grammar but not by the parser ({reason}): {text:?}")]
     Internal {
@@ -102,6 +105,7 @@ impl EngineError {
             Self::Decode(_) => "decode_error",
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Unreadable { .. } => "unreadable_reply",
+            Self::Cancelled => "cancelled",
             Self::Internal { .. } => "internal_error",
         }
     }

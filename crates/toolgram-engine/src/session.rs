@@ -159,6 +159,11 @@ pub trait DecodeObserver {
     /// The bytes one step appended (a sampled token and the tokens forced after it); a
     /// multi-byte character may be split across steps.
     fn piece(&mut self, bytes: &[u8]);
+    /// Whether to stop now ([`EngineError::Cancelled`]); asked before every step and
+    /// between prompt batches.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
@@ -378,6 +383,7 @@ impl<'e> Session<'e> {
         self.cached.truncate(common);
         let rest = &tokens[common..];
         for (ci, chunk) in rest.chunks(BATCH).enumerate() {
+            self.check_cancelled()?;
             let last_chunk = (ci + 1) * BATCH >= rest.len();
             self.decode(chunk, last_chunk)?;
         }
@@ -470,6 +476,7 @@ impl<'e> Session<'e> {
         let mut ff = Vec::with_capacity(64);
         let mut step = Vec::with_capacity(65);
         while produced < budget {
+            self.check_cancelled()?;
             let computed;
             let mask = match (&mut matcher, &everything) {
                 (Some(m), _) => {
@@ -581,6 +588,13 @@ impl<'e> Session<'e> {
     /// The engine this session runs on.
     pub fn engine(&self) -> &'e Engine {
         self.engine
+    }
+
+    fn check_cancelled(&self) -> Result<(), EngineError> {
+        match &self.observer {
+            Some(o) if o.cancelled() => Err(EngineError::Cancelled),
+            _ => Ok(()),
+        }
     }
 
     /// The tokens of the think block's closing marker: its special token, or its text.

@@ -55,7 +55,7 @@ pub use embedded::CacheStats;
 pub use error::{RunError, Status};
 pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
-pub use request::{Request, ResponseFormat, RetryPolicy, SamplingOptions};
+pub use request::{Cancel, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
     Call, CallKind, FailedAttempt, FinishReason, Response, RunTimings, Usage, failed_json,
     usage_json,
@@ -169,6 +169,14 @@ impl Runtime {
         match &*self.inner {
             Inner::Embedded(e) => Some(&e.stats),
             Inner::Remote(_) => None,
+        }
+    }
+
+    /// Requests waiting for the embedded engine (0 for a provider).
+    pub fn queue_depth(&self) -> usize {
+        match &*self.inner {
+            Inner::Embedded(e) => e.queued(),
+            Inner::Remote(_) => 0,
         }
     }
 

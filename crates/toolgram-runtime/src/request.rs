@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use toolgram_core::compile::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 pub use toolgram_retry::RetryPolicy;
@@ -36,6 +37,25 @@ pub struct Request {
     /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
     /// embedded engine speaks its model's own syntax.
     pub syntax: Option<String>,
+    /// Set it to stop the run: a queued request is dropped, a running one stops decoding
+    /// (the error is `cancelled`).
+    pub cancel: Cancel,
+}
+
+/// A flag shared between a request and whoever may cancel it.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Stop the run.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the run was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl Request {
@@ -54,6 +74,7 @@ impl Request {
             refuse_repeats: false,
             response_format: None,
             syntax: None,
+            cancel: Cancel::default(),
         }
     }
 }

@@ -52,6 +52,10 @@ fn a_second_request_with_the_same_tools_evaluates_only_its_new_turn() {
         .expect("second call");
     let u2 = second.usage.expect("usage");
     let evaluated = u2.prompt_tokens - u2.cached_prompt_tokens;
+    eprintln!(
+        "second request: {evaluated} of {} prompt tokens evaluated ({} cached)",
+        u2.prompt_tokens, u2.cached_prompt_tokens
+    );
     assert_eq!(evaluated, second.timings.prompt_evaluated);
     // System + tools (most of the prompt) came from the cache; only the new turn ran.
     assert!(
@@ -171,4 +175,42 @@ fn a_streamed_run_gives_the_same_reply_and_its_deltas_add_up_to_it() {
         // Streamed, not sent whole at the end: several events before Done.
         assert!(g.events > 3, "{g:?}");
     }
+}
+
+#[test]
+fn a_cancelled_run_stops_decoding_and_says_so() {
+    let rt = runtime();
+    let mut req = request(WEATHER, "Tell me a long story about the sea.");
+    req.tool_choice = ToolChoice::None;
+    req.sampling.max_tokens = 400;
+    let mut events = rt.stream(&req).expect("stream starts");
+    let first = events.next();
+    assert!(
+        matches!(first, Some(Event::ContentDelta(_))),
+        "a text delta first: {first:?}"
+    );
+    req.cancel.cancel();
+    let rest: Vec<Event> = events.collect();
+    let deltas = rest
+        .iter()
+        .filter(|e| matches!(e, Event::ContentDelta(_)))
+        .count();
+    // The flag is read before every step: only the steps decoded while this thread woke up
+    // come after it, far from the 400 the run was allowed.
+    assert!(deltas < 100, "{deltas} deltas after the cancel");
+    match rest.last() {
+        Some(Event::Failed(e)) => assert_eq!(e.kind(), "cancelled"),
+        other => panic!("the run should end cancelled: {other:?}"),
+    }
+    // A queued request that was cancelled before it ran never runs.
+    let queued = request(WEATHER, "Weather in Paris?");
+    queued.cancel.cancel();
+    assert!(queued.cancel.is_cancelled());
+    match rt.run(&queued) {
+        Err(e) => assert_eq!(e.kind(), "cancelled"),
+        Ok(r) => panic!("a cancelled request ran: {r:?}"),
+    }
+    // The runtime goes on serving.
+    rt.run(&request(WEATHER, "Weather in Paris?"))
+        .expect("a request after the cancelled ones");
 }

@@ -11,6 +11,7 @@ mod model;
 mod output;
 mod parse;
 mod provider;
+mod serve;
 mod tools;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,8 @@ enum Command {
     Grammar(grammar::GrammarArgs),
     /// Print the exact request body a provider would get (path and reason on stderr).
     Render(provider::RenderArgs),
+    /// Serve the OpenAI API (chat completions, responses) on the embedded model or a provider.
+    Serve(serve::ServeArgs),
     /// Read raw model text on stdin leniently and print the assistant message.
     Parse(parse::ParseArgs),
     /// List, fetch or locate registry models.
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run(args),
         Command::Grammar(args) => grammar::run(args),
         Command::Render(args) => provider::render_cmd(args),
+        Command::Serve(args) => serve::run(args),
         Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),

@@ -3,7 +3,8 @@
 //! `scripts/build-llama-server`, which `scripts/install-build-deps` runs), with the default
 //! model: the grammar path (our GBNF, never together with `tools`), the strict JSON path, the
 //! prompt path when both are switched off, a streamed reply, and `--no-fallback` refusing a
-//! downgrade.
+//! downgrade; and the embedded engine and llama-server replying in one shape, repeats
+//! reported and refused alike.
 
 use serde_json::Value;
 use std::net::TcpListener;
@@ -157,7 +158,7 @@ fn llama_server_becomes_a_reliable_tool_caller_on_every_path() {
         q,
     );
     assert_eq!(code, 0, "{err}");
-    let msg = valid_weather_call(&out, "strict_json");
+    let msg = valid_weather_call(&out, "json");
     assert!(
         msg["toolgram"]["path_reason"]
             .as_str()
@@ -183,4 +184,94 @@ fn llama_server_becomes_a_reliable_tool_caller_on_every_path() {
     assert_ne!(code, 0);
     let last: Value = serde_json::from_str(err.lines().last().unwrap_or("")).expect("JSON error");
     assert_eq!(last["error"]["type"], "capability_missing", "{err}");
+}
+
+/// A JSON value's shape: keys and types, array items by their first element.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), shape(v))).collect()),
+        Value::Array(a) => Value::Array(a.first().map(shape).into_iter().collect()),
+        Value::String(_) => Value::from("string"),
+        Value::Number(_) => Value::from("number"),
+        Value::Bool(_) => Value::from("bool"),
+        Value::Null => Value::from("null"),
+    }
+}
+
+#[test]
+fn the_embedded_engine_and_llama_server_reply_in_one_shape() {
+    let server = start_server();
+    let q = "What's the weather like in Paris today?";
+    let (code, embedded, err) = toolgram(&[
+        "call",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "required",
+        q,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, remote, err) = call(&server, &["--tool-choice", "required"], q);
+    assert_eq!(code, 0, "{err}");
+    let (embedded, remote) = (
+        valid_weather_call(&embedded, "grammar"),
+        valid_weather_call(&remote, "grammar"),
+    );
+    assert_eq!(shape(&embedded), shape(&remote), "{embedded}\n{remote}");
+    assert_eq!(embedded["toolgram"]["provider"], "embedded");
+    assert_eq!(remote["toolgram"]["provider"], "llama-server");
+
+    // A call that repeats an earlier one is listed on both paths, and refused on both with
+    // --refuse-repeats.
+    let dir = std::env::temp_dir().join(format!("toolgram-repeats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type": "function", "function": {"name": "get_time", "description": "The current time.",
+            "parameters": {"type": "object", "properties": {}, "additionalProperties": false}}}]"#,
+    )
+    .expect("tools file");
+    let messages = dir.join("messages.json");
+    std::fs::write(
+        &messages,
+        r#"[{"role": "user", "content": "What time is it?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+              "function": {"name": "get_time", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "12:00"},
+            {"role": "user", "content": "And now?"}]"#,
+    )
+    .expect("messages file");
+    let (tools, messages) = (tools.to_string_lossy(), messages.to_string_lossy());
+    let base = [
+        "call",
+        "--tools",
+        &*tools,
+        "--messages",
+        &*messages,
+        "--tool-choice",
+        "get_time",
+    ];
+    let remote_args = ["--provider", "llama-server", "--base-url", &server.url];
+    for provider in [&[][..], &remote_args[..]] {
+        let args: Vec<&str> = base.iter().chain(provider).copied().collect();
+        let (code, out, err) = toolgram(&args);
+        assert_eq!(code, 0, "{provider:?}: {err}");
+        let msg: Value = serde_json::from_str(&out).expect("one JSON object");
+        assert_eq!(
+            msg["toolgram"]["repeated_calls"],
+            serde_json::json!([{"index": 0, "tool": "get_time", "first_seen": "message 1"}]),
+            "{msg}"
+        );
+        let refused: Vec<&str> = args.iter().copied().chain(["--refuse-repeats"]).collect();
+        let (code, _, err) = toolgram(&refused);
+        assert_ne!(code, 0, "{provider:?}");
+        let last: Value =
+            serde_json::from_str(err.lines().last().unwrap_or("")).expect("JSON error");
+        assert_eq!(last["error"]["type"], "repeated_call", "{err}");
+        assert_eq!(
+            last["error"]["repeated_calls"][0]["tool"], "get_time",
+            "{err}"
+        );
+    }
 }

@@ -11,7 +11,7 @@ pub use cache::CacheStats;
 
 use crate::error::RunError;
 use crate::post;
-use crate::request::Request;
+use crate::request::{Cancel, Request};
 use crate::response::Response;
 use crate::stream::{Event, ScanOptions, StreamState};
 use cache::{SessionCache, prefix_key};
@@ -19,10 +19,11 @@ use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::time::Instant;
 use toolgram_core::ToolChoice;
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::compile::{self, CompileOptions, Mode, Think};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_engine::{DecodeObserver, Engine, EngineOptions};
 
@@ -46,6 +47,7 @@ pub(crate) struct Job {
 pub(crate) struct Embedded {
     jobs: SyncSender<Job>,
     max_queue: usize,
+    waiting: Arc<AtomicUsize>,
     pub model: String,
     pub syntax: &'static CallSyntax,
     pub stats: Arc<CacheStats>,
@@ -69,6 +71,8 @@ impl Embedded {
         let (ready_tx, ready) = mpsc::channel();
         let stats = Arc::new(CacheStats::default());
         let worker_stats = Arc::clone(&stats);
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let worker_waiting = Arc::clone(&waiting);
         let path = path.to_owned();
         std::thread::Builder::new()
             .name("toolgram-engine".into())
@@ -81,13 +85,13 @@ impl Embedded {
                     }
                 };
                 let _ = ready_tx.send(Ok((engine.model_name().to_owned(), engine.syntax())));
-                work(
-                    &engine,
-                    &queue,
-                    limits.max_sessions,
-                    worker_stats,
-                    opts.lenient,
-                );
+                let worker = Worker {
+                    engine: &engine,
+                    waiting: worker_waiting,
+                    lenient: opts.lenient,
+                };
+                let cache = SessionCache::new(&engine, limits.max_sessions, worker_stats);
+                worker.work(&queue, cache);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;
         let (model, syntax) = ready
@@ -96,6 +100,7 @@ impl Embedded {
         Ok(Self {
             jobs,
             max_queue: limits.max_queue,
+            waiting,
             model,
             syntax,
             stats,
@@ -104,96 +109,170 @@ impl Embedded {
 
     /// Queue a job; a full queue is [`RunError::Busy`].
     pub(crate) fn submit(&self, job: Job) -> Result<(), RunError> {
-        self.jobs.try_send(job).map_err(|e| match e {
-            TrySendError::Full(_) => RunError::Busy {
-                queued: self.max_queue,
-            },
-            TrySendError::Disconnected(_) => {
-                RunError::Stopped("the engine thread has ended".into())
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        self.jobs.try_send(job).map_err(|e| {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            match e {
+                TrySendError::Full(_) => RunError::Busy {
+                    queued: self.max_queue,
+                },
+                TrySendError::Disconnected(_) => {
+                    RunError::Stopped("the engine thread has ended".into())
+                }
             }
         })
     }
-}
 
-fn work(
-    engine: &Engine,
-    queue: &Receiver<Job>,
-    max_sessions: usize,
-    stats: Arc<CacheStats>,
-    lenient: bool,
-) {
-    let mut cache = SessionCache::new(engine, max_sessions, stats);
-    while let Ok(job) = queue.recv() {
-        tracing::debug!(
-            waited_ms = job.queued_at.elapsed().as_millis() as u64,
-            "request dequeued"
-        );
-        handle(engine, &mut cache, job, lenient);
+    /// Jobs queued and not yet started.
+    pub(crate) fn queued(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
     }
 }
 
-/// Feeds the engine's bytes to a stream.
-struct Observer(Rc<RefCell<StreamState>>);
+/// The worker thread's state.
+struct Worker<'e> {
+    engine: &'e Engine,
+    waiting: Arc<AtomicUsize>,
+    lenient: bool,
+}
+
+impl<'e> Worker<'e> {
+    fn work(&self, queue: &Receiver<Job>, mut cache: SessionCache<'e>) {
+        while let Ok(job) = queue.recv() {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            tracing::debug!(
+                waited_ms = job.queued_at.elapsed().as_millis() as u64,
+                "request dequeued"
+            );
+            if job.req.cancel.is_cancelled() {
+                job.reply
+                    .fail(RunError::Engine(toolgram_engine::EngineError::Cancelled));
+                continue;
+            }
+            self.handle(&mut cache, job);
+        }
+    }
+
+    fn handle(&self, cache: &mut SessionCache<'e>, job: Job) {
+        let (engine, lenient) = (self.engine, self.lenient);
+        let started = Instant::now();
+        let Job {
+            req,
+            filtered_out,
+            reply,
+            ..
+        } = job;
+        let state = match &reply {
+            Reply::Stream(tx) => {
+                // Read live where the grammar makes the reply final; otherwise the reply is
+                // sent once it passed validation, so no consumer sees a call taken back.
+                let live = req.response_format.is_some() || !validation_can_fail(engine, &req);
+                let scan = live.then(|| ScanOptions {
+                    syntax: engine.syntax(),
+                    think: req.think != Think::Off,
+                    calls: req.tool_choice != ToolChoice::None,
+                    plain: req.response_format.is_some(),
+                });
+                let custom = post::custom_names(&req.tools);
+                Some(Rc::new(RefCell::new(StreamState::new(
+                    tx.clone(),
+                    scan,
+                    custom,
+                ))))
+            }
+            Reply::Once(_) => None,
+        };
+        let result = cache
+            .session(prefix_key(&req))
+            .map_err(RunError::from)
+            .and_then(|session| {
+                session.set_observer(Some(Box::new(Observer {
+                    stream: state.clone(),
+                    cancel: req.cancel.clone(),
+                })));
+                let r = attempt::run(session, &req, lenient);
+                session.set_observer(None);
+                r
+            })
+            .and_then(|r| post::finish(&req, &filtered_out, started, r));
+        match (reply, state) {
+            (Reply::Once(tx), _) => {
+                let _ = tx.send(result);
+            }
+            (Reply::Stream(_), Some(state)) => match Rc::try_unwrap(state) {
+                Ok(s) => s.into_inner().finish(result),
+                Err(_) => tracing::error!("the stream state is still shared after the run"),
+            },
+            (Reply::Stream(tx), None) => {
+                let _ = tx.send(Event::Failed(RunError::Stopped("no stream state".into())));
+            }
+        }
+    }
+}
+
+/// Feeds the engine's bytes to a stream, and tells it when the request was cancelled.
+struct Observer {
+    stream: Option<Rc<RefCell<StreamState>>>,
+    cancel: Cancel,
+}
 
 impl DecodeObserver for Observer {
     fn started(&mut self) {
-        self.0.borrow_mut().started();
+        if let Some(s) = &self.stream {
+            s.borrow_mut().started();
+        }
     }
 
     fn piece(&mut self, bytes: &[u8]) {
-        self.0.borrow_mut().piece(bytes);
+        if let Some(s) = &self.stream {
+            s.borrow_mut().piece(bytes);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
     }
 }
 
-fn handle(engine: &Engine, cache: &mut SessionCache<'_>, job: Job, lenient: bool) {
-    let started = Instant::now();
-    let Job {
-        req,
-        filtered_out,
-        reply,
-        ..
-    } = job;
-    let state = match &reply {
-        Reply::Stream(tx) => {
-            // Constrained output is read live; prompt mode's free text only when it ends.
-            let live = req.mode != Mode::Prompt || req.response_format.is_some();
-            let scan = live.then(|| ScanOptions {
-                syntax: engine.syntax(),
-                think: req.think != Think::Off,
-                calls: req.tool_choice != ToolChoice::None,
-                plain: req.response_format.is_some(),
-            });
-            let custom = post::custom_names(&req.tools);
-            Some(Rc::new(RefCell::new(StreamState::new(
-                tx.clone(),
-                scan,
-                custom,
-            ))))
-        }
-        Reply::Once(_) => None,
-    };
-    let result = cache
-        .session(prefix_key(&req))
-        .map_err(RunError::from)
-        .and_then(|session| {
-            if let Some(s) = &state {
-                session.set_observer(Some(Box::new(Observer(Rc::clone(s)))));
+impl Reply {
+    fn fail(self, e: RunError) {
+        match self {
+            Self::Once(tx) => {
+                let _ = tx.send(Err(e));
             }
-            let r = attempt::run(session, &req, lenient);
-            session.set_observer(None);
-            r
-        })
-        .and_then(|r| post::finish(&req, &filtered_out, started, r));
-    match (reply, state) {
-        (Reply::Once(tx), _) => {
-            let _ = tx.send(result);
-        }
-        (Reply::Stream(_), Some(state)) => match Rc::try_unwrap(state) {
-            Ok(s) => s.into_inner().finish(result),
-            Err(_) => tracing::error!("the stream state is still shared after the run"),
-        },
-        (Reply::Stream(tx), None) => {
-            let _ = tx.send(Event::Failed(RunError::Stopped("no stream state".into())));
+            Self::Stream(tx) => {
+                let _ = tx.send(Event::Failed(e));
+            }
         }
     }
+}
+
+/// Whether a reply decoded under `req`'s grammar can still fail validation: a mode that leaves
+/// the schema to the validator, keywords the grammar left to it, or a grammar tool's executor
+/// check.
+fn validation_can_fail(engine: &Engine, req: &Request) -> bool {
+    if req.mode != Mode::Grammar {
+        return true;
+    }
+    let checked_input = req
+        .tools
+        .tools()
+        .iter()
+        .any(|t| t.grammar.as_ref().is_some_and(|g| g.check.is_some()));
+    if checked_input {
+        return true;
+    }
+    let opts = CompileOptions {
+        mode: req.mode,
+        think: req.think,
+        ..engine.compile_options().clone()
+    };
+    compile::compile(
+        &req.tools,
+        &req.tool_choice,
+        req.parallel_tool_calls,
+        engine.syntax(),
+        &opts,
+    )
+    .map_or(true, |c| !c.deferred.is_empty())
 }

@@ -1,9 +1,10 @@
 //! Streaming: [`Event`]s as the reply is decoded — reasoning and content deltas, each call's
 //! start (id, name) once its name is complete, its argument deltas, its end — then the final
-//! [`Response`]. Under the grammar and json modes the embedded engine's bytes are read as they
-//! come ([`scanner`]); what could not be streamed live (prompt mode, providers, a custom
-//! tool's input) is sent when the attempt ends, so the deltas always add up to the final
-//! reply. This module must not validate or retry: it reports what the run stage does.
+//! [`Response`]. Where the grammar makes the reply final, the embedded engine's bytes are read
+//! as they come ([`scanner`]); what is not streamed live (a reply that may still fail
+//! validation, a provider's reply, a custom tool's input) is sent when the run ends, so the
+//! deltas always add up to the final reply. This module must not validate or retry: it
+//! reports what the run stage does.
 
 mod canonical;
 mod scanner;

@@ -1,0 +1,283 @@
+//! `POST /v1/chat/completions`: OpenAI's Chat Completions request read into a runtime
+//! [`Request`], the reply written back as a `chat.completion`, or streamed as
+//! `chat.completion.chunk`s exactly as OpenAI sends them (role first, each call's id and name
+//! in its first delta and its arguments after, the finish reason, optional usage, `[DONE]`).
+//! Calls never appear in `content`: the runtime's events keep them apart. This module must
+//! not run the pipeline itself.
+
+use crate::app::App;
+use crate::error::ApiError;
+use crate::params;
+use axum::response::sse::{Event as Sse, KeepAlive};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use toolgram_core::ChatMessage;
+use toolgram_runtime::{CallKind, Event, Request, Response, RunError};
+
+/// A request read from the body, with what the reply needs to say.
+pub struct ChatRequest {
+    /// The runtime request.
+    pub req: Request,
+    /// Stream the reply as chunks.
+    pub stream: bool,
+    /// Send a last chunk with the usage.
+    pub include_usage: bool,
+}
+
+/// Read a Chat Completions body.
+pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
+    let o = params::object(body)?;
+    app.check_model(params::opt_str(o, "model")?)?;
+    let messages = match o.get("messages") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(Value::Array(_)) => return Err(ApiError::invalid("messages", "`messages` is empty")),
+        _ => return Err(ApiError::invalid("messages", "`messages` must be an array")),
+    };
+    let messages: Vec<ChatMessage> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            serde_json::from_value(with_custom_calls_as_functions(m))
+                .map_err(|e| ApiError::invalid(&format!("messages[{i}]"), e.to_string()))
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(n) = params::opt_uint(o, "n")?
+        && n != 1
+    {
+        return Err(ApiError::invalid("n", "only `n` = 1 is supported"));
+    }
+    let tools = params::tools(o)?;
+    let has_tools = !tools.tools().is_empty();
+    let mut req = Request::new(messages, tools);
+    req.tool_choice = params::tool_choice(o, has_tools)?;
+    req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
+    req.response_format = params::response_format(o.get("response_format"), "response_format")?;
+    req.sampling = params::sampling(o, &["max_completion_tokens", "max_tokens"])?;
+    req.retry = params::retry(o)?;
+    let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
+    let include_usage = o
+        .get("stream_options")
+        .and_then(|s| s.get("include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(ChatRequest {
+        req,
+        stream,
+        include_usage,
+    })
+}
+
+/// An earlier assistant message's custom-tool calls (`{"type":"custom","custom":{"name",
+/// "input"}}`) in the function shape the conversation renders (`{"input": …}` arguments), and
+/// `developer` as `system`.
+fn with_custom_calls_as_functions(m: &Value) -> Value {
+    let mut m = m.clone();
+    if m.get("role").and_then(Value::as_str) == Some("developer") {
+        m["role"] = json!("system");
+    }
+    if let Some(calls) = m.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for c in calls {
+            if let Some(custom) = c.get("custom").cloned() {
+                let input = custom.get("input").and_then(Value::as_str).unwrap_or("");
+                *c = json!({"id": c.get("id").cloned().unwrap_or(Value::Null), "type": "function",
+                    "function": {"name": custom.get("name").cloned().unwrap_or(Value::Null),
+                        "arguments": json!({ "input": input }).to_string()}});
+            }
+        }
+    }
+    m
+}
+
+fn call_json(index: Option<usize>, id: &str, name: &str, kind: &CallKind) -> Value {
+    let mut c = match kind {
+        CallKind::Function { arguments } => json!({"id": id, "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}}),
+        CallKind::Custom { input } => {
+            json!({"id": id, "type": "custom", "custom": {"name": name, "input": input}})
+        }
+    };
+    if let Some(i) = index {
+        c["index"] = json!(i);
+    }
+    c
+}
+
+/// The `chat.completion` object.
+pub fn completion(app: &App, id: &str, r: &Response) -> Value {
+    let mut message = json!({"role": "assistant", "content": r.content, "refusal": null});
+    if let Some(reasoning) = &r.reasoning {
+        message["reasoning_content"] = json!(reasoning);
+    }
+    if !r.tool_calls.is_empty() {
+        message["tool_calls"] = r
+            .tool_calls
+            .iter()
+            .map(|c| call_json(None, &c.id, &c.name, &c.kind))
+            .collect();
+    }
+    json!({
+        "id": id, "object": "chat.completion", "created": app.now(), "model": app.model_id(),
+        "choices": [{"index": 0, "message": message, "finish_reason": r.finish_reason.as_str(),
+            "logprobs": null}],
+        "usage": r.usage.map_or(Value::Null, toolgram_runtime::usage_json),
+        "system_fingerprint": null,
+        "toolgram": r.toolgram_json(),
+    })
+}
+
+/// The reply to a cut generation: `finish_reason: "length"`, no half call.
+pub fn truncated(app: &App, id: &str, e: &RunError) -> Value {
+    json!({
+        "id": id, "object": "chat.completion", "created": app.now(), "model": app.model_id(),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": null},
+            "finish_reason": "length", "logprobs": null}],
+        "usage": null,
+        "toolgram": {"error": {"type": e.kind(), "message": e.to_string()}},
+    })
+}
+
+/// Answer a non-streamed request.
+pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
+    let id = app.new_id("chatcmpl");
+    match crate::run::run(&app.runtime, chat.req, app.config.timeout).await? {
+        Ok(r) => {
+            app.metrics.reply(&r);
+            Ok(axum::Json(completion(&app, &id, &r)).into_response())
+        }
+        Err(e) if e.kind() == "truncated" => {
+            Ok(axum::Json(truncated(&app, &id, &e)).into_response())
+        }
+        Err(e) => {
+            if matches!(e.kind(), "no_valid_call" | "retry_blocked") {
+                app.metrics.no_valid_call();
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// One chunk.
+fn chunk(app: &App, id: &str, delta: Value, finish: Option<&str>) -> Value {
+    json!({"id": id, "object": "chat.completion.chunk", "created": app.now(),
+        "model": app.model_id(), "system_fingerprint": null,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}]})
+}
+
+/// The chunks one event becomes (none for some).
+fn chunks_of(app: &App, id: &str, event: &Event, custom: &mut Vec<bool>) -> Vec<Value> {
+    let delta = match event {
+        Event::ContentDelta(t) => json!({"content": t}),
+        Event::ReasoningDelta(t) => json!({"reasoning_content": t}),
+        Event::ToolCallStart {
+            index,
+            id: call_id,
+            name,
+            custom: is_custom,
+        } => {
+            custom.resize(custom.len().max(index + 1), false);
+            custom[*index] = *is_custom;
+            let empty = if *is_custom {
+                CallKind::Custom {
+                    input: String::new(),
+                }
+            } else {
+                CallKind::Function {
+                    arguments: Value::Null,
+                }
+            };
+            let mut c = call_json(Some(*index), call_id, name, &empty);
+            if !is_custom {
+                c["function"]["arguments"] = json!("");
+            }
+            json!({"tool_calls": [c]})
+        }
+        Event::ToolCallDelta { index, arguments } => {
+            if custom.get(*index).copied().unwrap_or(false) {
+                json!({"tool_calls": [{"index": index, "custom": {"input": arguments}}]})
+            } else {
+                json!({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
+            }
+        }
+        _ => return Vec::new(),
+    };
+    vec![chunk(app, id, delta, None)]
+}
+
+/// Answer a streamed request: Server-Sent Events as the reply is decoded.
+pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
+    let id = app.new_id("chatcmpl");
+    let mut events = crate::run::stream(&app.runtime, chat.req, app.config.timeout)?;
+    // An error before anything was decoded is still an HTTP error, not a stream.
+    let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        other => other,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Value>(64);
+    let include_usage = chat.include_usage;
+    tokio::spawn(async move {
+        let mut custom = Vec::new();
+        let mut next = first;
+        let _ = tx
+            .send(chunk(
+                &app,
+                &id,
+                json!({"role": "assistant", "content": null}),
+                None,
+            ))
+            .await;
+        while let Some(event) = next {
+            match event {
+                Event::Done(r) => {
+                    app.metrics.reply(&r);
+                    let mut last = chunk(&app, &id, json!({}), Some(r.finish_reason.as_str()));
+                    last["toolgram"] = r.toolgram_json();
+                    let _ = tx.send(last).await;
+                    if include_usage {
+                        let mut u = chunk(&app, &id, json!({}), None);
+                        u["choices"] = json!([]);
+                        u["usage"] = r.usage.map_or(Value::Null, toolgram_runtime::usage_json);
+                        let _ = tx.send(u).await;
+                    }
+                    break;
+                }
+                Event::Failed(e) if e.kind() == "truncated" => {
+                    let _ = tx.send(chunk(&app, &id, json!({}), Some("length"))).await;
+                    break;
+                }
+                Event::Failed(e) => {
+                    let _ = tx.send(ApiError::from(e).body()).await;
+                    break;
+                }
+                other => {
+                    for c in chunks_of(&app, &id, &other, &mut custom) {
+                        if tx.send(c).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            next = events.recv().await;
+        }
+    });
+    Ok(sse(rx))
+}
+
+/// The SSE response for a channel of JSON payloads, closed with `[DONE]`.
+pub fn sse(rx: tokio::sync::mpsc::Receiver<Value>) -> HttpResponse {
+    let body = futures_util::stream::unfold((rx, false), |(mut rx, done)| async move {
+        if done {
+            return None;
+        }
+        match rx.recv().await {
+            Some(v) => Some((
+                Ok::<_, std::convert::Infallible>(Sse::default().data(v.to_string())),
+                (rx, false),
+            )),
+            None => Some((Ok(Sse::default().data("[DONE]")), (rx, true))),
+        }
+    });
+    axum::response::Sse::new(body)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}

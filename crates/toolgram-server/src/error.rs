@@ -1,0 +1,135 @@
+//! Errors in OpenAI's shape — `{"error": {"message", "type", "param", "code"}}` — with the
+//! HTTP status each deserves, from the run stage's typed [`RunError`] or from reading the
+//! request. This module must not decide what a request means.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use toolgram_runtime::RunError;
+
+/// An error as the API returns it (boxed: handlers return it on every path).
+#[derive(Debug)]
+pub struct ApiError(Box<Fields>);
+
+/// What an [`ApiError`] says.
+#[derive(Debug)]
+pub struct Fields {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// OpenAI's `type` (`invalid_request_error`, …).
+    pub kind: &'static str,
+    /// The request field at fault.
+    pub param: Option<String>,
+    /// A stable code (toolgram's error kind where there is one).
+    pub code: String,
+    /// What went wrong.
+    pub message: String,
+    /// toolgram's extra fields (failed attempts, partial text, …).
+    pub details: Value,
+}
+
+impl ApiError {
+    /// A 400 naming the field.
+    pub fn invalid(param: &str, message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "invalid_value",
+            message,
+        )
+        .param(param)
+    }
+
+    /// An error with a status, OpenAI type, code and message.
+    pub fn new(
+        status: StatusCode,
+        kind: &'static str,
+        code: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        Self(Box::new(Fields {
+            status,
+            kind,
+            param: None,
+            code: code.to_owned(),
+            message: message.into(),
+            details: Value::Null,
+        }))
+    }
+
+    /// The same error naming the field at fault.
+    pub fn param(mut self, param: &str) -> Self {
+        self.0.param = Some(param.to_owned());
+        self
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> Value {
+        let f = &self.0;
+        let mut err = json!({"message": f.message, "type": f.kind,
+            "param": f.param, "code": f.code});
+        if !f.details.is_null() {
+            err["toolgram"] = f.details.clone();
+        }
+        json!({ "error": err })
+    }
+}
+
+impl From<RunError> for ApiError {
+    fn from(e: RunError) -> Self {
+        let kind = e.kind();
+        let (status, openai_type) = match kind {
+            "busy" => (StatusCode::TOO_MANY_REQUESTS, "rate_limit_error"),
+            "no_valid_call" | "retry_blocked" | "repeated_call" | "invalid_output" => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid_response_error")
+            }
+            "provider_error" => (StatusCode::BAD_GATEWAY, "api_error"),
+            "model_fetch_error" | "engine_stopped" => {
+                (StatusCode::SERVICE_UNAVAILABLE, "api_error")
+            }
+            "cancelled" => (StatusCode::REQUEST_TIMEOUT, "timeout_error"),
+            _ => match e.status() {
+                toolgram_runtime::Status::Client => {
+                    (StatusCode::BAD_REQUEST, "invalid_request_error")
+                }
+                toolgram_runtime::Status::Unavailable => {
+                    (StatusCode::SERVICE_UNAVAILABLE, "api_error")
+                }
+                toolgram_runtime::Status::Server => {
+                    (StatusCode::INTERNAL_SERVER_ERROR, "server_error")
+                }
+            },
+        };
+        let param = match kind {
+            "invalid_tools" => Some("tools".to_owned()),
+            "context_overflow" => Some("messages".to_owned()),
+            "invalid_schema" => Some("response_format".to_owned()),
+            _ => None,
+        };
+        let code = if kind == "context_overflow" {
+            "context_length_exceeded"
+        } else {
+            kind
+        };
+        Self(Box::new(Fields {
+            status,
+            kind: openai_type,
+            param,
+            code: code.to_owned(),
+            message: e.to_string(),
+            details: e.details(),
+        }))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry = self.0.status == StatusCode::TOO_MANY_REQUESTS;
+        let mut resp = (self.0.status, axum::Json(self.body())).into_response();
+        if retry {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        resp
+    }
+}

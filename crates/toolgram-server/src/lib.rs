@@ -1,0 +1,255 @@
+//! # toolgram-server — `toolgram serve`
+//!
+//! An OpenAI-compatible HTTP server on the run stage: change one base URL and the `openai`
+//! SDKs, agent frameworks and editors get tool calls that are valid by construction. Every
+//! request goes to one shared [`toolgram_runtime::Runtime`] (so the tool-prefix session cache
+//! serves all clients); this crate reads requests and writes replies, nothing else.
+//!
+//! Contents:
+//! - [`app`] — shared state and settings ([`ServerConfig`]);
+//! - [`chat`] — `POST /v1/chat/completions`, JSON and Server-Sent Events;
+//! - [`responses`] — `POST /v1/responses`, JSON and its typed stream events;
+//! - [`params`] — request fields read one by one into typed 400s;
+//! - [`error`] — OpenAI-shaped errors and their statuses;
+//! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;
+//! - [`metrics`] — `GET /metrics`.
+//!
+//! Also: `GET /v1/models`, `GET /health`, `GET /openapi.json` (the document in this crate,
+//! tested against the routes), an optional API key, a body limit (413), a bounded queue
+//! (429 with `Retry-After`), a per-request timeout, cancellation when the client goes away,
+//! and graceful shutdown on SIGTERM or Ctrl-C.
+//!
+//! This crate must not compile, decode, parse or validate: the runtime does.
+
+#![deny(missing_docs)]
+
+pub mod app;
+pub mod chat;
+pub mod error;
+pub mod metrics;
+pub mod params;
+pub mod responses;
+pub mod run;
+
+pub use app::{App, ServerConfig};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use error::ApiError;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use toolgram_runtime::Runtime;
+
+/// The OpenAPI 3.1 document of this server.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// The routes over `app`.
+pub fn router(app: Arc<App>) -> Router {
+    let api = Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/responses", post(create_response))
+        .route("/v1/responses/{id}", get(get_response))
+        .route("/v1/models", get(models))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&app), authorize));
+    Router::new()
+        .route("/health", get(health))
+        .merge(api)
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), count))
+        .with_state(app)
+}
+
+/// Serve `runtime` until SIGTERM or Ctrl-C; in-flight requests finish, new ones are refused.
+pub async fn serve(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port)).await?;
+    let addr = listener.local_addr()?;
+    let app = Arc::new(App::new(runtime, config));
+    eprintln!(
+        "toolgram serve: model `{}` on http://{addr}/v1 (Ctrl-C or SIGTERM to stop)",
+        app.model_id()
+    );
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    eprintln!("toolgram serve: stopped");
+    Ok(())
+}
+
+/// [`serve`] on a new multi-threaded tokio runtime (for callers without one).
+pub fn serve_blocking(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve(runtime, config))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    eprintln!("toolgram serve: shutting down; finishing requests in flight");
+}
+
+async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let Some(key) = &app.config.api_key else {
+        return next.run(req).await;
+    };
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given == Some(key.as_str()) {
+        return next.run(req).await;
+    }
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "invalid_request_error",
+        "invalid_api_key",
+        "missing or wrong API key: send `Authorization: Bearer <key>`",
+    )
+    .into_response()
+}
+
+async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let resp = next.run(req).await;
+    app.metrics.request(&route, resp.status().as_u16());
+    resp
+}
+
+/// The body as JSON, within the size limit.
+async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
+    let bytes = axum::body::to_bytes(req.into_body(), app.config.max_body_bytes)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid_request_error",
+                "request_too_large",
+                format!(
+                    "the body is larger than {} bytes",
+                    app.config.max_body_bytes
+                ),
+            )
+        })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            "invalid_json",
+            format!("the body is not valid JSON: {e}"),
+        )
+    })
+}
+
+/// Check a request as the engine would compile it, before it is queued.
+fn precheck(app: &App, req: &toolgram_runtime::Request) -> Result<(), ApiError> {
+    if let Some(syntax) = app.runtime.syntax() {
+        toolgram_runtime::check(req, syntax, false)?;
+    }
+    Ok(())
+}
+
+async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response {
+    let result = async {
+        let body = json_body(&app, req).await?;
+        let chat = chat::read(&app, &body)?;
+        precheck(&app, &chat.req)?;
+        if chat.stream {
+            chat::stream(Arc::clone(&app), chat).await
+        } else {
+            chat::reply(Arc::clone(&app), chat).await
+        }
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response {
+    let result = async {
+        let body = json_body(&app, req).await?;
+        let r = responses::read(&app, &body)?;
+        precheck(&app, &r.req)?;
+        if r.stream {
+            responses::stream(Arc::clone(&app), r).await
+        } else {
+            responses::reply(Arc::clone(&app), r).await
+        }
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn get_response(
+    State(app): State<Arc<App>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    match app.stored(&id) {
+        Some(s) => Json(s.body).into_response(),
+        None => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            "not_found",
+            format!("no stored response `{id}`"),
+        )
+        .into_response(),
+    }
+}
+
+async fn health(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(json!({"status": "ok", "model": app.model_id(), "queue_depth": app.runtime.queue_depth()}))
+}
+
+async fn models(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(
+        json!({"object": "list", "data": [{"id": app.model_id(), "object": "model",
+        "created": 0, "owned_by": "toolgram"}]}),
+    )
+}
+
+async fn metrics(State(app): State<Arc<App>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        app.metrics.render(&app.runtime),
+    )
+        .into_response()
+}
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+async fn not_found(req: Request) -> Response {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        "unknown_url",
+        format!("no route for {} {}", req.method(), req.uri().path()),
+    )
+    .into_response()
+}

@@ -1,0 +1,250 @@
+//! Reading request bodies field by field, so a wrong type or value is a 400 naming the
+//! field, never a 5xx and never a silently ignored setting. Shared by the Chat Completions and
+//! Responses routes. This module must not run anything.
+
+use crate::error::ApiError;
+use serde_json::{Map, Value};
+use toolgram_core::{ToolChoice, ToolSet};
+use toolgram_runtime::{ResponseFormat, RetryPolicy, SamplingOptions};
+
+/// The body as an object.
+pub fn object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
+    body.as_object()
+        .ok_or_else(|| ApiError::invalid("", "the request body must be a JSON object"))
+}
+
+/// An optional boolean.
+pub fn opt_bool(o: &Map<String, Value>, key: &str) -> Result<Option<bool>, ApiError> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(ApiError::invalid(key, format!("`{key}` must be a boolean"))),
+    }
+}
+
+/// An optional number within `[lo, hi]`.
+pub fn opt_number(
+    o: &Map<String, Value>,
+    key: &str,
+    lo: f64,
+    hi: f64,
+) -> Result<Option<f64>, ApiError> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
+            Some(n) => Err(ApiError::invalid(
+                key,
+                format!("`{key}` must be between {lo} and {hi}, got {n}"),
+            )),
+            None => Err(ApiError::invalid(key, format!("`{key}` must be a number"))),
+        },
+    }
+}
+
+/// An optional non-negative integer.
+pub fn opt_uint(o: &Map<String, Value>, key: &str) -> Result<Option<u64>, ApiError> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            ApiError::invalid(key, format!("`{key}` must be a non-negative integer"))
+        }),
+    }
+}
+
+/// An optional string.
+pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ApiError> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::invalid(key, format!("`{key}` must be a string"))),
+    }
+}
+
+/// Sampling settings common to both APIs; `max_keys` are the token-limit names in order of
+/// preference.
+pub fn sampling(o: &Map<String, Value>, max_keys: &[&str]) -> Result<SamplingOptions, ApiError> {
+    let mut s = SamplingOptions::default();
+    for key in max_keys {
+        if let Some(n) = opt_uint(o, key)? {
+            if n == 0 {
+                return Err(ApiError::invalid(
+                    key,
+                    format!("`{key}` must be at least 1"),
+                ));
+            }
+            s.max_tokens = usize::try_from(n).unwrap_or(usize::MAX);
+            break;
+        }
+    }
+    // Greedy unless asked otherwise: tool calls are the point, not variety.
+    if let Some(t) = opt_number(o, "temperature", 0.0, 2.0)? {
+        s.temperature = t as f32;
+    }
+    if let Some(p) = opt_number(o, "top_p", 0.0, 1.0)? {
+        s.top_p = p as f32;
+    }
+    if let Some(seed) = o.get("seed").filter(|v| !v.is_null()) {
+        let n = seed
+            .as_i64()
+            .ok_or_else(|| ApiError::invalid("seed", "`seed` must be an integer"))?;
+        s.seed = Some(n as u64);
+    }
+    s.stop = match o.get("stop") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(a)) if a.len() <= 4 => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| ApiError::invalid("stop", "`stop` must be strings"))?,
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "stop",
+                "`stop` must be a string or an array of up to 4 strings",
+            ));
+        }
+    };
+    if let Some(bias) = o.get("logit_bias").filter(|v| !v.is_null()) {
+        let map = bias
+            .as_object()
+            .ok_or_else(|| ApiError::invalid("logit_bias", "`logit_bias` must be an object"))?;
+        for (k, v) in map {
+            let id = k.parse::<u32>().map_err(|_| {
+                ApiError::invalid(
+                    "logit_bias",
+                    format!("`logit_bias` key `{k}` is not a token id"),
+                )
+            })?;
+            let b = v
+                .as_f64()
+                .filter(|b| (-100.0..=100.0).contains(b))
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "logit_bias",
+                        "`logit_bias` values must be numbers in [-100, 100]",
+                    )
+                })?;
+            s.logit_bias.push((id, b as f32));
+        }
+    }
+    Ok(s)
+}
+
+/// The retry policy: toolgram's own `max_attempts` extension, default 3.
+pub fn retry(o: &Map<String, Value>) -> Result<RetryPolicy, ApiError> {
+    let mut p = RetryPolicy::default();
+    if let Some(n) = opt_uint(o, "max_attempts")? {
+        p.max_attempts = usize::try_from(n.clamp(1, 8)).unwrap_or(3);
+    }
+    Ok(p)
+}
+
+/// The tool pool: function tools and custom grammar tools, in either API's shape.
+pub fn tools(o: &Map<String, Value>) -> Result<ToolSet, ApiError> {
+    let items = match o.get("tools") {
+        None | Some(Value::Null) => {
+            return ToolSet::new(Vec::new())
+                .map_err(|e| ApiError::from(toolgram_runtime::RunError::from(e)));
+        }
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
+    };
+    let mut chat_shaped = Vec::with_capacity(items.len());
+    for (i, t) in items.iter().enumerate() {
+        let kind = t.get("type").and_then(Value::as_str).unwrap_or("");
+        let item = match kind {
+            // Responses' flat function shape → Chat's nested one.
+            "function" if t.get("function").is_none() => {
+                let mut f = t.as_object().cloned().unwrap_or_default();
+                f.remove("type");
+                f.remove("strict");
+                serde_json::json!({"type": "function", "function": f})
+            }
+            "function" | "custom" => t.clone(),
+            other => {
+                return Err(ApiError::invalid(
+                    &format!("tools[{i}].type"),
+                    format!("tool type `{other}` is not supported (function, custom)"),
+                ));
+            }
+        };
+        chat_shaped.push(item);
+    }
+    toolgram_runtime::tools_from_json(Value::Array(chat_shaped), ".".as_ref())
+        .map_err(|e| ApiError::from(e).param("tools"))
+}
+
+/// `tool_choice` in either API's shape.
+pub fn tool_choice(o: &Map<String, Value>, has_tools: bool) -> Result<ToolChoice, ApiError> {
+    let v = match o.get("tool_choice") {
+        None | Some(Value::Null) => {
+            return Ok(if has_tools {
+                ToolChoice::Auto
+            } else {
+                ToolChoice::None
+            });
+        }
+        Some(v) => v,
+    };
+    let name_of = |t: &Value| {
+        t.get("name")
+            .or_else(|| t.get("function").and_then(|f| f.get("name")))
+            .or_else(|| t.get("custom").and_then(|f| f.get("name")))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let kind = v.get("type").and_then(Value::as_str);
+    let choice = match kind {
+        Some("function" | "custom") => name_of(v).map(ToolChoice::Named),
+        Some("allowed_tools") => {
+            // Chat nests the list under `allowed_tools`; Responses puts it at the top level.
+            let a = v.get("allowed_tools").unwrap_or(v);
+            let required = match a.get("mode").and_then(Value::as_str) {
+                Some("required") => Some(true),
+                Some("auto") | None => Some(false),
+                Some(_) => None,
+            };
+            let tools = a
+                .get("tools")
+                .and_then(Value::as_array)
+                .and_then(|ts| ts.iter().map(name_of).collect::<Option<Vec<_>>>());
+            required
+                .zip(tools)
+                .map(|(required, tools)| ToolChoice::AllowedTools { tools, required })
+        }
+        _ => ToolChoice::from_openai(v),
+    };
+    choice.ok_or_else(|| {
+        ApiError::invalid(
+            "tool_choice",
+            "`tool_choice` must be auto, none, required, a named tool or allowed_tools",
+        )
+    })
+}
+
+/// `response_format` (Chat) or `text.format` (Responses): `None` for plain text.
+pub fn response_format(v: Option<&Value>, param: &str) -> Result<Option<ResponseFormat>, ApiError> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    match v.get("type").and_then(Value::as_str) {
+        Some("text") => Ok(None),
+        Some("json_object") => Ok(Some(ResponseFormat::JsonObject)),
+        Some("json_schema") => {
+            // Chat nests it under `json_schema`; Responses puts it at the top level.
+            let spec = v.get("json_schema").unwrap_or(v);
+            let schema = spec
+                .get("schema")
+                .filter(|s| s.is_object())
+                .ok_or_else(|| {
+                    ApiError::invalid(param, "a json_schema format needs an object `schema`")
+                })?;
+            Ok(Some(ResponseFormat::JsonSchema(schema.clone())))
+        }
+        _ => Err(ApiError::invalid(
+            param,
+            "the format must be text, json_object or json_schema",
+        )),
+    }
+}

@@ -1,0 +1,570 @@
+//! `POST /v1/responses`: OpenAI's Responses API — `input` as a string or items (`message`,
+//! `function_call`, `function_call_output`, `custom_tool_call`, `custom_tool_call_output`),
+//! `instructions`, `previous_response_id` (responses kept in memory, bounded; `store: false`
+//! honoured) — read into a runtime [`Request`]; the reply as output items (`reasoning`,
+//! `message`, `function_call`, `custom_tool_call`), or streamed with the Responses event
+//! types. This module must not run the pipeline itself.
+
+use crate::app::{App, Stored};
+use crate::error::ApiError;
+use crate::params;
+use axum::response::sse::{Event as Sse, KeepAlive};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use toolgram_core::{ChatMessage, MessageToolCall};
+use toolgram_runtime::{CallKind, Event, Request, Response};
+
+/// A request read from the body.
+pub struct ResponsesRequest {
+    /// The runtime request.
+    pub req: Request,
+    /// Stream the reply as typed events.
+    pub stream: bool,
+    store: bool,
+    echo: Value,
+}
+
+fn text_of(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+        ),
+        _ => None,
+    }
+}
+
+fn call_message(call_id: &str, name: &str, arguments: String) -> MessageToolCall {
+    MessageToolCall {
+        id: call_id.to_owned(),
+        kind: "function".to_owned(),
+        function: toolgram_core::message::MessageFunction {
+            name: name.to_owned(),
+            arguments,
+        },
+    }
+}
+
+/// `input` items → chat messages (consecutive calls become one assistant message).
+fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
+    let items = match input {
+        Value::String(s) => return Ok(vec![ChatMessage::text("user", s.clone())]),
+        Value::Array(items) => items,
+        _ => {
+            return Err(ApiError::invalid(
+                "input",
+                "`input` must be a string or an array",
+            ));
+        }
+    };
+    let mut out: Vec<ChatMessage> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("input[{i}]");
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        let s = |k: &str| item.get(k).and_then(Value::as_str);
+        match kind {
+            "message" => {
+                let role = match s("role") {
+                    Some("developer" | "system") => "system",
+                    Some(r @ ("user" | "assistant")) => r,
+                    _ => {
+                        return Err(ApiError::invalid(
+                            &at,
+                            "a message needs role user, assistant, system or developer",
+                        ));
+                    }
+                };
+                let content = item
+                    .get("content")
+                    .and_then(text_of)
+                    .ok_or_else(|| ApiError::invalid(&at, "a message needs `content`"))?;
+                out.push(ChatMessage::text(role, content));
+            }
+            "function_call" | "custom_tool_call" => {
+                let (Some(call_id), Some(name)) = (s("call_id"), s("name")) else {
+                    return Err(ApiError::invalid(&at, "a call needs `call_id` and `name`"));
+                };
+                let arguments = if kind == "function_call" {
+                    s("arguments").unwrap_or("{}").to_owned()
+                } else {
+                    json!({"input": s("input").unwrap_or("")}).to_string()
+                };
+                let call = call_message(call_id, name, arguments);
+                match out.last_mut() {
+                    Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
+                        m.tool_calls.get_or_insert_with(Vec::new).push(call);
+                    }
+                    _ => out.push(ChatMessage {
+                        role: "assistant".into(),
+                        content: None,
+                        tool_calls: Some(vec![call]),
+                        tool_call_id: None,
+                        name: None,
+                    }),
+                }
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let call_id = s("call_id")
+                    .ok_or_else(|| ApiError::invalid(&at, "an output needs `call_id`"))?;
+                let output = item.get("output").and_then(text_of).unwrap_or_default();
+                let mut m = ChatMessage::text("tool", output);
+                m.tool_call_id = Some(call_id.to_owned());
+                out.push(m);
+            }
+            "reasoning" => {}
+            other => {
+                return Err(ApiError::invalid(
+                    &at,
+                    format!("input item type `{other}` is not supported"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Read a Responses body.
+pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
+    let o = params::object(body)?;
+    app.check_model(params::opt_str(o, "model")?)?;
+    let mut messages = match params::opt_str(o, "previous_response_id")? {
+        Some(id) => {
+            app.stored(id)
+                .ok_or_else(|| {
+                    ApiError::invalid("previous_response_id", format!("no stored response `{id}`"))
+                })?
+                .messages
+        }
+        None => Vec::new(),
+    };
+    let input = o
+        .get("input")
+        .ok_or_else(|| ApiError::invalid("input", "`input` is required"))?;
+    messages.extend(messages_of(input)?);
+    if let Some(instructions) = params::opt_str(o, "instructions")? {
+        messages.retain(|m| m.role != "system");
+        messages.insert(0, ChatMessage::text("system", instructions));
+    }
+    let tools = params::tools(o)?;
+    let has_tools = !tools.tools().is_empty();
+    let mut req = Request::new(messages, tools);
+    req.tool_choice = params::tool_choice(o, has_tools)?;
+    req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
+    req.response_format =
+        params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
+    req.sampling = params::sampling(o, &["max_output_tokens"])?;
+    req.retry = params::retry(o)?;
+    let echo: Map<String, Value> = [
+        "instructions",
+        "previous_response_id",
+        "tool_choice",
+        "tools",
+        "parallel_tool_calls",
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+        "text",
+        "metadata",
+    ]
+    .iter()
+    .map(|k| ((*k).to_owned(), o.get(*k).cloned().unwrap_or(Value::Null)))
+    .collect();
+    Ok(ResponsesRequest {
+        req,
+        stream: params::opt_bool(o, "stream")?.unwrap_or(false),
+        store: params::opt_bool(o, "store")?.unwrap_or(true),
+        echo: Value::Object(echo),
+    })
+}
+
+fn call_item(id: &str, call_id: &str, name: &str, kind: &CallKind) -> Value {
+    match kind {
+        CallKind::Function { arguments } => json!({"type": "function_call", "id": id,
+            "call_id": call_id, "name": name, "arguments": arguments.to_string(),
+            "status": "completed"}),
+        CallKind::Custom { input } => json!({"type": "custom_tool_call", "id": id,
+            "call_id": call_id, "name": name, "input": input, "status": "completed"}),
+    }
+}
+
+fn message_item(id: &str, text: &str) -> Value {
+    json!({"type": "message", "id": id, "status": "completed", "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
+
+fn reasoning_item(id: &str, text: &str) -> Value {
+    json!({"type": "reasoning", "id": id, "summary": [],
+        "content": [{"type": "reasoning_text", "text": text}]})
+}
+
+/// Output items of a reply, with ids.
+fn output_items(app: &App, r: &Response) -> Vec<Value> {
+    let mut items = Vec::new();
+    if let Some(t) = &r.reasoning {
+        items.push(reasoning_item(&app.new_id("rs"), t));
+    }
+    if let Some(t) = &r.content {
+        items.push(message_item(&app.new_id("msg"), t));
+    }
+    for c in &r.tool_calls {
+        items.push(call_item(&app.new_id("fc"), &c.id, &c.name, &c.kind));
+    }
+    items
+}
+
+fn response_object(
+    app: &App,
+    id: &str,
+    rr: &ResponsesRequest,
+    status: &str,
+    output: Vec<Value>,
+    r: Option<&Response>,
+) -> Value {
+    let usage = r.and_then(|r| r.usage).map_or(Value::Null, |u| {
+        json!({
+        "input_tokens": u.prompt_tokens, "output_tokens": u.completion_tokens,
+        "total_tokens": u.prompt_tokens + u.completion_tokens,
+        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens},
+        "output_tokens_details": {"reasoning_tokens": 0}})
+    });
+    let mut v = json!({"id": id, "object": "response", "created_at": app.now(), "status": status,
+        "model": app.model_id(), "output": output, "usage": usage, "error": null,
+        "incomplete_details": null, "store": rr.store});
+    if let (Value::Object(o), Value::Object(e)) = (&mut v, &rr.echo) {
+        for (k, val) in e {
+            o.entry(k.clone()).or_insert_with(|| val.clone());
+        }
+    }
+    if let Some(r) = r {
+        v["toolgram"] = r.toolgram_json();
+    }
+    v
+}
+
+fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &Value) {
+    if !rr.store {
+        return;
+    }
+    let mut messages = rr.req.messages.clone();
+    messages.push(ChatMessage {
+        role: "assistant".into(),
+        content: r.content.clone(),
+        tool_calls: (!r.tool_calls.is_empty()).then(|| {
+            r.tool_calls
+                .iter()
+                .map(|c| {
+                    let args = match &c.kind {
+                        CallKind::Function { arguments } => arguments.to_string(),
+                        CallKind::Custom { input } => json!({ "input": input }).to_string(),
+                    };
+                    call_message(&c.id, &c.name, args)
+                })
+                .collect()
+        }),
+        tool_call_id: None,
+        name: None,
+    });
+    app.store(Stored {
+        id: id.to_owned(),
+        messages,
+        body: body.clone(),
+    });
+}
+
+/// Answer a non-streamed request.
+pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
+    let id = app.new_id("resp");
+    match crate::run::run(&app.runtime, rr.req.clone(), app.config.timeout).await? {
+        Ok(r) => {
+            app.metrics.reply(&r);
+            let output = output_items(&app, &r);
+            let body = response_object(&app, &id, &rr, "completed", output, Some(&r));
+            remember(&app, &rr, &id, &r, &body);
+            Ok(axum::Json(body).into_response())
+        }
+        Err(e) if e.kind() == "truncated" => {
+            let mut body = response_object(&app, &id, &rr, "incomplete", Vec::new(), None);
+            body["incomplete_details"] = json!({"reason": "max_output_tokens"});
+            Ok(axum::Json(body).into_response())
+        }
+        Err(e) => {
+            if matches!(e.kind(), "no_valid_call" | "retry_blocked") {
+                app.metrics.no_valid_call();
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// The open output item of a stream.
+struct Open {
+    index: usize,
+    id: String,
+    kind: &'static str,
+    text: String,
+    item: Value,
+}
+
+/// Writes the Responses event sequence.
+struct Writer {
+    tx: tokio::sync::mpsc::Sender<(String, Value)>,
+    seq: u64,
+    open: Option<Open>,
+    done_items: Vec<Value>,
+}
+
+impl Writer {
+    async fn send(&mut self, kind: &str, mut data: Value) -> bool {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(self.seq);
+        self.seq += 1;
+        self.tx.send((kind.to_owned(), data)).await.is_ok()
+    }
+
+    async fn close(&mut self) {
+        let Some(o) = self.open.take() else { return };
+        let (index, id) = (o.index, o.id.clone());
+        let item = match o.kind {
+            "message" => {
+                self.send(
+                    "response.output_text.done",
+                    json!({"item_id": id, "output_index": index,
+                    "content_index": 0, "text": o.text}),
+                )
+                .await;
+                self.send("response.content_part.done", json!({"item_id": id, "output_index": index,
+                    "content_index": 0, "part": {"type": "output_text", "text": o.text, "annotations": []}})).await;
+                message_item(&id, &o.text)
+            }
+            "reasoning" => {
+                self.send(
+                    "response.reasoning_text.done",
+                    json!({"item_id": id,
+                    "output_index": index, "content_index": 0, "text": o.text}),
+                )
+                .await;
+                reasoning_item(&id, &o.text)
+            }
+            "function_call" => {
+                self.send(
+                    "response.function_call_arguments.done",
+                    json!({"item_id": id,
+                    "output_index": index, "arguments": o.text}),
+                )
+                .await;
+                let mut item = o.item;
+                item["arguments"] = json!(o.text);
+                item["status"] = json!("completed");
+                item
+            }
+            _ => {
+                self.send(
+                    "response.custom_tool_call_input.done",
+                    json!({"item_id": id,
+                    "output_index": index, "input": o.text}),
+                )
+                .await;
+                let mut item = o.item;
+                item["input"] = json!(o.text);
+                item["status"] = json!("completed");
+                item
+            }
+        };
+        self.send(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item.clone()}),
+        )
+        .await;
+        self.done_items.push(item);
+    }
+
+    async fn open(&mut self, kind: &'static str, id: String, item: Value) {
+        self.close().await;
+        let index = self.done_items.len();
+        self.send(
+            "response.output_item.added",
+            json!({"output_index": index, "item": item.clone()}),
+        )
+        .await;
+        if kind == "message" {
+            self.send("response.content_part.added", json!({"item_id": id, "output_index": index,
+                "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})).await;
+        }
+        self.open = Some(Open {
+            index,
+            id,
+            kind,
+            text: String::new(),
+            item,
+        });
+    }
+
+    async fn delta(&mut self, kind: &'static str, event: &str, text: &str) {
+        let Some(o) = self.open.as_mut().filter(|o| o.kind == kind) else {
+            return;
+        };
+        o.text.push_str(text);
+        let mut data = json!({"item_id": o.id, "output_index": o.index, "delta": text});
+        if matches!(kind, "message" | "reasoning") {
+            data["content_index"] = json!(0);
+        }
+        self.send(event, data).await;
+    }
+}
+
+/// Answer a streamed request with the Responses event types.
+pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
+    let id = app.new_id("resp");
+    let mut events = crate::run::stream(&app.runtime, rr.req.clone(), app.config.timeout)?;
+    let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        other => other,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<(String, Value)>(64);
+    tokio::spawn(async move {
+        let mut w = Writer {
+            tx,
+            seq: 0,
+            open: None,
+            done_items: Vec::new(),
+        };
+        let created = response_object(&app, &id, &rr, "in_progress", Vec::new(), None);
+        w.send("response.created", json!({"response": created.clone()}))
+            .await;
+        w.send("response.in_progress", json!({"response": created}))
+            .await;
+        let mut custom = Vec::new();
+        let mut next = first;
+        while let Some(event) = next {
+            match event {
+                Event::ReasoningDelta(t) => {
+                    if w.open.as_ref().is_none_or(|o| o.kind != "reasoning") {
+                        let rid = app.new_id("rs");
+                        w.open(
+                            "reasoning",
+                            rid.clone(),
+                            json!({"type": "reasoning", "id": rid, "summary": [], "content": []}),
+                        )
+                        .await;
+                    }
+                    w.delta("reasoning", "response.reasoning_text.delta", &t)
+                        .await;
+                }
+                Event::ContentDelta(t) => {
+                    if w.open.as_ref().is_none_or(|o| o.kind != "message") {
+                        let mid = app.new_id("msg");
+                        w.open(
+                            "message",
+                            mid.clone(),
+                            json!({"type": "message", "id": mid,
+                            "status": "in_progress", "role": "assistant", "content": []}),
+                        )
+                        .await;
+                    }
+                    w.delta("message", "response.output_text.delta", &t).await;
+                }
+                Event::ToolCallStart {
+                    index,
+                    id: call_id,
+                    name,
+                    custom: is_custom,
+                } => {
+                    custom.resize(custom.len().max(index + 1), false);
+                    custom[index] = is_custom;
+                    let fid = app.new_id("fc");
+                    let (kind, item) = if is_custom {
+                        (
+                            "custom_tool_call",
+                            json!({"type": "custom_tool_call", "id": fid,
+                            "call_id": call_id, "name": name, "input": "", "status": "in_progress"}),
+                        )
+                    } else {
+                        (
+                            "function_call",
+                            json!({"type": "function_call", "id": fid,
+                            "call_id": call_id, "name": name, "arguments": "", "status": "in_progress"}),
+                        )
+                    };
+                    w.open(kind, fid, item).await;
+                }
+                Event::ToolCallDelta { index, arguments } => {
+                    if custom.get(index).copied().unwrap_or(false) {
+                        w.delta(
+                            "custom_tool_call",
+                            "response.custom_tool_call_input.delta",
+                            &arguments,
+                        )
+                        .await;
+                    } else {
+                        w.delta(
+                            "function_call",
+                            "response.function_call_arguments.delta",
+                            &arguments,
+                        )
+                        .await;
+                    }
+                }
+                Event::ToolCallEnd { .. } => w.close().await,
+                Event::Retry { .. } => {}
+                Event::Done(r) => {
+                    w.close().await;
+                    app.metrics.reply(&r);
+                    let body = response_object(
+                        &app,
+                        &id,
+                        &rr,
+                        "completed",
+                        std::mem::take(&mut w.done_items),
+                        Some(&r),
+                    );
+                    remember(&app, &rr, &id, &r, &body);
+                    w.send("response.completed", json!({"response": body}))
+                        .await;
+                    break;
+                }
+                Event::Failed(e) if e.kind() == "truncated" => {
+                    w.close().await;
+                    let mut body = response_object(
+                        &app,
+                        &id,
+                        &rr,
+                        "incomplete",
+                        std::mem::take(&mut w.done_items),
+                        None,
+                    );
+                    body["incomplete_details"] = json!({"reason": "max_output_tokens"});
+                    w.send("response.incomplete", json!({"response": body}))
+                        .await;
+                    break;
+                }
+                Event::Failed(e) => {
+                    let err = ApiError::from(e).body();
+                    w.send("error", err["error"].clone()).await;
+                    break;
+                }
+            }
+            next = events.recv().await;
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|(kind, data)| {
+            (
+                Ok::<_, std::convert::Infallible>(
+                    Sse::default().event(kind).data(data.to_string()),
+                ),
+                rx,
+            )
+        })
+    });
+    Ok(axum::response::Sse::new(body)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}

@@ -1,0 +1,78 @@
+//! Running a request from async handlers: the runtime's blocking calls on tokio's blocking
+//! pool, the request cancelled when its handler is dropped (the client went away) or its
+//! time runs out, and a stream's events forwarded to an async channel. This module must not
+//! build replies.
+
+use crate::error::ApiError;
+use axum::http::StatusCode;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use toolgram_runtime::{Cancel, Event, Request, Response, RunError, Runtime};
+
+/// Cancels the request when dropped: a handler dropped mid-run means its client is gone.
+pub struct CancelOnDrop(pub Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+fn timed_out(timeout: Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::GATEWAY_TIMEOUT,
+        "timeout_error",
+        "timeout",
+        format!("the request took longer than {} s", timeout.as_secs()),
+    )
+}
+
+/// Run `req` to its reply within `timeout`.
+pub async fn run(
+    runtime: &Runtime,
+    req: Request,
+    timeout: Duration,
+) -> Result<Result<Response, RunError>, ApiError> {
+    let guard = CancelOnDrop(req.cancel.clone());
+    let rt = runtime.clone();
+    let task = tokio::task::spawn_blocking(move || rt.run(&req));
+    let out = match tokio::time::timeout(timeout, task).await {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(join)) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "internal_error",
+            format!("the run failed: {join}"),
+        )),
+        Err(_) => Err(timed_out(timeout)),
+    };
+    drop(guard);
+    out
+}
+
+/// Start streaming `req`: the events arrive on the returned channel; the request is
+/// cancelled when the channel's receiver is dropped or `timeout` passes.
+pub fn stream(
+    runtime: &Runtime,
+    req: Request,
+    timeout: Duration,
+) -> Result<mpsc::Receiver<Event>, RunError> {
+    let cancel = req.cancel.clone();
+    let events = runtime.stream(&req)?;
+    let (tx, rx) = mpsc::channel(64);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let timer_cancel = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(deadline).await;
+        timer_cancel.cancel();
+    });
+    tokio::task::spawn_blocking(move || {
+        for event in events {
+            if tx.blocking_send(event).is_err() {
+                // The client went away: stop decoding, let the run wind down.
+                cancel.cancel();
+            }
+        }
+    });
+    Ok(rx)
+}

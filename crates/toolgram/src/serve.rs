@@ -1,0 +1,76 @@
+//! `toolgram serve`: the OpenAI-compatible server (`toolgram-server`) on the embedded model
+//! (fetched on first use) or a configured provider. Argument parsing only.
+
+use crate::provider::ProviderArgs;
+use clap::Args;
+use std::time::Duration;
+use toolgram_engine::EngineOptions;
+use toolgram_runtime::{Backend, EmbeddedConfig, Runtime};
+use toolgram_server::ServerConfig;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port (0: any free port).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Registry model name or role, or a GGUF path (default: the default model); with
+    /// --provider, the provider's model id.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Clients must send `Authorization: Bearer KEY` (default: $TOOLGRAM_API_KEY if set).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Requests that may wait for the engine; more get 429.
+    #[arg(long, default_value_t = 16)]
+    pub max_queue: usize,
+    /// Sessions (llama.cpp contexts) kept for tool-prefix reuse across requests.
+    #[arg(long, default_value_t = 4)]
+    pub max_sessions: usize,
+    /// Longest a request may run, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout_s: u64,
+    /// Largest request body, in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_body_bytes: usize,
+    /// CPU threads.
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Context window in tokens.
+    #[arg(long)]
+    pub ctx_size: Option<u32>,
+    /// A remote provider behind the server (a gateway adding grammar, validation, retries).
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let backend = match args.provider.resolve(args.model.as_deref())? {
+        Some(p) => Backend::Provider(p),
+        None => Backend::Embedded(EmbeddedConfig {
+            model: args.model.clone(),
+            engine: EngineOptions {
+                threads: args.threads,
+                n_ctx: args.ctx_size,
+                ..EngineOptions::default()
+            },
+            max_sessions: args.max_sessions,
+            max_queue: args.max_queue,
+        }),
+    };
+    let runtime = Runtime::new(backend)?;
+    let config = ServerConfig {
+        host: args.host,
+        port: args.port,
+        api_key: args
+            .api_key
+            .or_else(|| std::env::var("TOOLGRAM_API_KEY").ok()),
+        max_body_bytes: args.max_body_bytes,
+        timeout: Duration::from_secs(args.timeout_s.max(1)),
+        ..ServerConfig::default()
+    };
+    toolgram_server::serve_blocking(runtime, config)?;
+    Ok(())
+}

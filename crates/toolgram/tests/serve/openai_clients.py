@@ -1,0 +1,267 @@
+"""The official `openai` SDK against `toolgram serve` (run by tests/serve.rs).
+
+Usage: openai_clients.py BASE_URL API_KEY BFCL_DIR
+
+Tool sets come from BFCL (shared test data written by others, never seen by the model's
+prompt authors here), mapped to JSON Schema as BFCL maps its dialect. Every call the server
+returns is checked with `jsonschema` against its tool's parameters.
+"""
+
+import json
+import sys
+
+import httpx
+import jsonschema
+import openai
+
+BASE, KEY, BFCL = sys.argv[1], sys.argv[2], sys.argv[3]
+client = openai.OpenAI(base_url=BASE, api_key=KEY, max_retries=0, timeout=300)
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        raise AssertionError(what)
+
+
+def bfcl_schema(s):
+    """BFCL's type dialect → JSON Schema (dict→object, float→number, tuple→array, any→string)."""
+    if isinstance(s, dict):
+        out = {}
+        for k, v in s.items():
+            if k == "type" and isinstance(v, str):
+                out[k] = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}.get(v, v)
+            elif k == "properties":
+                out[k] = {name: bfcl_schema(p) for name, p in v.items()}
+            elif k in ("items", "additionalProperties"):
+                out[k] = bfcl_schema(v)
+            elif k in ("description", "required", "enum", "default", "maximum", "minimum",
+                       "maxItems", "minItems", "format", "pattern", "optional"):
+                if k not in ("optional", "format", "default"):
+                    out[k] = v
+        return out
+    return s
+
+
+def bfcl_tools(category, index):
+    lines = open(f"{BFCL}/BFCL_v4_{category}.json").read().splitlines()
+    case = json.loads(lines[index])
+    tools = []
+    for f in case["function"]:
+        name = f["name"].replace(".", "_")
+        tools.append({"type": "function", "function": {
+            "name": name, "description": f.get("description", ""),
+            "parameters": bfcl_schema(f["parameters"])}})
+    return case["question"][0][-1]["content"], tools
+
+
+def valid_call(call, tools):
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    check(call.type == "function", f"a function call: {call}")
+    check(call.function.name in schemas, f"a tool from the pool: {call.function.name}")
+    args = json.loads(call.function.arguments)
+    jsonschema.validate(args, schemas[call.function.name])
+    check(call.id.startswith("call_"), f"an id: {call.id}")
+    return args
+
+
+def stream_calls(**kw):
+    """Stream a chat completion; gather content and calls by index as OpenAI clients do."""
+    calls, content, finish, first = {}, "", None, None
+    for chunk in client.chat.completions.create(stream=True, **kw):
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        if first is None:
+            first = choice.delta
+        d = choice.delta
+        if d.content:
+            content += d.content
+        for tc in d.tool_calls or []:
+            if tc.index not in calls:
+                check(tc.id and tc.function and tc.function.name, f"id and name in the first delta: {tc}")
+                calls[tc.index] = {"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments or ""}
+            else:
+                check(tc.id is None, f"the id comes once: {tc}")
+                calls[tc.index]["arguments"] += tc.function.arguments or ""
+        if choice.finish_reason:
+            finish = choice.finish_reason
+    check(first is not None and first.role == "assistant", f"role first: {first}")
+    return content, calls, finish
+
+
+def chat_tool_choices():
+    runs = {"all": 0, "cut": 0}
+    for category, index in [("multiple", 3), ("multiple", 10), ("parallel_multiple", 0)]:
+        question, tools = bfcl_tools(category, index)
+        messages = [{"role": "user", "content": question}]
+        names = [t["function"]["name"] for t in tools]
+        choices = ["auto", "required", {"type": "function", "function": {"name": names[-1]}},
+                   {"type": "allowed_tools", "allowed_tools": {"mode": "required",
+                    "tools": [{"type": "function", "function": {"name": names[0]}}]}}]
+        for choice in choices:
+            r = client.chat.completions.create(model="toolgram", messages=messages, tools=tools,
+                                               tool_choice=choice, parallel_tool_calls=False,
+                                               max_tokens=160)
+            msg = r.choices[0].message
+            calls = msg.tool_calls or []
+            runs["all"] += 1
+            if r.choices[0].finish_reason == "length" and not msg.content:
+                # The small test model ran a string on to max_tokens inside the call: cut,
+                # and no half call returned.
+                check(not calls, f"no half call: {msg}")
+                runs["cut"] += 1
+                continue
+            if choice != "auto":
+                check(len(calls) >= 1, f"{choice}: a call: {msg}")
+                check(r.choices[0].finish_reason == "tool_calls", f"{choice}: finish_reason")
+            for c in calls:
+                valid_call(c, tools)
+            if isinstance(choice, dict) and choice["type"] == "function":
+                check(all(c.function.name == names[-1] for c in calls), f"named: {calls}")
+            if isinstance(choice, dict) and choice["type"] == "allowed_tools":
+                check(all(c.function.name == names[0] for c in calls), f"allowed: {calls}")
+            check(not (msg.content or "").lstrip().startswith("{"), f"no call JSON in content: {msg.content!r}")
+            # The same request streamed: calls by index, each valid. (Not compared with the
+            # unstreamed reply: the second request reuses the cached prefix, and llama.cpp's
+            # numerics differ with the batch shape, so a long greedy text may drift.)
+            content, streamed, finish = stream_calls(model="toolgram", messages=messages, tools=tools,
+                                                     tool_choice=choice, parallel_tool_calls=False,
+                                                     max_tokens=160)
+            check(sorted(streamed) == list(range(len(streamed))), f"indices 0..n: {sorted(streamed)}")
+            for c in streamed.values():
+                schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+                jsonschema.validate(json.loads(c["arguments"]), schemas[c["name"]])
+            check(finish in ("tool_calls", "stop", "length"), f"finish {finish}")
+            if choice != "auto" and finish != "length":
+                check(streamed and finish == "tool_calls", f"{choice}: a streamed call")
+            check("{\"name\"" not in content, f"no call markup in content: {content!r}")
+    check(runs["cut"] * 2 < runs["all"], f"most runs end in a reply: {runs}")
+
+
+def parallel_calls():
+    question, tools = bfcl_tools("parallel", 0)
+    r = client.chat.completions.create(model="toolgram", messages=[{"role": "user", "content": question}],
+                                       tools=tools, tool_choice="required", parallel_tool_calls=True,
+                                       max_tokens=200)
+    calls = r.choices[0].message.tool_calls
+    check(len(calls) >= 1, "calls")
+    for c in calls:
+        valid_call(c, tools)
+    check(len({c.id for c in calls}) == len(calls), "distinct ids")
+    _, streamed, _ = stream_calls(model="toolgram", messages=[{"role": "user", "content": question}],
+                                  tools=tools, tool_choice="required", parallel_tool_calls=True,
+                                  max_tokens=200)
+    check(sorted(streamed) == list(range(len(streamed))), f"parallel calls by index 0..n: {sorted(streamed)}")
+    check(len({c["id"] for c in streamed.values()}) == len(streamed), "distinct streamed ids")
+    for c in streamed.values():
+        schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+        jsonschema.validate(json.loads(c["arguments"]), schemas[c["name"]])
+
+
+def multi_turn():
+    _, tools = bfcl_tools("multiple", 3)
+    messages = [{"role": "user", "content": "Distance between A(3,4) and B(1,2)?"}]
+    r = client.chat.completions.create(model="toolgram", messages=messages, tools=tools,
+                                       tool_choice="required", max_tokens=160)
+    msg = r.choices[0].message
+    call = msg.tool_calls[0]
+    valid_call(call, tools)
+    messages.append(msg.model_dump(exclude_none=True))
+    messages.append({"role": "tool", "tool_call_id": call.id, "content": "2.83"})
+    r2 = client.chat.completions.create(model="toolgram", messages=messages, tools=tools,
+                                        tool_choice="none", max_tokens=40)
+    check(not r2.choices[0].message.tool_calls, "none: no call")
+    check(r2.choices[0].finish_reason in ("stop", "length"), "a text reply")
+
+
+def structured_output():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+              "required": ["city", "country"], "additionalProperties": False}
+    r = client.chat.completions.create(
+        model="toolgram", messages=[{"role": "user", "content": "A city and its country, as JSON."}],
+        response_format={"type": "json_schema", "json_schema": {"name": "place", "schema": schema, "strict": True}},
+        max_tokens=60)
+    jsonschema.validate(json.loads(r.choices[0].message.content), schema)
+
+
+DICE = 'start: roll\nroll: COUNT "d" SIDES\nCOUNT: /[1-9]/\nSIDES: "4" | "6" | "8" | "20"\n'
+
+
+def responses_api():
+    tools = [{"type": "custom", "name": "roll_dice", "description": "Roll dice, e.g. 2d6.",
+              "format": {"type": "grammar", "syntax": "lark", "definition": DICE}}]
+    r = client.responses.create(model="toolgram", input="Roll two six-sided dice.", tools=tools,
+                                tool_choice={"type": "custom", "name": "roll_dice"}, max_output_tokens=40)
+    items = [i for i in r.output if i.type == "custom_tool_call"]
+    check(len(items) == 1, f"one custom call: {r.output}")
+    import re
+    check(re.fullmatch(r"[1-9]d(4|6|8|20)", items[0].input), f"input in the grammar: {items[0].input!r}")
+    # Streamed, with the custom input delta and the completed response.
+    kinds, inputs = [], ""
+    with client.responses.stream(model="toolgram", input="Roll two six-sided dice.", tools=tools,
+                                 tool_choice={"type": "custom", "name": "roll_dice"},
+                                 max_output_tokens=40) as stream:
+        for event in stream:
+            kinds.append(event.type)
+            if event.type == "response.custom_tool_call_input.delta":
+                inputs += event.delta
+        final = stream.get_final_response()
+    check("response.created" in kinds and "response.completed" in kinds, f"events: {kinds}")
+    check(re.fullmatch(r"[1-9]d(4|6|8|20)", inputs), f"streamed input: {inputs!r}")
+    check(any(i.type == "custom_tool_call" for i in final.output), "final has the call")
+    # Function tools, multi-turn through previous_response_id.
+    question, ftools = bfcl_tools("multiple", 3)
+    rtools = [{"type": "function", **t["function"]} for t in ftools]
+    r1 = client.responses.create(model="toolgram", input=question, tools=rtools,
+                                 tool_choice="required", max_output_tokens=160)
+    calls = [i for i in r1.output if i.type == "function_call"]
+    check(calls, f"a function call: {r1.output}")
+    for c in calls:
+        schema = next(t["parameters"] for t in rtools if t["name"] == c.name)
+        jsonschema.validate(json.loads(c.arguments), schema)
+    r2 = client.responses.create(model="toolgram", previous_response_id=r1.id, tools=rtools,
+                                 tool_choice="none", max_output_tokens=30,
+                                 input=[{"type": "function_call_output", "call_id": calls[0].call_id,
+                                         "output": "2.83"}])
+    check(r2.status in ("completed", "incomplete"), f"second turn: {r2.status}")
+    check(not [i for i in r2.output if i.type == "function_call"], "none: no call")
+
+
+def errors():
+    raw = httpx.Client(base_url=BASE.removesuffix("/v1"), headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+    cases = [
+        ("malformed JSON", raw.post("/v1/chat/completions", content=b"{not json"), 400, "invalid_json"),
+        ("wrong type", raw.post("/v1/chat/completions", json={"messages": "hi"}), 400, "invalid_value"),
+        ("n=2", raw.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}], "n": 2}), 400, "invalid_value"),
+        ("unknown model", raw.post("/v1/chat/completions", json={"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}), 404, "model_not_found"),
+        ("unknown named tool", raw.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}],
+            "tool_choice": {"type": "function", "function": {"name": "b"}}}), 400, "invalid_request"),
+        ("bad schema keyword", raw.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function", "function": {"name": "a", "parameters": {"type": "object",
+                "properties": {"q": {"type": "string", "frobnicate": 3}}}}}]}), 400, "invalid_tools"),
+        ("oversized", raw.post("/v1/chat/completions", content=b"[" + b" " * (5 << 20) + b"]"), 413, "request_too_large"),
+        ("no API key", httpx.post(BASE + "/chat/completions", json={"messages": []}), 401, "invalid_api_key"),
+    ]
+    for what, resp, status, code in cases:
+        body = resp.json()
+        check(resp.status_code == status, f"{what}: status {resp.status_code} {body}")
+        check(body["error"]["code"] == code, f"{what}: code {body}")
+        check(isinstance(body["error"]["message"], str) and body["error"]["type"], f"{what}: shape {body}")
+    bad = next(c for c in cases if c[0] == "bad schema keyword")[1].json()["error"]["message"]
+    check("frobnicate" in bad and "/properties/q" in bad, f"names keyword and pointer: {bad}")
+    # A generation cut inside a call: finish_reason length, no half call, not a 5xx.
+    _, tools = bfcl_tools("multiple", 3)
+    r = client.chat.completions.create(model="toolgram", messages=[{"role": "user", "content": "Distance A(3,4) B(1,2)"}],
+                                       tools=tools, tool_choice="required", max_tokens=3)
+    check(r.choices[0].finish_reason == "length" and not r.choices[0].message.tool_calls, f"cut: {r}")
+    check(raw.get("/health").json()["status"] == "ok", "still serving")
+
+
+for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, errors]:
+    test()
+    print(f"ok {test.__name__}", flush=True)
+print(f"{checks} checks passed")
