@@ -252,6 +252,8 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
                 other => {
                     for c in chunks_of(&app, &id, &other, &mut custom) {
                         if tx.send(c).await.is_err() {
+                            // The client went away; dropping `events` cancels the run.
+                            app.metrics.disconnect();
                             return;
                         }
                     }

@@ -20,6 +20,7 @@ pub struct Metrics {
     tool_calls: AtomicU64,
     retries: AtomicU64,
     no_valid_call: AtomicU64,
+    disconnects: AtomicU64,
 }
 
 impl Metrics {
@@ -52,6 +53,11 @@ impl Metrics {
     /// Count a request whose every attempt failed validation.
     pub fn no_valid_call(&self) {
         self.no_valid_call.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count a streaming client that went away before its reply ended (its run is cancelled).
+    pub fn disconnect(&self) {
+        self.disconnects.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The exposition text.
@@ -131,6 +137,12 @@ impl Metrics {
                 "Attempts sent back to the model with errors.",
                 "counter",
                 get(&self.retries),
+            ),
+            (
+                "toolgram_client_disconnects_total",
+                "Streams whose client went away; their runs were cancelled.",
+                "counter",
+                get(&self.disconnects),
             ),
             (
                 "toolgram_no_valid_call_total",

@@ -319,14 +319,18 @@ struct Writer {
     seq: u64,
     open: Option<Open>,
     done_items: Vec<Value>,
+    /// The client went away.
+    gone: bool,
 }
 
 impl Writer {
-    async fn send(&mut self, kind: &str, mut data: Value) -> bool {
+    async fn send(&mut self, kind: &str, mut data: Value) {
         data["type"] = json!(kind);
         data["sequence_number"] = json!(self.seq);
         self.seq += 1;
-        self.tx.send((kind.to_owned(), data)).await.is_ok()
+        if self.tx.send((kind.to_owned(), data)).await.is_err() {
+            self.gone = true;
+        }
     }
 
     async fn close(&mut self) {
@@ -435,6 +439,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
             seq: 0,
             open: None,
             done_items: Vec::new(),
+            gone: false,
         };
         let created = response_object(&app, &id, &rr, "in_progress", Vec::new(), None);
         w.send("response.created", json!({"response": created.clone()}))
@@ -550,6 +555,11 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                     w.send("error", err["error"].clone()).await;
                     break;
                 }
+            }
+            if w.gone {
+                // Dropping `events` cancels the run.
+                app.metrics.disconnect();
+                return;
             }
             next = events.recv().await;
         }

@@ -1,0 +1,303 @@
+//! `toolgram serve` as users run it: the real binary on loopback with the test model, driven by
+//! the official `openai` Python SDK (installed by this test into a venv it creates), a load
+//! test with concurrent clients, a client that goes away mid-stream, and a graceful shutdown.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One server at a time: they share the machine's two cores with the engine.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A Python venv with the `openai` SDK, `httpx` and `jsonschema`, made once.
+fn venv() -> PathBuf {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
+    let dir = PathBuf::from(home).join(".cache/toolgram/venv-tests");
+    let python = dir.join("bin/python");
+    let ready = Command::new(&python)
+        .args(["-c", "import openai, httpx, jsonschema"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ready {
+        eprintln!(
+            "serve tests: creating {} with openai, httpx, jsonschema…",
+            dir.display()
+        );
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&dir)
+            .status()
+            .expect("python3 runs");
+        assert!(
+            made.success(),
+            "python3 -m venv failed (apt-get install python3-venv)"
+        );
+        let pip = Command::new(dir.join("bin/pip"))
+            .args(["install", "-q", "openai", "httpx", "jsonschema"])
+            .status()
+            .expect("pip runs");
+        assert!(pip.success(), "pip install openai httpx jsonschema failed");
+    }
+    python
+}
+
+/// A `toolgram serve` child, stopped when dropped.
+struct Served {
+    child: Child,
+    addr: String,
+    log: std::sync::Arc<Mutex<String>>,
+}
+
+impl Served {
+    fn start(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+            .args(["serve", "--model", "test", "--port", "0"])
+            .args(extra)
+            .current_dir(repo())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolgram serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let log = std::sync::Arc::new(Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("on http://").nth(1) {
+                    let addr = rest.split('/').next().unwrap_or("").to_owned();
+                    let _ = tx.send(addr);
+                }
+                if let Ok(mut l) = sink.lock() {
+                    l.push_str(&line);
+                    l.push('\n');
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(300))
+            .expect("the server says where it listens");
+        Self { child, addr, log }
+    }
+
+    fn base(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        let ok = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(ok.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bfcl() -> PathBuf {
+    repo().join("../shared/data/bfcl")
+}
+
+fn python(script: &str, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(venv())
+        .arg(repo().join("crates/toolgram/tests/serve").join(script))
+        .args(args)
+        .output()
+        .expect("python runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A raw HTTP/1.1 request on loopback; returns the stream after the request is written.
+fn send(addr: &str, method: &str, path: &str, body: &str, key: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).expect("connects");
+    s.set_read_timeout(Some(Duration::from_secs(120))).ok();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).expect("request written");
+    s
+}
+
+fn read_all(mut s: TcpStream) -> String {
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn the_openai_sdk_gets_valid_calls_streamed_and_not_through_both_apis() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "secret"]);
+    let (ok, out, err) = python(
+        "openai_clients.py",
+        &[&server.base(), "secret", &bfcl().to_string_lossy()],
+    );
+    eprintln!("{out}");
+    assert!(ok, "openai_clients.py failed:\n{out}\n{err}");
+    assert!(out.contains("checks passed"), "{out}");
+}
+
+#[test]
+fn eight_clients_and_a_queue_of_four_get_valid_replies_or_429() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "k", "--max-queue", "4"]);
+    let (ok, out, err) = python(
+        "load.py",
+        &[
+            &server.base(),
+            "k",
+            &bfcl().to_string_lossy(),
+            "8",
+            "4",
+            "3",
+        ],
+    );
+    eprintln!("load: {out}");
+    assert!(ok, "load.py failed:\n{out}\n{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(out.lines().last().unwrap_or("")).expect("a JSON summary");
+    assert!(
+        summary["burst_accepted"].as_u64().is_some_and(|n| n >= 5),
+        "{summary}"
+    );
+    // The server is still serving after the load.
+    let health = read_all(send(&server.addr, "GET", "/health", "", "k"));
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+}
+
+#[test]
+fn a_client_that_goes_away_mid_stream_cancels_its_run_and_the_server_goes_on() {
+    let _one = serial();
+    let server = Served::start(&[]);
+    let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],
+        "max_tokens":400,"stream":true}"#;
+    let s = send(&server.addr, "POST", "/v1/chat/completions", body, "");
+    let mut reader = BufReader::new(s);
+    let mut line = String::new();
+    // Read up to the first content delta, then hang up.
+    let started = Instant::now();
+    while !line.contains("\"content\":\"") && started.elapsed() < Duration::from_secs(120) {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+    }
+    assert!(line.contains("\"content\":\""), "a content delta: {line}");
+    drop(reader);
+    // The disconnect is seen (the run is cancelled), and the next request is served.
+    let mut seen = false;
+    for _ in 0..100 {
+        let metrics = read_all(send(&server.addr, "GET", "/metrics", "", ""));
+        if metrics.contains("toolgram_client_disconnects_total 1") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(seen, "the disconnect was not counted");
+    let after = read_all(send(
+        &server.addr,
+        "POST",
+        "/v1/chat/completions",
+        r#"{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8}"#,
+        "",
+    ));
+    assert!(after.starts_with("HTTP/1.1 200"), "{after}");
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight_then_refuses_new_ones() {
+    let _one = serial();
+    let mut server = Served::start(&[]);
+    let addr = server.addr.clone();
+    let in_flight = std::thread::spawn(move || {
+        read_all(send(
+            &addr,
+            "POST",
+            "/v1/chat/completions",
+            r#"{"messages":[{"role":"user","content":"Write a poem about rivers."}],"max_tokens":120}"#,
+            "",
+        ))
+    });
+    // Let the request reach the engine, then ask the server to stop.
+    std::thread::sleep(Duration::from_millis(500));
+    server.terminate();
+    let reply = in_flight.join().expect("the client thread");
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("chat.completion"), "{reply}");
+    let status = server.child.wait().expect("the server exits");
+    assert!(
+        status.success(),
+        "exit {status:?}: {}",
+        server.log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+    assert!(
+        TcpStream::connect(&server.addr).is_err(),
+        "new connections are refused after shutdown"
+    );
+}
+
+#[test]
+fn the_openapi_document_names_every_route_the_server_answers() {
+    let _one = serial();
+    let server = Served::start(&[]);
+    let doc = read_all(send(&server.addr, "GET", "/openapi.json", "", ""));
+    let body = doc.split("\r\n\r\n").nth(1).unwrap_or("");
+    let spec: serde_json::Value = serde_json::from_str(body).expect("the document is JSON");
+    assert_eq!(spec["openapi"], "3.1.0");
+    let paths = spec["paths"].as_object().expect("paths");
+    for (path, ops) in paths {
+        for method in ops.as_object().expect("operations").keys() {
+            let concrete = path.replace("{id}", "resp-unknown");
+            let resp = read_all(send(
+                &server.addr,
+                &method.to_uppercase(),
+                &concrete,
+                "{}",
+                "",
+            ));
+            let status: u16 = resp
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            let documented = ops[method]["responses"]
+                .as_object()
+                .is_some_and(|r| r.contains_key(&status.to_string()));
+            assert!(
+                documented,
+                "{method} {path}: status {status} is not documented"
+            );
+            assert!(
+                status != 404 || path.contains("{id}"),
+                "{method} {path}: no route"
+            );
+        }
+    }
+    // The file in the repository is what the server serves.
+    let file = std::fs::read_to_string(repo().join("crates/toolgram-server/openapi.json"))
+        .expect("openapi.json in the repo");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&file).ok(),
+        Some(spec)
+    );
+}
