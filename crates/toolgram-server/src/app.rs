@@ -28,6 +28,9 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Stored Responses kept for `previous_response_id`.
     pub max_stored_responses: usize,
+    /// Tokens a reply may have: the default when a request names none, and the most one may
+    /// ask for (more is a 400, never a silent cut).
+    pub max_tokens: usize,
 }
 
 impl Default for ServerConfig {
@@ -39,6 +42,7 @@ impl Default for ServerConfig {
             max_body_bytes: 4 << 20,
             timeout: Duration::from_secs(300),
             max_stored_responses: 256,
+            max_tokens: 2048,
         }
     }
 }

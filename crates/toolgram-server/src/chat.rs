@@ -53,7 +53,11 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     req.tool_choice = params::tool_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(o.get("response_format"), "response_format")?;
-    req.sampling = params::sampling(o, &["max_completion_tokens", "max_tokens"])?;
+    req.sampling = params::sampling(
+        o,
+        &["max_completion_tokens", "max_tokens"],
+        app.config.max_tokens,
+    )?;
     req.retry = params::retry(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     let include_usage = o

@@ -63,17 +63,25 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
 
 /// Sampling settings common to both APIs; `max_keys` are the token-limit names in order of
 /// preference.
-pub fn sampling(o: &Map<String, Value>, max_keys: &[&str]) -> Result<SamplingOptions, ApiError> {
-    let mut s = SamplingOptions::default();
+pub fn sampling(
+    o: &Map<String, Value>,
+    max_keys: &[&str],
+    limit: usize,
+) -> Result<SamplingOptions, ApiError> {
+    let mut s = SamplingOptions {
+        max_tokens: limit,
+        ..SamplingOptions::default()
+    };
     for key in max_keys {
         if let Some(n) = opt_uint(o, key)? {
-            if n == 0 {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            if n == 0 || n > limit {
                 return Err(ApiError::invalid(
                     key,
-                    format!("`{key}` must be at least 1"),
+                    format!("`{key}` must be between 1 and this server's limit {limit}"),
                 ));
             }
-            s.max_tokens = usize::try_from(n).unwrap_or(usize::MAX);
+            s.max_tokens = n;
             break;
         }
     }

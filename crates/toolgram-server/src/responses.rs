@@ -160,7 +160,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format =
         params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
-    req.sampling = params::sampling(o, &["max_output_tokens"])?;
+    req.sampling = params::sampling(o, &["max_output_tokens"], app.config.max_tokens)?;
     req.retry = params::retry(o)?;
     let echo: Map<String, Value> = [
         "instructions",

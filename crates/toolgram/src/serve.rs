@@ -32,6 +32,10 @@ pub struct ServeArgs {
     /// Longest a request may run, in seconds.
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
+    /// Tokens a reply may have: the default for requests that name none and the most one
+    /// may ask for (more is a 400).
+    #[arg(long, default_value_t = 2048)]
+    pub max_tokens: usize,
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body_bytes: usize,
@@ -68,6 +72,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             .api_key
             .or_else(|| std::env::var("TOOLGRAM_API_KEY").ok()),
         max_body_bytes: args.max_body_bytes,
+        max_tokens: args.max_tokens.max(1),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         ..ServerConfig::default()
     };
