@@ -3,8 +3,8 @@
 //! `scripts/build-llama-server`, which `scripts/install-build-deps` runs), with the default
 //! model: the grammar path (our GBNF, never together with `tools`), the strict JSON path, the
 //! prompt path when both are switched off, a streamed reply, and `--no-fallback` refusing a
-//! downgrade; and the embedded engine and llama-server replying in one shape, repeats
-//! reported and refused alike.
+//! downgrade; the embedded engine and llama-server replying in one shape, repeats reported and
+//! refused alike; and `toolgram serve` as a gateway in front of it.
 
 use serde_json::Value;
 use std::net::TcpListener;
@@ -274,4 +274,66 @@ fn the_embedded_engine_and_llama_server_reply_in_one_shape() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let server = start_server();
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--provider",
+            "llama-server",
+            "--base-url",
+        ])
+        .arg(&server.url)
+        .current_dir(repo())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolgram serve starts");
+    let stderr = gateway.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.split("on http://")
+                .nth(1)
+                .map(|r| r.split('/').next().unwrap_or("").to_owned())
+        })
+        .expect("the gateway says where it listens");
+    std::thread::spawn(move || for _ in lines {});
+    let tools = std::fs::read_to_string(repo().join("examples/weather.json")).expect("tools");
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":"What's the weather like in Paris today?"}}],
+            "tools":{tools},"tool_choice":"required","parallel_tool_calls":false}}"#
+    );
+    let mut s = std::net::TcpStream::connect(&addr).expect("connects");
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("request");
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("reply");
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let json: Value =
+        serde_json::from_str(reply.split("\r\n\r\n").nth(1).unwrap_or("")).expect("JSON body");
+    let call = &json["choices"][0]["message"]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "get_weather", "{json}");
+    let args: Value =
+        serde_json::from_str(call["arguments"].as_str().unwrap_or("")).expect("JSON arguments");
+    assert!(
+        args["city"].as_str().is_some_and(|c| c.contains("Paris")),
+        "{json}"
+    );
+    assert_eq!(json["toolgram"]["provider"], "llama-server", "{json}");
+    assert_eq!(json["toolgram"]["path"], "grammar", "{json}");
 }

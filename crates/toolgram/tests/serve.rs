@@ -19,13 +19,16 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A Python venv with the `openai` SDK, `httpx` and `jsonschema`, made once.
+/// The packages the client scripts use (the SDK as users install it; schemathesis pinned).
+const PACKAGES: [&str; 4] = ["openai", "httpx", "jsonschema", "schemathesis==4.32.5"];
+
+/// A Python venv with the `openai` SDK, `httpx`, `jsonschema` and `schemathesis`, made once.
 fn venv() -> PathBuf {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
     let dir = PathBuf::from(home).join(".cache/toolgram/venv-tests");
     let python = dir.join("bin/python");
     let ready = Command::new(&python)
-        .args(["-c", "import openai, httpx, jsonschema"])
+        .args(["-c", "import openai, httpx, jsonschema, schemathesis"])
         .status()
         .is_ok_and(|s| s.success());
     if !ready {
@@ -43,10 +46,11 @@ fn venv() -> PathBuf {
             "python3 -m venv failed (apt-get install python3-venv)"
         );
         let pip = Command::new(dir.join("bin/pip"))
-            .args(["install", "-q", "openai", "httpx", "jsonschema"])
+            .args(["install", "-q"])
+            .args(PACKAGES)
             .status()
             .expect("pip runs");
-        assert!(pip.success(), "pip install openai httpx jsonschema failed");
+        assert!(pip.success(), "pip install {} failed", PACKAGES.join(" "));
     }
     python
 }
@@ -300,4 +304,39 @@ fn the_openapi_document_names_every_route_the_server_answers() {
         serde_json::from_str::<serde_json::Value>(&file).ok(),
         Some(spec)
     );
+}
+
+#[test]
+fn schemathesis_finds_no_server_error_and_every_reply_matches_the_document() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "k", "--max-tokens", "24", "--timeout-s", "60"]);
+    let st = venv().with_file_name("st");
+    let out = Command::new(st)
+        .args(["run", &format!("http://{}/openapi.json", server.addr)])
+        .args([
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+            "-n",
+            "25",
+            "-H",
+            "Authorization: Bearer k",
+            "--request-timeout",
+            "90",
+            "-w",
+            "1",
+            "--phases",
+            "examples,coverage,fuzzing",
+            "--seed",
+            "1",
+        ])
+        .output()
+        .expect("schemathesis runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary: String = text
+        .lines()
+        .skip_while(|l| !l.contains("SUMMARY"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    eprintln!("{summary}");
+    assert!(out.status.success(), "schemathesis failed:\n{text}");
 }
