@@ -3,8 +3,10 @@
 //! {"syntax":"lark","definition"}}}}` and Responses `{"type":"custom","name","description",
 //! "format":{"type":"grammar","syntax":"lark","definition"}}` — read into a [`Tool`] whose
 //! `grammar` holds the Lark text and whose `parameters` are the JSON fallback shape
-//! (`{"input": <text in the grammar>}`). The grammar is read by core's Lark reader when the
-//! tool set is read, so a bad grammar is a definition error with line and column.
+//! (`{"input": <text in the grammar>}`). A `regex` grammar becomes a one-terminal Lark
+//! grammar, and a `text` format (or none) the grammar of any text. The grammar is read by
+//! core's Lark reader when the tool set is read, so a bad grammar is a definition error with
+//! line and column.
 
 use crate::error::DefinitionError;
 use crate::grammar::lark;
@@ -16,6 +18,55 @@ pub fn fallback_parameters(definition: &str) -> Value {
     json!({"type": "object", "properties": {"input": {"type": "string",
         "description": format!("Text in this Lark grammar:\n{definition}")}},
         "required": ["input"], "additionalProperties": false})
+}
+
+/// The grammar of a free-text custom tool: any text.
+const ANY_TEXT: &str = "start: /[\\s\\S]*/\n";
+
+/// A `grammar` format's definition as Lark: Lark as written, or a regex (whole input) as the
+/// one terminal of a Lark grammar.
+fn grammar_definition(
+    name: &str,
+    format: &Map<String, Value>,
+    base: &str,
+) -> Result<String, DefinitionError> {
+    let (grammar, gat) = match format.get("grammar").and_then(Value::as_object) {
+        Some(g) => (g, format!("{base}/format/grammar")),
+        None => (format, format!("{base}/format")),
+    };
+    let definition = grammar
+        .get("definition")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            DefinitionError::new(
+                Some(name),
+                format!("{gat}/definition"),
+                "missing `definition`",
+            )
+        })?;
+    match grammar.get("syntax").and_then(Value::as_str).unwrap_or("") {
+        "lark" => Ok(definition.to_owned()),
+        "regex" => Ok(format!("start: /{}/\n", slashes_escaped(definition))),
+        other => Err(DefinitionError::new(
+            Some(name),
+            format!("{gat}/syntax"),
+            format!("grammar syntax `{other}` is not supported (use `lark` or `regex`)"),
+        )),
+    }
+}
+
+/// A regex with its unescaped `/` escaped, to stand between Lark's slashes.
+fn slashes_escaped(re: &str) -> String {
+    let mut out = String::with_capacity(re.len());
+    let mut escaped = false;
+    for c in re.chars() {
+        if c == '/' && !escaped {
+            out.push('\\');
+        }
+        escaped = c == '\\' && !escaped;
+        out.push(c);
+    }
+    out
 }
 
 /// Read one `{"type": "custom", …}` entry.
@@ -35,49 +86,23 @@ pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, Definitio
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    let format = body.get("format").and_then(Value::as_object).ok_or_else(|| {
-        DefinitionError::new(
-            Some(&name),
-            format!("{base}/format"),
-            "a custom tool needs `format: {\"type\": \"grammar\", …}` (free-text custom tools are not constrained calls)",
-        )
-    })?;
-    if format.get("type").and_then(Value::as_str) != Some("grammar") {
-        return Err(DefinitionError::new(
-            Some(&name),
-            format!("{base}/format/type"),
-            "only `grammar` formats are supported",
-        ));
-    }
-    let (grammar, gat) = match format.get("grammar").and_then(Value::as_object) {
-        Some(g) => (g, format!("{base}/format/grammar")),
-        None => (format, format!("{base}/format")),
+    let definition = match body.get("format").and_then(Value::as_object) {
+        // No format, or `{"type": "text"}`: any text is the input.
+        None => ANY_TEXT.to_owned(),
+        Some(format) => match format.get("type").and_then(Value::as_str) {
+            Some("text") => ANY_TEXT.to_owned(),
+            Some("grammar") => grammar_definition(&name, format, &base)?,
+            _ => {
+                return Err(DefinitionError::new(
+                    Some(&name),
+                    format!("{base}/format/type"),
+                    "a custom tool's format is `grammar` (Lark or regex) or `text`",
+                ));
+            }
+        },
     };
-    let syntax = grammar.get("syntax").and_then(Value::as_str).unwrap_or("");
-    if syntax != "lark" {
-        return Err(DefinitionError::new(
-            Some(&name),
-            format!("{gat}/syntax"),
-            format!("grammar syntax `{syntax}` is not supported (use `lark`)"),
-        ));
-    }
-    let definition = grammar
-        .get("definition")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            DefinitionError::new(
-                Some(&name),
-                format!("{gat}/definition"),
-                "missing `definition`",
-            )
-        })?
-        .to_owned();
     lark::parse(&definition).map_err(|e| {
-        DefinitionError::new(
-            Some(&name),
-            format!("{gat}/definition"),
-            format!("Lark: {e}"),
-        )
+        DefinitionError::new(Some(&name), format!("{base}/format"), format!("Lark: {e}"))
     })?;
     Ok(Tool {
         parameters: fallback_parameters(&definition),
@@ -89,4 +114,43 @@ pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, Definitio
         }),
         ..Tool::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ToolSet;
+    use serde_json::json;
+
+    fn grammar_of(tool: serde_json::Value) -> Result<String, String> {
+        ToolSet::from_value(&json!([tool]))
+            .map(|t| {
+                t.tools()[0]
+                    .grammar
+                    .as_ref()
+                    .map(|g| g.definition.clone())
+                    .unwrap_or_default()
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn regex_and_text_formats_become_lark_grammars() {
+        let regex = grammar_of(json!({"type": "custom", "name": "dice", "format":
+            {"type": "grammar", "syntax": "regex", "definition": "[1-9]d(4|6)/x"}}));
+        assert_eq!(regex, Ok("start: /[1-9]d(4|6)\\/x/\n".to_owned()));
+        let text =
+            grammar_of(json!({"type": "custom", "name": "note", "format": {"type": "text"}}));
+        assert!(text.is_ok_and(|g| g.contains("[\\s\\S]*")));
+        let bare = grammar_of(json!({"type": "custom", "name": "note"}));
+        assert!(bare.is_ok());
+        let bad = grammar_of(json!({"type": "custom", "name": "x", "format":
+            {"type": "grammar", "syntax": "ebnf", "definition": "x"}}));
+        assert!(bad.is_err_and(|e| e.contains("ebnf")));
+        let bad_regex = grammar_of(json!({"type": "custom", "name": "x", "format":
+            {"type": "grammar", "syntax": "regex", "definition": "(unclosed"}}));
+        assert!(
+            bad_regex.is_err(),
+            "a regex the reader cannot take is a definition error"
+        );
+    }
 }

@@ -212,6 +212,13 @@ def responses_api():
     check("response.created" in kinds and "response.completed" in kinds, f"events: {kinds}")
     check(re.fullmatch(r"[1-9]d(4|6|8|20)", inputs), f"streamed input: {inputs!r}")
     check(any(i.type == "custom_tool_call" for i in final.output), "final has the call")
+    # The same tool as a regex grammar.
+    rtool = [{"type": "custom", "name": "roll_dice", "description": "Roll dice, e.g. 2d6.",
+              "format": {"type": "grammar", "syntax": "regex", "definition": "[1-9]d(4|6|8|20)"}}]
+    r = client.responses.create(model="toolgram", input="Roll two six-sided dice.", tools=rtool,
+                                tool_choice={"type": "custom", "name": "roll_dice"}, max_output_tokens=40)
+    items = [i for i in r.output if i.type == "custom_tool_call"]
+    check(len(items) == 1 and re.fullmatch(r"[1-9]d(4|6|8|20)", items[0].input), f"regex tool: {r.output}")
     # Function tools, multi-turn through previous_response_id.
     question, ftools = bfcl_tools("multiple", 3)
     rtools = [{"type": "function", **t["function"]} for t in ftools]
