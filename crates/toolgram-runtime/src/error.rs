@@ -92,7 +92,8 @@ fn repeats_text(repeats: &[RepeatedCall]) -> String {
         .join("; ")
 }
 
-fn profile_kind(p: &ProfileError) -> &'static str {
+/// The kind of a provider-profile error (for front ends that meet one outside a run).
+pub fn profile_error_kind(p: &ProfileError) -> &'static str {
     match p {
         ProfileError::UnknownProfile(_) => "invalid_request",
         ProfileError::OverLimit { .. } => "over_provider_limit",
@@ -100,12 +101,13 @@ fn profile_kind(p: &ProfileError) -> &'static str {
     }
 }
 
-fn provider_kind(p: &ProviderError) -> &'static str {
+/// The kind of a provider error (for front ends that meet one outside a run).
+pub fn provider_error_kind(p: &ProviderError) -> &'static str {
     match p {
         ProviderError::UnknownProvider(_) | ProviderError::Unsupported(_) => "invalid_request",
         ProviderError::Config(_) => "invalid_config",
         ProviderError::NoFallback { .. } => "capability_missing",
-        ProviderError::Profile(p) => profile_kind(p),
+        ProviderError::Profile(p) => profile_error_kind(p),
         ProviderError::Compile(_) => "invalid_tools",
         ProviderError::Http(_) | ProviderError::Reply { .. } => "provider_error",
     }
@@ -120,7 +122,7 @@ impl RunError {
             Self::InvalidSchema(_) => "invalid_schema",
             Self::Io(_) => "io_error",
             Self::Engine(e) => e.kind(),
-            Self::Provider(p) => provider_kind(p),
+            Self::Provider(p) => provider_error_kind(p),
             Self::ModelFetch(_) => "model_fetch_error",
             Self::NoValidCall { .. } => "no_valid_call",
             Self::RetryBlocked { .. } => "retry_blocked",

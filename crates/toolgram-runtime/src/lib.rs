@@ -47,12 +47,13 @@ mod post;
 mod remote;
 mod request;
 mod response;
+mod retry;
 mod stream;
 mod tools;
 
 pub use check::{Checked, check};
 pub use embedded::CacheStats;
-pub use error::{RunError, Status};
+pub use error::{RunError, Status, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Request, ResponseFormat, RetryPolicy, SamplingOptions};

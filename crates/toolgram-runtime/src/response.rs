@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 use toolgram_core::compile::DeferredKeyword;
 use toolgram_core::validate::RepeatedCall;
+pub use toolgram_engine::FinishReason;
 pub use toolgram_retry::{FailedAttempt, Usage};
 
 /// A validated call.
@@ -52,28 +53,6 @@ impl Call {
                 "function": {"name": self.name, "arguments": arguments.to_string()}}),
             CallKind::Custom { input } => json!({"id": self.id, "type": "custom",
                 "custom": {"name": self.name, "input": input}}),
-        }
-    }
-}
-
-/// Why the reply ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishReason {
-    /// With calls.
-    ToolCalls,
-    /// With text (or a stop sequence).
-    Stop,
-    /// At the token limit, outside any call.
-    Length,
-}
-
-impl FinishReason {
-    /// OpenAI's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ToolCalls => "tool_calls",
-            Self::Stop => "stop",
-            Self::Length => "length",
         }
     }
 }

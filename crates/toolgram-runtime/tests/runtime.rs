@@ -105,9 +105,9 @@ fn gather(rt: &Runtime, req: &Request) -> (Gathered, toolgram_runtime::Response)
             } => {
                 g.starts.insert(index, (id, name));
             }
-            Event::ToolCallDelta { index, arguments } => {
-                g.arguments.entry(index).or_default().push_str(&arguments)
-            }
+            Event::ToolCallDelta {
+                index, arguments, ..
+            } => g.arguments.entry(index).or_default().push_str(&arguments),
             Event::ToolCallEnd { index } => g.ends.push(index),
             Event::Retry { attempt } => panic!("attempt {attempt}: no retry expected"),
             Event::Done(r) => return (g, *r),

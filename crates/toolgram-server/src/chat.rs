@@ -153,9 +153,7 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Api
             Ok(axum::Json(truncated(&app, &id, &e)).into_response())
         }
         Err(e) => {
-            if matches!(e.kind(), "no_valid_call" | "retry_blocked") {
-                app.metrics.no_valid_call();
-            }
+            app.metrics.failed(&e);
             Err(e.into())
         }
     }
@@ -169,7 +167,7 @@ fn chunk(app: &App, id: &str, delta: Value, finish: Option<&str>) -> Value {
 }
 
 /// The chunks one event becomes (none for some).
-fn chunks_of(app: &App, id: &str, event: &Event, custom: &mut Vec<bool>) -> Vec<Value> {
+fn chunks_of(app: &App, id: &str, event: &Event) -> Vec<Value> {
     let delta = match event {
         Event::ContentDelta(t) => json!({"content": t}),
         Event::ReasoningDelta(t) => json!({"reasoning_content": t}),
@@ -179,8 +177,6 @@ fn chunks_of(app: &App, id: &str, event: &Event, custom: &mut Vec<bool>) -> Vec<
             name,
             custom: is_custom,
         } => {
-            custom.resize(custom.len().max(index + 1), false);
-            custom[*index] = *is_custom;
             let empty = if *is_custom {
                 CallKind::Custom {
                     input: String::new(),
@@ -196,8 +192,12 @@ fn chunks_of(app: &App, id: &str, event: &Event, custom: &mut Vec<bool>) -> Vec<
             }
             json!({"tool_calls": [c]})
         }
-        Event::ToolCallDelta { index, arguments } => {
-            if custom.get(*index).copied().unwrap_or(false) {
+        Event::ToolCallDelta {
+            index,
+            arguments,
+            custom,
+        } => {
+            if *custom {
                 json!({"tool_calls": [{"index": index, "custom": {"input": arguments}}]})
             } else {
                 json!({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
@@ -220,7 +220,6 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
     let (tx, rx) = tokio::sync::mpsc::channel::<Value>(64);
     let include_usage = chat.include_usage;
     tokio::spawn(async move {
-        let mut custom = Vec::new();
         let mut next = first;
         let _ = tx
             .send(chunk(
@@ -254,7 +253,7 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
                     break;
                 }
                 other => {
-                    for c in chunks_of(&app, &id, &other, &mut custom) {
+                    for c in chunks_of(&app, &id, &other) {
                         if tx.send(c).await.is_err() {
                             // The client went away; dropping `events` cancels the run.
                             app.metrics.disconnect();

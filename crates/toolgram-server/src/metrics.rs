@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolgram_runtime::{Response, Runtime};
+use toolgram_runtime::{Response, RunError, Runtime};
 
 /// The server's counters.
 #[derive(Debug, Default)]
@@ -50,9 +50,11 @@ impl Metrics {
             .fetch_add(r.attempts.saturating_sub(1) as u64, Ordering::Relaxed);
     }
 
-    /// Count a request whose every attempt failed validation.
-    pub fn no_valid_call(&self) {
-        self.no_valid_call.fetch_add(1, Ordering::Relaxed);
+    /// Count a failed run (those whose every attempt failed validation are counted apart).
+    pub fn failed(&self, e: &RunError) {
+        if matches!(e.kind(), "no_valid_call" | "retry_blocked") {
+            self.no_valid_call.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Count a streaming client that went away before its reply ended (its run is cancelled).

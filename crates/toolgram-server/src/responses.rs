@@ -296,9 +296,7 @@ pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, 
             Ok(axum::Json(body).into_response())
         }
         Err(e) => {
-            if matches!(e.kind(), "no_valid_call" | "retry_blocked") {
-                app.metrics.no_valid_call();
-            }
+            app.metrics.failed(&e);
             Err(e.into())
         }
     }
@@ -446,7 +444,6 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
             .await;
         w.send("response.in_progress", json!({"response": created}))
             .await;
-        let mut custom = Vec::new();
         let mut next = first;
         while let Some(event) = next {
             match event {
@@ -477,13 +474,11 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                     w.delta("message", "response.output_text.delta", &t).await;
                 }
                 Event::ToolCallStart {
-                    index,
                     id: call_id,
                     name,
                     custom: is_custom,
+                    ..
                 } => {
-                    custom.resize(custom.len().max(index + 1), false);
-                    custom[index] = is_custom;
                     let fid = app.new_id("fc");
                     let (kind, item) = if is_custom {
                         (
@@ -500,8 +495,10 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                     };
                     w.open(kind, fid, item).await;
                 }
-                Event::ToolCallDelta { index, arguments } => {
-                    if custom.get(index).copied().unwrap_or(false) {
+                Event::ToolCallDelta {
+                    arguments, custom, ..
+                } => {
+                    if custom {
                         w.delta(
                             "custom_tool_call",
                             "response.custom_tool_call_input.delta",

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use toolgram_core::profile::ProfileError;
 use toolgram_engine::EngineError;
 use toolgram_providers::ProviderError;
-use toolgram_runtime::{Checked, Event, RunError};
+use toolgram_runtime::{Checked, Event, RunError, profile_error_kind, provider_error_kind};
 
 /// Warnings and notes of a request checked before the model loads, on stderr.
 pub fn print_checked(checked: &Checked) {
@@ -30,9 +30,9 @@ pub fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
             custom,
         } => json!({"type": "tool_call_start", "index": index, "id": id, "name": name,
             "custom": custom}),
-        Event::ToolCallDelta { index, arguments } => {
-            json!({"type": "tool_call_delta", "index": index, "delta": arguments})
-        }
+        Event::ToolCallDelta {
+            index, arguments, ..
+        } => json!({"type": "tool_call_delta", "index": index, "delta": arguments}),
         Event::ToolCallEnd { index } => json!({"type": "tool_call_end", "index": index}),
         Event::Retry { attempt } => json!({"type": "retry", "attempt": attempt}),
         Event::Done(r) => r.to_json(),
@@ -61,9 +61,9 @@ pub fn print_error(e: &anyhow::Error) {
             None => match e.downcast_ref::<CliError>() {
                 Some(c) => (c.kind, Value::Null),
                 None => match e.downcast_ref::<ProfileError>() {
-                    Some(p) => (profile_kind(p), Value::Null),
+                    Some(p) => (profile_error_kind(p), Value::Null),
                     None => match e.downcast_ref::<ProviderError>() {
-                        Some(p) => (provider_kind(p), Value::Null),
+                        Some(p) => (provider_error_kind(p), Value::Null),
                         None => ("error", Value::Null),
                     },
                 },
@@ -75,25 +75,6 @@ pub fn print_error(e: &anyhow::Error) {
         o.extend(x);
     }
     eprintln!("{}", json!({"error": err}));
-}
-
-fn profile_kind(p: &ProfileError) -> &'static str {
-    match p {
-        ProfileError::UnknownProfile(_) => "invalid_request",
-        ProfileError::OverLimit { .. } => "over_provider_limit",
-        _ => "unsupported_by_profile",
-    }
-}
-
-fn provider_kind(p: &ProviderError) -> &'static str {
-    match p {
-        ProviderError::UnknownProvider(_) | ProviderError::Unsupported(_) => "invalid_request",
-        ProviderError::Config(_) => "invalid_config",
-        ProviderError::NoFallback { .. } => "capability_missing",
-        ProviderError::Profile(p) => profile_kind(p),
-        ProviderError::Compile(_) => "invalid_tools",
-        ProviderError::Http(_) | ProviderError::Reply { .. } => "provider_error",
-    }
 }
 
 /// The error chain, leaving out causes their parent already spells out.

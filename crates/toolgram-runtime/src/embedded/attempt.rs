@@ -24,14 +24,6 @@ fn sampling(req: &Request) -> Sampling {
     }
 }
 
-fn finish_reason(r: toolgram_engine::FinishReason) -> FinishReason {
-    match r {
-        toolgram_engine::FinishReason::ToolCalls => FinishReason::ToolCalls,
-        toolgram_engine::FinishReason::Stop => FinishReason::Stop,
-        toolgram_engine::FinishReason::Length => FinishReason::Length,
-    }
-}
-
 fn timings(t: &Timings) -> RunTimings {
     RunTimings {
         total_ms: 0.0,
@@ -80,13 +72,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         last: None,
         total_tokens: (0, 0),
     };
-    let outcome = toolgram_retry::run(
-        &mut model,
-        &req.tools,
-        &req.tool_choice,
-        &req.messages,
-        req.retry,
-    )?;
+    let outcome = crate::retry::run(&mut model, req)?;
     let last: CallResponse = model
         .last
         .take()
@@ -95,7 +81,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         content: outcome.reply.content,
         reasoning: outcome.reply.reasoning_content,
         tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
-        finish_reason: finish_reason(last.finish_reason),
+        finish_reason: last.finish_reason,
         usage: outcome.usage,
         path: last.mode.as_str(),
         path_reason: path_reason(last.mode).to_owned(),
@@ -124,7 +110,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
     })?;
     // Keywords the grammar left out are checked on the finished text.
     if let Some(v) = &prepared.validator
-        && r.finish_reason == toolgram_engine::FinishReason::Stop
+        && r.finish_reason == FinishReason::Stop
     {
         check_output(v, &r.content)?;
     }
@@ -133,7 +119,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
         content: Some(r.content),
         reasoning: r.reasoning_content,
         tool_calls: Vec::new(),
-        finish_reason: finish_reason(r.finish_reason),
+        finish_reason: r.finish_reason,
         usage: Some(Usage {
             prompt_tokens: r.prompt_tokens,
             completion_tokens: r.completion_tokens,

@@ -39,6 +39,8 @@ pub enum Event {
         index: usize,
         /// The text to append.
         arguments: String,
+        /// A grammar (custom) tool's input, as in its `ToolCallStart`.
+        custom: bool,
     },
     /// A call's arguments are complete.
     ToolCallEnd {
@@ -190,6 +192,7 @@ impl StreamState {
                     self.send(Event::ToolCallDelta {
                         index,
                         arguments: text,
+                        custom: false,
                     });
                 }
             }
@@ -222,11 +225,11 @@ impl StreamState {
         }
         for (index, call) in response.tool_calls.iter_mut().enumerate() {
             let text = call.arguments_text();
+            let custom = matches!(call.kind, crate::response::CallKind::Custom { .. });
             match self.calls.get_mut(index).filter(|s| s.name == call.name) {
                 Some(sent) => call.id = sent.id.clone(),
                 None => {
                     self.calls.truncate(index);
-                    let custom = matches!(call.kind, crate::response::CallKind::Custom { .. });
                     self.calls.push(SentCall {
                         id: call.id.clone(),
                         name: call.name.clone(),
@@ -246,6 +249,7 @@ impl StreamState {
                 self.send(Event::ToolCallDelta {
                     index,
                     arguments: rest,
+                    custom,
                 });
             }
             if !sent.ended {

@@ -18,37 +18,17 @@ import sys
 import threading
 import time
 
+import bfcl
 import httpx
 import jsonschema
 
 BASE, KEY, BFCL = sys.argv[1].removesuffix("/v1"), sys.argv[2], sys.argv[3]
 CLIENTS, QUEUE, ROUNDS = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 HEADERS = {"Authorization": f"Bearer {KEY}"}
-LINES = open(f"{BFCL}/BFCL_v4_multiple.json").read().splitlines()
-
-
-def bfcl_schema(s):
-    if isinstance(s, dict):
-        out = {}
-        for k, v in s.items():
-            if k == "type" and isinstance(v, str):
-                out[k] = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}.get(v, v)
-            elif k == "properties":
-                out[k] = {n: bfcl_schema(p) for n, p in v.items()}
-            elif k in ("items", "additionalProperties"):
-                out[k] = bfcl_schema(v)
-            elif k in ("description", "required", "enum", "maximum", "minimum", "maxItems", "minItems", "pattern"):
-                out[k] = v
-        return out
-    return s
 
 
 def case(i):
-    c = json.loads(LINES[i * 7 % len(LINES)])
-    tools = [{"type": "function", "function": {"name": f["name"].replace(".", "_"),
-              "description": f.get("description", ""), "parameters": bfcl_schema(f["parameters"])}}
-             for f in c["function"]]
-    return c["question"][0][-1]["content"], tools
+    return bfcl.case(BFCL, "multiple", i * 7)
 
 
 def ask(client, i, stream=False):

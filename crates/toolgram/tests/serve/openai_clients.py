@@ -10,6 +10,7 @@ returns is checked with `jsonschema` against its tool's parameters.
 import json
 import sys
 
+import bfcl
 import httpx
 import jsonschema
 import openai
@@ -26,35 +27,8 @@ def check(cond, what):
         raise AssertionError(what)
 
 
-def bfcl_schema(s):
-    """BFCL's type dialect → JSON Schema (dict→object, float→number, tuple→array, any→string)."""
-    if isinstance(s, dict):
-        out = {}
-        for k, v in s.items():
-            if k == "type" and isinstance(v, str):
-                out[k] = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}.get(v, v)
-            elif k == "properties":
-                out[k] = {name: bfcl_schema(p) for name, p in v.items()}
-            elif k in ("items", "additionalProperties"):
-                out[k] = bfcl_schema(v)
-            elif k in ("description", "required", "enum", "default", "maximum", "minimum",
-                       "maxItems", "minItems", "format", "pattern", "optional"):
-                if k not in ("optional", "format", "default"):
-                    out[k] = v
-        return out
-    return s
-
-
 def bfcl_tools(category, index):
-    lines = open(f"{BFCL}/BFCL_v4_{category}.json").read().splitlines()
-    case = json.loads(lines[index])
-    tools = []
-    for f in case["function"]:
-        name = f["name"].replace(".", "_")
-        tools.append({"type": "function", "function": {
-            "name": name, "description": f.get("description", ""),
-            "parameters": bfcl_schema(f["parameters"])}})
-    return case["question"][0][-1]["content"], tools
+    return bfcl.case(BFCL, category, index)
 
 
 def valid_call(call, tools):
