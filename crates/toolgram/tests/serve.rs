@@ -20,15 +20,25 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 /// The packages the client scripts use (the SDK as users install it; schemathesis pinned).
-const PACKAGES: [&str; 4] = ["openai", "httpx", "jsonschema", "schemathesis==4.32.5"];
+const PACKAGES: [&str; 5] = [
+    "openai",
+    "httpx",
+    "jsonschema",
+    "schemathesis==4.32.5",
+    "openai-agents==0.24.0",
+];
 
-/// A Python venv with the `openai` SDK, `httpx`, `jsonschema` and `schemathesis`, made once.
+/// A Python venv with the `openai` SDK and OpenAI's Agents SDK, `httpx`, `jsonschema` and
+/// `schemathesis`, made once.
 fn venv() -> PathBuf {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
     let dir = PathBuf::from(home).join(".cache/toolgram/venv-tests");
     let python = dir.join("bin/python");
     let ready = Command::new(&python)
-        .args(["-c", "import openai, httpx, jsonschema, schemathesis"])
+        .args([
+            "-c",
+            "import openai, httpx, jsonschema, schemathesis, agents",
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if !ready {

@@ -242,7 +242,33 @@ def errors():
     check(raw.get("/health").json()["status"] == "ok", "still serving")
 
 
-for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, errors]:
+def agents_sdk():
+    """OpenAI's Agents SDK (a client written by others) runs its loop unchanged: it reads our
+    call, runs its Python tool with the parsed arguments and ends on the tool's output."""
+    import asyncio
+    from agents import (Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool,
+                        set_tracing_disabled)
+    set_tracing_disabled(True)
+    seen = []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Get the current weather for a city."""
+        seen.append(city)
+        return f"sunny in {city}"
+
+    model = OpenAIChatCompletionsModel(model="toolgram",
+                                       openai_client=openai.AsyncOpenAI(base_url=BASE, api_key=KEY))
+    agent = Agent(name="weather", instructions="Use the get_weather tool.", tools=[get_weather],
+                  model=model, tool_use_behavior="stop_on_first_tool",
+                  model_settings=ModelSettings(tool_choice="required", max_tokens=60))
+    result = asyncio.run(Runner.run(agent, "What's the weather in Paris?", max_turns=2))
+    check(len(seen) == 1 and isinstance(seen[0], str) and seen[0], f"the tool ran once: {seen}")
+    check(result.final_output == f"sunny in {seen[0]}", f"final output: {result.final_output!r}")
+
+
+for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, agents_sdk,
+             errors]:
     test()
     print(f"ok {test.__name__}", flush=True)
 print(f"{checks} checks passed")
