@@ -23,13 +23,13 @@ pub fn fallback_parameters(definition: &str) -> Value {
 /// The grammar of a free-text custom tool: any text.
 const ANY_TEXT: &str = "start: /[\\s\\S]*/\n";
 
-/// A `grammar` format's definition as Lark: Lark as written, or a regex (whole input) as the
-/// one terminal of a Lark grammar.
+/// A `grammar` format's definition as Lark — Lark as written, or a regex (whole input) as the
+/// one terminal of a Lark grammar — and the JSON pointer of the definition.
 fn grammar_definition(
     name: &str,
     format: &Map<String, Value>,
     base: &str,
-) -> Result<String, DefinitionError> {
+) -> Result<(String, String), DefinitionError> {
     let (grammar, gat) = match format.get("grammar").and_then(Value::as_object) {
         Some(g) => (g, format!("{base}/format/grammar")),
         None => (format, format!("{base}/format")),
@@ -44,9 +44,10 @@ fn grammar_definition(
                 "missing `definition`",
             )
         })?;
+    let at = format!("{gat}/definition");
     match grammar.get("syntax").and_then(Value::as_str).unwrap_or("") {
-        "lark" => Ok(definition.to_owned()),
-        "regex" => Ok(format!("start: /{}/\n", slashes_escaped(definition))),
+        "lark" => Ok((definition.to_owned(), at)),
+        "regex" => Ok((format!("start: /{}/\n", slashes_escaped(definition)), at)),
         other => Err(DefinitionError::new(
             Some(name),
             format!("{gat}/syntax"),
@@ -86,11 +87,11 @@ pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, Definitio
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    let definition = match body.get("format").and_then(Value::as_object) {
+    let (definition, at) = match body.get("format").and_then(Value::as_object) {
         // No format, or `{"type": "text"}`: any text is the input.
-        None => ANY_TEXT.to_owned(),
+        None => (ANY_TEXT.to_owned(), format!("{base}/format")),
         Some(format) => match format.get("type").and_then(Value::as_str) {
-            Some("text") => ANY_TEXT.to_owned(),
+            Some("text") => (ANY_TEXT.to_owned(), format!("{base}/format")),
             Some("grammar") => grammar_definition(&name, format, &base)?,
             _ => {
                 return Err(DefinitionError::new(
@@ -101,9 +102,8 @@ pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, Definitio
             }
         },
     };
-    lark::parse(&definition).map_err(|e| {
-        DefinitionError::new(Some(&name), format!("{base}/format"), format!("Lark: {e}"))
-    })?;
+    lark::parse(&definition)
+        .map_err(|e| DefinitionError::new(Some(&name), at, format!("Lark: {e}")))?;
     Ok(Tool {
         parameters: fallback_parameters(&definition),
         name,
