@@ -105,6 +105,9 @@ pub struct FailedAttempt {
     pub raw: String,
     /// Every problem found, written for the model.
     pub errors: Vec<String>,
+    /// The reply was read (as text and calls) and failed validation; `false` when it could
+    /// not be read at all.
+    pub readable: bool,
 }
 
 /// A validated reply and the attempts it took.
@@ -180,7 +183,7 @@ where
     let mut usage: Option<Usage> = None;
     let budget = policy.max_attempts.max(1);
     for attempt in 1..=budget {
-        let (raw, errors, feedback) = match model.attempt(&conversation) {
+        let (raw, errors, feedback, readable) = match model.attempt(&conversation) {
             Ok(reply) => {
                 if let Some(u) = reply.usage {
                     *usage.get_or_insert_default() += u;
@@ -196,11 +199,11 @@ where
                 }
                 let feedback = feedback_messages(attempt, &reply, &problems);
                 let errors = problems.into_iter().flatten().collect();
-                (reply.raw, errors, feedback)
+                (reply.raw, errors, feedback, true)
             }
             Err(AttemptError::Unreadable { raw, message }) => {
                 let feedback = feedback::unreadable_messages(&raw, &message);
-                (raw, vec![message], feedback)
+                (raw, vec![message], feedback, false)
             }
             Err(AttemptError::Fatal(error)) => return Err(RetryError::Model { error, failed }),
         };
@@ -209,6 +212,7 @@ where
             attempt,
             raw,
             errors,
+            readable,
         });
         let cap = policy.consecutive_blocked.max(1);
         let repeating = failed.len() >= cap

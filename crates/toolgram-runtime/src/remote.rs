@@ -152,6 +152,7 @@ impl Remote {
             FinishReason::ToolCalls
         };
         Ok(Response {
+            raw: reply.raw,
             content: reply.content,
             reasoning: reply.reasoning_content,
             tool_calls: typed_calls(&req.tools, reply.tool_calls),

@@ -75,6 +75,8 @@ pub struct RunTimings {
 pub struct Response {
     /// Text before or instead of calls.
     pub content: Option<String>,
+    /// What the model wrote in the accepted attempt, as generated.
+    pub raw: String,
     /// The reasoning block.
     pub reasoning: Option<String>,
     /// Validated calls.

@@ -5,6 +5,7 @@
 
 mod bench;
 mod call;
+mod eval;
 mod generate;
 mod grammar;
 mod model;
@@ -48,6 +49,9 @@ enum Command {
     /// Measure end to end.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Evaluate on public benchmarks: grammar vs JSON vs prompt, beside a peer server.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Grammar tools: list them, print their grammars, run one.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Eval(cmd) => eval::run(cmd),
         Command::Tools(cmd) => tools::run(cmd),
     };
     match result {

@@ -78,6 +78,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         .take()
         .ok_or_else(|| RunError::Stopped("no attempt was recorded".into()))?;
     Ok(Response {
+        raw: outcome.reply.raw,
         content: outcome.reply.content,
         reasoning: outcome.reply.reasoning_content,
         tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
@@ -116,6 +117,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
     }
     let engine = session.engine();
     Ok(Response {
+        raw: r.content.clone(),
         content: Some(r.content),
         reasoning: r.reasoning_content,
         tool_calls: Vec::new(),

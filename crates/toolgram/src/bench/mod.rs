@@ -1,13 +1,11 @@
 //! `toolgram bench call`: constrained vs unconstrained generation on the same prompt, model
 //! and threads — mask µs per token (p50/p99), decode ms per token, tokens/s; and
-//! `toolgram bench compile` (see [`compile`]), `toolgram bench modes` (see [`modes`]) and
-//! `toolgram bench server-call` (see [`server_call`]).
+//! `toolgram bench compile` (see [`compile`]) and `toolgram bench server-call` (see
+//! [`server_call`]). Grammar vs JSON vs prompt on BFCL is `toolgram eval bfcl`.
 
-mod bfcl;
 mod compile;
 mod compile_gbnf;
 mod mask;
-mod modes;
 mod server_call;
 mod tools;
 
@@ -29,8 +27,6 @@ pub enum BenchCommand {
     },
     /// JSON-Schema coverage and correctness on MaskBench (no model).
     Compile(compile::CompileBenchArgs),
-    /// Grammar vs JSON vs prompt mode on BFCL cases: validity, attempts, accuracy, latency.
-    Modes(modes::ModesArgs),
     /// Mask time per token: llguidance vs llama.cpp's GBNF sampler on the same pool and call.
     Mask(mask::MaskArgs),
     /// Grammar tools: tokens of the grammar form vs the JSON forms over the same inputs.
@@ -76,7 +72,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     let (args, runs) = match cmd {
         BenchCommand::Call { call, runs } => (*call, runs),
         BenchCommand::Compile(args) => return compile::run(args),
-        BenchCommand::Modes(args) => return modes::run_modes(args),
         BenchCommand::Mask(args) => return mask::run(args),
         BenchCommand::Tools(args) => return tools::run(args),
         BenchCommand::ServerCall(args) => return server_call::run(args),

@@ -1,0 +1,274 @@
+//! BFCL (Berkeley Function Calling Leaderboard) read as BFCL itself reads it: category `C` from
+//! `BFCL_v<N>_C.json` beside `possible_answer/BFCL_v<N>_C.json`, its functions turned into
+//! OpenAI tools the way BFCL prepares them for function-calling models, and scored by a port of
+//! BFCL's AST checker. The one BFCL reader of the project.
+//!
+//! Contents: [`read_category`] and [`Item`] here; [`convert`] (BFCL's type dialect → JSON
+//! Schema); [`checker`] (the AST checker); [`java`] and [`js`] (BFCL's converters of Java and
+//! JavaScript argument strings); [`pyvalue`] (Python's types and equality on JSON values).
+//!
+//! This module must not run a model: it reads and scores.
+
+pub mod checker;
+pub mod convert;
+pub mod java;
+pub mod js;
+pub mod pyvalue;
+#[cfg(test)]
+mod tests;
+
+use crate::EvalError;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use toolgram_core::ChatMessage;
+
+/// The categories `toolgram eval bfcl` runs when none are named.
+pub const DEFAULT_CATEGORIES: [&str; 7] = [
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+];
+
+/// The language a category's functions are written in (BFCL: `java` / `javascript` in the
+/// category's name; Python otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// Python 3 (and every category not named after another language).
+    Python,
+    /// Java 8: every argument is a Java expression in a string.
+    Java,
+    /// JavaScript: every argument is a JavaScript expression in a string.
+    JavaScript,
+}
+
+impl Language {
+    /// The language of a category, from its name as BFCL decides it.
+    pub fn of(category: &str) -> Self {
+        if category.contains("javascript") {
+            Self::JavaScript
+        } else if category.contains("java") {
+            Self::Java
+        } else {
+            Self::Python
+        }
+    }
+}
+
+/// How a category is scored, from its name as BFCL decides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scoring {
+    /// One call, checked against the one expected call.
+    Simple,
+    /// Exactly one call among several offered functions.
+    Multiple,
+    /// Several calls in any order, each matched to one expected call.
+    Parallel,
+    /// No call may be made.
+    NoCall,
+    /// At least one call must be made (BFCL's `live_relevance`).
+    AnyCall,
+}
+
+impl Scoring {
+    /// The scoring of a category; `has_answers` says whether a possible-answer file exists
+    /// (a category without one is scored as irrelevance: no call).
+    pub fn of(category: &str, has_answers: bool) -> Self {
+        if category.contains("irrelevance") {
+            Self::NoCall
+        } else if category.contains("relevance") {
+            Self::AnyCall
+        } else if !has_answers {
+            Self::NoCall
+        } else if category.contains("parallel") {
+            Self::Parallel
+        } else if category.contains("multiple") {
+            Self::Multiple
+        } else {
+            Self::Simple
+        }
+    }
+
+    /// Whether a call is due (convergence and first-tool match are counted on these).
+    pub fn call_due(self) -> bool {
+        !matches!(self, Self::NoCall)
+    }
+}
+
+/// One BFCL test item.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// `simple_python_0`, …
+    pub id: String,
+    /// The category it was read from.
+    pub category: String,
+    /// Its functions' language.
+    pub language: Language,
+    /// How it is scored.
+    pub scoring: Scoring,
+    /// The conversation (the item's one turn: system and user messages).
+    pub messages: Vec<Value>,
+    /// The functions as BFCL wrote them (BFCL names and types): what the checker reads.
+    pub functions: Vec<Value>,
+    /// The functions as OpenAI tools (names with `.` → `_`, types mapped).
+    pub tools: Vec<Value>,
+    /// Expected calls, one `{function: {parameter: [accepted values]}}` per call.
+    pub answers: Vec<Map<String, Value>>,
+}
+
+impl Item {
+    /// The conversation as chat messages.
+    pub fn chat_messages(&self) -> Vec<ChatMessage> {
+        self.messages
+            .iter()
+            .map(|m| {
+                ChatMessage::text(
+                    m["role"].as_str().unwrap_or("user"),
+                    m["content"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// The tool names of the calls the answers expect.
+    pub fn expected_tools(&self) -> Vec<String> {
+        self.answers
+            .iter()
+            .flat_map(|a| a.keys().map(|k| convert::tool_name(k)))
+            .collect()
+    }
+}
+
+/// The question file of category `category` in `dir` (`BFCL_v<N>_<category>.json`, the
+/// highest `N` when several exist).
+pub fn category_file(dir: &Path, category: &str) -> Option<PathBuf> {
+    versioned(dir, category)
+}
+
+fn versioned(dir: &Path, category: &str) -> Option<PathBuf> {
+    let suffix = format!("_{category}.json");
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let version = name.strip_prefix("BFCL_v")?.strip_suffix(&suffix)?;
+            let n = version.parse::<u32>().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
+}
+
+fn read_lines(path: &Path) -> Result<Vec<Value>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|e| EvalError::io(path, e))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| EvalError::Data {
+                file: path.to_path_buf(),
+                line: i + 1,
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Read category `category` from `dir`, with its answers when `possible_answer/` has them.
+pub fn read_category(dir: &Path, category: &str) -> Result<Vec<Item>, EvalError> {
+    let file = category_file(dir, category).ok_or_else(|| EvalError::NoCategory {
+        dir: dir.to_path_buf(),
+        category: category.to_owned(),
+    })?;
+    if category.starts_with("multi_turn") {
+        return Err(EvalError::Unsupported(format!(
+            "{category}: multi-turn categories are scored by execution, not by the AST checker"
+        )));
+    }
+    let answer_file = versioned(&dir.join("possible_answer"), category);
+    let mut answers: HashMap<String, Vec<Map<String, Value>>> = HashMap::new();
+    if let Some(f) = &answer_file {
+        for (i, v) in read_lines(f)?.into_iter().enumerate() {
+            let bad = |message: &str| EvalError::Data {
+                file: f.clone(),
+                line: i + 1,
+                message: message.to_owned(),
+            };
+            let id = v["id"].as_str().ok_or_else(|| bad("no `id`"))?.to_owned();
+            let truth = v["ground_truth"]
+                .as_array()
+                .ok_or_else(|| bad("no `ground_truth` list"))?
+                .iter()
+                .map(|g| {
+                    g.as_object()
+                        .cloned()
+                        .ok_or_else(|| bad("an answer is not an object"))
+                })
+                .collect::<Result<_, _>>()?;
+            answers.insert(id, truth);
+        }
+    }
+    let language = Language::of(category);
+    let scoring = Scoring::of(category, answer_file.is_some());
+    read_lines(&file)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let bad = |message: String| EvalError::Data {
+                file: file.clone(),
+                line: i + 1,
+                message,
+            };
+            let id = v["id"]
+                .as_str()
+                .ok_or_else(|| bad("no `id`".into()))?
+                .to_owned();
+            let turns = v["question"]
+                .as_array()
+                .ok_or_else(|| bad("no `question`".into()))?;
+            if turns.len() != 1 {
+                return Err(bad(format!(
+                    "{id}: {} turns; one was expected",
+                    turns.len()
+                )));
+            }
+            let messages = turns[0]
+                .as_array()
+                .ok_or_else(|| bad("a turn is not a list".into()))?
+                .clone();
+            let functions = v["function"]
+                .as_array()
+                .ok_or_else(|| bad("no `function` list".into()))?
+                .clone();
+            let tools = functions
+                .iter()
+                .map(|f| convert::openai_tool(f, language))
+                .collect::<Result<_, _>>()
+                .map_err(|e| bad(format!("{id}: {e}")))?;
+            let expected = answers.remove(&id).unwrap_or_default();
+            if matches!(
+                scoring,
+                Scoring::Simple | Scoring::Multiple | Scoring::Parallel
+            ) && expected.is_empty()
+            {
+                return Err(bad(format!("{id}: no possible answer")));
+            }
+            Ok(Item {
+                id,
+                category: category.to_owned(),
+                language,
+                scoring,
+                messages,
+                functions,
+                tools,
+                answers: expected,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,166 @@
+//! The peer in the same run: the items sent to an OpenAI-compatible server's own tool calling
+//! (llama-server `--jinja`: its chat template and its lazy grammar; no toolgram grammar), the
+//! tools as BFCL prepares them, `tool_choice: auto`, parallel calls allowed, greedy. Each reply
+//! is scored twice: strictly (`tool_calls` only, mode `native`) and leniently (when
+//! `tool_calls` is empty, the text read by toolgram's lenient parser, mode `native-lenient`).
+//!
+//! This module must not compile grammars or retry: the peer gets one attempt, as its users do.
+
+use crate::bfcl::Item;
+use crate::bfcl::checker::Call;
+use crate::record::ItemRecord;
+use crate::run::{RunOptions, scored};
+use serde_json::{Map, Value, json};
+use std::time::Instant;
+use toolgram_core::lenient::{self, LenientOptions};
+use toolgram_core::validate::validate_call;
+use toolgram_core::{ToolCall, ToolSet};
+use toolgram_providers::{HttpOptions, Kind, Resolved, post_json};
+
+/// An OpenAI-compatible chat-completions server.
+pub struct Peer {
+    kind: Kind,
+    url: String,
+    model: Option<String>,
+    http: HttpOptions,
+}
+
+impl Peer {
+    /// The peer a resolved provider entry describes.
+    pub fn new(provider: &Resolved) -> Self {
+        Self {
+            kind: provider.kind,
+            url: format!(
+                "{}/v1/chat/completions",
+                provider.base_url.trim_end_matches('/')
+            ),
+            model: provider.model.clone(),
+            http: HttpOptions {
+                api_key: provider.api_key.clone(),
+                retries: 1,
+                ..HttpOptions::default()
+            },
+        }
+    }
+
+    /// Run one item: two records (`native`, `native-lenient`).
+    pub fn run(&self, item: &Item, tools: &ToolSet, options: RunOptions) -> Vec<ItemRecord> {
+        let mut body = json!({
+            "messages": item.messages,
+            "tools": item.tools,
+            "tool_choice": "auto",
+            "parallel_tool_calls": true,
+            "temperature": 0,
+            "max_tokens": options.max_tokens,
+        });
+        if let Some(m) = &self.model {
+            body["model"] = json!(m);
+        }
+        let t0 = Instant::now();
+        let reply = post_json(self.kind, &self.url, &body, &self.http);
+        let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                return ["native", "native-lenient"]
+                    .into_iter()
+                    .map(|mode| {
+                        let mut r = scored(item, mode, &[]);
+                        r.correct = false;
+                        r.reason = Some(format!("peer error: {e}"));
+                        r.parsed = false;
+                        r.valid = false;
+                        r.latency_ms = latency_ms;
+                        r
+                    })
+                    .collect();
+            }
+        };
+        let message = &reply["choices"][0]["message"];
+        let content = message["content"].as_str().unwrap_or_default().to_owned();
+        let tokens = reply["usage"]["completion_tokens"]
+            .as_u64()
+            .map(|t| t as usize);
+        let (strict, strict_parsed) = strict_calls(message);
+        let (lenient, lenient_parsed) = if strict.is_empty() {
+            lenient_calls(&content, tools)
+        } else {
+            (strict.clone(), strict_parsed)
+        };
+        let raw = if strict.is_empty() {
+            content
+        } else {
+            json!({"content": content, "tool_calls": message["tool_calls"]}).to_string()
+        };
+        [
+            ("native", strict, strict_parsed),
+            ("native-lenient", lenient, lenient_parsed),
+        ]
+        .into_iter()
+        .map(|(mode, calls, parsed)| {
+            let mut r = scored(item, mode, &calls);
+            r.parsed = parsed;
+            r.valid = parsed && calls.iter().all(|c| valid(tools, c));
+            r.raw = raw.clone();
+            r.output_tokens = tokens;
+            r.latency_ms = latency_ms;
+            r
+        })
+        .collect()
+    }
+}
+
+fn valid(tools: &ToolSet, c: &Call) -> bool {
+    let call = ToolCall {
+        id: String::new(),
+        name: c.name.clone(),
+        arguments: Value::Object(c.arguments.clone()),
+    };
+    validate_call(tools, &call).is_ok()
+}
+
+/// The reply's `tool_calls` with arguments that are JSON objects; `false` when one is not.
+fn strict_calls(message: &Value) -> (Vec<Call>, bool) {
+    let mut ok = true;
+    let calls = message["tool_calls"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|c| {
+            let name = c["function"]["name"].as_str()?.to_owned();
+            let arguments = match &c["function"]["arguments"] {
+                Value::String(s) => serde_json::from_str::<Map<String, Value>>(s).ok(),
+                Value::Object(m) => Some(m.clone()),
+                _ => None,
+            };
+            ok &= arguments.is_some();
+            Some(Call {
+                name,
+                arguments: arguments?,
+            })
+        })
+        .collect();
+    (calls, ok)
+}
+
+/// Calls read from the text by toolgram's lenient parser (every registered syntax).
+fn lenient_calls(text: &str, tools: &ToolSet) -> (Vec<Call>, bool) {
+    let opts = LenientOptions {
+        tools: Some(tools.tools()),
+        ..LenientOptions::default()
+    };
+    match lenient::parse(text, &opts) {
+        Ok(out) => (
+            out.tool_calls
+                .into_iter()
+                .map(|c| Call {
+                    name: c.name,
+                    arguments: c.arguments.as_object().cloned().unwrap_or_default(),
+                })
+                .collect(),
+            true,
+        ),
+        Err(_) => (Vec::new(), false),
+    }
+}

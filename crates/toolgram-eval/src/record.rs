@@ -1,0 +1,107 @@
+//! One scored item, and `items.jsonl`: one line per item × mode, appended as each finishes so a
+//! run can stop at any time and `--resume` where it stopped. A truncated last line (a run
+//! killed mid-write) is skipped on reading.
+//!
+//! This module must not score or run anything.
+
+use crate::EvalError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+
+/// One item run in one mode, scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemRecord {
+    /// BFCL item id.
+    pub id: String,
+    /// Its category.
+    pub category: String,
+    /// The mode (`grammar`, `json`, `prompt`, `native`, `native-lenient`).
+    pub mode: String,
+    /// BFCL's AST checker accepted the calls.
+    pub correct: bool,
+    /// Why not (BFCL's error type and message, or the run's error).
+    pub reason: Option<String>,
+    /// The first attempt's reply could be read as text and calls.
+    pub parsed: bool,
+    /// The first attempt's calls were all valid for their schemas (a reply without calls is
+    /// valid).
+    pub valid: bool,
+    /// A call was due (every category but irrelevance).
+    pub call_due: bool,
+    /// At least one structured call was made.
+    pub called: bool,
+    /// The first call names an expected tool.
+    pub first_tool_match: bool,
+    /// The calls scored: `{name, arguments}`.
+    pub calls: Vec<Value>,
+    /// What the model wrote (the accepted attempt, or the last failed one).
+    pub raw: String,
+    /// Generated tokens over all attempts, when counted.
+    pub output_tokens: Option<usize>,
+    /// Wall clock of the item, all attempts.
+    pub latency_ms: f64,
+    /// Attempts made.
+    pub attempts: usize,
+}
+
+impl ItemRecord {
+    /// The key `--resume` skips on.
+    pub fn key(&self) -> (String, String, String) {
+        (self.category.clone(), self.mode.clone(), self.id.clone())
+    }
+}
+
+/// Every record in `path` (none when it does not exist).
+pub fn read_records(path: &Path) -> Result<Vec<ItemRecord>, EvalError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(EvalError::io(path, e)),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+/// The keys already in `path`.
+pub fn done_keys(path: &Path) -> Result<HashSet<(String, String, String)>, EvalError> {
+    Ok(read_records(path)?.iter().map(ItemRecord::key).collect())
+}
+
+/// Appends records to `items.jsonl`, one flushed line each.
+pub struct RecordWriter {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
+impl RecordWriter {
+    /// Open `path` for appending (`fresh`: truncate it first).
+    pub fn open(path: &Path, fresh: bool) -> Result<Self, EvalError> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(!fresh)
+            .write(true)
+            .truncate(fresh)
+            .open(path)
+            .map_err(|e| EvalError::io(path, e))?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Append one record.
+    pub fn write(&mut self, r: &ItemRecord) -> Result<(), EvalError> {
+        let line = serde_json::to_string(r).map_err(|e| EvalError::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        writeln!(self.file, "{line}")
+            .and_then(|()| self.file.flush())
+            .map_err(|e| EvalError::io(&self.path, e))
+    }
+}

@@ -1,0 +1,140 @@
+//! Rows per category and mode from the item records: accuracy (BFCL's AST checker), replies
+//! that parse and calls that are schema-valid on the first attempt, convergence (a structured
+//! call when one was due) and first-tool match (the first call names an expected tool) as the
+//! Metnos planner bench reports them, mean output tokens, mean and p95 latency, attempts per
+//! item; the terminal table and `results.json`. Rates are in 0..1; an `all` row per mode pools
+//! every item of the categories shown.
+//!
+//! This module must not run or score items.
+
+use crate::record::ItemRecord;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// One category × mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The category (`all` for the pooled row).
+    pub category: String,
+    /// The mode.
+    pub mode: String,
+    /// Items.
+    pub n: usize,
+    /// Items BFCL's checker accepts.
+    pub accuracy: f64,
+    /// First replies that could be read.
+    pub parsed: f64,
+    /// First replies whose calls were all schema-valid.
+    pub valid: f64,
+    /// Items with a call due that got one (`None` when none was due).
+    pub convergence: Option<f64>,
+    /// Items with a call due whose first call names an expected tool.
+    pub first_tool_match: Option<f64>,
+    /// Mean generated tokens (items where they were counted).
+    pub mean_tokens: Option<f64>,
+    /// Mean wall clock per item.
+    pub mean_latency_ms: f64,
+    /// 95th percentile wall clock.
+    pub p95_latency_ms: f64,
+    /// Mean attempts per item.
+    pub attempts: f64,
+}
+
+fn rate(n: usize, of: usize) -> f64 {
+    if of == 0 { 0.0 } else { n as f64 / of as f64 }
+}
+
+fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
+    let n = rs.len();
+    let count = |f: &dyn Fn(&ItemRecord) -> bool| rs.iter().filter(|r| f(r)).count();
+    let due: Vec<&&ItemRecord> = rs.iter().filter(|r| r.call_due).collect();
+    let due_rate = |f: &dyn Fn(&ItemRecord) -> bool| {
+        (!due.is_empty()).then(|| rate(due.iter().filter(|r| f(r)).count(), due.len()))
+    };
+    let tokens: Vec<usize> = rs.iter().filter_map(|r| r.output_tokens).collect();
+    let mut lat: Vec<f64> = rs.iter().map(|r| r.latency_ms).collect();
+    lat.sort_by(f64::total_cmp);
+    let p95 = lat
+        .get(((lat.len() as f64 * 0.95).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0);
+    Row {
+        category: category.to_owned(),
+        mode: mode.to_owned(),
+        n,
+        accuracy: rate(count(&|r| r.correct), n),
+        parsed: rate(count(&|r| r.parsed), n),
+        valid: rate(count(&|r| r.valid), n),
+        convergence: due_rate(&|r| r.called),
+        first_tool_match: due_rate(&|r| r.first_tool_match),
+        mean_tokens: (!tokens.is_empty())
+            .then(|| tokens.iter().sum::<usize>() as f64 / tokens.len() as f64),
+        mean_latency_ms: lat.iter().sum::<f64>() / n.max(1) as f64,
+        p95_latency_ms: p95,
+        attempts: rs.iter().map(|r| r.attempts).sum::<usize>() as f64 / n.max(1) as f64,
+    }
+}
+
+/// Rows for `categories` × `modes` (in that order; pairs without records left out), then an
+/// `all` row per mode.
+pub fn rows(records: &[ItemRecord], categories: &[String], modes: &[String]) -> Vec<Row> {
+    let mut out = Vec::new();
+    for c in categories {
+        for m in modes {
+            let rs: Vec<&ItemRecord> = records
+                .iter()
+                .filter(|r| &r.category == c && &r.mode == m)
+                .collect();
+            if !rs.is_empty() {
+                out.push(row(c, m, &rs));
+            }
+        }
+    }
+    if categories.len() > 1 {
+        for m in modes {
+            let rs: Vec<&ItemRecord> = records
+                .iter()
+                .filter(|r| &r.mode == m && categories.contains(&r.category))
+                .collect();
+            if !rs.is_empty() {
+                out.push(row("all", m, &rs));
+            }
+        }
+    }
+    out
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".into(), |x| format!("{:.1}", x * 100.0))
+}
+
+/// The rows as a Markdown table (rates in %).
+pub fn table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| category | mode | n | accuracy % | parsed % | valid % | convergence % | first tool % | mean tokens | mean ms | p95 ms | attempts |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.2} |\n",
+            r.category,
+            r.mode,
+            r.n,
+            pct(Some(r.accuracy)),
+            pct(Some(r.parsed)),
+            pct(Some(r.valid)),
+            pct(r.convergence),
+            pct(r.first_tool_match),
+            r.mean_tokens.map_or("–".into(), |t| format!("{t:.1}")),
+            r.mean_latency_ms,
+            r.p95_latency_ms,
+            r.attempts,
+        ));
+    }
+    s
+}
+
+/// `results.json`: what ran, and the rows.
+pub fn results_json(rows: &[Row], run: Value) -> Value {
+    json!({"run": run, "rows": rows})
+}

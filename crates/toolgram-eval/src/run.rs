@@ -1,0 +1,292 @@
+//! Items × modes on one run stage: the model is loaded once, and items run item by item with
+//! every mode in turn, so the tool prefix evaluated for one mode is reused by the next (the
+//! runtime's session cache). Each run is scored at once and handed to the caller (who appends
+//! it to `items.jsonl`); items already recorded are skipped.
+//!
+//! Modes: `grammar`, `json`, `prompt` on the run stage (embedded or a provider) with
+//! `tool_choice: auto` and parallel calls allowed, as BFCL asks; `native` sends the items to a
+//! peer server's own tool calling ([`crate::peer`]).
+//!
+//! This module must not print or write files.
+
+use crate::EvalError;
+use crate::bfcl::checker::{self, Call};
+use crate::bfcl::{Item, Scoring};
+use crate::peer::Peer;
+use crate::record::ItemRecord;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::time::Instant;
+use toolgram_core::compile::Mode;
+use toolgram_core::{ToolChoice, ToolSet};
+use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime};
+
+/// How an item is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalMode {
+    /// Call and arguments decoded under the grammar.
+    Grammar,
+    /// Call shape and tool name enforced; arguments validated after.
+    Json,
+    /// Nothing enforced: lenient parse, validation, retries.
+    Prompt,
+    /// A peer server's own tool calling (no toolgram grammar); scored strictly (`tool_calls`
+    /// only, mode `native`) and leniently (its text read by toolgram's parser,
+    /// `native-lenient`).
+    Native,
+}
+
+impl EvalMode {
+    /// Its name on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Grammar => "grammar",
+            Self::Json => "json",
+            Self::Prompt => "prompt",
+            Self::Native => "native",
+        }
+    }
+
+    /// Read a mode name.
+    pub fn parse(s: &str) -> Result<Self, EvalError> {
+        Ok(match s {
+            "grammar" => Self::Grammar,
+            "json" => Self::Json,
+            "prompt" => Self::Prompt,
+            "native" => Self::Native,
+            other => {
+                return Err(EvalError::Unsupported(format!(
+                    "unknown mode `{other}` (grammar, json, prompt, native)"
+                )));
+            }
+        })
+    }
+
+    fn core(self) -> Option<Mode> {
+        match self {
+            Self::Grammar => Some(Mode::Grammar),
+            Self::Json => Some(Mode::Json),
+            Self::Prompt => Some(Mode::Prompt),
+            Self::Native => None,
+        }
+    }
+}
+
+/// Per-run settings.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Most tokens per attempt.
+    pub max_tokens: usize,
+    /// Most attempts per item (retries after a failed validation).
+    pub max_attempts: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            max_tokens: 512,
+            max_attempts: 3,
+        }
+    }
+}
+
+/// What runs the items.
+pub struct Targets<'a> {
+    /// The run stage, for `grammar`, `json`, `prompt`.
+    pub runtime: Option<&'a Runtime>,
+    /// The peer, for `native`.
+    pub peer: Option<&'a Peer>,
+}
+
+/// Records already made: `(category, mode, id)`.
+pub type Done = HashSet<(String, String, String)>;
+
+fn key(item: &Item, mode: EvalMode) -> (String, String, String) {
+    (
+        item.category.clone(),
+        mode.name().to_owned(),
+        item.id.clone(),
+    )
+}
+
+/// How many item × mode runs are still to do.
+pub fn pending(items: &[Item], modes: &[EvalMode], done: &Done) -> usize {
+    items
+        .iter()
+        .flat_map(|i| modes.iter().map(move |m| key(i, *m)))
+        .filter(|k| !done.contains(k))
+        .count()
+}
+
+/// Run every item in every mode not yet in `done`; each record goes to `sink` as it is made.
+pub fn run_items(
+    items: &[Item],
+    modes: &[EvalMode],
+    targets: &Targets<'_>,
+    options: RunOptions,
+    done: &Done,
+    mut sink: impl FnMut(&ItemRecord) -> Result<(), EvalError>,
+) -> Result<(), EvalError> {
+    for item in items {
+        let todo: Vec<EvalMode> = modes
+            .iter()
+            .copied()
+            .filter(|m| !done.contains(&key(item, *m)))
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        let base = ToolSet::from_value(&Value::Array(item.tools.clone()))
+            .map(|tools| Request::new(item.chat_messages(), tools));
+        for mode in todo {
+            let records = match (mode.core(), &base) {
+                (_, Err(e)) => vec![refused(item, mode, &e.to_string())],
+                (Some(core), Ok(base)) => {
+                    let runtime = targets.runtime.ok_or_else(|| {
+                        EvalError::Unsupported(format!(
+                            "mode {} needs a model or provider",
+                            mode.name()
+                        ))
+                    })?;
+                    vec![run_one(runtime, item, core, base, options)?]
+                }
+                (None, Ok(base)) => {
+                    let peer = targets.peer.ok_or_else(|| {
+                        EvalError::Unsupported(
+                            "mode native needs --provider (a peer server)".into(),
+                        )
+                    })?;
+                    peer.run(item, &base.tools, options)
+                }
+            };
+            for r in &records {
+                sink(r)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The tools of an item could not be compiled: scored as a miss in that mode.
+fn refused(item: &Item, mode: EvalMode, why: &str) -> ItemRecord {
+    ItemRecord {
+        id: item.id.clone(),
+        category: item.category.clone(),
+        mode: mode.name().to_owned(),
+        correct: false,
+        reason: Some(format!("tools refused: {why}")),
+        parsed: false,
+        valid: false,
+        call_due: item.scoring.call_due(),
+        called: false,
+        first_tool_match: false,
+        calls: Vec::new(),
+        raw: String::new(),
+        output_tokens: None,
+        latency_ms: 0.0,
+        attempts: 0,
+    }
+}
+
+/// Score `calls` for `item` and fill the fields every mode shares.
+pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
+    let verdict = checker::check(item, calls);
+    let expected = item.expected_tools();
+    let first_tool_match = calls.first().is_some_and(|c| {
+        expected.contains(&c.name) || (item.scoring == Scoring::AnyCall && expected.is_empty())
+    });
+    ItemRecord {
+        id: item.id.clone(),
+        category: item.category.clone(),
+        mode: mode.to_owned(),
+        correct: verdict.is_ok(),
+        reason: verdict.err().map(|m| format!("{}: {}", m.kind, m.message)),
+        parsed: true,
+        valid: true,
+        call_due: item.scoring.call_due(),
+        called: !calls.is_empty(),
+        first_tool_match,
+        calls: calls
+            .iter()
+            .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+            .collect(),
+        raw: String::new(),
+        output_tokens: None,
+        latency_ms: 0.0,
+        attempts: 1,
+    }
+}
+
+fn run_one(
+    runtime: &Runtime,
+    item: &Item,
+    mode: Mode,
+    base: &Request,
+    options: RunOptions,
+) -> Result<ItemRecord, EvalError> {
+    let mut req = base.clone();
+    req.tool_choice = ToolChoice::Auto;
+    req.parallel_tool_calls = true;
+    req.mode = mode;
+    req.sampling.max_tokens = options.max_tokens;
+    req.retry = RetryPolicy {
+        max_attempts: options.max_attempts.max(1),
+        consecutive_blocked: 2,
+    };
+    let name = mode.as_str();
+    let t0 = Instant::now();
+    let outcome = runtime.run(&req);
+    let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let record = match outcome {
+        Ok(resp) => {
+            let calls: Vec<Call> = resp
+                .tool_calls
+                .iter()
+                .map(|c| Call {
+                    name: c.name.clone(),
+                    arguments: match &c.kind {
+                        CallKind::Function { arguments } => {
+                            arguments.as_object().cloned().unwrap_or_default()
+                        }
+                        CallKind::Custom { .. } => serde_json::Map::new(),
+                    },
+                })
+                .collect();
+            let mut r = scored(item, name, &calls);
+            r.parsed = resp.failed_attempts.first().is_none_or(|f| f.readable);
+            r.valid = resp.failed_attempts.is_empty();
+            r.raw = resp.raw;
+            r.output_tokens = resp.usage.map(|u| u.completion_tokens);
+            r.attempts = resp.attempts;
+            r
+        }
+        Err(
+            RunError::NoValidCall { message, failed } | RunError::RetryBlocked { message, failed },
+        ) => {
+            let mut r = scored(item, name, &[]);
+            r.correct = false;
+            r.reason = Some(format!("no valid call: {message}"));
+            r.parsed = failed.first().is_some_and(|f| f.readable);
+            r.valid = false;
+            r.called = false;
+            r.raw = failed.last().map(|f| f.raw.clone()).unwrap_or_default();
+            r.attempts = failed.len();
+            r
+        }
+        Err(e @ (RunError::Busy { .. } | RunError::Stopped(_) | RunError::ModelFetch(_))) => {
+            return Err(e.into());
+        }
+        Err(e) => {
+            let mut r = scored(item, name, &[]);
+            r.correct = false;
+            r.reason = Some(format!("{}: {e}", e.kind()));
+            r.parsed = false;
+            r.valid = false;
+            r
+        }
+    };
+    Ok(ItemRecord {
+        latency_ms,
+        ..record
+    })
+}
