@@ -8,6 +8,9 @@ use crate::report::Row;
 use plotters::prelude::*;
 use std::path::Path;
 
+/// A rate read from a row.
+type Metric = fn(&Row) -> f64;
+
 const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -43,7 +46,7 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
         .titled(title, ("sans-serif", 20))
         .map_err(|e| err(path, e))?;
     let panels = root.split_evenly((2, 1));
-    let metrics: [(&str, fn(&Row) -> f64); 2] = [
+    let metrics: [(&str, Metric); 2] = [
         ("accuracy %", |r| r.accuracy),
         ("schema-valid first replies %", |r| r.valid),
     ];

@@ -1,6 +1,7 @@
 //! `toolgram eval bfcl`: BFCL categories × modes on the embedded model (or a provider), and a
 //! peer server's own tool calling beside them; a progress bar while it runs, then the table on
-//! stdout and `items.jsonl`, `results.json`, `chart.svg` in `--out`.
+//! stdout and `items.jsonl`, `results.json`, `chart.svg` in `--out` — over every mode recorded
+//! there, so a peer run resumed into the folder of an embedded run reports both side by side.
 //!
 //! Argument parsing and printing only: reading, running and scoring live in `toolgram-eval`.
 
@@ -170,7 +171,7 @@ fn bfcl_cmd(args: BfclArgs) -> anyhow::Result<()> {
             bar.set_message(format!("{} · {}", r.category, score.join(" · ")));
             bar.inc(1);
             if !std::io::stderr().is_terminal()
-                && (bar.position() % 20 == 0 || bar.position() == total)
+                && (bar.position().is_multiple_of(20) || bar.position() == total)
             {
                 eprintln!("eval: {}/{total} {}", bar.position(), bar.message());
             }
@@ -186,7 +187,14 @@ fn bfcl_cmd(args: BfclArgs) -> anyhow::Result<()> {
             mode_names.push("native-lenient".to_owned());
         }
     }
+    // The table shows every mode recorded in `--out` (a peer run resumed into the folder of
+    // an embedded run shows both), this run's modes first.
     let records = read_records(&items_path)?;
+    for r in records.iter().filter(|r| categories.contains(&r.category)) {
+        if !mode_names.contains(&r.mode) {
+            mode_names.push(r.mode.clone());
+        }
+    }
     let rows = report::rows(&records, &categories, &mode_names);
     print!("{}", report::table(&rows));
     let run = json!({

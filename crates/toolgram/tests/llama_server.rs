@@ -337,3 +337,63 @@ fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
     assert_eq!(json["toolgram"]["provider"], "llama-server", "{json}");
     assert_eq!(json["toolgram"]["path"], "grammar", "{json}");
 }
+
+#[test]
+fn eval_scores_llama_servers_own_tool_calling_strictly_and_leniently() {
+    let server = start_server();
+    let out = std::env::temp_dir().join(format!("toolgram-eval-peer-{}", std::process::id()));
+    let out_s = out.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = toolgram(&[
+        "eval",
+        "bfcl",
+        "--data",
+        "../shared/data/bfcl",
+        "--category",
+        "simple_python",
+        "--limit",
+        "2",
+        "--max-tokens",
+        "128",
+        "--provider",
+        "llama-server",
+        "--base-url",
+        &server.url,
+        "--out",
+        &out_s,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("| simple_python | native | 2 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| simple_python | native-lenient | 2 |"),
+        "{stdout}"
+    );
+    let items: Vec<Value> = std::fs::read_to_string(out.join("items.jsonl"))
+        .expect("items.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(
+        items.len(),
+        4,
+        "two items, each read strictly and leniently"
+    );
+    for it in &items {
+        assert!(
+            it["raw"].as_str().is_some_and(|r| !r.is_empty()),
+            "the peer's reply is kept: {it}"
+        );
+        assert!(it["output_tokens"].as_u64().is_some(), "{it}");
+    }
+    // Lenient reading never scores below strict reading of the same replies.
+    let score = |mode: &str| {
+        items
+            .iter()
+            .filter(|i| i["mode"] == mode && i["correct"] == true)
+            .count()
+    };
+    assert!(score("native-lenient") >= score("native"));
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -108,17 +108,18 @@ fn as_expression(p: &mut Map<String, Value>, language: Language) {
         );
         p.remove("items");
     }
-    if language == Language::JavaScript && t == "dict" {
-        if let Some(props) = p.remove("properties") {
-            append(
-                p,
-                "description",
-                &format!(
-                    " The dictionary entries have the following schema; they are not in string representation. {}",
-                    python_dumps(&props)
-                ),
-            );
-        }
+    if language == Language::JavaScript
+        && t == "dict"
+        && let Some(props) = p.remove("properties")
+    {
+        append(
+            p,
+            "description",
+            &format!(
+                " The dictionary entries have the following schema; they are not in string representation. {}",
+                python_dumps(&props)
+            ),
+        );
     }
     p.insert("type".into(), json!("string"));
 }

@@ -1,0 +1,158 @@
+//! `toolgram eval bfcl` as a user runs it, on the fast test model: a few items of two shared
+//! categories in every mode, `--resume` skipping what is done, and a category this repository
+//! has never seen, read from its file name in a `--data` folder.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn toolgram(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("toolgram runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolgram-eval-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("items.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn rows(out: &Path) -> Vec<Value> {
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
+    )
+    .expect("JSON");
+    v["rows"].as_array().cloned().expect("rows")
+}
+
+fn eval(data: &str, categories: &str, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = out.to_string_lossy().into_owned();
+    let mut args = vec![
+        "eval",
+        "bfcl",
+        "--model",
+        "test",
+        "--data",
+        data,
+        "--category",
+        categories,
+        "--limit",
+        "1",
+        "--max-tokens",
+        "48",
+        "--out",
+        &out,
+    ];
+    args.extend_from_slice(extra);
+    toolgram(&args)
+}
+
+#[test]
+fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
+    let out = temp("shared");
+    let (code, stdout, stderr) = eval(
+        "../shared/data/bfcl",
+        "simple_python,irrelevance",
+        &out,
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("| simple_python | grammar | 1 |"),
+        "{stdout}"
+    );
+    let items = lines(&out.join("items.jsonl"));
+    assert_eq!(items.len(), 6, "2 categories × 3 modes × 1 item");
+    for it in &items {
+        assert!(
+            it["reason"].is_string() || it["correct"] == true,
+            "a miss says why: {it}"
+        );
+        if it["mode"] == "grammar" {
+            assert_eq!(it["valid"], true, "grammar mode is schema-valid: {it}");
+        }
+    }
+    let r = rows(&out);
+    assert!(
+        r.iter()
+            .any(|r| r["category"] == "all" && r["mode"] == "prompt" && r["n"] == 2)
+    );
+    let svg = std::fs::read_to_string(out.join("chart.svg")).expect("chart.svg");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("simple_python"),
+        "the chart names its categories"
+    );
+
+    // Resume: nothing left to run, nothing appended, the same table.
+    let (code, again, stderr) = eval(
+        "../shared/data/bfcl",
+        "simple_python,irrelevance",
+        &out,
+        &["--resume"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines(&out.join("items.jsonl")).len(), 6);
+    assert_eq!(again, stdout);
+
+    // A category never seen here: `live_simple`, laid out as BFCL lays it out.
+    let data = temp("data");
+    std::fs::create_dir_all(data.join("possible_answer")).expect("dir");
+    let bfcl = repo().join("../shared/data/bfcl");
+    for (from, to) in [
+        ("BFCL_v4_simple_python.json", "BFCL_v4_live_simple.json"),
+        (
+            "possible_answer/BFCL_v4_simple_python.json",
+            "possible_answer/BFCL_v4_live_simple.json",
+        ),
+    ] {
+        let text = std::fs::read_to_string(bfcl.join(from)).expect("shared data");
+        let first: String = text.lines().take(3).collect::<Vec<_>>().join("\n");
+        std::fs::write(
+            data.join(to),
+            first.replace("simple_python_", "live_simple_"),
+        )
+        .expect("write");
+    }
+    let out2 = temp("unseen");
+    let (code, stdout, stderr) = eval(
+        &data.to_string_lossy(),
+        "live_simple",
+        &out2,
+        &["--mode", "grammar"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("| live_simple | grammar | 1 |"), "{stdout}");
+    assert_eq!(lines(&out2.join("items.jsonl"))[0]["id"], "live_simple_0");
+
+    // Bad input: a clear error before any model is loaded.
+    let (code, _, stderr) = eval("../shared/data/bfcl", "no_such_category", &out2, &[]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("no BFCL_v<N>_no_such_category.json"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&out2);
+    let _ = std::fs::remove_dir_all(&data);
+}
