@@ -15,7 +15,7 @@ use std::time::Instant;
 use toolgram_core::lenient::{self, LenientOptions};
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ToolCall, ToolSet};
-use toolgram_providers::{HttpOptions, Kind, Resolved, post_json};
+use toolgram_providers::{HttpOptions, Kind, Resolved, post_json, read_usage};
 
 /// An OpenAI-compatible chat-completions server.
 pub struct Peer {
@@ -78,9 +78,7 @@ impl Peer {
         };
         let message = &reply["choices"][0]["message"];
         let content = message["content"].as_str().unwrap_or_default().to_owned();
-        let tokens = reply["usage"]["completion_tokens"]
-            .as_u64()
-            .map(|t| t as usize);
+        let usage = read_usage(self.kind, &reply);
         let (strict, strict_parsed) = strict_calls(message);
         let (lenient, lenient_parsed) = if strict.is_empty() {
             lenient_calls(&content, tools)
@@ -102,7 +100,8 @@ impl Peer {
             r.parsed = parsed;
             r.valid = parsed && calls.iter().all(|c| valid(tools, c));
             r.raw = raw.clone();
-            r.output_tokens = tokens;
+            r.output_tokens = usage.map(|u| u.completion_tokens);
+            r.cached_tokens = usage.map(|u| u.cached_prompt_tokens);
             r.latency_ms = latency_ms;
             r
         })

@@ -41,6 +41,9 @@ pub struct ItemRecord {
     pub raw: String,
     /// Generated tokens over all attempts, when counted.
     pub output_tokens: Option<usize>,
+    /// Prompt tokens found in the session cache (not evaluated again), when counted.
+    #[serde(default)]
+    pub cached_tokens: Option<usize>,
     /// Wall clock of the item, all attempts.
     pub latency_ms: f64,
     /// Attempts made.

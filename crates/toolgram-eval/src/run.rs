@@ -1,6 +1,7 @@
 //! Items × modes on one run stage: the model is loaded once, and items run item by item with
 //! every mode in turn, so the tool prefix evaluated for one mode is reused by the next (the
-//! runtime's session cache). Each run is scored at once and handed to the caller (who appends
+//! runtime's session cache); the modes take turns going first so none always pays the cold
+//! prompt, and each record says how many prompt tokens came from the cache. Each run is scored at once and handed to the caller (who appends
 //! it to `items.jsonl`); items already recorded are skipped.
 //!
 //! Modes: `grammar`, `json`, `prompt` on the run stage (embedded or a provider) with
@@ -127,8 +128,8 @@ pub fn run_items(
     done: &Done,
     mut sink: impl FnMut(&ItemRecord) -> Result<(), EvalError>,
 ) -> Result<(), EvalError> {
-    for item in items {
-        let todo: Vec<EvalMode> = modes
+    for (index, item) in items.iter().enumerate() {
+        let mut todo: Vec<EvalMode> = modes
             .iter()
             .copied()
             .filter(|m| !done.contains(&key(item, *m)))
@@ -136,6 +137,10 @@ pub fn run_items(
         if todo.is_empty() {
             continue;
         }
+        // Modes take turns going first: the first pays the cold prompt, the ones after it may
+        // find the same prefix in the session cache (grammar and json render the same prompt).
+        let turn = index % todo.len();
+        todo.rotate_left(turn);
         let base = ToolSet::from_value(&Value::Array(item.tools.clone()))
             .map(|tools| Request::new(item.chat_messages(), tools));
         for mode in todo {
@@ -183,6 +188,7 @@ fn refused(item: &Item, mode: EvalMode, why: &str) -> ItemRecord {
         calls: Vec::new(),
         raw: String::new(),
         output_tokens: None,
+        cached_tokens: None,
         latency_ms: 0.0,
         attempts: 0,
     }
@@ -212,6 +218,7 @@ pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
             .collect(),
         raw: String::new(),
         output_tokens: None,
+        cached_tokens: None,
         latency_ms: 0.0,
         attempts: 1,
     }
@@ -257,6 +264,7 @@ fn run_one(
             r.valid = resp.failed_attempts.is_empty();
             r.raw = resp.raw;
             r.output_tokens = resp.usage.map(|u| u.completion_tokens);
+            r.cached_tokens = resp.usage.map(|u| u.cached_prompt_tokens);
             r.attempts = resp.attempts;
             r
         }
