@@ -56,17 +56,20 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
             .margin(10)
             .x_label_area_size(30)
             .y_label_area_size(50)
-            .build_cartesian_2d(0f64..categories.len() as f64, 0f64..100f64)
+            // One empty slot on the right holds the legend.
+            .build_cartesian_2d(-0.5f64..categories.len() as f64 + 0.5, 0f64..100f64)
             .map_err(|e| err(path, e))?;
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(categories.len() * 2 + 1)
+            .light_line_style(WHITE)
+            .x_labels(categories.len() + 2)
             .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                let centre = (x - x.floor() - 0.5).abs() < 1e-6;
-                if centre {
-                    categories.get(i).map_or(String::new(), |c| (*c).to_owned())
+                let near = x.round();
+                if (x - near).abs() < 1e-6 && near >= 0.0 {
+                    categories
+                        .get(near as usize)
+                        .map_or(String::new(), |c| (*c).to_owned())
                 } else {
                     String::new()
                 }
@@ -81,7 +84,7 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
                 .filter(|r| r.mode == *mode)
                 .filter_map(|r| {
                     let i = categories.iter().position(|c| *c == r.category)? as f64;
-                    let x0 = i + 0.1 + j as f64 * slot;
+                    let x0 = i - 0.4 + j as f64 * slot;
                     Some(Rectangle::new(
                         [(x0, 0.0), (x0 + slot * 0.9, metric(r) * 100.0)],
                         color.filled(),

@@ -7,8 +7,9 @@
 //!
 //! One deliberate difference: BFCL also adds `"format": "float"` to float parameters; JSON
 //! Schema has no such format and toolgram refuses unknown formats, so it is left out (the
-//! description still says "This is a float type value."). BFCL's `optional` flag is left out
-//! too: `required` says the same in JSON Schema.
+//! description still says "This is a float type value."). BFCL's `optional` flag (on a
+//! parameter, or a list of names on the parameters object) is left out too: `required` says the
+//! same in JSON Schema.
 //!
 //! This module must not read files or score.
 
@@ -183,6 +184,7 @@ pub fn openai_tool(function: &Value, language: Language) -> Result<Value, String
         Some(_) => return Err(format!("{name}: `parameters` is not an object")),
     };
     params.insert("type".into(), json!("object"));
+    params.remove("optional");
     if let Some(Value::Object(props)) = params.get_mut("properties") {
         if language != Language::Python {
             for p in props.values_mut() {

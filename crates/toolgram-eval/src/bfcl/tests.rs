@@ -498,7 +498,7 @@ fn javascript_converter_matches_bfcls_examples() {
 
 #[test]
 fn tools_are_prepared_as_bfcl_prepares_them() {
-    let f = json!({"name": "a.b", "description": "D.", "parameters": {"type": "dict", "properties": {
+    let f = json!({"name": "a.b", "description": "D.", "parameters": {"type": "dict", "optional": ["t"], "properties": {
         "x": {"type": "float", "description": "X."}, "t": {"type": "tuple", "items": {"type": "float"}},
         "o": {"type": "dict", "properties": {"k": {"type": "any"}}}}}});
     let t = convert::openai_tool(&f, Language::Python).unwrap_or_default();
@@ -509,6 +509,10 @@ fn tools_are_prepared_as_bfcl_prepares_them() {
     );
     let p = &t["function"]["parameters"];
     assert_eq!(p["type"], "object");
+    assert!(
+        p.get("optional").is_none(),
+        "BFCL's `optional` is not JSON Schema"
+    );
     assert_eq!(
         p["properties"]["x"],
         json!({"type": "number", "description": "X. This is a float type value."})
@@ -616,4 +620,21 @@ fn a_category_this_repository_has_never_seen_is_read_by_its_file_name() {
         Err(crate::EvalError::NoCategory { .. })
     ));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+proptest::proptest! {
+    /// The converters read what a model wrote: any text, any type, no panic; the checker
+    /// gives a verdict for any arguments.
+    #[test]
+    fn converters_and_checker_take_any_text(text in "\\PC{0,40}", pick in 0usize..14) {
+        const JAVA: [&str; 14] = ["byte", "short", "integer", "float", "double", "long", "boolean",
+            "char", "Array", "ArrayList", "HashMap", "String", "any", "Set"];
+        const JS: [&str; 8] = ["String", "integer", "float", "Bigint", "Boolean", "dict", "array", "any"];
+        let _ = super::java::convert(&text, JAVA[pick], Some(JAVA[(pick + 3) % 14]));
+        let _ = super::js::convert(&text, JS[pick % 8], Some(JS[(pick + 1) % 8]));
+        let _ = super::java::value(&text);
+        let _ = super::js::value(&text);
+        let i = triangle();
+        let _ = check(&i, &[call("calculate_triangle_area", json!({"base": text.clone(), "unit": text}))]);
+    }
 }
