@@ -2,26 +2,11 @@
 //! are one JSON line on stderr with a non-zero exit, and bad input fails before any model
 //! is loaded. Uses the fast test model.
 
+mod common;
+use common::toolgram;
+
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn toolgram(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `toolgram call --model MODEL --tools examples/weather.json EXTRA…`
 fn call_weather(model: &str, extra: &[&str]) -> (i32, String, String) {

@@ -2,26 +2,11 @@
 //! categories in every mode, `--resume` skipping what is done, and a category this repository
 //! has never seen, read from its file name in a `--data` folder.
 
+mod common;
+use common::{repo, toolgram};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn toolgram(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("toolgram runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("toolgram-eval-{name}-{}", std::process::id()));

@@ -6,28 +6,14 @@
 //! downgrade; the embedded engine and llama-server replying in one shape, repeats reported and
 //! refused alike; and `toolgram serve` as a gateway in front of it.
 
+mod common;
+use common::{repo, toolgram};
+
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn toolgram(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// The server binary `scripts/build-llama-server` made (it prints the path; it builds only
 /// when the cache is empty).

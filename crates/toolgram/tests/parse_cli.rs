@@ -1,14 +1,12 @@
 //! `toolgram parse` as a user runs it: raw text on stdin, the assistant message on stdout,
 //! one `{"error":…}` line on stderr with a non-zero exit. No model is needed.
 
+mod common;
+use common::repo;
+
 use serde_json::Value;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn parse(args: &[&str], stdin: &str) -> (i32, Value, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))

@@ -2,16 +2,15 @@
 //! the official `openai` Python SDK (installed by this test into a venv it creates), a load
 //! test with concurrent clients, a client that goes away mid-stream, and a graceful shutdown.
 
+mod common;
+use common::repo;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// One server at a time: they share the machine's two cores with the engine.
 fn serial() -> MutexGuard<'static, ()> {

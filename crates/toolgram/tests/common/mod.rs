@@ -1,0 +1,25 @@
+//! What every test of the `toolgram` binary needs: the repository root and one run of the
+//! binary (exit code, stdout, stderr). Test crates use what they need of it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The repository root (the binary runs there, so `examples/` and `../shared/` resolve).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Run `toolgram ARGS…` in the repository root.
+pub fn toolgram(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
