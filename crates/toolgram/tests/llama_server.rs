@@ -373,13 +373,18 @@ fn eval_scores_llama_servers_own_tool_calling_strictly_and_leniently() {
         );
         assert!(it["output_tokens"].as_u64().is_some(), "{it}");
     }
-    // Lenient reading never scores below strict reading of the same replies.
-    let score = |mode: &str| {
+    // The default model writes its calls as fenced JSON that llama-server leaves in `content`:
+    // the lenient reading must find them (docs/eval.md: 18 of 20 simple_python items correct).
+    let called = |mode: &str| {
         items
             .iter()
-            .filter(|i| i["mode"] == mode && i["correct"] == true)
+            .filter(|i| i["mode"] == mode && i["called"] == true)
             .count()
     };
-    assert!(score("native-lenient") >= score("native"));
+    assert!(
+        called("native-lenient") >= 1,
+        "toolgram's parser read no call: {items:?}"
+    );
+    assert!(called("native-lenient") >= called("native"));
     let _ = std::fs::remove_dir_all(&out);
 }
