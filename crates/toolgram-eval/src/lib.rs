@@ -1,6 +1,6 @@
 //! # toolgram-eval — does the grammar beat JSON and prompting?
 //!
-//! Evaluations on public benchmarks, run on the run stage ([`toolgram_runtime`]) in every call
+//! Evaluations on a public benchmark (BFCL) and on tasks for the grammar tools, run on the run stage ([`toolgram_runtime`]) in every call
 //! mode and beside a peer server, and reported as tables, JSON and a chart.
 //!
 //! Contents:
@@ -11,6 +11,8 @@
 //! - [`peer`] — the same items against an OpenAI-compatible server's own tool calling
 //!   (llama-server `--jinja`), read strictly and leniently;
 //! - [`report`] — rows per category and mode, the terminal table, `results.json`;
+//! - [`tools`] — the built-in grammar tools against their JSON form, on tasks written for
+//!   this eval and scored by running the call;
 //! - [`chart`] — the SVG chart.
 //!
 //! This crate must not compile grammars, decode or parse model text itself: the run stage and
@@ -25,5 +27,6 @@ pub mod peer;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod tools;
 
 pub use error::EvalError;

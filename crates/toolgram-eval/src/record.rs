@@ -48,6 +48,9 @@ pub struct ItemRecord {
     pub latency_ms: f64,
     /// Attempts made.
     pub attempts: usize,
+    /// What running the accepted call gave (`eval tools`: the tool's result or refusal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Value>,
 }
 
 impl ItemRecord {

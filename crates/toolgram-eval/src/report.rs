@@ -134,6 +134,31 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+/// The rows of `eval tools` as a Markdown table: the tool for the category, task success for
+/// the accuracy (convergence and first-tool match say nothing when the call is required).
+pub fn tools_table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| tool | mode | n | success % | parsed % | valid % | attempts | mean tokens | mean ms | p95 ms |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {:.0} | {:.0} |\n",
+            r.category,
+            r.mode,
+            r.n,
+            pct(Some(r.accuracy)),
+            pct(Some(r.parsed)),
+            pct(Some(r.valid)),
+            r.attempts,
+            r.mean_tokens.map_or("–".into(), |t| format!("{t:.1}")),
+            r.mean_latency_ms,
+            r.p95_latency_ms,
+        ));
+    }
+    s
+}
+
 /// `results.json`: what ran, and the rows.
 pub fn results_json(rows: &[Row], run: Value) -> Value {
     json!({"run": run, "rows": rows})

@@ -191,6 +191,7 @@ fn refused(item: &Item, mode: EvalMode, why: &str) -> ItemRecord {
         cached_tokens: None,
         latency_ms: 0.0,
         attempts: 0,
+        outcome: None,
     }
 }
 
@@ -221,7 +222,17 @@ pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
         cached_tokens: None,
         latency_ms: 0.0,
         attempts: 1,
+        outcome: None,
     }
+}
+
+/// What the model wrote before a run failed (a reply cut at `max_tokens`), when known.
+pub(crate) fn partial_text(e: &RunError) -> String {
+    e.details()
+        .get("partial")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn run_one(
@@ -288,6 +299,7 @@ fn run_one(
             let mut r = scored(item, name, &[]);
             r.correct = false;
             r.reason = Some(format!("{}: {e}", e.kind()));
+            r.raw = partial_text(&e);
             r.parsed = false;
             r.valid = false;
             r

@@ -1,0 +1,111 @@
+//! `toolgram eval bfcl`: BFCL categories × modes on the embedded model (or a provider), and a
+//! peer server's own tool calling beside them (`--provider llama-server`, mode `native`).
+
+use super::{Progress, RunArgs, modes, report_modes, write_outputs};
+use clap::Args;
+use serde_json::json;
+use std::path::PathBuf;
+use toolgram_eval::bfcl::{self, DEFAULT_CATEGORIES, Item};
+use toolgram_eval::peer::Peer;
+use toolgram_eval::record::read_records;
+use toolgram_eval::report;
+use toolgram_eval::run::{EvalMode, Targets, pending, run_items};
+use toolgram_runtime::Runtime;
+
+/// Arguments of `toolgram eval bfcl`.
+#[derive(Args)]
+pub struct BfclArgs {
+    /// Folder with `BFCL_v<N>_<category>.json` and `possible_answer/`.
+    #[arg(long, default_value = "../shared/data/bfcl")]
+    data: PathBuf,
+    /// Categories, comma-separated (default: the seven of the shared data).
+    #[arg(long, value_delimiter = ',')]
+    category: Vec<String>,
+    /// Modes, comma-separated: grammar, json, prompt, native (a peer's own tool calling;
+    /// needs --provider). Default: grammar,json,prompt; native with --provider.
+    #[arg(long, value_delimiter = ',')]
+    mode: Vec<String>,
+    /// Items per category, spread evenly over the file (default: all).
+    #[arg(long)]
+    limit: Option<usize>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+fn spread(items: Vec<Item>, limit: Option<usize>) -> Vec<Item> {
+    match limit {
+        Some(n) if n < items.len() => {
+            let step = items.len() as f64 / n.max(1) as f64;
+            (0..n)
+                .filter_map(|k| items.get((k as f64 * step) as usize).cloned())
+                .collect()
+        }
+        _ => items,
+    }
+}
+
+pub fn run(args: BfclArgs) -> anyhow::Result<()> {
+    let categories: Vec<String> = if args.category.is_empty() {
+        DEFAULT_CATEGORIES.iter().map(|c| (*c).to_owned()).collect()
+    } else {
+        args.category.clone()
+    };
+    let provider = args.run.provider.resolve(args.run.model.as_deref())?;
+    let default = match &provider {
+        Some(_) => &[EvalMode::Native][..],
+        None => &[EvalMode::Grammar, EvalMode::Json, EvalMode::Prompt][..],
+    };
+    let modes = modes(&args.mode, default)?;
+    let mut items = Vec::new();
+    for c in &categories {
+        items.extend(spread(bfcl::read_category(&args.data, c)?, args.limit));
+    }
+    let (done, mut writer) = args.run.records()?;
+
+    let peer = match (&provider, modes.contains(&EvalMode::Native)) {
+        (Some(p), true) => Some(Peer::new(&p.provider)),
+        (None, true) => anyhow::bail!("mode native needs --provider (e.g. llama-server)"),
+        _ => None,
+    };
+    let runtime = if modes.iter().any(|m| *m != EvalMode::Native) {
+        Some(args.run.runtime(provider.clone())?)
+    } else {
+        None
+    };
+    let model = runtime
+        .as_ref()
+        .map(Runtime::model_name)
+        .or_else(|| provider.as_ref().and_then(|p| p.provider.model.clone()))
+        .unwrap_or_default();
+
+    let mut progress = Progress::new(pending(&items, &modes, &done));
+    let targets = Targets {
+        runtime: runtime.as_ref(),
+        peer: peer.as_ref(),
+    };
+    run_items(&items, &modes, &targets, args.run.options(), &done, |r| {
+        writer.write(r)?;
+        progress.record(r);
+        Ok(())
+    })?;
+    progress.finish();
+
+    let records = read_records(&args.run.items_path()?)?;
+    let mode_names = report_modes(&modes, &records, &categories);
+    let rows = report::rows(&records, &categories, &mode_names);
+    print!("{}", report::table(&rows));
+    let run = json!({
+        "model": model,
+        "provider": provider.as_ref().map(|p| p.provider.kind.name()),
+        "data": args.data,
+        "categories": categories,
+        "modes": mode_names,
+        "limit": args.limit,
+        "max_tokens": args.run.max_tokens,
+        "max_attempts": args.run.max_attempts,
+        "tool_choice": "auto",
+        "parallel_tool_calls": true,
+        "temperature": 0,
+    });
+    write_outputs(&args.run.out, &rows, run, &format!("BFCL · {model}"))
+}

@@ -1,0 +1,211 @@
+//! `toolgram eval bfcl | tools`: evaluations on the embedded model (or a provider) with a
+//! progress bar while they run, then the table on stdout and `items.jsonl`, `results.json`,
+//! `chart.svg` in `--out` — over every mode recorded there, so a run resumed into the folder
+//! of another reports both side by side.
+//!
+//! Argument parsing and printing only: reading, running and scoring live in `toolgram-eval`.
+
+mod bfcl;
+mod tools;
+
+use crate::provider::ProviderArgs;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use toolgram_engine::EngineOptions;
+use toolgram_eval::chart;
+use toolgram_eval::record::{ItemRecord, RecordWriter, done_keys, read_records};
+use toolgram_eval::report::{self, Row};
+use toolgram_eval::run::{Done, EvalMode, RunOptions};
+use toolgram_runtime::{Backend, EmbeddedConfig, ProviderConfig, Runtime};
+
+/// `toolgram eval …`
+#[derive(Subcommand)]
+pub enum EvalCommand {
+    /// BFCL: accuracy, validity, convergence, tokens and latency per category and mode.
+    Bfcl(bfcl::BfclArgs),
+    /// The built-in grammar tools against their JSON form: task success after running the
+    /// call, validity, tokens and latency per tool and mode.
+    Tools(tools::ToolsArgs),
+}
+
+/// Run an `eval` subcommand.
+pub fn run(cmd: EvalCommand) -> anyhow::Result<()> {
+    match cmd {
+        EvalCommand::Bfcl(args) => bfcl::run(args),
+        EvalCommand::Tools(args) => tools::run(args),
+    }
+}
+
+/// What every evaluation takes: the model or provider, the modes, the output folder.
+#[derive(Args)]
+pub struct RunArgs {
+    /// Registry model name or role, or a GGUF path (default: the default model).
+    #[arg(long)]
+    model: Option<String>,
+    #[command(flatten)]
+    provider: ProviderArgs,
+    /// Output folder.
+    #[arg(long, default_value = "eval-out")]
+    out: PathBuf,
+    /// Keep `items.jsonl` and skip what it already holds.
+    #[arg(long)]
+    resume: bool,
+    /// Most tokens per attempt.
+    #[arg(long, default_value_t = 512)]
+    max_tokens: usize,
+    /// Most attempts per item (retries after a failed validation).
+    #[arg(long, default_value_t = 3)]
+    max_attempts: usize,
+    /// CPU threads (embedded model).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Context size (embedded model).
+    #[arg(long)]
+    ctx_size: Option<u32>,
+}
+
+impl RunArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            max_tokens: self.max_tokens,
+            max_attempts: self.max_attempts,
+        }
+    }
+
+    fn items_path(&self) -> anyhow::Result<PathBuf> {
+        std::fs::create_dir_all(&self.out)
+            .with_context(|| format!("creating {}", self.out.display()))?;
+        Ok(self.out.join("items.jsonl"))
+    }
+
+    /// What `items.jsonl` already holds (`--resume`) and a writer appending to it.
+    fn records(&self) -> anyhow::Result<(Done, RecordWriter)> {
+        let path = self.items_path()?;
+        let done = if self.resume {
+            done_keys(&path)?
+        } else {
+            Done::default()
+        };
+        Ok((done, RecordWriter::open(&path, !self.resume)?))
+    }
+
+    /// The run stage: the embedded model (loaded once) or the provider.
+    fn runtime(&self, provider: Option<ProviderConfig>) -> anyhow::Result<Runtime> {
+        let backend = match provider {
+            Some(p) => Backend::Provider(p),
+            None => Backend::Embedded(EmbeddedConfig {
+                model: self.model.clone(),
+                engine: EngineOptions {
+                    threads: self.threads,
+                    n_ctx: self.ctx_size,
+                    ..EngineOptions::default()
+                },
+                ..EmbeddedConfig::default()
+            }),
+        };
+        Ok(Runtime::new(backend)?)
+    }
+}
+
+/// Modes from `--mode` (or `default`).
+fn modes(names: &[String], default: &[EvalMode]) -> anyhow::Result<Vec<EvalMode>> {
+    if names.is_empty() {
+        return Ok(default.to_vec());
+    }
+    Ok(names
+        .iter()
+        .map(|m| EvalMode::parse(m))
+        .collect::<Result<_, _>>()?)
+}
+
+/// The progress bar, and the running score per mode in its message; a line per 20 runs
+/// when stderr is not a terminal.
+struct Progress {
+    bar: ProgressBar,
+    total: u64,
+    tally: HashMap<String, (usize, usize)>,
+}
+
+impl Progress {
+    fn new(total: usize) -> Self {
+        let bar = ProgressBar::new(total as u64);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} (eta {eta}) {msg}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Self {
+            bar,
+            total: total as u64,
+            tally: HashMap::new(),
+        }
+    }
+
+    fn record(&mut self, r: &ItemRecord) {
+        let t = self.tally.entry(r.mode.clone()).or_default();
+        t.0 += usize::from(r.correct);
+        t.1 += 1;
+        if r.mode == "native-lenient" {
+            return;
+        }
+        let mut score: Vec<String> = self
+            .tally
+            .iter()
+            .map(|(m, (ok, n))| format!("{m} {ok}/{n}"))
+            .collect();
+        score.sort();
+        self.bar
+            .set_message(format!("{} · {}", r.category, score.join(" · ")));
+        self.bar.inc(1);
+        let at = self.bar.position();
+        if !std::io::stderr().is_terminal() && (at.is_multiple_of(20) || at == self.total) {
+            eprintln!("eval: {at}/{} {}", self.total, self.bar.message());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Mode names for the report: this run's first, then any other recorded for `groups`.
+fn report_modes(modes: &[EvalMode], records: &[ItemRecord], groups: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for m in modes {
+        names.push(m.name().to_owned());
+        if *m == EvalMode::Native {
+            names.push("native-lenient".to_owned());
+        }
+    }
+    for r in records.iter().filter(|r| groups.contains(&r.category)) {
+        if !names.contains(&r.mode) {
+            names.push(r.mode.clone());
+        }
+    }
+    names
+}
+
+/// Write `results.json` and `chart.svg` next to `items.jsonl`, and say where.
+fn write_outputs(out: &Path, rows: &[Row], run: Value, title: &str) -> anyhow::Result<()> {
+    let results = out.join("results.json");
+    std::fs::write(
+        &results,
+        serde_json::to_string_pretty(&report::results_json(rows, run))?,
+    )
+    .with_context(|| format!("writing {}", results.display()))?;
+    let svg = out.join("chart.svg");
+    chart::draw(rows, title, &svg)?;
+    let items = read_records(&out.join("items.jsonl"))?.len();
+    eprintln!(
+        "eval: {items} runs recorded; wrote {}, {}, {}",
+        out.join("items.jsonl").display(),
+        results.display(),
+        svg.display()
+    );
+    Ok(())
+}
