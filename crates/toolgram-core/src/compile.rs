@@ -578,7 +578,9 @@ pub fn compile(
             // A grammar tool: the call stays JSON, `{"input": "<text>"}`, and the text inside
             // the string is the tool's own grammar (JSON-escaped).
             let grammar_tool = match (&tool.grammar, opts.mode) {
-                (Some(spec), Mode::Grammar) => Some(grammar_tool_rules(i, &spec.definition)?),
+                (Some(spec), Mode::Grammar) if !spec.checked_after => {
+                    Some(grammar_tool_rules(i, &spec.definition)?)
+                }
                 _ => None,
             };
             match &grammar_tool {
@@ -823,6 +825,35 @@ mod tests {
             );
         }
         assert!(by_name("lfm2").is_some_and(|s| !s.is_compilable()));
+    }
+
+    /// A grammar tool is decoded under its own grammar, unless its text is to be checked after
+    /// parsing: then its call is the JSON fallback with that schema enforced and the text free.
+    #[test]
+    fn a_grammar_tool_checked_after_decodes_as_its_strict_json_fallback() {
+        let doc = r#"[{"type":"custom","name":"calc","format":{"type":"grammar","syntax":"lark","definition":"start: NUM (\"+\" NUM)*\nNUM: /[0-9]+/\n"}}]"#;
+        let mut pool = ToolSet::from_json_str(doc).expect("a grammar tool");
+        let choice = ToolChoice::Required;
+        let opts = CompileOptions::default();
+        let constrained = compile(&pool, &choice, false, hermes(), &opts).expect("compiles");
+        assert!(
+            constrained.lark.contains("gt0_start"),
+            "{}",
+            constrained.lark
+        );
+        assert!(pool.set_text_checked_after("calc"));
+        assert!(!pool.set_text_checked_after("nope"));
+        let fallback = compile(&pool, &choice, false, hermes(), &opts).expect("compiles");
+        assert!(!fallback.lark.contains("gt0_"), "{}", fallback.lark);
+        let args = fallback
+            .lark
+            .lines()
+            .find(|l| l.starts_with("args_0: %json "))
+            .expect("the fallback schema");
+        assert!(
+            args.contains(r#""required":["input"]"#) && args.contains(r#""type":"string""#),
+            "{args}"
+        );
     }
 
     #[test]

@@ -143,7 +143,9 @@ pub fn compile_ir(
                 ..SchemaOptions::default()
             };
             let (args, tool_notes) = match (&tool.grammar, opts.mode) {
-                (Some(spec), Mode::Grammar) => (grammar_tool_args(&spec.definition)?, Vec::new()),
+                (Some(spec), Mode::Grammar) if !spec.checked_after => {
+                    (grammar_tool_args(&spec.definition)?, Vec::new())
+                }
                 _ => to_grammar(&params, &schema_opts)?,
             };
             notes.extend(tool_notes.into_iter().map(|n| (tool.name.clone(), n)));

@@ -111,6 +111,7 @@ pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, Definitio
         grammar: Some(GrammarSpec {
             definition,
             check: None,
+            checked_after: false,
         }),
         ..Tool::default()
     })

@@ -38,6 +38,11 @@ pub struct GrammarSpec {
     /// What the tool's executor refuses beyond its grammar, checked after parsing like any
     /// rule (set with [`ToolSet::set_input_check`]).
     pub check: Option<InputCheck>,
+    /// The text is left free while decoding, even in grammar mode: the call is decoded as the
+    /// JSON fallback (`{"input": "<any text>"}`, that schema enforced) and the text checked
+    /// against the grammar after parsing — what a decoder with strict JSON but no grammars
+    /// makes of the tool (set with [`ToolSet::set_text_checked_after`]).
+    pub checked_after: bool,
 }
 
 /// A check of a grammar tool's input text beyond what its grammar can say (a context-free
@@ -223,6 +228,24 @@ impl ToolSet {
         {
             Some(spec) => {
                 spec.check = Some(check);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Decode the grammar tool `name` as its JSON fallback (schema enforced, text free) and
+    /// check its text against the grammar only after parsing; false when no grammar tool has
+    /// that name.
+    pub fn set_text_checked_after(&mut self, name: &str) -> bool {
+        match self
+            .tools
+            .iter_mut()
+            .find(|t| t.name == name)
+            .and_then(|t| t.grammar.as_mut())
+        {
+            Some(spec) => {
+                spec.checked_after = true;
                 true
             }
             None => false,

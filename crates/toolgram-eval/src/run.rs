@@ -31,6 +31,10 @@ pub enum EvalMode {
     Json,
     /// Nothing enforced: lenient parse, validation, retries.
     Prompt,
+    /// `eval tools`: a grammar tool as its JSON fallback function under strict JSON (the
+    /// `{"input": …}` schema enforced, the text free), the text checked after parsing — what a
+    /// provider without grammars but with strict function calling gets.
+    Fallback,
     /// A peer server's own tool calling (no toolgram grammar); scored strictly (`tool_calls`
     /// only, mode `native`) and leniently (its text read by toolgram's parser,
     /// `native-lenient`).
@@ -44,6 +48,7 @@ impl EvalMode {
             Self::Grammar => "grammar",
             Self::Json => "json",
             Self::Prompt => "prompt",
+            Self::Fallback => "fallback",
             Self::Native => "native",
         }
     }
@@ -54,10 +59,11 @@ impl EvalMode {
             "grammar" => Self::Grammar,
             "json" => Self::Json,
             "prompt" => Self::Prompt,
+            "fallback" => Self::Fallback,
             "native" => Self::Native,
             other => {
                 return Err(EvalError::Unsupported(format!(
-                    "unknown mode `{other}` (grammar, json, prompt, native)"
+                    "unknown mode `{other}` (grammar, json, prompt, native; fallback for eval tools)"
                 )));
             }
         })
@@ -68,7 +74,7 @@ impl EvalMode {
             Self::Grammar => Some(Mode::Grammar),
             Self::Json => Some(Mode::Json),
             Self::Prompt => Some(Mode::Prompt),
-            Self::Native => None,
+            Self::Fallback | Self::Native => None,
         }
     }
 }
@@ -154,6 +160,11 @@ pub fn run_items(
                         ))
                     })?;
                     vec![run_one(runtime, item, core, base, options)?]
+                }
+                (None, Ok(_)) if mode == EvalMode::Fallback => {
+                    return Err(EvalError::Unsupported(
+                        "mode fallback is for grammar tools (eval tools); BFCL has none".into(),
+                    ));
                 }
                 (None, Ok(base)) => {
                     let peer = targets.peer.ok_or_else(|| {

@@ -1,6 +1,7 @@
-//! `toolgram eval bfcl` as a user runs it, on the fast test model: a few items of two shared
-//! categories in every mode, `--resume` skipping what is done, and a category this repository
-//! has never seen, read from its file name in a `--data` folder.
+//! `toolgram eval bfcl` and `toolgram eval tools` as a user runs them, on the fast test model:
+//! a few items of two shared categories in every mode, `--resume` skipping what is done, a
+//! category this repository has never seen, read from its file name in a `--data` folder; and
+//! the three forms of two grammar tools, each call run and scored.
 
 mod common;
 use common::{repo, toolgram};
@@ -140,4 +141,79 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&out2);
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// `toolgram eval tools`: the three forms of two tools on the test model; every call that was made
+/// is run and its outcome kept; the grammar form's calls are always in the grammar; `--resume`
+/// adds nothing; an unknown tool is a clear error.
+#[test]
+fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
+    let out = temp("tools");
+    let out_s = out.to_string_lossy().into_owned();
+    let args = [
+        "eval",
+        "tools",
+        "--model",
+        "test",
+        "--tool",
+        "math_eval,apply_patch",
+        "--limit",
+        "2",
+        "--max-tokens",
+        "48",
+        "--out",
+        &out_s,
+    ];
+    let (code, stdout, stderr) = toolgram(&args);
+    assert_eq!(code, 0, "{stderr}");
+    for row in ["| math_eval | grammar | 2 |", "| apply_patch | json | 2 |"] {
+        assert!(stdout.contains(row), "{row} in {stdout}");
+    }
+    let items = lines(&out.join("items.jsonl"));
+    assert_eq!(items.len(), 12, "2 tools × 2 tasks × 3 forms");
+    for it in &items {
+        assert!(
+            it["correct"] == true || it["reason"].is_string(),
+            "a miss says why: {it}"
+        );
+        if it["called"] == true {
+            assert!(it["outcome"].is_object(), "a call is run: {it}");
+            if it["mode"] == "grammar" {
+                assert_eq!(
+                    it["valid"], true,
+                    "grammar-form input is in the grammar: {it}"
+                );
+            }
+        }
+    }
+    assert!(
+        items
+            .iter()
+            .any(|it| it["mode"] == "grammar" && it["called"] == true),
+        "the test model makes at least one grammar-form call"
+    );
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
+    )
+    .expect("JSON");
+    assert_eq!(results["run"]["tool_choice"], "required");
+
+    let mut resumed = args.to_vec();
+    resumed.push("--resume");
+    let (code, again, stderr) = toolgram(&resumed);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        lines(&out.join("items.jsonl")).len(),
+        8,
+        "nothing run twice"
+    );
+    assert_eq!(again, stdout, "the same table from the same records");
+
+    let (code, _, stderr) = toolgram(&["eval", "tools", "--tool", "nope", "--out", &out_s]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("math_eval"),
+        "names the tools with tasks: {stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }

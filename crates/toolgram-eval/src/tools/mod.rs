@@ -2,10 +2,11 @@
 //! this eval (`tasks/<tool>.json`, compiled into the binary), each with a reference input and
 //! the outcome it must produce once the tool has run — the number, the rows, the file tree
 //! after a patch, the matches. A task is run with the tool as a freeform grammar tool
-//! (`grammar` mode: the input is decoded under the tool's own grammar) and as its JSON
-//! fallback function (`json` mode: `{"input": "…"}` with the text free, checked against the
-//! grammar after parsing, with the same retries), then the call is executed and the outcome
-//! compared.
+//! (`grammar`: the input decoded under the tool's own grammar) and as its JSON fallback function
+//! `{"input": "…"}` — under strict JSON (`fallback`: that schema enforced, the text free) and in
+//! json mode (`json`: call shape and name enforced, the arguments free) — the text checked
+//! against the grammar after parsing with the same retries; then the call is executed and the
+//! outcome compared.
 //!
 //! Contents:
 //! - [`TaskFile`], [`Task`], [`task_file`] — the tasks of a tool, read and checked;

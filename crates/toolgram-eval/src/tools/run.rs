@@ -18,13 +18,18 @@ use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime, tools_
 use toolgram_tools::{BuildOptions, DynTool, RunContext, builtin};
 
 /// The pool of one task file: its tool alone, as the grammar tool (its JSON fallback shape
-/// comes from the same definition), with the executor's checks attached.
-pub fn tool_set(file: &TaskFile, fixture: &Fixture) -> Result<ToolSet, EvalError> {
+/// comes from the same definition), with the executor's checks attached; for `fallback`, its
+/// text left free while decoding and checked after.
+pub fn tool_set(file: &TaskFile, fixture: &Fixture, mode: EvalMode) -> Result<ToolSet, EvalError> {
     let mut entry = json!({"type": "builtin", "name": file.tool});
     if let Some(db) = fixture.db() {
         entry["db"] = json!(db);
     }
-    Ok(tools_from_json(json!([entry]), Path::new("/"))?)
+    let mut tools = tools_from_json(json!([entry]), Path::new("/"))?;
+    if mode == EvalMode::Fallback {
+        tools.set_text_checked_after(&file.tool);
+    }
+    Ok(tools)
 }
 
 /// The executor of `file`'s tool.
@@ -91,24 +96,28 @@ pub fn run_tasks(
         ));
     }
     let fixture = Fixture::new(file)?;
-    let tools = tool_set(file, &fixture)?;
     let tool = executor(file, &fixture)?;
-    let pool = Request::new(Vec::new(), tools);
-    for task in &file.tasks {
-        let mut base = pool.clone();
-        base.messages = vec![ChatMessage::text("user", task.user_message(file))];
-        base.tool_choice = ToolChoice::Required;
-        base.parallel_tool_calls = false;
-        base.sampling.max_tokens = options.max_tokens;
-        base.retry = RetryPolicy {
+    let mut pools = Vec::new();
+    for &mode in modes {
+        let mut req = Request::new(Vec::new(), tool_set(file, &fixture, mode)?);
+        req.mode = core_mode(mode);
+        req.tool_choice = ToolChoice::Required;
+        req.parallel_tool_calls = false;
+        req.sampling.max_tokens = options.max_tokens;
+        req.retry = RetryPolicy {
             max_attempts: options.max_attempts.max(1),
             consecutive_blocked: 2,
         };
-        for &mode in modes {
-            if done.contains(&key(file, task, mode)) {
+        pools.push((mode, req));
+    }
+    for task in &file.tasks {
+        for (mode, pool) in &pools {
+            if done.contains(&key(file, task, *mode)) {
                 continue;
             }
-            let record = run_one(runtime, file, &fixture, tool.as_ref(), task, mode, &base)?;
+            let mut req = pool.clone();
+            req.messages = vec![ChatMessage::text("user", task.user_message(file))];
+            let record = run_one(runtime, file, &fixture, tool.as_ref(), task, *mode, &req)?;
             sink(&record)?;
         }
     }
@@ -120,7 +129,7 @@ fn core_mode(mode: EvalMode) -> toolgram_core::compile::Mode {
     match mode {
         EvalMode::Json => Mode::Json,
         EvalMode::Prompt => Mode::Prompt,
-        EvalMode::Grammar | EvalMode::Native => Mode::Grammar,
+        EvalMode::Grammar | EvalMode::Fallback | EvalMode::Native => Mode::Grammar,
     }
 }
 
@@ -131,12 +140,10 @@ fn run_one(
     tool: &dyn DynTool,
     task: &Task,
     mode: EvalMode,
-    base: &Request,
+    req: &Request,
 ) -> Result<ItemRecord, EvalError> {
-    let mut req = base.clone();
-    req.mode = core_mode(mode);
     let t0 = Instant::now();
-    let outcome = runtime.run(&req);
+    let outcome = runtime.run(req);
     let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut r = ItemRecord {
         id: task.id.clone(),

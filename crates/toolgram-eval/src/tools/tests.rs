@@ -4,6 +4,7 @@
 
 use super::run::execute;
 use super::*;
+use crate::run::EvalMode;
 use serde_json::json;
 use toolgram_tools::{BuildOptions, builtin};
 
@@ -57,13 +58,23 @@ fn no_task_is_passed_by_another_tasks_answer() {
 #[test]
 fn the_pool_is_the_grammar_tool_with_its_executor_checks() {
     with_tool("sql_query", |file, fixture, _| {
-        let tools = tool_set(file, fixture).expect("pool");
+        let tools = tool_set(file, fixture, EvalMode::Grammar).expect("pool");
         let tool = tools.get("sql_query").expect("the tool");
         let spec = tool.grammar.as_ref().expect("a grammar tool");
         assert!(spec.check.is_some(), "the executor's check is attached");
         assert!(
             spec.definition.contains("customers"),
             "built from the database"
+        );
+        assert!(!spec.checked_after, "decoded under its grammar");
+        let fallback = tool_set(file, fixture, EvalMode::Fallback).expect("pool");
+        let spec = fallback.tools()[0]
+            .grammar
+            .as_ref()
+            .expect("a grammar tool");
+        assert!(
+            spec.checked_after && spec.check.is_some(),
+            "text free, checked after"
         );
     });
 }

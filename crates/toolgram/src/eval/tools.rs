@@ -15,8 +15,9 @@ pub struct ToolsArgs {
     /// Tools, comma-separated (default: every built-in tool with tasks).
     #[arg(long, value_delimiter = ',')]
     tool: Vec<String>,
-    /// Modes, comma-separated: grammar (the freeform grammar tool), json (its JSON fallback
-    /// function), prompt. Default: grammar,json.
+    /// Modes, comma-separated: grammar (the freeform grammar tool), fallback (its JSON fallback
+    /// function under strict JSON: schema enforced, text free), json (the same in json mode:
+    /// arguments free), prompt. Default: grammar,fallback,json.
     #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
     /// Tasks per tool, the first N (default: all).
@@ -32,7 +33,10 @@ pub fn run(args: ToolsArgs) -> anyhow::Result<()> {
     } else {
         args.tool.clone()
     };
-    let modes = modes(&args.mode, &[EvalMode::Grammar, EvalMode::Json])?;
+    let modes = modes(
+        &args.mode,
+        &[EvalMode::Grammar, EvalMode::Fallback, EvalMode::Json],
+    )?;
     let mut files: Vec<TaskFile> = Vec::new();
     for t in &tools {
         let mut file = task_file(t)?;
