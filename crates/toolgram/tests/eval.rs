@@ -166,7 +166,11 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     ];
     let (code, stdout, stderr) = toolgram(&args);
     assert_eq!(code, 0, "{stderr}");
-    for row in ["| math_eval | grammar | 2 |", "| apply_patch | json | 2 |"] {
+    for row in [
+        "| math_eval | grammar | 2 |",
+        "| apply_patch | fallback | 2 |",
+        "| apply_patch | json | 2 |",
+    ] {
         assert!(stdout.contains(row), "{row} in {stdout}");
     }
     let items = lines(&out.join("items.jsonl"));
@@ -204,7 +208,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         lines(&out.join("items.jsonl")).len(),
-        8,
+        12,
         "nothing run twice"
     );
     assert_eq!(again, stdout, "the same table from the same records");
