@@ -208,6 +208,8 @@ fn run_one(
             return Err(e.into());
         }
         Err(e) => {
+            // A run cut short (the token limit inside a call) made at least this attempt.
+            r.attempts = 1;
             r.reason = Some(format!("{}: {e}", e.kind()));
             r.raw = partial_text(&e);
         }
