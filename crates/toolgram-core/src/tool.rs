@@ -419,6 +419,10 @@ fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, Defi
             format!("invalid JSON Schema: {e}"),
         ));
     }
+    // A property no value can satisfy is a definition error now, not a grammar error later.
+    if let Some((p, message)) = crate::schema::contradictions::contradiction(&tool.parameters) {
+        return Err(err(&p, message));
+    }
     // Arguments are validated under the same closed-object policy the grammar applies.
     crate::compile::post_parse_validator(&crate::compile::close_objects(&tool.parameters))
         .map_err(|e| err("", format!("unusable JSON Schema: {e}")))

@@ -24,6 +24,10 @@ pub struct ItemRecord {
     pub correct: bool,
     /// Why not (BFCL's error type and message, or the run's error).
     pub reason: Option<String>,
+    /// The tools were refused before any model ran (a definition no call can satisfy): no
+    /// reply, so the item is left out of the parsed and valid rates (it is still a miss).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
     /// The first attempt's reply could be read as text and calls.
     pub parsed: bool,
     /// The first attempt's calls were all valid for their schemas (a reply without calls is

@@ -22,9 +22,9 @@ pub struct Row {
     pub n: usize,
     /// Items BFCL's checker accepts.
     pub accuracy: f64,
-    /// First replies that could be read.
+    /// First replies that could be read (of the items whose tools were not refused).
     pub parsed: f64,
-    /// First replies whose calls were all schema-valid.
+    /// First replies whose calls were all schema-valid (same items).
     pub valid: f64,
     /// Items with a call due that got one (`None` when none was due).
     pub convergence: Option<f64>,
@@ -51,6 +51,7 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
     let due_rate = |f: &dyn Fn(&ItemRecord) -> bool| {
         (!due.is_empty()).then(|| rate(due.iter().filter(|r| f(r)).count(), due.len()))
     };
+    let replied = n - count(&|r| r.refused);
     let tokens: Vec<usize> = rs.iter().filter_map(|r| r.output_tokens).collect();
     let mut lat: Vec<f64> = rs.iter().map(|r| r.latency_ms).collect();
     lat.sort_by(f64::total_cmp);
@@ -63,8 +64,8 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
         mode: mode.to_owned(),
         n,
         accuracy: rate(count(&|r| r.correct), n),
-        parsed: rate(count(&|r| r.parsed), n),
-        valid: rate(count(&|r| r.valid), n),
+        parsed: rate(count(&|r| r.parsed), replied),
+        valid: rate(count(&|r| r.valid), replied),
         convergence: due_rate(&|r| r.called),
         first_tool_match: due_rate(&|r| r.first_tool_match),
         mean_tokens: (!tokens.is_empty())
@@ -162,4 +163,48 @@ pub fn tools_table(rows: &[Row]) -> String {
 /// `results.json`: what ran, and the rows.
 pub fn results_json(rows: &[Row], run: Value) -> Value {
     json!({"run": run, "rows": rows})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, correct: bool, valid: bool, refused: bool) -> ItemRecord {
+        ItemRecord {
+            id: id.into(),
+            category: "c".into(),
+            mode: "grammar".into(),
+            correct,
+            reason: None,
+            refused,
+            parsed: valid,
+            valid,
+            call_due: true,
+            called: valid,
+            first_tool_match: valid,
+            calls: Vec::new(),
+            raw: String::new(),
+            output_tokens: None,
+            cached_tokens: None,
+            latency_ms: 10.0,
+            attempts: 1,
+            outcome: None,
+        }
+    }
+
+    /// An item whose tools were refused is a miss, but not a reply: it counts in accuracy and
+    /// is left out of the parsed and valid rates.
+    #[test]
+    fn refused_tools_are_misses_but_not_replies() {
+        let rs = [
+            record("a", true, true, false),
+            record("b", false, true, false),
+            record("c", false, false, true),
+        ];
+        let rows = rows(&rs, &["c".into()], &["grammar".into()]);
+        assert_eq!(rows[0].n, 3);
+        assert!((rows[0].accuracy - 1.0 / 3.0).abs() < 1e-9);
+        assert_eq!(rows[0].valid, 1.0);
+        assert_eq!(rows[0].parsed, 1.0);
+    }
 }

@@ -10,6 +10,7 @@
 //! than `max_depth` is refused. This module must not validate instances.
 
 mod compiler;
+pub mod contradictions;
 pub mod keywords;
 mod merge;
 pub mod numbers;

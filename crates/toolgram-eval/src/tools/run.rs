@@ -92,7 +92,7 @@ pub fn run_tasks(
 ) -> Result<(), EvalError> {
     if modes.contains(&EvalMode::Native) {
         return Err(EvalError::Unsupported(
-            "eval tools runs the embedded model or a provider: modes grammar, json, prompt".into(),
+            "eval tools runs the embedded model or a provider: modes grammar, fallback, json, prompt".into(),
         ));
     }
     let fixture = Fixture::new(file)?;
@@ -110,8 +110,12 @@ pub fn run_tasks(
         };
         pools.push((mode, req));
     }
-    for task in &file.tasks {
-        for (mode, pool) in &pools {
+    for (index, task) in file.tasks.iter().enumerate() {
+        // The forms take turns going first: the first evaluates the task's turn, the ones
+        // after it may find it in the session cache.
+        let mut order: Vec<&(EvalMode, Request)> = pools.iter().collect();
+        order.rotate_left(index % pools.len().max(1));
+        for (mode, pool) in order {
             if done.contains(&key(file, task, *mode)) {
                 continue;
             }
@@ -151,6 +155,7 @@ fn run_one(
         mode: mode.name().to_owned(),
         correct: false,
         reason: None,
+        refused: false,
         parsed: false,
         valid: false,
         call_due: true,

@@ -1,0 +1,148 @@
+//! Schemas that accept nothing because they contradict themselves: an `enum` or `const` none
+//! of whose values has the declared `type` (`"type": "integer", "enum": ["1", "2"]`, as in some
+//! real-world tool sets). No call could ever satisfy such a property, and grammar engines
+//! refuse it only when the request is decoded; toolgram refuses it when the definition is read,
+//! with the place. Walked: `properties`, `items`, `prefixItems`, `additionalProperties`,
+//! `$defs`/`definitions`, `allOf` (branches of `anyOf`/`oneOf` may legitimately be empty).
+//!
+//! This module must not change schemas or validate instances.
+
+use serde_json::Value;
+
+fn has_type(v: &Value, t: &str) -> bool {
+    match t {
+        "null" => v.is_null(),
+        "boolean" => v.is_boolean(),
+        "string" => v.is_string(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "number" => v.is_number(),
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        _ => true,
+    }
+}
+
+fn types(schema: &Value) -> Option<Vec<&str>> {
+    match schema.get("type")? {
+        Value::String(t) => Some(vec![t.as_str()]),
+        Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),
+        _ => None,
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The first self-contradicting subschema of `schema`: its JSON pointer (relative to
+/// `schema`) and what is wrong.
+pub fn contradiction(schema: &Value) -> Option<(String, String)> {
+    let map = schema.as_object()?;
+    if let Some(types) = types(schema) {
+        let fits = |v: &Value| types.iter().any(|t| has_type(v, t));
+        let wanted = types.join(" or ");
+        if let Some(Value::Array(values)) = map.get("enum")
+            && !values.is_empty()
+            && !values.iter().any(fits)
+        {
+            return Some((
+                "/enum".into(),
+                format!(
+                    "no value of `enum` is of type {wanted}, so nothing satisfies this schema \
+                     (did you mean the values without quotes, or another type?)"
+                ),
+            ));
+        }
+        if let Some(c) = map.get("const")
+            && !fits(c)
+        {
+            return Some((
+                "/const".into(),
+                format!("`const` {c} is not of type {wanted}, so nothing satisfies this schema"),
+            ));
+        }
+    }
+    let named = ["properties", "$defs", "definitions"];
+    for key in named {
+        if let Some(Value::Object(children)) = map.get(key) {
+            for (name, child) in children {
+                if let Some((p, m)) = contradiction(child) {
+                    return Some((format!("/{key}/{}{p}", escape(name)), m));
+                }
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child @ Value::Object(_)) = map.get(key)
+            && let Some((p, m)) = contradiction(child)
+        {
+            return Some((format!("/{key}{p}"), m));
+        }
+    }
+    for key in ["prefixItems", "items", "allOf"] {
+        if let Some(Value::Array(children)) = map.get(key) {
+            for (i, child) in children.iter().enumerate() {
+                if let Some((p, m)) = contradiction(child) {
+                    return Some((format!("/{key}/{i}{p}"), m));
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contradiction;
+    use serde_json::json;
+
+    #[test]
+    fn an_enum_of_strings_under_type_integer_accepts_nothing() {
+        let s = json!({"type": "object", "properties": {"tickets": {"type": "integer",
+            "enum": ["1", "2"]}}});
+        let (at, why) = contradiction(&s).expect("a contradiction");
+        assert_eq!(at, "/properties/tickets/enum");
+        assert!(
+            why.contains("no value of `enum` is of type integer"),
+            "{why}"
+        );
+    }
+
+    /// A tool set declaring such a property is refused when it is read, at the property.
+    #[test]
+    fn a_tool_set_with_an_unsatisfiable_property_is_a_definition_error() {
+        let doc = json!([{"type": "function", "function": {"name": "buy", "parameters": {
+            "type": "object", "required": ["n"],
+            "properties": {"n": {"type": "integer", "enum": ["1", "2"]}}}}}]);
+        let e = crate::ToolSet::from_value(&doc).expect_err("refused");
+        assert_eq!(e.pointer, "/0/function/parameters/properties/n/enum");
+        assert!(e.to_string().contains("buy"), "{e}");
+    }
+
+    #[test]
+    fn consistent_schemas_and_partial_overlaps_pass() {
+        for s in [
+            json!({"type": "integer", "enum": [1, 2.0]}),
+            json!({"type": ["integer", "string"], "enum": ["1"]}),
+            json!({"type": "number", "enum": ["a", 1.5]}),
+            json!({"enum": ["a", 1]}),
+            json!({"type": "string", "const": "x"}),
+            json!({"anyOf": [{"type": "integer", "enum": ["1"]}, {"type": "string"}]}),
+        ] {
+            assert_eq!(contradiction(&s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn contradictions_are_found_where_they_are_nested() {
+        let s = json!({"type": "object", "properties": {"a/b": {"type": "array",
+            "items": {"type": "object", "properties": {"c": {"type": "boolean", "const": 1}}}}}});
+        let (at, _) = contradiction(&s).expect("nested");
+        assert_eq!(at, "/properties/a~1b/items/properties/c/const");
+        let s = json!({"allOf": [{"type": "string", "enum": [1]}]});
+        assert_eq!(
+            contradiction(&s).map(|c| c.0).as_deref(),
+            Some("/allOf/0/enum")
+        );
+    }
+}
