@@ -220,36 +220,25 @@ impl ToolSet {
     /// Give the grammar tool `name` a check of its input beyond its grammar; false when no
     /// grammar tool has that name.
     pub fn set_input_check(&mut self, name: &str, check: InputCheck) -> bool {
-        match self
-            .tools
-            .iter_mut()
-            .find(|t| t.name == name)
-            .and_then(|t| t.grammar.as_mut())
-        {
-            Some(spec) => {
-                spec.check = Some(check);
-                true
-            }
-            None => false,
-        }
+        self.grammar_spec_mut(name)
+            .map(|spec| spec.check = Some(check))
+            .is_some()
     }
 
     /// Decode the grammar tool `name` as its JSON fallback (schema enforced, text free) and
     /// check its text against the grammar only after parsing; false when no grammar tool has
     /// that name.
     pub fn set_text_checked_after(&mut self, name: &str) -> bool {
-        match self
-            .tools
+        self.grammar_spec_mut(name)
+            .map(|spec| spec.checked_after = true)
+            .is_some()
+    }
+
+    fn grammar_spec_mut(&mut self, name: &str) -> Option<&mut GrammarSpec> {
+        self.tools
             .iter_mut()
             .find(|t| t.name == name)
             .and_then(|t| t.grammar.as_mut())
-        {
-            Some(spec) => {
-                spec.checked_after = true;
-                true
-            }
-            None => false,
-        }
     }
 
     /// The argument validator of the tool at `index`.

@@ -58,6 +58,31 @@ pub struct ItemRecord {
 }
 
 impl ItemRecord {
+    /// A record of `id` in `category` and `mode` before anything is known: no call, not
+    /// correct, not parsed, no attempt.
+    pub fn new(id: &str, category: &str, mode: &str, call_due: bool) -> Self {
+        Self {
+            id: id.to_owned(),
+            category: category.to_owned(),
+            mode: mode.to_owned(),
+            correct: false,
+            reason: None,
+            refused: false,
+            parsed: false,
+            valid: false,
+            call_due,
+            called: false,
+            first_tool_match: false,
+            calls: Vec::new(),
+            raw: String::new(),
+            output_tokens: None,
+            cached_tokens: None,
+            latency_ms: 0.0,
+            attempts: 0,
+            outcome: None,
+        }
+    }
+
     /// The key `--resume` skips on.
     pub fn key(&self) -> (String, String, String) {
         (self.category.clone(), self.mode.clone(), self.id.clone())

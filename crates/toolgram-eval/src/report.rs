@@ -171,24 +171,13 @@ mod tests {
 
     fn record(id: &str, correct: bool, valid: bool, refused: bool) -> ItemRecord {
         ItemRecord {
-            id: id.into(),
-            category: "c".into(),
-            mode: "grammar".into(),
             correct,
-            reason: None,
             refused,
             parsed: valid,
             valid,
-            call_due: true,
-            called: valid,
-            first_tool_match: valid,
-            calls: Vec::new(),
-            raw: String::new(),
-            output_tokens: None,
-            cached_tokens: None,
             latency_ms: 10.0,
             attempts: 1,
-            outcome: None,
+            ..ItemRecord::new(id, "c", "grammar", true)
         }
     }
 

@@ -186,24 +186,14 @@ pub fn run_items(
 /// The tools of an item could not be compiled: scored as a miss in that mode.
 fn refused(item: &Item, mode: EvalMode, why: &str) -> ItemRecord {
     ItemRecord {
-        id: item.id.clone(),
-        category: item.category.clone(),
-        mode: mode.name().to_owned(),
-        correct: false,
         reason: Some(format!("tools refused: {why}")),
         refused: true,
-        parsed: false,
-        valid: false,
-        call_due: item.scoring.call_due(),
-        called: false,
-        first_tool_match: false,
-        calls: Vec::new(),
-        raw: String::new(),
-        output_tokens: None,
-        cached_tokens: None,
-        latency_ms: 0.0,
-        attempts: 0,
-        outcome: None,
+        ..ItemRecord::new(
+            &item.id,
+            &item.category,
+            mode.name(),
+            item.scoring.call_due(),
+        )
     }
 }
 
@@ -215,27 +205,18 @@ pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
         expected.contains(&c.name) || (item.scoring == Scoring::AnyCall && expected.is_empty())
     });
     ItemRecord {
-        id: item.id.clone(),
-        category: item.category.clone(),
-        mode: mode.to_owned(),
         correct: verdict.is_ok(),
         reason: verdict.err().map(|m| format!("{}: {}", m.kind, m.message)),
-        refused: false,
         parsed: true,
         valid: true,
-        call_due: item.scoring.call_due(),
         called: !calls.is_empty(),
         first_tool_match,
         calls: calls
             .iter()
             .map(|c| json!({"name": c.name, "arguments": c.arguments}))
             .collect(),
-        raw: String::new(),
-        output_tokens: None,
-        cached_tokens: None,
-        latency_ms: 0.0,
         attempts: 1,
-        outcome: None,
+        ..ItemRecord::new(&item.id, &item.category, mode, item.scoring.call_due())
     }
 }
 

@@ -158,7 +158,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
         "--tool",
         "math_eval,apply_patch",
         "--limit",
-        "2",
+        "1",
         "--max-tokens",
         "48",
         "--out",
@@ -167,14 +167,14 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     let (code, stdout, stderr) = toolgram(&args);
     assert_eq!(code, 0, "{stderr}");
     for row in [
-        "| math_eval | grammar | 2 |",
-        "| apply_patch | fallback | 2 |",
-        "| apply_patch | json | 2 |",
+        "| math_eval | grammar | 1 |",
+        "| apply_patch | fallback | 1 |",
+        "| apply_patch | json | 1 |",
     ] {
         assert!(stdout.contains(row), "{row} in {stdout}");
     }
     let items = lines(&out.join("items.jsonl"));
-    assert_eq!(items.len(), 12, "2 tools × 2 tasks × 3 forms");
+    assert_eq!(items.len(), 6, "2 tools × 1 task × 3 forms");
     for it in &items {
         assert!(
             it["correct"] == true || it["reason"].is_string(),
@@ -208,7 +208,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         lines(&out.join("items.jsonl")).len(),
-        12,
+        6,
         "nothing run twice"
     );
     assert_eq!(again, stdout, "the same table from the same records");

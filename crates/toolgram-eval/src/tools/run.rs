@@ -150,24 +150,8 @@ fn run_one(
     let outcome = runtime.run(req);
     let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut r = ItemRecord {
-        id: task.id.clone(),
-        category: file.tool.clone(),
-        mode: mode.name().to_owned(),
-        correct: false,
-        reason: None,
-        refused: false,
-        parsed: false,
-        valid: false,
-        call_due: true,
-        called: false,
-        first_tool_match: false,
-        calls: Vec::new(),
-        raw: String::new(),
-        output_tokens: None,
-        cached_tokens: None,
         latency_ms,
-        attempts: 0,
-        outcome: None,
+        ..ItemRecord::new(&task.id, &file.tool, mode.name(), true)
     };
     match outcome {
         Ok(resp) => {

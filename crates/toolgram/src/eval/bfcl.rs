@@ -1,14 +1,13 @@
 //! `toolgram eval bfcl`: BFCL categories × modes on the embedded model (or a provider), and a
 //! peer server's own tool calling beside them (`--provider llama-server`, mode `native`).
 
-use super::{Progress, RunArgs, modes, report_modes, write_outputs};
+use super::{Progress, RunArgs, modes, report};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use toolgram_eval::bfcl::{self, DEFAULT_CATEGORIES, Item};
 use toolgram_eval::peer::Peer;
-use toolgram_eval::record::read_records;
-use toolgram_eval::report;
+use toolgram_eval::report as table;
 use toolgram_eval::run::{EvalMode, Targets, pending, run_items};
 use toolgram_runtime::Runtime;
 
@@ -44,7 +43,8 @@ fn spread(items: Vec<Item>, limit: Option<usize>) -> Vec<Item> {
     }
 }
 
-pub fn run(args: BfclArgs) -> anyhow::Result<()> {
+pub fn run(mut args: BfclArgs) -> anyhow::Result<()> {
+    args.run.eval = "bfcl";
     let categories: Vec<String> = if args.category.is_empty() {
         DEFAULT_CATEGORIES.iter().map(|c| (*c).to_owned()).collect()
     } else {
@@ -83,29 +83,19 @@ pub fn run(args: BfclArgs) -> anyhow::Result<()> {
         runtime: runtime.as_ref(),
         peer: peer.as_ref(),
     };
-    run_items(&items, &modes, &targets, args.run.options(), &done, |r| {
-        writer.write(r)?;
-        progress.record(r);
-        Ok(())
-    })?;
+    let sink = progress.sink(&mut writer);
+    run_items(&items, &modes, &targets, args.run.options(), &done, sink)?;
     progress.finish();
 
-    let records = read_records(&args.run.items_path()?)?;
-    let mode_names = report_modes(&modes, &records, &categories);
-    let rows = report::rows(&records, &categories, &mode_names);
-    print!("{}", report::table(&rows));
     let run = json!({
         "model": model,
         "provider": provider.as_ref().map(|p| p.provider.kind.name()),
         "data": args.data,
         "categories": categories,
-        "modes": mode_names,
         "limit": args.limit,
-        "max_tokens": args.run.max_tokens,
-        "max_attempts": args.run.max_attempts,
         "tool_choice": "auto",
         "parallel_tool_calls": true,
-        "temperature": 0,
     });
-    write_outputs(&args.run.out, &rows, run, &format!("BFCL · {model}"))
+    let title = format!("BFCL · {model}");
+    report(&args.run, &modes, &categories, table::table, run, &title)
 }

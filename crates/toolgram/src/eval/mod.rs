@@ -12,7 +12,7 @@ use crate::provider::ProviderArgs;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -49,9 +49,9 @@ pub struct RunArgs {
     model: Option<String>,
     #[command(flatten)]
     provider: ProviderArgs,
-    /// Output folder.
-    #[arg(long, default_value = "eval-out")]
-    out: PathBuf,
+    /// Output folder (default: `eval-out/bfcl` or `eval-out/tools`).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Keep `items.jsonl` and skip what it already holds.
     #[arg(long)]
     resume: bool,
@@ -67,6 +67,9 @@ pub struct RunArgs {
     /// Context size (embedded model).
     #[arg(long)]
     ctx_size: Option<u32>,
+    /// Which evaluation (`bfcl`, `tools`): names the default output folder.
+    #[arg(skip)]
+    eval: &'static str,
 }
 
 impl RunArgs {
@@ -77,10 +80,18 @@ impl RunArgs {
         }
     }
 
+    /// `--out`, or the evaluation's own folder under `eval-out/` (so one evaluation never
+    /// truncates another's records).
+    fn out(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| Path::new("eval-out").join(self.eval))
+    }
+
     fn items_path(&self) -> anyhow::Result<PathBuf> {
-        std::fs::create_dir_all(&self.out)
-            .with_context(|| format!("creating {}", self.out.display()))?;
-        Ok(self.out.join("items.jsonl"))
+        let out = self.out();
+        std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+        Ok(out.join("items.jsonl"))
     }
 
     /// What `items.jsonl` already holds (`--resume`) and a writer appending to it.
@@ -168,6 +179,18 @@ impl Progress {
         }
     }
 
+    /// Append `r` to `items.jsonl` and count it.
+    fn sink<'a>(
+        &'a mut self,
+        writer: &'a mut RecordWriter,
+    ) -> impl FnMut(&ItemRecord) -> Result<(), toolgram_eval::EvalError> + 'a {
+        move |r| {
+            writer.write(r)?;
+            self.record(r);
+            Ok(())
+        }
+    }
+
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
@@ -188,6 +211,28 @@ fn report_modes(modes: &[EvalMode], records: &[ItemRecord], groups: &[String]) -
         }
     }
     names
+}
+
+/// Report what `--out` holds for `groups` (categories or tools): rows over this run's modes
+/// and any other recorded there, `table` on stdout, then `results.json` (with `run`, which
+/// gets the modes and the shared settings added) and `chart.svg`.
+fn report(
+    args: &RunArgs,
+    modes: &[EvalMode],
+    groups: &[String],
+    table: fn(&[Row]) -> String,
+    mut run: Value,
+    title: &str,
+) -> anyhow::Result<()> {
+    let records = read_records(&args.items_path()?)?;
+    let mode_names = report_modes(modes, &records, groups);
+    let rows = report::rows(&records, groups, &mode_names);
+    print!("{}", table(&rows));
+    run["modes"] = json!(mode_names);
+    run["max_tokens"] = json!(args.max_tokens);
+    run["max_attempts"] = json!(args.max_attempts);
+    run["temperature"] = json!(0);
+    write_outputs(&args.out(), &rows, run, title)
 }
 
 /// Write `results.json` and `chart.svg` next to `items.jsonl`, and say where.

@@ -1,11 +1,10 @@
 //! `toolgram eval tools`: each built-in grammar tool on its tasks, as the freeform grammar
 //! tool and as its JSON fallback function; the call is run and the outcome compared.
 
-use super::{Progress, RunArgs, modes, report_modes, write_outputs};
+use super::{Progress, RunArgs, modes, report};
 use clap::Args;
 use serde_json::json;
-use toolgram_eval::record::read_records;
-use toolgram_eval::report;
+use toolgram_eval::report as table;
 use toolgram_eval::run::EvalMode;
 use toolgram_eval::tools::{TOOLS, TaskFile, pending, run_tasks, task_file};
 
@@ -27,7 +26,8 @@ pub struct ToolsArgs {
     run: RunArgs,
 }
 
-pub fn run(args: ToolsArgs) -> anyhow::Result<()> {
+pub fn run(mut args: ToolsArgs) -> anyhow::Result<()> {
+    args.run.eval = "tools";
     let tools: Vec<String> = if args.tool.is_empty() {
         TOOLS.iter().map(|t| (*t).to_owned()).collect()
     } else {
@@ -53,34 +53,19 @@ pub fn run(args: ToolsArgs) -> anyhow::Result<()> {
     let todo = files.iter().map(|f| pending(f, &modes, &done)).sum();
     let mut progress = Progress::new(todo);
     for file in &files {
-        run_tasks(&runtime, file, &modes, args.run.options(), &done, |r| {
-            writer.write(r)?;
-            progress.record(r);
-            Ok(())
-        })?;
+        let sink = progress.sink(&mut writer);
+        run_tasks(&runtime, file, &modes, args.run.options(), &done, sink)?;
     }
     progress.finish();
 
-    let records = read_records(&args.run.items_path()?)?;
-    let mode_names = report_modes(&modes, &records, &tools);
-    let rows = report::rows(&records, &tools, &mode_names);
-    print!("{}", report::tools_table(&rows));
     let run = json!({
         "model": model,
         "provider": provider.as_ref().map(|p| p.provider.kind.name()),
         "tools": tools,
-        "modes": mode_names,
         "limit": args.limit,
-        "max_tokens": args.run.max_tokens,
-        "max_attempts": args.run.max_attempts,
         "tool_choice": "required",
         "parallel_tool_calls": false,
-        "temperature": 0,
     });
-    write_outputs(
-        &args.run.out,
-        &rows,
-        run,
-        &format!("Grammar tools · {model}"),
-    )
+    let title = format!("Grammar tools · {model}");
+    report(&args.run, &modes, &tools, table::tools_table, run, &title)
 }
