@@ -83,6 +83,17 @@ impl ItemRecord {
         }
     }
 
+    /// What a reply the run stage accepted says about its attempts: the first one read and
+    /// valid, the accepted text, tokens, cached prompt tokens, attempts.
+    pub fn take_reply(&mut self, resp: &toolgram_runtime::Response) {
+        self.parsed = resp.failed_attempts.first().is_none_or(|f| f.readable);
+        self.valid = resp.failed_attempts.is_empty();
+        self.raw = resp.raw.clone();
+        self.output_tokens = resp.usage.map(|u| u.completion_tokens);
+        self.cached_tokens = resp.usage.map(|u| u.cached_prompt_tokens);
+        self.attempts = resp.attempts;
+    }
+
     /// The key `--resume` skips on.
     pub fn key(&self) -> (String, String, String) {
         (self.category.clone(), self.mode.clone(), self.id.clone())

@@ -265,12 +265,7 @@ fn run_one(
                 })
                 .collect();
             let mut r = scored(item, name, &calls);
-            r.parsed = resp.failed_attempts.first().is_none_or(|f| f.readable);
-            r.valid = resp.failed_attempts.is_empty();
-            r.raw = resp.raw;
-            r.output_tokens = resp.usage.map(|u| u.completion_tokens);
-            r.cached_tokens = resp.usage.map(|u| u.cached_prompt_tokens);
-            r.attempts = resp.attempts;
+            r.take_reply(&resp);
             r
         }
         Err(

@@ -155,12 +155,7 @@ fn run_one(
     };
     match outcome {
         Ok(resp) => {
-            r.parsed = resp.failed_attempts.first().is_none_or(|f| f.readable);
-            r.valid = resp.failed_attempts.is_empty();
-            r.raw = resp.raw;
-            r.output_tokens = resp.usage.map(|u| u.completion_tokens);
-            r.cached_tokens = resp.usage.map(|u| u.cached_prompt_tokens);
-            r.attempts = resp.attempts;
+            r.take_reply(&resp);
             let input = resp.tool_calls.first().map(|c| {
                 r.called = true;
                 r.first_tool_match = c.name == file.tool;
