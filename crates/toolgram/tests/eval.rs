@@ -138,6 +138,17 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
         stderr.contains("no BFCL_v<N>_no_such_category.json"),
         "{stderr}"
     );
+    let (code, _, stderr) = eval(
+        "../shared/data/bfcl",
+        "simple_python",
+        &out2,
+        &["--mode", "fallback"],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("mode fallback is for grammar tools"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&out2);
     let _ = std::fs::remove_dir_all(&data);

@@ -7,7 +7,8 @@
 //! `lenient`). Policies: properties in schema order with optional ones skippable; whitespace
 //! bounded ([`WS_RULE`]); numbers with at most 20 integer digits; plain strings admit every
 //! JSON escape; recursion through `$ref` becomes rule recursion, and inline nesting deeper
-//! than `max_depth` is refused. This module must not validate instances.
+//! than `max_depth` is refused. [`contradictions`] finds subschemas no value satisfies (read
+//! when a tool set is checked). This module must not validate instances.
 
 mod compiler;
 pub mod contradictions;

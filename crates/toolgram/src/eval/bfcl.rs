@@ -56,6 +56,9 @@ pub fn run(mut args: BfclArgs) -> anyhow::Result<()> {
         None => &[EvalMode::Grammar, EvalMode::Json, EvalMode::Prompt][..],
     };
     let modes = modes(&args.mode, default)?;
+    if modes.contains(&EvalMode::Fallback) {
+        anyhow::bail!("mode fallback is for grammar tools (`toolgram eval tools`); BFCL has none");
+    }
     let mut items = Vec::new();
     for c in &categories {
         items.extend(spread(bfcl::read_category(&args.data, c)?, args.limit));
