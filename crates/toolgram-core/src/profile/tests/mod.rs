@@ -1,8 +1,7 @@
 //! Tests of the provider profiles: one per rule and per limit (`rules.rs`-level behaviour on
-//! small schemas), plus real-world schemas in `real.rs`. These tests must not need a network.
+//! small schemas); real-world schemas (BFCL, llama.cpp's tools) are checked in
+//! `toolgram-eval/tests/profiles.rs`, beside the one BFCL reader. These tests must not need a network.
 
-mod data;
-mod real;
 mod union;
 
 use super::*;

@@ -1,12 +1,53 @@
-//! Real-world schemas written by others (BFCL v4, llama.cpp's chat-test tools) rendered under
-//! every profile, checked by an independent reading of each profile's rules: allowed keywords,
-//! closed objects, and "nothing dropped silently" (every assertion of the original is either in
-//! the rendered schema or listed as enforced after parse).
+//! Provider profiles on real-world schemas written by others: every BFCL function (read by
+//! this crate's one BFCL reader, as the eval sends it) and llama.cpp's chat-test tools,
+//! rendered under every profile and checked by an independent reading of each profile's
+//! rules: allowed keywords, closed objects, and "nothing dropped silently" (every assertion of
+//! the original is either in the rendered schema or listed as enforced after parse). Ground
+//! truth must survive OpenAI strict mode and the restore step, alone and inside a call union.
 
-use super::data::{self, BFCL_FILES};
-use super::*;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use std::path::PathBuf;
+use toolgram_core::ToolSet;
+use toolgram_core::compile::close_objects;
+use toolgram_core::profile::{
+    CALLS_KEY, Profile, ProfileError, ProfiledSchema, call_union_schema, render_parameters,
+    restore_arguments,
+};
+use toolgram_eval::bfcl::{DEFAULT_CATEGORIES, Item, read_category};
+
+/// The shared data folder (`shared/data` beside the repository).
+fn shared_data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+fn category(name: &str) -> Vec<Item> {
+    read_category(&shared_data().join("bfcl"), name).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// An item's functions as (name, parameters), as the eval sends them.
+fn functions(item: &Item) -> Vec<(String, Value)> {
+    item.tools
+        .iter()
+        .map(|t| {
+            let f = &t["function"];
+            (
+                f["name"].as_str().unwrap_or_default().to_owned(),
+                f["parameters"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// (pointer, keyword) of an `Unsupported` error.
+fn at(e: &ProfileError) -> (&str, &str) {
+    match e {
+        ProfileError::Unsupported {
+            pointer, keyword, ..
+        } => (pointer, keyword),
+        other => panic!("not Unsupported: {other}"),
+    }
+}
 
 const COUNTED: &[&str] = &[
     "pattern",
@@ -194,39 +235,36 @@ fn bfcl_schemas_render_under_every_profile_or_are_refused_by_name() {
     let mut rendered = HashMap::new();
     let mut refused: HashMap<(&str, String), usize> = HashMap::new();
     let mut total = 0;
-    for file in BFCL_FILES {
-        for t in data::bfcl(file) {
-            total += 1;
-            for p in Profile::ALL {
-                match render_parameters(&t.name, &t.parameters, p) {
-                    Ok(r) => {
-                        check(
-                            p,
-                            &t.parameters,
-                            &r,
-                            &format!("{file} {} {}", t.case, t.name),
-                        );
-                        if p != Profile::Gemini {
-                            // OpenAI and Anthropic take JSON Schema proper.
-                            let meta = jsonschema::meta::validate(&r.schema);
-                            assert!(meta.is_ok(), "{}", r.schema);
-                        }
-                        *rendered.entry(p.name()).or_insert(0) += 1;
-                    }
-                    Err(e) => {
-                        let (pointer, keyword) = at(&e);
-                        let node = t.parameters.pointer(pointer).unwrap_or(&Value::Null);
-                        let why = match keyword {
-                            // A free-form map (BFCL `dict` without properties).
-                            "properties" if node.get("type") == Some(&json!("object")) => {
-                                assert!(node.get("properties").is_none(), "{e}");
-                                "free-form object"
+    for c in DEFAULT_CATEGORIES {
+        for item in category(c) {
+            for (name, parameters) in functions(&item) {
+                total += 1;
+                for p in Profile::ALL {
+                    match render_parameters(&name, &parameters, p) {
+                        Ok(r) => {
+                            check(p, &parameters, &r, &format!("{} {name}", item.id));
+                            if p != Profile::Gemini {
+                                // OpenAI and Anthropic take JSON Schema proper.
+                                let meta = jsonschema::meta::validate(&r.schema);
+                                assert!(meta.is_ok(), "{}", r.schema);
                             }
-                            // Gemini's parameter-name rule (BFCL names with dots or dashes).
-                            "properties" if p == Profile::Gemini => "Gemini parameter name",
-                            _ => panic!("{file} {}: unexpected refusal {e}", t.case),
-                        };
-                        *refused.entry((p.name(), why.to_owned())).or_insert(0) += 1;
+                            *rendered.entry(p.name()).or_insert(0) += 1;
+                        }
+                        Err(e) => {
+                            let (pointer, keyword) = at(&e);
+                            let node = parameters.pointer(pointer).unwrap_or(&Value::Null);
+                            let why = match keyword {
+                                // A free-form map (BFCL `dict` without properties).
+                                "properties" if node.get("type") == Some(&json!("object")) => {
+                                    assert!(node.get("properties").is_none(), "{e}");
+                                    "free-form object"
+                                }
+                                // Gemini's parameter-name rule (BFCL names with dots or dashes).
+                                "properties" if p == Profile::Gemini => "Gemini parameter name",
+                                _ => panic!("{}: unexpected refusal {e}", item.id),
+                            };
+                            *refused.entry((p.name(), why.to_owned())).or_insert(0) += 1;
+                        }
                     }
                 }
             }
@@ -267,58 +305,65 @@ fn fill_nulls(schema: &Value, v: &mut Value) {
     }
 }
 
+/// The first accepted value of each parameter of one expected call (`""` means "may be
+/// omitted").
+fn first_values(params: &Value) -> Map<String, Value> {
+    params
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, vals)| {
+            Some((
+                k.clone(),
+                vals.as_array()?.iter().find(|v| *v != "")?.clone(),
+            ))
+        })
+        .collect()
+}
+
+fn valid_for_original(parameters: &Value, args: &Value) -> bool {
+    jsonschema::validator_for(&close_objects(parameters)).is_ok_and(|v| v.is_valid(args))
+}
+
 #[test]
 fn bfcl_ground_truth_survives_openai_strict_and_restore() {
-    let file = "BFCL_v4_simple_python.json";
-    let answers = data::bfcl_answers(file);
     let mut checked = 0;
-    for t in data::bfcl(file) {
-        let Some(truth) = answers.get(&t.case).and_then(|g| g[0].get(&t.name)) else {
+    for item in category("simple_python") {
+        let Some((name, parameters)) = functions(&item).into_iter().next() else {
             continue;
         };
-        // The first acceptable value of each parameter; `""` means "may be omitted".
-        let args: Map<String, Value> = truth
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, vals)| {
-                Some((
-                    k.clone(),
-                    vals.as_array()?.iter().find(|v| *v != "")?.clone(),
-                ))
-            })
-            .collect();
-        let args = Value::Object(args);
-        let original = jsonschema::validator_for(&crate::compile::close_objects(&t.parameters))
-            .expect("BFCL schema");
-        if !original.is_valid(&args) {
+        let Some(truth) = item.answers.first().and_then(|a| a.values().next()) else {
+            continue;
+        };
+        let args = Value::Object(first_values(truth));
+        if !valid_for_original(&parameters, &args) {
             continue; // ground truth outside its own schema (e.g. an integer for a float)
         }
-        let Ok(r) = render_parameters(&t.name, &t.parameters, Profile::OpenAiStrict) else {
+        let Ok(r) = render_parameters(&name, &parameters, Profile::OpenAiStrict) else {
             continue;
         };
         let mut reply = args.clone();
-        fill_nulls(&t.parameters, &mut reply);
+        fill_nulls(&parameters, &mut reply);
         let strict = jsonschema::validator_for(&r.schema).expect("rendered schema is JSON Schema");
         assert!(
             strict.is_valid(&reply),
             "{}: {reply} not valid for {}",
-            t.case,
+            item.id,
             r.schema
         );
         assert_eq!(
-            restore_arguments(Profile::OpenAiStrict, &t.parameters, reply),
+            restore_arguments(Profile::OpenAiStrict, &parameters, reply),
             args,
             "{}",
-            t.case
+            item.id
         );
         // Anthropic keeps optional properties optional: the call itself must validate.
-        if let Ok(a) = render_parameters(&t.name, &t.parameters, Profile::Anthropic) {
+        if let Ok(a) = render_parameters(&name, &parameters, Profile::Anthropic) {
             let v = jsonschema::validator_for(&a.schema).expect("rendered schema is JSON Schema");
             assert!(
                 v.is_valid(&args),
                 "{}: {args} not valid for {}",
-                t.case,
+                item.id,
                 a.schema
             );
         }
@@ -329,9 +374,74 @@ fn bfcl_ground_truth_survives_openai_strict_and_restore() {
 }
 
 #[test]
+fn bfcl_pools_give_unions_that_accept_their_ground_truth() {
+    let (mut accepted, mut refused) = (0, 0);
+    for item in category("parallel_multiple") {
+        let set = ToolSet::from_value(&Value::Array(item.tools.clone()))
+            .unwrap_or_else(|e| panic!("{}: {e}", item.id));
+        let union = match call_union_schema(&set, true, Profile::OpenAiStrict) {
+            Ok(u) => u,
+            Err(ProfileError::Unsupported { keyword, .. }) if keyword == "properties" => {
+                refused += 1;
+                continue;
+            }
+            Err(e) => panic!("{}: {e}", item.id),
+        };
+        for p in [Profile::Anthropic, Profile::Gemini] {
+            match call_union_schema(&set, true, p) {
+                Ok(_) | Err(ProfileError::OverLimit { .. }) => {}
+                Err(ProfileError::Unsupported { keyword, .. }) if keyword == "properties" => {}
+                Err(e) => panic!("{} {}: {e}", item.id, p.name()),
+            }
+        }
+        let validator = jsonschema::validator_for(&union.schema).expect("union is JSON Schema");
+        let mut calls = Vec::new();
+        let mut original_ok = true;
+        for (function, params) in item.answers.iter().flat_map(|a| a.iter()) {
+            let Some(tool) = set.get(&toolgram_eval::bfcl::convert::tool_name(function)) else {
+                continue;
+            };
+            let args = first_values(params);
+            original_ok &= valid_for_original(&tool.parameters, &Value::Object(args.clone()));
+            let mut reply = Value::Object(args);
+            // An OpenAI strict reply spells absent optional parameters as null.
+            fill_nulls(&tool.parameters, &mut reply);
+            calls.push(json!({"name": tool.name, "arguments": reply}));
+        }
+        if !original_ok {
+            continue; // ground truth outside its own schema (e.g. an integer for a float)
+        }
+        let reply = json!({CALLS_KEY: calls});
+        assert!(
+            validator.is_valid(&reply),
+            "{}: {reply}\n{}",
+            item.id,
+            union.schema
+        );
+        accepted += 1;
+    }
+    eprintln!(
+        "BFCL parallel_multiple: {accepted} ground-truth replies accepted by the openai-strict union, {refused} pools refused"
+    );
+    assert!(accepted >= 150, "{accepted}");
+}
+
+/// llama.cpp's chat-test tool definitions: `{name: {name, description, parameters}}`.
+fn llama_cpp_tools() -> Vec<(String, Value)> {
+    let path = shared_data().join("toolcall-parsing/tools.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("tools.json: {e}"));
+    doc.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v["parameters"].clone()))
+        .collect()
+}
+
+#[test]
 fn llama_cpp_tools_render_or_are_refused_by_name() {
     let mut outcomes = Vec::new();
-    for (name, params) in data::llama_cpp_tools() {
+    for (name, params) in llama_cpp_tools() {
         for p in Profile::ALL {
             match render_parameters(&name, &params, p) {
                 Ok(r) => check(p, &params, &r, &name),
