@@ -8,12 +8,12 @@
 //! run a parser or a model (the engine checks the grammar with llguidance).
 
 use crate::error::CompileError;
-use crate::schema::keywords;
 use crate::syntax::{CallSyntax, JSON_FENCE, Piece, THINK};
 use crate::tool::{ToolChoice, ToolSet};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use toolgram_grammar::schema::keywords::{self, GRAMMAR_FORMATS, VALIDATOR_FORMATS};
 
 /// Facts about the target vocabulary that change how the grammar is spelled.
 #[derive(Debug, Clone, Default)]
@@ -113,35 +113,6 @@ pub struct DeferredKeyword {
     pub keyword: String,
 }
 
-/// The `format` values the grammar enforces (llguidance's built-in formats); any other
-/// format is checked after parsing by the validator when it knows it.
-pub const GRAMMAR_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-    "uri",
-];
-
-/// Further formats the post-parse validator (`jsonschema`) checks: the grammar leaves them
-/// out and the validator enforces them. A format in neither list is refused by the compiler.
-pub const VALIDATOR_FORMATS: &[&str] = &[
-    "idn-email",
-    "idn-hostname",
-    "iri",
-    "iri-reference",
-    "json-pointer",
-    "regex",
-    "relative-json-pointer",
-    "uri-reference",
-    "uri-template",
-];
-
 /// The validator that enforces, after parsing, everything the grammar leaves out: the
 /// schema's own draft (from `$schema`, 2020-12 without it), with `format` checked.
 pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
@@ -168,7 +139,7 @@ fn with_numeric_formats(schema: &Value) -> Value {
     let Value::Object(map) = schema else {
         return schema.clone();
     };
-    let map = crate::schema::openapi_numeric_format(map).unwrap_or_else(|| map.clone());
+    let map = toolgram_grammar::schema::openapi_numeric_format(map).unwrap_or_else(|| map.clone());
     let each = |v: &Value, f: fn(&Value) -> Value| match v {
         Value::Array(items) => Value::Array(items.iter().map(f).collect()),
         Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), f(x))).collect()),
@@ -301,7 +272,7 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPa
             keyword: k,
         });
     }
-    if let Some(n) = crate::schema::openapi_numeric_format(map) {
+    if let Some(n) = toolgram_grammar::schema::openapi_numeric_format(map) {
         *map = n;
     }
     // llguidance cannot build an integer range reaching -2^63 (its bound overflows when
@@ -593,13 +564,13 @@ pub fn compile(
                 None if opts.args_from_ir && opts.mode == Mode::Grammar => {
                     let (params, _) =
                         crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
-                    let sopts = crate::schema::SchemaOptions {
+                    let sopts = toolgram_grammar::schema::SchemaOptions {
                         tool: Some(tool.name.clone()),
                         lenient: opts.lenient,
                         closed_objects: true,
-                        ..crate::schema::SchemaOptions::default()
+                        ..toolgram_grammar::schema::SchemaOptions::default()
                     };
-                    let (ir, notes) = crate::schema::to_grammar(&params, &sopts)?;
+                    let (ir, notes) = toolgram_grammar::schema::to_grammar(&params, &sopts)?;
                     // What our compiler leaves to the validator is listed too.
                     for n in notes {
                         let d = DeferredKeyword {
@@ -607,15 +578,15 @@ pub fn compile(
                             pointer: n.pointer,
                             keyword: n.keyword,
                         };
-                        if n.kind == crate::schema::NoteKind::Deferred
+                        if n.kind == toolgram_grammar::schema::NoteKind::Deferred
                             && !pass.deferred.contains(&d)
                         {
                             pass.deferred.push(d);
                         }
                     }
-                    g.push_str(&crate::grammar::lark::emit_named(
+                    g.push_str(&toolgram_grammar::lark::emit_named(
                         &ir.prefixed(&format!("ir{i}_")),
-                        crate::grammar::lark::LarkDialect::Llguidance,
+                        toolgram_grammar::lark::LarkDialect::Llguidance,
                         &format!("args_{i}"),
                     ));
                 }
@@ -668,7 +639,7 @@ pub fn compile(
 /// The Lark rules of grammar tool `i`'s grammar moved inside a JSON string, named `gt{i}_…`
 /// with `gt{i}_start` first.
 fn grammar_tool_rules(i: usize, definition: &str) -> Result<String, CompileError> {
-    use crate::grammar::{json_string, lark};
+    use toolgram_grammar::{json_string, lark};
     let g = lark::parse(definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
     let inside = json_string::inside_json_string(&g).prefixed(&format!("gt{i}_"));
     Ok(lark::emit_named(

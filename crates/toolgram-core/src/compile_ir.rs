@@ -4,17 +4,17 @@
 //! The shape is the one [`crate::compile::compile`] gives the embedded engine — optional think
 //! block, text that never spells the call opener, then the calls in the model's syntax, each a
 //! literal tool name selecting that tool's argument grammar — but every argument schema goes
-//! through toolgram's own schema compiler ([`crate::schema::to_grammar`]) and markers are
+//! through toolgram's own schema compiler ([`toolgram_grammar::schema::to_grammar`]) and markers are
 //! plain text. This module must not emit any target's spelling (the writers do) or run a
 //! grammar.
 
 use crate::compile::{CompileOptions, Mode, Think, close_objects};
 use crate::error::CompileError;
-use crate::grammar::{Expr, Grammar, Rule};
-use crate::schema::{Note, SchemaError, SchemaOptions, to_grammar};
 use crate::syntax::{CallSyntax, Piece, THINK};
 use crate::tool::{ToolChoice, ToolSet};
 use thiserror::Error;
+use toolgram_grammar::schema::{Note, SchemaError, SchemaOptions, to_grammar};
+use toolgram_grammar::{Expr, Grammar, Rule};
 
 /// Why a pool did not compile to the IR.
 #[derive(Debug, Error)]
@@ -67,7 +67,7 @@ pub fn compile_ir(
         // Bare JSON calls: text is anything that does not start like one.
         Expr::alt(vec![
             Expr::opt(Expr::seq(vec![
-                Expr::Class(crate::grammar::CharClass {
+                Expr::Class(toolgram_grammar::CharClass {
                     negated: true,
                     ranges: vec![('{', '{')],
                 }),
@@ -175,9 +175,9 @@ pub fn compile_ir(
 /// A grammar tool's arguments `{"input": "<text>"}` with the text in the tool's grammar,
 /// JSON-escaped.
 fn grammar_tool_args(definition: &str) -> Result<Grammar, IrCompileError> {
-    let g = crate::grammar::lark::parse(definition)
+    let g = toolgram_grammar::lark::parse(definition)
         .map_err(|e| IrCompileError::Request(CompileError::ToolGrammar(e.to_string())))?;
-    let inside = crate::grammar::json_string::inside_json_string(&g);
+    let inside = toolgram_grammar::json_string::inside_json_string(&g);
     let start = inside.start().unwrap_or("start").to_owned();
     let mut rules = vec![Rule {
         name: "__args".into(),
@@ -237,7 +237,7 @@ pub fn not_containing(name: &str, word: &str) -> Vec<Rule> {
                 }
             }
             alts.push(Expr::seq(vec![
-                Expr::Class(crate::grammar::CharClass {
+                Expr::Class(toolgram_grammar::CharClass {
                     negated: true,
                     ranges: alphabet.iter().map(|&c| (c, c)).collect(),
                 }),
@@ -254,8 +254,8 @@ pub fn not_containing(name: &str, word: &str) -> Vec<Rule> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::gbnf;
     use crate::syntax::by_name;
+    use toolgram_grammar::gbnf;
 
     fn tools() -> ToolSet {
         ToolSet::from_json_str(

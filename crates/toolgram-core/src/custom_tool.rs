@@ -9,9 +9,9 @@
 //! line and column.
 
 use crate::error::DefinitionError;
-use crate::grammar::lark;
 use crate::tool::{GrammarSpec, Tool};
 use serde_json::{Map, Value, json};
+use toolgram_grammar::lark;
 
 /// The JSON fallback shape of a grammar tool.
 pub fn fallback_parameters(definition: &str) -> Value {

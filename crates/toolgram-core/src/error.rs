@@ -63,7 +63,7 @@ pub enum CompileError {
     /// A tool's argument schema cannot be compiled by toolgram's own schema compiler (used
     /// when llguidance's `%json` refuses it).
     #[error("{0}")]
-    ArgumentSchema(#[from] crate::schema::SchemaError),
+    ArgumentSchema(#[from] toolgram_grammar::schema::SchemaError),
 }
 
 /// Model output that does not read as the expected calls.

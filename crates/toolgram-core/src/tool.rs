@@ -409,7 +409,9 @@ fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, Defi
         ));
     }
     // A property no value can satisfy is a definition error now, not a grammar error later.
-    if let Some((p, message)) = crate::schema::contradictions::contradiction(&tool.parameters) {
+    if let Some((p, message)) =
+        toolgram_grammar::schema::contradictions::contradiction(&tool.parameters)
+    {
         return Err(err(&p, message));
     }
     // Arguments are validated under the same closed-object policy the grammar applies.
@@ -624,5 +626,16 @@ mod tests {
             Err(CompileError::UnknownTool("b".into()))
         );
         assert_eq!(ToolChoice::Named("a".into()).callable(&t), Ok(vec![0]));
+    }
+
+    /// A tool set declaring such a property is refused when it is read, at the property.
+    #[test]
+    fn a_tool_set_with_an_unsatisfiable_property_is_a_definition_error() {
+        let doc = json!([{"type": "function", "function": {"name": "buy", "parameters": {
+            "type": "object", "required": ["n"],
+            "properties": {"n": {"type": "integer", "enum": ["1", "2"]}}}}}]);
+        let e = ToolSet::from_value(&doc).expect_err("refused");
+        assert_eq!(e.pointer, "/0/function/parameters/properties/n/enum");
+        assert!(e.to_string().contains("buy"), "{e}");
     }
 }

@@ -4,9 +4,9 @@
 mod common;
 
 use serde_json::Value;
-use toolgram_core::grammar::{gbnf, lark};
-use toolgram_core::schema::{self, SchemaOptions};
 use toolgram_engine::gbnf_check::{self, Job};
+use toolgram_grammar::schema::{self, SchemaOptions};
+use toolgram_grammar::{gbnf, lark};
 
 fn strings(v: &Value, key: &str) -> Vec<String> {
     v[key]

@@ -8,10 +8,10 @@ mod common;
 use common::*;
 use toolgram_core::ChatMessage;
 use toolgram_core::compile::Think;
-use toolgram_core::grammar::{gbnf, lark};
 use toolgram_engine::{
     ByteChecker, FinishReason, GenerateRequest, Sampling, UserGrammar, gbnf_check,
 };
+use toolgram_grammar::{gbnf, lark};
 
 #[test]
 fn every_sample_gbnf_runs_and_its_output_is_accepted_by_llama_cpp() {

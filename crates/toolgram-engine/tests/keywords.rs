@@ -7,11 +7,11 @@ mod common;
 
 use serde_json::{Value, json};
 use toolgram_core::compile::{KeywordPass, bare_grammar_schema, post_parse_validator};
-use toolgram_core::grammar::gbnf;
-use toolgram_core::schema::keywords::{self, Class};
-use toolgram_core::schema::{SchemaOptions, to_grammar};
 use toolgram_engine::ByteChecker;
 use toolgram_engine::gbnf_check::{self, Job};
+use toolgram_grammar::gbnf;
+use toolgram_grammar::schema::keywords::{self, Class};
+use toolgram_grammar::schema::{SchemaOptions, to_grammar};
 
 /// (keyword, schema, kept, broken)
 fn cases() -> Vec<(&'static str, Value, Value, Value)> {

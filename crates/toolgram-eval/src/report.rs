@@ -1,5 +1,5 @@
-//! Rows per category and mode from the item records: accuracy (BFCL's AST checker), replies
-//! that parse and calls that are schema-valid on the first attempt, convergence (a structured
+//! Rows per category and mode from the item records: accuracy (BFCL's AST checker), first
+//! replies that parse and, of those, the ones whose calls are all schema-valid, convergence (a structured
 //! call when one was due) and first-tool match (the first call names an expected tool) as the
 //! Metnos planner bench reports them, mean output tokens, mean and p95 latency, attempts per
 //! item; the terminal table and `results.json`. Rates are in 0..1; an `all` row per mode pools
@@ -24,7 +24,8 @@ pub struct Row {
     pub accuracy: f64,
     /// First replies that could be read (of the items whose tools were not refused).
     pub parsed: f64,
-    /// First replies whose calls were all schema-valid (same items).
+    /// Of the first replies that could be read, those whose calls were all schema-valid: a
+    /// reply cut off at `max_tokens` or unreadable counts against `parsed`, not here.
     pub valid: f64,
     /// Items with a call due that got one (`None` when none was due).
     pub convergence: Option<f64>,
@@ -52,6 +53,7 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
         (!due.is_empty()).then(|| rate(due.iter().filter(|r| f(r)).count(), due.len()))
     };
     let replied = n - count(&|r| r.refused);
+    let readable = count(&|r| r.parsed && !r.refused);
     let tokens: Vec<usize> = rs.iter().filter_map(|r| r.output_tokens).collect();
     let mut lat: Vec<f64> = rs.iter().map(|r| r.latency_ms).collect();
     lat.sort_by(f64::total_cmp);
@@ -65,7 +67,7 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
         n,
         accuracy: rate(count(&|r| r.correct), n),
         parsed: rate(count(&|r| r.parsed), replied),
-        valid: rate(count(&|r| r.valid), replied),
+        valid: rate(count(&|r| r.parsed && r.valid && !r.refused), readable),
         convergence: due_rate(&|r| r.called),
         first_tool_match: due_rate(&|r| r.first_tool_match),
         mean_tokens: (!tokens.is_empty())
@@ -173,7 +175,7 @@ mod tests {
         ItemRecord {
             correct,
             refused,
-            parsed: valid,
+            parsed: valid || !refused,
             valid,
             latency_ms: 10.0,
             attempts: 1,
@@ -195,5 +197,17 @@ mod tests {
         assert!((rows[0].accuracy - 1.0 / 3.0).abs() < 1e-9);
         assert_eq!(rows[0].valid, 1.0);
         assert_eq!(rows[0].parsed, 1.0);
+    }
+
+    /// A reply cut off before its call ended is unreadable: it lowers `parsed`, and `valid`
+    /// is counted on the replies that could be read.
+    #[test]
+    fn cut_off_replies_count_against_parsed_not_valid() {
+        let mut cut = record("b", false, false, false);
+        cut.parsed = false;
+        let rs = [record("a", true, true, false), cut];
+        let rows = rows(&rs, &["c".into()], &["grammar".into()]);
+        assert!((rows[0].parsed - 0.5).abs() < 1e-9);
+        assert_eq!(rows[0].valid, 1.0);
     }
 }

@@ -8,11 +8,11 @@ use crate::error::ProviderError;
 use serde_json::{Value, json};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::compile_ir::compile_ir;
-use toolgram_core::grammar::gbnf;
 use toolgram_core::profile::{Profile, call_union_schema, render_parameters};
 use toolgram_core::prompt::{few_shot, tools_prompt};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use toolgram_grammar::gbnf;
 
 /// Everything a request is made of.
 pub struct RenderInput<'a> {
@@ -315,11 +315,11 @@ fn freeform(input: &RenderInput) -> bool {
 
 /// A grammar tool's Lark as OpenAI's custom tools take it.
 fn openai_lark(definition: &str) -> Result<String, ProviderError> {
-    let g = toolgram_core::grammar::lark::parse(definition)
+    let g = toolgram_grammar::lark::parse(definition)
         .map_err(|e| ProviderError::Compile(e.to_string()))?;
-    Ok(toolgram_core::grammar::lark::emit(
+    Ok(toolgram_grammar::lark::emit(
         &g,
-        toolgram_core::grammar::lark::LarkDialect::OpenAi,
+        toolgram_grammar::lark::LarkDialect::OpenAi,
     ))
 }
 

@@ -5,9 +5,9 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
-use toolgram_core::grammar::lark::{self, LarkDialect};
-use toolgram_core::grammar::tree::{ParseTree, TreeError, parse_tree};
-use toolgram_core::grammar::{Grammar, gbnf};
+use toolgram_grammar::lark::{self, LarkDialect};
+use toolgram_grammar::tree::{ParseTree, TreeError, parse_tree};
+use toolgram_grammar::{Grammar, gbnf};
 
 /// Why a grammar tool refused or failed.
 #[derive(Debug, Error)]

@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use toolgram_core::grammar::lark;
-use toolgram_core::grammar::tree::ParseTree;
+use toolgram_grammar::lark;
+use toolgram_grammar::tree::ParseTree;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -6,7 +6,7 @@
 use crate::definition::GrammarTool;
 use proptest::prelude::*;
 use std::collections::HashMap;
-use toolgram_core::grammar::{CharClass, Expr, Grammar};
+use toolgram_grammar::{CharClass, Expr, Grammar};
 
 /// Depth after which derivations take their shortest way out.
 const DEPTH: u32 = 6;

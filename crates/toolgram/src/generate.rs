@@ -10,9 +10,9 @@ use crate::output::CliError;
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use toolgram_core::grammar::{self, lark::LarkDialect};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_engine::EngineOptions;
+use toolgram_grammar::lark::LarkDialect;
 use toolgram_runtime::{
     Backend, EmbeddedConfig, Request, ResponseFormat, Runtime, SamplingOptions, check,
 };
@@ -87,9 +87,9 @@ pub fn response_format(
         // Our own GBNF reader (llama.cpp dialect) into the grammar IR, run as Lark: a grammar
         // it cannot take is refused with line and column, never half-read.
         Some("gbnf") => {
-            let g = grammar::gbnf::parse(&text)
+            let g = toolgram_grammar::gbnf::parse(&text)
                 .map_err(|e| CliError::new("invalid_grammar", format!("{}: {e}", p.display())))?;
-            Ok(ResponseFormat::Lark(grammar::lark::emit(
+            Ok(ResponseFormat::Lark(toolgram_grammar::lark::emit(
                 &g,
                 LarkDialect::Llguidance,
             )))

@@ -11,13 +11,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::compile_ir::{IrCompileError, compile_ir};
-use toolgram_core::grammar::lark::{self, LarkDialect};
-use toolgram_core::grammar::{Grammar, gbnf};
 use toolgram_core::profile::{self, Profile};
-use toolgram_core::schema::{Note, NoteKind};
 use toolgram_core::{ToolChoice, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
 use toolgram_engine::{gbnf_check, models};
+use toolgram_grammar::lark::{self, LarkDialect};
+use toolgram_grammar::schema::{Note, NoteKind};
+use toolgram_grammar::{Grammar, gbnf};
 use toolgram_runtime::{RunError, refuse_unknown};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,11 +121,11 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
         return print_profiled(&profiled);
     }
     if matches!(args.format, Format::Gbnf | Format::LarkOpenai) {
-        let opts = toolgram_core::schema::SchemaOptions {
+        let opts = toolgram_grammar::schema::SchemaOptions {
             lenient: args.lenient,
-            ..toolgram_core::schema::SchemaOptions::default()
+            ..toolgram_grammar::schema::SchemaOptions::default()
         };
-        let (g, notes) = toolgram_core::schema::to_grammar(&schema, &opts)
+        let (g, notes) = toolgram_grammar::schema::to_grammar(&schema, &opts)
             .map_err(|e| CliError::new("invalid_schema", e.to_string()))?;
         emit_ir(args, &g)?;
         for n in &notes {

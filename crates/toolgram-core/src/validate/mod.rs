@@ -135,10 +135,10 @@ pub fn validate_call(tools: &ToolSet, call: &ToolCall) -> Result<(), Vec<Argumen
 /// A grammar tool's `input` must be text in its grammar (checked with the grammar itself).
 fn grammar_input_error(tool: &str, definition: &str, args: &Value) -> Option<ArgumentError> {
     let text = args.get("input").and_then(Value::as_str).unwrap_or("");
-    let grammar = crate::grammar::lark::parse(definition).ok()?;
-    let message = match crate::grammar::tree::parse_tree(&grammar, text) {
+    let grammar = toolgram_grammar::lark::parse(definition).ok()?;
+    let message = match toolgram_grammar::tree::parse_tree(&grammar, text) {
         Ok(_) => return None,
-        Err(crate::grammar::tree::TreeError::NoMatch { offset }) => format!(
+        Err(toolgram_grammar::tree::TreeError::NoMatch { offset }) => format!(
             "'input' is not in the grammar of tool '{tool}': it stops matching after {:?}",
             text.get(..offset).unwrap_or(text)
         ),

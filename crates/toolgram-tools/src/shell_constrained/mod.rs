@@ -12,7 +12,7 @@ mod run;
 use crate::definition::{GrammarTool, RunContext, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolgram_core::grammar::tree::ParseTree;
+use toolgram_grammar::tree::ParseTree;
 
 /// The tool.
 pub struct ShellConstrained;

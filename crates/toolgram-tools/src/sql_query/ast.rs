@@ -4,7 +4,7 @@
 use super::schema::{quote_ident, unquote_ident};
 use crate::definition::ToolError;
 use serde::{Deserialize, Serialize};
-use toolgram_core::grammar::tree::ParseTree;
+use toolgram_grammar::tree::ParseTree;
 
 /// A column, qualified by its table or not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ pub use schema::{DbSchema, TableSchema};
 use crate::definition::{GrammarTool, RunContext, ToolError};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use toolgram_core::grammar::tree::ParseTree;
+use toolgram_grammar::tree::ParseTree;
 
 /// The tool, bound to one database.
 pub struct SqlQuery {

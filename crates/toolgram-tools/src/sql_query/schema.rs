@@ -6,7 +6,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
-use toolgram_core::grammar::tree::ParseTree;
+use toolgram_grammar::tree::ParseTree;
 
 /// One table (or view) and its columns, in the database's order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -565,7 +565,7 @@ fn run_one(checker: &ByteChecker, path: &Path, lenient: bool) -> SchemaResult {
 
 /// Remove `format` values that neither the grammar nor the validator knows; their count.
 fn drop_unknown_formats(v: &mut Value) -> usize {
-    use toolgram_core::compile::{GRAMMAR_FORMATS, VALIDATOR_FORMATS};
+    use toolgram_grammar::schema::keywords::{GRAMMAR_FORMATS, VALIDATOR_FORMATS};
     match v {
         Value::Object(m) => {
             let unknown = m
@@ -587,8 +587,8 @@ fn ir_fallback(
     schema: &Value,
     lenient: bool,
 ) -> Option<(toolgram_engine::CompiledCheck, bool)> {
-    use toolgram_core::grammar::lark;
-    use toolgram_core::schema::{NoteKind, SchemaOptions, to_grammar};
+    use toolgram_grammar::lark;
+    use toolgram_grammar::schema::{NoteKind, SchemaOptions, to_grammar};
     let opts = SchemaOptions {
         lenient,
         ..SchemaOptions::default()

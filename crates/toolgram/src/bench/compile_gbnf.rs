@@ -9,12 +9,12 @@ use super::compile::{KeyOrder, SchemaResult, in_schema_order, policy_text, subse
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use toolgram_core::grammar::gbnf;
-use toolgram_core::grammar::lark::{self, LarkDialect};
-use toolgram_core::schema::{Note, NoteKind, SchemaError, SchemaOptions, to_grammar};
 use toolgram_engine::ByteChecker;
 use toolgram_engine::gbnf_check::{self, Job, Verdict};
 use toolgram_engine::models;
+use toolgram_grammar::gbnf;
+use toolgram_grammar::lark::{self, LarkDialect};
+use toolgram_grammar::schema::{Note, NoteKind, SchemaError, SchemaOptions, to_grammar};
 
 /// One compiled schema waiting for llama.cpp's verdict.
 struct Pending {

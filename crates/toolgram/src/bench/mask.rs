@@ -8,10 +8,10 @@ use serde_json::json;
 use std::path::PathBuf;
 use toolgram_core::compile::{CompileOptions, compile};
 use toolgram_core::compile_ir::compile_ir;
-use toolgram_core::grammar::gbnf;
 use toolgram_core::prompt::example_value;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::{Engine, EngineOptions, models};
+use toolgram_grammar::gbnf;
 
 #[derive(Args)]
 pub struct MaskArgs {

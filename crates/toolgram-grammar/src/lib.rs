@@ -1,10 +1,21 @@
-//! Grammars as data: one IR ([`ir::Grammar`]) with readers and writers for GBNF (llama.cpp)
-//! and Lark (llguidance, and the subset OpenAI accepts for custom tools).
+//! # toolgram-grammar — grammars as data
+//!
+//! The language layer of toolgram, as `regex-syntax` is for `regex`: one grammar IR
+//! ([`ir::Grammar`]) with readers and writers for GBNF (llama.cpp) and Lark (llguidance, and
+//! the subset OpenAI accepts for custom tools), and the translations into it.
+//!
+//! - [`ir`] — the IR: rules, expressions, character classes, token references.
+//! - [`lark`], [`gbnf`] — read and write each text format.
+//! - [`regex`] — a regular expression → IR (for `pattern`, Lark terminals, GBNF).
+//! - [`json_string`] — the JSON string grammar and its escapes.
+//! - [`tree`] — parse trees of a grammar over a text.
+//! - [`schema`] — JSON Schema → IR, with THE keyword table ([`schema::keywords`]) and the
+//!   `format` lists.
 //!
 //! Readers refuse what they cannot take with a line and column, never half-read; writers are
-//! deterministic and emit only rules reachable from the root. This module must not run a
-//! grammar engine or a model: checking against llguidance and llama.cpp happens in tests and
-//! in `toolgram-engine`.
+//! deterministic and emit only rules reachable from the root. This crate must not know about
+//! tools, models or providers, and must not run a grammar engine: checking against llguidance
+//! and llama.cpp happens in `toolgram-engine` and its tests.
 
 pub mod gbnf;
 pub mod ir;
@@ -13,6 +24,7 @@ pub mod lark;
 mod lower;
 mod names;
 pub mod regex;
+pub mod schema;
 pub mod tree;
 
 pub use ir::{CharClass, Expr, Grammar, Rule, TokenRef};

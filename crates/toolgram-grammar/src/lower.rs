@@ -4,7 +4,7 @@
 //!
 //! Lowering must not change the language a grammar matches.
 
-use crate::grammar::ir::{Expr, Grammar, Rule};
+use crate::ir::{Expr, Grammar, Rule};
 use std::collections::HashMap;
 
 /// The largest count a lowered repetition uses.
@@ -198,7 +198,7 @@ impl Ctx<'_> {
 /// optional repetitions made mandatory. `None` if `e` does not match ε or is not one of those.
 fn non_empty(e: &Expr) -> Option<Expr> {
     let none = std::collections::BTreeSet::new();
-    if !crate::grammar::ir::is_nullable(e, &none) {
+    if !crate::ir::is_nullable(e, &none) {
         return None;
     }
     match e {
@@ -206,7 +206,7 @@ fn non_empty(e: &Expr) -> Option<Expr> {
             let alts: Vec<Expr> = v
                 .iter()
                 .filter_map(|x| {
-                    if crate::grammar::ir::is_nullable(x, &none) {
+                    if crate::ir::is_nullable(x, &none) {
                         non_empty(x)
                     } else {
                         Some(x.clone())
@@ -215,7 +215,7 @@ fn non_empty(e: &Expr) -> Option<Expr> {
                 .collect();
             (!alts.is_empty()).then(|| Expr::alt(alts))
         }
-        Expr::Repeat { expr, min: 0, max } if !crate::grammar::ir::is_nullable(expr, &none) => {
+        Expr::Repeat { expr, min: 0, max } if !crate::ir::is_nullable(expr, &none) => {
             Some(Expr::repeat((**expr).clone(), 1, *max))
         }
         _ => None,

@@ -2,8 +2,8 @@
 //! and the shapes of the grammars, read back through our own GBNF reader.
 
 use serde_json::json;
-use toolgram_core::grammar::{gbnf, lark};
-use toolgram_core::schema::{self, NoteKind, SchemaOptions, keywords};
+use toolgram_grammar::schema::{self, NoteKind, SchemaOptions, keywords};
+use toolgram_grammar::{gbnf, lark};
 
 fn compile(s: serde_json::Value) -> (String, Vec<(String, String)>) {
     let (g, notes) = schema::to_grammar(&s, &SchemaOptions::default()).expect("compiles");
@@ -149,7 +149,7 @@ fn unexpressible_patterns_are_deferred() {
 
 fn accepts(s: &serde_json::Value, instance: &str) -> bool {
     let (g, _) = schema::to_grammar(s, &SchemaOptions::default()).expect("compiles");
-    toolgram_core::grammar::tree::parse_tree(&g, instance).is_ok()
+    toolgram_grammar::tree::parse_tree(&g, instance).is_ok()
 }
 
 /// Property order follows the schema's text as llguidance reads it: a `$ref`'s keys where

@@ -3,8 +3,8 @@
 //! A grammar it cannot take is refused whole with a line and column; it must never return a
 //! partly read grammar.
 
-use crate::grammar::GrammarError;
-use crate::grammar::ir::{CharClass, Expr, Grammar, Rule, TokenName, TokenRef};
+use crate::GrammarError;
+use crate::ir::{CharClass, Expr, Grammar, Rule, TokenName, TokenRef};
 use std::collections::HashMap;
 
 /// llama.cpp's `MAX_REPETITION_THRESHOLD`.

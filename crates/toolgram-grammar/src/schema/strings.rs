@@ -5,8 +5,8 @@
 //! constant admits the spelling `serde_json`/`json.dumps` write (raw characters, `\"`, `\\`,
 //! short escapes for controls). This module must not decide what is deferred.
 
-use crate::grammar::ir::{CharClass, Expr};
-use crate::grammar::regex::{self, Unsupported};
+use crate::ir::{CharClass, Expr};
+use crate::regex::{self, Unsupported};
 use regex_syntax::hir::{Hir, HirKind};
 
 /// Name of the shared rule for one JSON string character.

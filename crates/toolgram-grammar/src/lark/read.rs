@@ -5,9 +5,9 @@
 //! Anything else (`%ignore`, `%declare`, templates, priorities, `%json`) is refused with a
 //! line and column: the reader must never drop a construct that changes the language.
 
-use crate::grammar::GrammarError;
-use crate::grammar::ir::{CharClass, Expr, Grammar, Rule, TokenName, TokenRef};
-use crate::grammar::regex;
+use crate::GrammarError;
+use crate::ir::{CharClass, Expr, Grammar, Rule, TokenName, TokenRef};
+use crate::regex;
 use std::collections::HashMap;
 
 /// Read a Lark grammar; the start rule is `start`.

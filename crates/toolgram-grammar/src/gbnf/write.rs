@@ -4,9 +4,9 @@
 //! It must not emit anything llama.cpp would read differently from the IR: escapes are
 //! explicit and repetition counts stay inside llama.cpp's limits (see `lower`).
 
-use crate::grammar::ir::{CharClass, Expr, Grammar, TokenName, TokenRef};
-use crate::grammar::lower::{is_atom, lower};
-use crate::grammar::names::{Namer, Target};
+use crate::ir::{CharClass, Expr, Grammar, TokenName, TokenRef};
+use crate::lower::{is_atom, lower};
+use crate::names::{Namer, Target};
 use std::fmt::Write as _;
 
 /// Write `g` as GBNF; the start rule is named `root`.

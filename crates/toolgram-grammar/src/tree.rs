@@ -7,7 +7,7 @@
 //! as in Lark. Ambiguity is resolved deterministically: earlier alternatives and fewer
 //! repetitions win. It must not run a model or know about tools.
 
-use crate::grammar::ir::{CharClass, Expr, Grammar};
+use crate::ir::{CharClass, Expr, Grammar};
 use std::collections::HashMap;
 use std::rc::Rc;
 use thiserror::Error;
@@ -246,7 +246,7 @@ impl<'g> Parser<'g, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::lark;
+    use crate::lark;
 
     fn tree(grammar: &str, text: &str) -> Result<ParseTree, TreeError> {
         parse_tree(&lark::parse(grammar).expect("grammar reads"), text)

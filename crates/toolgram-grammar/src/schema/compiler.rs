@@ -9,7 +9,7 @@ use super::merge::merge_into;
 use super::numbers::{self, Sign};
 use super::strings::{self, CHAR_RULE};
 use super::{Note, NoteKind, SchemaError, SchemaOptions, WS_RULE};
-use crate::grammar::ir::{Expr, Grammar, Rule};
+use crate::ir::{Expr, Grammar, Rule};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -384,7 +384,7 @@ impl<'a> Compiler<'a> {
         let Some(f) = map.get("format").and_then(Value::as_str) else {
             return Ok(());
         };
-        if strings::format(f).is_some() || crate::compile::VALIDATOR_FORMATS.contains(&f) {
+        if strings::format(f).is_some() || super::keywords::VALIDATOR_FORMATS.contains(&f) {
             return Ok(());
         }
         if self.opts.lenient {
@@ -883,16 +883,14 @@ impl<'a> Compiler<'a> {
                     if !exact {
                         self.defer(ptr, "format");
                     }
-                    crate::grammar::regex::to_expr(re)
-                        .ok()
-                        .map(strings::jsonize)
+                    crate::regex::to_expr(re).ok().map(strings::jsonize)
                 }
                 // Formats the validator knows are checked after parse; any other is
                 // refused by name (a warning under `lenient`), never silently ignored.
                 // Validator formats are checked after parse; unknown ones were refused (or
                 // listed) by `check_format`.
                 None => {
-                    if crate::compile::VALIDATOR_FORMATS.contains(&f.as_str()) {
+                    if super::keywords::VALIDATOR_FORMATS.contains(&f.as_str()) {
                         self.defer(ptr, "format");
                     }
                     None

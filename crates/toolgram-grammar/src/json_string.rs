@@ -4,7 +4,7 @@
 //! is constrained by the tool's own grammar. It rewrites expressions only; it must not
 //! change which texts (once unescaped) the grammar accepts.
 
-use crate::grammar::ir::{CharClass, Expr, Grammar, Rule};
+use crate::ir::{CharClass, Expr, Grammar, Rule};
 
 /// How JSON spells `c` inside a string.
 fn escaped(c: char) -> String {
@@ -112,8 +112,8 @@ pub fn inside_json_string(g: &Grammar) -> Grammar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::lark;
-    use crate::grammar::tree::parse_tree;
+    use crate::lark;
+    use crate::tree::parse_tree;
 
     #[test]
     fn texts_match_exactly_in_their_json_spelling() {

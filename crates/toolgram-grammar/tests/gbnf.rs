@@ -2,7 +2,7 @@
 
 mod common;
 
-use toolgram_core::grammar::{Expr, Grammar, Rule, gbnf, lark};
+use toolgram_grammar::{Expr, Grammar, Rule, gbnf, lark};
 
 #[test]
 fn llama_cpp_parser_cases_parse_or_fail_as_llama_cpp_does() {

@@ -17,7 +17,7 @@ mod merge;
 pub mod numbers;
 pub mod strings;
 
-use crate::grammar::Grammar;
+use crate::Grammar;
 use serde_json::Value;
 
 /// Name of the bounded whitespace rule: nothing, one space, or a newline and up to 40

@@ -5,7 +5,7 @@
 //! Look-around assertions other than the anchors a caller strips are refused, never
 //! approximated; laziness is irrelevant to the language and dropped.
 
-use crate::grammar::ir::{CharClass, Expr};
+use crate::ir::{CharClass, Expr};
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 /// A regex the IR cannot express exactly, with the reason.

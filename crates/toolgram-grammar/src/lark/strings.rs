@@ -9,7 +9,7 @@
 //! special token) is left to the character-by-character writer.
 
 use super::write::{class_body, regex_char, string};
-use crate::grammar::ir::Expr;
+use crate::ir::Expr;
 use std::collections::HashMap;
 
 /// Longest regex written for one string token (a guard: JSON strings never come near it, and

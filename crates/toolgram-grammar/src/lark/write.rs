@@ -5,9 +5,9 @@
 //! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
 
 use super::{LarkDialect, strings};
-use crate::grammar::ir::{CharClass, Expr, Grammar, TokenName};
-use crate::grammar::lower::{is_atom, lower};
-use crate::grammar::names::{Namer, Target};
+use crate::ir::{CharClass, Expr, Grammar, TokenName};
+use crate::lower::{is_atom, lower};
+use crate::names::{Namer, Target};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 

@@ -4,7 +4,7 @@
 //!
 //! This module must not guess at non-integer bounds: the compiler defers those.
 
-use crate::grammar::Expr;
+use crate::Expr;
 
 /// Integer digits the grammar allows: every 64-bit integer (llama.cpp allows 16).
 pub const MAX_DIGITS: u32 = 20;

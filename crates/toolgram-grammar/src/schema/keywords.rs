@@ -1,6 +1,7 @@
 //! The single table of JSON-Schema keywords: for each, how our schema → IR compiler treats
-//! it and how the llguidance (`%json`) path treats it. `compile.rs` and `schema::compile`
-//! both read it; no other list of keywords may exist.
+//! it and how the llguidance (`%json`) path treats it; and the two `format` lists (enforced by
+//! the grammar, checked after parsing). Core's `compile` and [`crate::schema`] both read it;
+//! no other list of keywords may exist.
 //!
 //! This module holds data only; it must not walk schemas.
 
@@ -125,6 +126,35 @@ pub fn llguidance_unknown_annotations() -> impl Iterator<Item = &'static str> {
         .filter(|k| k.llguidance == Class::Annotation)
         .map(|k| k.name)
 }
+
+/// The `format` values the grammar enforces (llguidance's built-in formats); any other
+/// format is checked after parsing by the validator when it knows it.
+pub const GRAMMAR_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+    "uri",
+];
+
+/// Further formats the post-parse validator (`jsonschema`) checks: the grammar leaves them
+/// out and the validator enforces them. A format in neither list is refused by the compiler.
+pub const VALIDATOR_FORMATS: &[&str] = &[
+    "idn-email",
+    "idn-hostname",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "relative-json-pointer",
+    "uri-reference",
+    "uri-template",
+];
 
 #[cfg(test)]
 mod tests {
