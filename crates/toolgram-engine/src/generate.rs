@@ -100,7 +100,7 @@ impl Session<'_> {
         }
         let mut timings = Timings::default();
         let t0 = Instant::now();
-        timings.prompt_evaluated = self.prefill(&tokens)?;
+        timings.prompt_evaluated = self.prefill(&tokens, 0)?;
         timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
         let watch = (req.think != Think::Off).then(|| {

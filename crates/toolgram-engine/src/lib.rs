@@ -38,6 +38,7 @@ pub mod gbnf_check;
 mod generate;
 pub mod mask_bench;
 pub mod models;
+mod prefix;
 mod retry;
 mod sample;
 mod session;
@@ -51,7 +52,9 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
+pub use prefix::PrefixStore;
 pub use retry::EngineModel;
 pub use session::{
     CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings, call_id,
+    state_tag,
 };

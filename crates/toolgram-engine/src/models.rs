@@ -355,6 +355,39 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The sha256 of the model file at `path`: the registry's for a verified registry file;
+/// otherwise computed once and remembered under the model cache by the file's path, size and
+/// modification time (a model replaced in place gets a new one).
+pub fn identity(path: &Path) -> Result<String, FetchError> {
+    let canon = fs::canonicalize(path).map_err(io_err(format!("reading {}", path.display())))?;
+    for m in registry()? {
+        if m.is_cached() && fs::canonicalize(m.path()).is_ok_and(|p| p == canon) {
+            return Ok(m.sha256);
+        }
+    }
+    let meta = fs::metadata(&canon).map_err(io_err(format!("reading {}", path.display())))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let stamp = format!("{}\n{}\n{modified}", canon.display(), meta.len());
+    let memo = cache_dir()
+        .join(".sha256")
+        .join(&hex(&Sha256::digest(stamp.as_bytes()))[..32]);
+    if let Ok(known) = fs::read_to_string(&memo)
+        && known.len() == 64
+    {
+        return Ok(known);
+    }
+    let sum = hex(&sha256_file(&canon)?);
+    if let Some(dir) = memo.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    let _ = fs::write(&memo, &sum);
+    Ok(sum)
+}
+
 /// Resolve `--model NAME|PATH`: an existing file is used as is; otherwise a registry name or
 /// role, fetched on first use. `None` means the default model.
 pub fn resolve(spec: Option<&str>) -> Result<PathBuf, FetchError> {

@@ -11,6 +11,7 @@
 
 use crate::engine::{Engine, backend};
 use crate::error::EngineError;
+use crate::prefix::{self, PrefixStore};
 use crate::sample::{Rng, pick_nucleus};
 use crate::think::ThinkWatch;
 use llama_cpp_2::context::LlamaContext;
@@ -21,6 +22,7 @@ use llguidance::Matcher;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::SimpleVob;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode, Think};
@@ -32,6 +34,11 @@ use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
 
 const BATCH: usize = 512;
+
+/// The engine settings that shape a saved KV state, for naming stored prefixes.
+pub fn state_tag() -> String {
+    format!("b{BATCH}")
+}
 
 /// Sampling settings.
 #[derive(Debug, Clone)]
@@ -169,12 +176,13 @@ pub trait DecodeObserver {
 /// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
 pub struct Session<'e> {
     engine: &'e Engine,
-    ctx: LlamaContext<'e>,
+    pub(crate) ctx: LlamaContext<'e>,
     batch: LlamaBatch<'static>,
-    cached: Vec<LlamaToken>,
+    pub(crate) cached: Vec<LlamaToken>,
     pub(crate) text: Vec<u8>,
     scratch: Vec<(u32, f64)>,
     observer: Option<Box<dyn DecodeObserver + 'e>>,
+    store: Option<Arc<dyn PrefixStore>>,
 }
 
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -219,6 +227,7 @@ impl Engine {
             text: Vec::new(),
             scratch: Vec::new(),
             observer: None,
+            store: None,
         })
     }
 }
@@ -227,6 +236,13 @@ impl<'e> Session<'e> {
     /// Watch every generation on this session (`None`: stop watching).
     pub fn set_observer(&mut self, observer: Option<Box<dyn DecodeObserver + 'e>>) {
         self.observer = observer;
+    }
+
+    /// Keep evaluated prompt prefixes in `store` (`None`: only in this session): a call finds
+    /// the longest stored prefix of its prompt before evaluating it, and stores its own
+    /// reusable prefix (everything before the last message) once evaluated.
+    pub fn set_prefix_store(&mut self, store: Option<Arc<dyn PrefixStore>>) {
+        self.store = store;
     }
 
     /// Prompt tokens held in the KV cache from earlier calls.
@@ -290,7 +306,8 @@ impl<'e> Session<'e> {
         }
         let mut timings = Timings::default();
         let t0 = Instant::now();
-        timings.prompt_evaluated = self.prefill(&tokens)?;
+        let keep = self.reusable_prefix(&messages, req.tools, &tokens);
+        timings.prompt_evaluated = self.prefill(&tokens, keep)?;
         timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
         let watch = (req.think != Think::Off && !unconstrained).then(|| {
@@ -359,16 +376,43 @@ impl<'e> Session<'e> {
         tokens
     }
 
-    /// Evaluate `tokens`, reusing the cached prefix; returns how many were evaluated.
-    pub(crate) fn prefill(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
-        let mut common = self
-            .cached
-            .iter()
-            .zip(tokens)
-            .take_while(|(a, b)| a == b)
-            .count();
+    /// Where the reusable prefix of `tokens` ends (0 without a prefix store): the prompt
+    /// rendered with the last message's text replaced parts from it there.
+    fn reusable_prefix(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        tokens: &[LlamaToken],
+    ) -> usize {
+        if self.store.is_none() {
+            return 0;
+        }
+        let engine = self.engine;
+        prefix::with_last_replaced(messages)
+            .and_then(|probe| engine.template.render(&probe, tools, engine.syntax).ok())
+            .map_or(0, |text| {
+                prefix::common_prefix(&self.tokenize_prompt(&text), tokens)
+            })
+    }
+
+    /// Evaluate `tokens`, reusing the cached prefix (or a longer stored one); the first
+    /// `keep` tokens are stored once evaluated. Returns how many tokens were evaluated.
+    pub(crate) fn prefill(
+        &mut self,
+        tokens: &[LlamaToken],
+        keep: usize,
+    ) -> Result<usize, EngineError> {
+        let mut common = prefix::common_prefix(&self.cached, tokens);
         if common == tokens.len() {
             common = common.saturating_sub(1);
+        }
+        // The last prompt token is always evaluated: its logits start generation.
+        let keep = keep.min(tokens.len().saturating_sub(1));
+        let store = self.store.clone();
+        if let Some(store) = &store
+            && keep > common
+        {
+            common = self.load_stored(store.as_ref(), tokens, keep, common);
         }
         if common < self.cached.len() {
             let cleared = self
@@ -381,13 +425,26 @@ impl<'e> Session<'e> {
             }
         }
         self.cached.truncate(common);
-        let rest = &tokens[common..];
-        for (ci, chunk) in rest.chunks(BATCH).enumerate() {
-            self.check_cancelled()?;
-            let last_chunk = (ci + 1) * BATCH >= rest.len();
-            self.decode(chunk, last_chunk)?;
+        let evaluated = tokens.len() - common;
+        if let Some(store) = &store
+            && keep > common
+        {
+            self.evaluate(&tokens[common..keep], false)?;
+            self.save_stored(store.as_ref());
+            common = keep;
         }
-        Ok(rest.len())
+        self.evaluate(&tokens[common..], true)?;
+        Ok(evaluated)
+    }
+
+    /// Append `toks` in batches; logits for the last one when `logits`.
+    fn evaluate(&mut self, toks: &[LlamaToken], logits: bool) -> Result<(), EngineError> {
+        for (ci, chunk) in toks.chunks(BATCH).enumerate() {
+            self.check_cancelled()?;
+            let last_chunk = (ci + 1) * BATCH >= toks.len();
+            self.decode(chunk, logits && last_chunk)?;
+        }
+        Ok(())
     }
 
     /// Append `toks` to the context; logits for the last one when `logits`.

@@ -44,6 +44,7 @@ mod error;
 mod format;
 mod pool;
 mod post;
+pub mod prefix_cache;
 mod remote;
 mod request;
 mod response;
@@ -84,6 +85,9 @@ pub struct EmbeddedConfig {
     pub max_sessions: usize,
     /// Requests that may wait while one runs; more are [`RunError::Busy`].
     pub max_queue: usize,
+    /// Keep evaluated prompt prefixes on disk, for later requests and later processes
+    /// (`None`: only in memory, for this runtime's life).
+    pub prefix_cache: Option<prefix_cache::PrefixCacheConfig>,
 }
 
 impl Default for EmbeddedConfig {
@@ -93,6 +97,7 @@ impl Default for EmbeddedConfig {
             engine: EngineOptions::default(),
             max_sessions: 4,
             max_queue: 64,
+            prefix_cache: None,
         }
     }
 }
@@ -137,7 +142,21 @@ impl Runtime {
                     max_sessions: cfg.max_sessions,
                     max_queue: cfg.max_queue,
                 };
-                Inner::Embedded(Embedded::start(&path, cfg.engine, limits)?)
+                let store = match &cfg.prefix_cache {
+                    Some(c) => {
+                        let id = models::identity(&path)?;
+                        let model = format!(
+                            "{}-{}",
+                            &id[..16.min(id.len())],
+                            toolgram_engine::state_tag()
+                        );
+                        let store: Arc<dyn toolgram_engine::PrefixStore> =
+                            Arc::new(prefix_cache::DiskPrefixCache::new(c, &model));
+                        Some(store)
+                    }
+                    None => None,
+                };
+                Inner::Embedded(Embedded::start(&path, cfg.engine, limits, store)?)
             }
             Backend::Provider(cfg) => Inner::Remote(Remote {
                 provider: cfg.provider,

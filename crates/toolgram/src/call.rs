@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use toolgram_core::compile::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_engine::EngineOptions;
+use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
     Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check, read_tools_file,
 };
@@ -91,6 +92,10 @@ pub struct CallArgs {
     /// Context window in tokens.
     #[arg(long)]
     pub ctx_size: Option<u32>,
+    /// Neither read nor write the prompt-prefix cache on disk (`toolgram cache list`): the
+    /// whole prompt is evaluated.
+    #[arg(long)]
+    pub no_cache: bool,
     /// System message.
     #[arg(long)]
     pub system: Option<String>,
@@ -223,6 +228,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<()> {
                 },
                 max_sessions: 1,
                 max_queue: 1,
+                prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
             })
         }
     };

@@ -140,6 +140,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         },
         max_sessions: 1,
         max_queue: 1,
+        prefix_cache: None,
     }))?;
     let r = runtime.run(&req)?;
     let mut msg = r.to_json();

@@ -4,6 +4,7 @@
 //! `{"error":{…}}` line on stderr on failure. No pipeline logic lives here.
 
 mod bench;
+mod cache;
 mod call;
 mod eval;
 mod generate;
@@ -16,6 +17,7 @@ mod serve;
 mod tools;
 
 use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -43,6 +45,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Read raw model text on stdin leniently and print the assistant message.
     Parse(parse::ParseArgs),
+    /// List or clear the prompt-prefix cache on disk.
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// List, fetch or locate registry models.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -60,9 +65,15 @@ enum Command {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGRAM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGRAM_LOG").unwrap_or_else(|_| {
+                // Our own warnings (a damaged cache file ignored, a schema refused by
+                // llguidance) are notes a user should see; llama.cpp's are not.
+                tracing_subscriber::EnvFilter::new(
+                    "error,toolgram_engine=warn,toolgram_runtime=warn",
+                )
+            }),
         )
         .init();
     let cli = Cli::parse();
@@ -74,6 +85,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Parse(args) => parse::run(args),
         Command::Model(cmd) => model::run(cmd),
+        Command::Cache(cmd) => cache::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Eval(cmd) => eval::run(cmd),
         Command::Tools(cmd) => tools::run(cmd),

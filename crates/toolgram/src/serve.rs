@@ -5,6 +5,7 @@ use crate::provider::ProviderArgs;
 use clap::Args;
 use std::time::Duration;
 use toolgram_engine::EngineOptions;
+use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{Backend, EmbeddedConfig, Runtime};
 use toolgram_server::ServerConfig;
 
@@ -29,6 +30,10 @@ pub struct ServeArgs {
     /// Sessions (llama.cpp contexts) kept for tool-prefix reuse across requests.
     #[arg(long, default_value_t = 4)]
     pub max_sessions: usize,
+    /// Neither read nor write the prompt-prefix cache on disk (prefixes are still reused in
+    /// memory across requests).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Longest a request may run, in seconds.
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
@@ -62,6 +67,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             max_sessions: args.max_sessions,
             max_queue: args.max_queue,
+            prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
         }),
     };
     let runtime = Runtime::new(backend)?;

@@ -1,8 +1,9 @@
 //! Sessions that outlive a request: a small LRU of llama.cpp contexts keyed by the exact
 //! inputs that render the prompt's prefix (system messages, tools, prompt-mode
 //! instructions), so a request with the same tools evaluates only its new turn, and a
-//! request whose prefix differs by one byte never reuses another's KV state. This module
-//! must not decode.
+//! request whose prefix differs by one byte never reuses another's KV state. Every session
+//! it opens also reads and writes the disk prefix store when there is one. This module must
+//! not decode.
 
 use crate::request::Request;
 use std::collections::hash_map::DefaultHasher;
@@ -10,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolgram_core::compile::Mode;
-use toolgram_engine::{Engine, EngineError, Session};
+use toolgram_engine::{Engine, EngineError, PrefixStore, Session};
 
 /// Hits and misses of the session cache, readable from any thread.
 #[derive(Debug, Default)]
@@ -61,16 +62,23 @@ pub(crate) struct SessionCache<'e> {
     capacity: usize,
     tick: u64,
     stats: Arc<CacheStats>,
+    store: Option<Arc<dyn PrefixStore>>,
 }
 
 impl<'e> SessionCache<'e> {
-    pub(crate) fn new(engine: &'e Engine, capacity: usize, stats: Arc<CacheStats>) -> Self {
+    pub(crate) fn new(
+        engine: &'e Engine,
+        capacity: usize,
+        stats: Arc<CacheStats>,
+        store: Option<Arc<dyn PrefixStore>>,
+    ) -> Self {
         Self {
             engine,
             slots: Vec::new(),
             capacity: capacity.max(1),
             tick: 0,
             stats,
+            store,
         }
     }
 
@@ -95,10 +103,12 @@ impl<'e> SessionCache<'e> {
 
     fn take_slot(&mut self, key: u64) -> Result<usize, EngineError> {
         if self.slots.len() < self.capacity {
+            let mut session = self.engine.session()?;
+            session.set_prefix_store(self.store.clone());
             self.slots.push(Slot {
                 key,
                 used: 0,
-                session: self.engine.session()?,
+                session,
             });
             return Ok(self.slots.len() - 1);
         }

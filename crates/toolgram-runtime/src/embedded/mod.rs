@@ -25,7 +25,7 @@ use std::time::Instant;
 use toolgram_core::ToolChoice;
 use toolgram_core::compile::{self, CompileOptions, Mode, Think};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_engine::{DecodeObserver, Engine, EngineOptions};
+use toolgram_engine::{DecodeObserver, Engine, EngineOptions, PrefixStore};
 
 /// Where a job's result goes.
 pub(crate) enum Reply {
@@ -66,6 +66,7 @@ impl Embedded {
         path: &Path,
         opts: EngineOptions,
         limits: WorkerLimits,
+        store: Option<Arc<dyn PrefixStore>>,
     ) -> Result<Self, RunError> {
         let (jobs, queue) = mpsc::sync_channel::<Job>(limits.max_queue);
         let (ready_tx, ready) = mpsc::channel();
@@ -90,7 +91,7 @@ impl Embedded {
                     waiting: worker_waiting,
                     lenient: opts.lenient,
                 };
-                let cache = SessionCache::new(&engine, limits.max_sessions, worker_stats);
+                let cache = SessionCache::new(&engine, limits.max_sessions, worker_stats, store);
                 worker.work(&queue, cache);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;

@@ -23,3 +23,18 @@ pub fn toolgram(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Run `toolgram ARGS…` in the repository root with extra environment variables.
+pub fn toolgram_env(args: &[&str], env: &[(&str, &std::path::Path)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgram"));
+    cmd.args(args).current_dir(repo());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -1,0 +1,97 @@
+//! Evaluated prompt prefixes kept outside the session: the [`PrefixStore`] trait a caller
+//! (the run stage's disk cache) implements, and the session's side of it — where the reusable
+//! prefix of a prompt ends, loading a stored KV state into sequence 0, and saving one.
+//!
+//! A stored state is only used when llama.cpp loads it AND the tokens it holds equal the
+//! prompt's first tokens; anything else is handed back to the store to drop, and the prompt is
+//! evaluated as if nothing was stored. This module must not decide where or how long states
+//! are kept (the store does), and must not decode past the prefix.
+
+use crate::session::Session;
+use llama_cpp_2::token::LlamaToken;
+use std::path::{Path, PathBuf};
+use toolgram_core::ChatMessage;
+
+/// Where evaluated prefixes are kept between sessions and processes.
+pub trait PrefixStore: Send + Sync {
+    /// The longest stored prefix of `tokens` (token ids): its length and a file llama.cpp can
+    /// load. The store checks its own files (size, checksum) before answering.
+    fn find(&self, tokens: &[i32]) -> Option<(usize, PathBuf)>;
+    /// A fresh temporary path to save the state of `tokens` into; `None` to not store it.
+    fn begin(&self, tokens: &[i32]) -> Option<PathBuf>;
+    /// The state of `tokens` is in `temp`: keep it.
+    fn commit(&self, tokens: &[i32], temp: &Path);
+    /// The file at `path` could not be used (`why`): drop it.
+    fn reject(&self, path: &Path, why: &str);
+}
+
+/// Token ids as the store sees them.
+pub(crate) fn ids(tokens: &[LlamaToken]) -> Vec<i32> {
+    tokens.iter().map(|t| t.0).collect()
+}
+
+/// `messages` with the last one's text replaced by a marker: rendered, the prompt diverges
+/// from the real one where the last message begins, which is where the reusable prefix ends.
+pub(crate) fn with_last_replaced(messages: &[ChatMessage]) -> Option<Vec<ChatMessage>> {
+    let mut out = messages.to_vec();
+    let last = out.last_mut()?;
+    let text = last.content.as_deref().unwrap_or_default();
+    last.content = Some(if text == "\u{1}" { "\u{2}" } else { "\u{1}" }.to_owned());
+    Some(out)
+}
+
+/// Length of the longest common prefix.
+pub(crate) fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Session<'_> {
+    /// Load the longest stored prefix of `tokens[..keep]` when it is longer than the
+    /// `common` tokens already in the KV cache; returns the tokens now cached.
+    pub(crate) fn load_stored(
+        &mut self,
+        store: &dyn PrefixStore,
+        tokens: &[LlamaToken],
+        keep: usize,
+        common: usize,
+    ) -> usize {
+        let Some((n, path)) = store.find(&ids(&tokens[..keep])) else {
+            return common;
+        };
+        if n <= common || n > keep {
+            return common;
+        }
+        self.clear_cache();
+        match self.ctx.state_seq_load_file(&path, 0, n) {
+            Ok((loaded, _)) if loaded.as_slice() == &tokens[..n] => {
+                self.cached = loaded;
+                n
+            }
+            Ok(_) => {
+                self.clear_cache();
+                store.reject(&path, "the tokens it holds differ from its name");
+                0
+            }
+            Err(e) => {
+                self.clear_cache();
+                store.reject(&path, &format!("llama.cpp could not load it: {e}"));
+                0
+            }
+        }
+    }
+
+    /// Save the KV state of the cached tokens (exactly the prefix to keep).
+    pub(crate) fn save_stored(&self, store: &dyn PrefixStore) {
+        let tokens = ids(&self.cached);
+        let Some(temp) = store.begin(&tokens) else {
+            return;
+        };
+        match self.ctx.state_seq_save_file(&temp, 0, &self.cached) {
+            Ok(_) => store.commit(&tokens, &temp),
+            Err(e) => {
+                let _ = std::fs::remove_file(&temp);
+                tracing::warn!(error = %e, "could not save the prompt prefix");
+            }
+        }
+    }
+}
