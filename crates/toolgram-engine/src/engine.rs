@@ -5,6 +5,7 @@
 //! This module must not generate: the decode loop lives in `session`.
 
 use crate::error::EngineError;
+use crate::grammar_cache::GrammarCache;
 use crate::template::ChatTemplate;
 use crate::tokenizer::LlamaTokEnv;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -52,6 +53,7 @@ pub struct Engine {
     pub(crate) compile_opts: CompileOptions,
     pub(crate) threads: u32,
     pub(crate) n_ctx: u32,
+    grammars: GrammarCache,
     name: String,
 }
 
@@ -139,6 +141,7 @@ impl Engine {
             compile_opts,
             threads: opts.threads.unwrap_or_else(default_threads),
             n_ctx,
+            grammars: GrammarCache::default(),
             name,
         })
     }
@@ -174,6 +177,18 @@ impl Engine {
             .vocab()
             .tokenize(text.as_bytes(), false, false)
             .len()
+    }
+
+    /// A matcher for a Lark grammar in its start state, from the compiled-grammar cache.
+    pub(crate) fn lark_matcher(&self, lark: &str) -> Result<Matcher, EngineError> {
+        self.grammars.get(lark, || {
+            self.matcher(TopLevelGrammar::from_lark(lark.to_owned()))
+        })
+    }
+
+    /// Compiled-grammar cache (hits, misses) since the model was loaded.
+    pub fn grammar_cache_stats(&self) -> (u64, u64) {
+        self.grammars.stats()
     }
 
     /// A fresh matcher for a Lark grammar, or the grammar's error.

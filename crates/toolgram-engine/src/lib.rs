@@ -36,6 +36,7 @@ mod engine;
 mod error;
 pub mod gbnf_check;
 mod generate;
+mod grammar_cache;
 pub mod mask_bench;
 pub mod models;
 mod prefix;

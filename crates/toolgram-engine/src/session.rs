@@ -19,7 +19,6 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
-use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::SimpleVob;
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -122,6 +121,9 @@ impl FinishReason {
 /// Measurements of one call.
 #[derive(Debug, Clone, Default)]
 pub struct Timings {
+    /// Compiling the request's grammar and building its matcher (a compiled-grammar cache
+    /// hit makes this the compile alone).
+    pub grammar_ms: f64,
     /// Prompt tokens actually evaluated (the rest came from the KV cache).
     pub prompt_evaluated: usize,
     /// Time to evaluate them.
@@ -277,6 +279,7 @@ impl<'e> Session<'e> {
             think: req.think,
             ..engine.compile_opts.clone()
         };
+        let t_grammar = Instant::now();
         let mut compiled =
             compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
         let prompted = req.mode == Mode::Prompt;
@@ -287,6 +290,7 @@ impl<'e> Session<'e> {
         } else {
             Some(self.matcher_with_fallback(req, &opts, &mut compiled)?)
         };
+        let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let messages = if prompted {
             with_instructions(req, engine.syntax)
         } else {
@@ -304,7 +308,10 @@ impl<'e> Session<'e> {
                 n_ctx,
             });
         }
-        let mut timings = Timings::default();
+        let mut timings = Timings {
+            grammar_ms,
+            ..Timings::default()
+        };
         let t0 = Instant::now();
         let keep = self.reusable_prefix(&messages, req.tools, &tokens);
         timings.prompt_evaluated = self.prefill(&tokens, keep)?;
@@ -475,7 +482,7 @@ impl<'e> Session<'e> {
         compiled: &mut CompiledGrammar,
     ) -> Result<Matcher, EngineError> {
         let engine = self.engine;
-        let first = match engine.matcher(TopLevelGrammar::from_lark(compiled.lark.clone())) {
+        let first = match engine.lark_matcher(&compiled.lark) {
             Ok(m) => return Ok(m),
             Err(e) => e,
         };
@@ -487,7 +494,7 @@ impl<'e> Session<'e> {
         else {
             return Err(first);
         };
-        match engine.matcher(TopLevelGrammar::from_lark(again.lark.clone())) {
+        match engine.lark_matcher(&again.lark) {
             Ok(m) => {
                 tracing::warn!(refused = %first, "llguidance refused an argument schema; using toolgram's own schema grammar");
                 again.args_fallback = Some(first.to_string());

@@ -228,7 +228,7 @@ fn a_conversation_too_long_for_the_context_is_a_typed_error() {
 }
 
 #[test]
-fn reused_prompt_prefix_gives_the_same_reply_as_a_fresh_context() {
+fn reused_prompt_prefix_and_compiled_grammar_give_the_same_reply_as_a_fresh_context() {
     let _g = lock();
     let tools = tools();
     let e = engine("test");
@@ -247,6 +247,7 @@ fn reused_prompt_prefix_gives_the_same_reply_as_a_fresh_context() {
         "prefix not reused: {:?}",
         reused.timings
     );
+    let (hits, _) = e.grammar_cache_stats();
     let fresh = ask(
         &mut e.session().expect("session"),
         &tools,
@@ -256,6 +257,10 @@ fn reused_prompt_prefix_gives_the_same_reply_as_a_fresh_context() {
     )
     .expect("fresh");
     assert_eq!(fresh.timings.prompt_evaluated, fresh.prompt_tokens);
+    assert!(
+        e.grammar_cache_stats().0 > hits,
+        "the same pool and choice did not reuse the compiled grammar"
+    );
     assert_eq!(reused.raw, fresh.raw);
 }
 

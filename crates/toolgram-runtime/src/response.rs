@@ -62,6 +62,8 @@ impl Call {
 pub struct RunTimings {
     /// Wall clock of the whole run, all attempts, queueing excluded.
     pub total_ms: f64,
+    /// Grammar compile and matcher of the last attempt (embedded path).
+    pub grammar_ms: f64,
     /// Prompt evaluation of the last attempt (embedded path).
     pub prompt_ms: f64,
     /// Generation of the last attempt (embedded path).
@@ -144,7 +146,8 @@ impl Response {
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),
-            "timings": {"total_ms": round(t.total_ms), "prompt_ms": round(t.prompt_ms),
+            "timings": {"total_ms": round(t.total_ms), "grammar_ms": round(t.grammar_ms),
+                "prompt_ms": round(t.prompt_ms),
                 "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated},
         })
     }

@@ -27,6 +27,7 @@ fn sampling(req: &Request) -> Sampling {
 fn timings(t: &Timings) -> RunTimings {
     RunTimings {
         total_ms: 0.0,
+        grammar_ms: t.grammar_ms,
         prompt_ms: t.prompt_ms,
         generate_ms: t.generate_ms,
         prompt_evaluated: t.prompt_evaluated,
