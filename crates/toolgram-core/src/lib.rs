@@ -6,8 +6,8 @@
 //! [`CallSyntax`] into ONE Lark grammar (a discriminated union: the name picks the argument
 //! schema); [`parse::parse_output`] reads the text the grammar produced back into typed
 //! [`ToolCall`]s with the same syntax declaration; [`validate`] checks arguments against the
-//! tool's JSON Schema. [`profile`] renders the same schemas in the JSON-Schema subsets of
-//! providers (OpenAI strict, Anthropic, Gemini), listing what is enforced after parse.
+//! tool's JSON Schema. (The same schemas in the JSON-Schema subsets of providers are
+//! `toolgram-providers`' `profile` module.)
 //!
 //! ```
 //! use toolgram_core::{compile, parse, syntax, ToolChoice, ToolSet};
@@ -39,7 +39,6 @@ pub mod error;
 pub mod lenient;
 pub mod message;
 pub mod parse;
-pub mod profile;
 pub mod prompt;
 pub mod pyjson;
 pub mod syntax;

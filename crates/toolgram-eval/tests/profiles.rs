@@ -10,11 +10,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use toolgram_core::ToolSet;
 use toolgram_core::compile::close_objects;
-use toolgram_core::profile::{
+use toolgram_eval::bfcl::{DEFAULT_CATEGORIES, Item, read_category};
+use toolgram_providers::profile::{
     CALLS_KEY, Profile, ProfileError, ProfiledSchema, call_union_schema, render_parameters,
     restore_arguments,
 };
-use toolgram_eval::bfcl::{DEFAULT_CATEGORIES, Item, read_category};
 
 /// The shared data folder (`shared/data` beside the repository).
 fn shared_data() -> PathBuf {

@@ -28,7 +28,7 @@ pub enum ProviderError {
     Unsupported(String),
     /// A schema could not be rendered in the provider's profile.
     #[error(transparent)]
-    Profile(#[from] toolgram_core::profile::ProfileError),
+    Profile(#[from] crate::profile::ProfileError),
     /// The pool or choice did not compile.
     #[error("{0}")]
     Compile(String),

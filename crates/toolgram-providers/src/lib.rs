@@ -4,7 +4,8 @@
 //! JSON Schema → prompt-based, replies parsed into toolgram's one `ToolCall` type, and the
 //! HTTP round trip.
 //!
-//! Schemas go out through core's provider profiles and grammars through core's compilers;
+//! Schemas go out through the provider profiles ([`profile`]: one tool's JSON Schema in each
+//! provider's subset, nothing dropped silently) and grammars through core's compilers;
 //! prompt-based replies are read by core's lenient parser and validated by the retry loop
 //! (`toolgram-retry`), which [`ProviderModel`] drives. This crate must not link a model or
 //! re-implement any of those.
@@ -14,6 +15,7 @@ mod config;
 mod error;
 mod http;
 mod model;
+pub mod profile;
 mod provider;
 mod render;
 mod reply;

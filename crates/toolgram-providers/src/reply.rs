@@ -5,10 +5,10 @@
 
 use crate::capability::{Kind, Path};
 use crate::error::ProviderError;
+use crate::profile::{Profile, restore_arguments};
 use serde_json::Value;
 use toolgram_core::lenient::{LenientOptions, SyntaxChoice};
 use toolgram_core::parse::parse_output;
-use toolgram_core::profile::{Profile, restore_arguments};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_retry::ModelReply;

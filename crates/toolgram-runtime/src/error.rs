@@ -4,11 +4,11 @@
 
 use crate::response::failed_json;
 use serde_json::{Value, json};
-use toolgram_core::profile::ProfileError;
 use toolgram_core::validate::RepeatedCall;
 use toolgram_engine::EngineError;
 use toolgram_engine::models::FetchError;
 use toolgram_providers::ProviderError;
+use toolgram_providers::profile::ProfileError;
 use toolgram_retry::FailedAttempt;
 
 /// Who can fix it: the caller, the service, or nobody right now.

@@ -11,13 +11,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::compile_ir::{IrCompileError, compile_ir};
-use toolgram_core::profile::{self, Profile};
 use toolgram_core::{ToolChoice, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
 use toolgram_engine::{gbnf_check, models};
 use toolgram_grammar::lark::{self, LarkDialect};
 use toolgram_grammar::schema::{Note, NoteKind};
 use toolgram_grammar::{Grammar, gbnf};
+use toolgram_providers::profile::{self, Profile};
 use toolgram_runtime::{RunError, refuse_unknown};
 
 #[derive(Clone, Copy, ValueEnum)]

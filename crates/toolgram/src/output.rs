@@ -2,9 +2,9 @@
 //! (a run-stage error prints as the runtime spells it; other errors are read here).
 
 use serde_json::{Value, json};
-use toolgram_core::profile::ProfileError;
 use toolgram_engine::EngineError;
 use toolgram_providers::ProviderError;
+use toolgram_providers::profile::ProfileError;
 use toolgram_runtime::{Checked, Event, RunError, profile_error_kind, provider_error_kind};
 
 /// Warnings and notes of a request checked before the model loads, on stderr.

@@ -9,8 +9,8 @@ use super::error::ProfileError;
 use super::refs::esc;
 use super::rules::{self, Class, classify};
 use super::{Profile, nullable};
-use crate::compile::DeferredKeyword;
 use serde_json::{Map, Value, json};
+use toolgram_core::compile::DeferredKeyword;
 
 /// One rendering: the tool, the original document, and what was deferred or noted.
 pub(crate) struct Renderer<'a> {

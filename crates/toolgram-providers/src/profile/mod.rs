@@ -28,13 +28,13 @@ mod union;
 #[cfg(test)]
 mod tests;
 
-pub use crate::compile::DeferredKeyword;
 pub use error::ProfileError;
 pub use restore::restore_arguments;
+pub use toolgram_core::compile::DeferredKeyword;
 pub use union::{CALL_KEY, CALLS_KEY, call_union_schema};
 
-use crate::tool::ToolSet;
 use serde_json::{Value, json};
+use toolgram_core::tool::ToolSet;
 
 /// A provider's JSON-Schema subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The call-union schema and the pool-wide limits, on small pools.
 
 use super::*;
-use crate::tool::{Tool, ToolSet};
 use serde_json::json;
+use toolgram_core::tool::{Tool, ToolSet};
 
 fn pool(tools: Vec<(&str, Value)>) -> ToolSet {
     let tools = tools

@@ -9,8 +9,8 @@
 
 use super::limits;
 use super::{Profile, ProfileError, ProfiledSchema, render_tools};
-use crate::tool::ToolSet;
 use serde_json::{Map, Value, json};
+use toolgram_core::tool::ToolSet;
 
 /// The root key of a single-call union: `{"call": {"name": …, "arguments": …}}`.
 pub const CALL_KEY: &str = "call";
