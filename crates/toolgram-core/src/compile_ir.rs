@@ -8,10 +8,11 @@
 //! plain text. This module must not emit any target's spelling (the writers do) or run a
 //! grammar.
 
-use crate::compile::{CompileOptions, Mode, Think, close_objects};
+use crate::compile::{CompileOptions, Mode, Think};
+use crate::define::arguments::close_objects;
+use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
 use crate::syntax::{CallSyntax, Piece, THINK};
-use crate::tool::{ToolChoice, ToolSet};
 use thiserror::Error;
 use toolgram_grammar::schema::{Note, SchemaError, SchemaOptions, to_grammar};
 use toolgram_grammar::{Expr, Grammar, Rule};

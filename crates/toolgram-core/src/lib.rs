@@ -34,18 +34,16 @@
 
 pub mod compile;
 pub mod compile_ir;
-pub mod custom_tool;
+pub mod define;
 pub mod error;
 pub mod lenient;
-pub mod message;
 pub mod parse;
 pub mod prompt;
 pub mod pyjson;
 pub mod syntax;
-pub mod tool;
 pub mod validate;
 
+pub use define::message::{ChatMessage, MessageToolCall};
+pub use define::tool::{InputCheck, Tool, ToolCall, ToolChoice, ToolSet};
 pub use error::{CompileError, DefinitionError, ParseError};
-pub use message::{ChatMessage, MessageToolCall};
 pub use syntax::CallSyntax;
-pub use tool::{InputCheck, Tool, ToolCall, ToolChoice, ToolSet};

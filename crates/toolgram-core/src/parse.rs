@@ -5,9 +5,9 @@
 //! repairs nothing: lenient reading of free model output belongs to the validation stage.
 
 use crate::compile::Think;
+use crate::define::tool::{ToolCall, ToolChoice, ToolSet};
 use crate::error::ParseError;
 use crate::syntax::{CallSyntax, JSON_FENCE, THINK, text_of};
-use crate::tool::{ToolCall, ToolChoice, ToolSet};
 use serde_json::Value;
 
 /// What a model's reply says: optional text, then calls.

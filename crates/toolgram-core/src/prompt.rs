@@ -5,9 +5,9 @@
 //! It only writes text; it must not parse replies (the lenient parser does) or promise
 //! anything: prompt-based replies are always parsed and validated afterwards.
 
+use crate::define::tool::{ToolCall, ToolChoice, ToolSet};
 use crate::pyjson;
 use crate::syntax::CallSyntax;
-use crate::tool::{ToolCall, ToolChoice, ToolSet};
 use serde_json::{Map, Value, json};
 
 /// Most example calls shown.

@@ -6,8 +6,8 @@
 //! drift apart. Adding a family means adding one entry to [`REGISTRY`]; no other table of
 //! syntaxes may exist.
 
+use crate::define::tool::ToolCall;
 use crate::pyjson;
-use crate::tool::ToolCall;
 use serde_json::{Map, Value};
 
 /// A piece of a marker: text the vocabulary may hold as one special token, or plain text.

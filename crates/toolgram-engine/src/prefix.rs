@@ -7,7 +7,7 @@
 //! evaluated as if nothing was stored. This module must not decide where or how long states
 //! are kept (the store does), and must not decode past the prefix.
 
-use crate::session::Session;
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::token::LlamaToken;
 use std::path::{Path, PathBuf};
 use toolgram_core::ChatMessage;
@@ -45,53 +45,53 @@ pub(crate) fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-impl Session<'_> {
-    /// Load the longest stored prefix of `tokens[..keep]` when it is longer than the
-    /// `common` tokens already in the KV cache; returns the tokens now cached.
-    pub(crate) fn load_stored(
-        &mut self,
-        store: &dyn PrefixStore,
-        tokens: &[LlamaToken],
-        keep: usize,
-        common: usize,
-    ) -> usize {
-        let Some((n, path)) = store.find(&ids(&tokens[..keep])) else {
-            return common;
-        };
-        if n <= common || n > keep {
-            return common;
-        }
-        self.clear_cache();
-        match self.ctx.state_seq_load_file(&path, 0, n) {
-            Ok((loaded, _)) if loaded.as_slice() == &tokens[..n] => {
-                self.cached = loaded;
-                n
-            }
-            Ok(_) => {
-                self.clear_cache();
-                store.reject(&path, "the tokens it holds differ from its name");
-                0
-            }
-            Err(e) => {
-                self.clear_cache();
-                store.reject(&path, &format!("llama.cpp could not load it: {e}"));
-                0
-            }
-        }
-    }
+/// What [`load`] did to the context.
+pub(crate) enum Loaded {
+    /// Nothing longer was stored: the context is as it was.
+    Nothing,
+    /// The context now holds exactly these tokens.
+    Tokens(Vec<LlamaToken>),
+    /// A stored state could not be used: the context was emptied.
+    Cleared,
+}
 
-    /// Save the KV state of the cached tokens (exactly the prefix to keep).
-    pub(crate) fn save_stored(&self, store: &dyn PrefixStore) {
-        let tokens = ids(&self.cached);
-        let Some(temp) = store.begin(&tokens) else {
-            return;
-        };
-        match self.ctx.state_seq_save_file(&temp, 0, &self.cached) {
-            Ok(_) => store.commit(&tokens, &temp),
-            Err(e) => {
-                let _ = std::fs::remove_file(&temp);
-                tracing::warn!(error = %e, "could not save the prompt prefix");
-            }
+/// Load the longest stored prefix of `tokens[..keep]` into sequence 0 when it is longer than
+/// the `common` tokens `ctx` already holds.
+pub(crate) fn load(
+    ctx: &mut LlamaContext<'_>,
+    store: &dyn PrefixStore,
+    tokens: &[LlamaToken],
+    keep: usize,
+    common: usize,
+) -> Loaded {
+    let Some((n, path)) = store.find(&ids(&tokens[..keep])) else {
+        return Loaded::Nothing;
+    };
+    if n <= common || n > keep {
+        return Loaded::Nothing;
+    }
+    ctx.clear_kv_cache();
+    let why = match ctx.state_seq_load_file(&path, 0, n) {
+        Ok((loaded, _)) if loaded.as_slice() == &tokens[..n] => return Loaded::Tokens(loaded),
+        Ok(_) => "the tokens it holds differ from its name".to_owned(),
+        Err(e) => format!("llama.cpp could not load it: {e}"),
+    };
+    ctx.clear_kv_cache();
+    store.reject(&path, &why);
+    Loaded::Cleared
+}
+
+/// Save the KV state of sequence 0, which holds exactly `cached` (the prefix to keep).
+pub(crate) fn save(ctx: &LlamaContext<'_>, store: &dyn PrefixStore, cached: &[LlamaToken]) {
+    let tokens = ids(cached);
+    let Some(temp) = store.begin(&tokens) else {
+        return;
+    };
+    match ctx.state_seq_save_file(&temp, 0, cached) {
+        Ok(_) => store.commit(&tokens, &temp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            tracing::warn!(error = %e, "could not save the prompt prefix");
         }
     }
 }

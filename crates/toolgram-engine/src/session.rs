@@ -178,9 +178,9 @@ pub trait DecodeObserver {
 /// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
 pub struct Session<'e> {
     engine: &'e Engine,
-    pub(crate) ctx: LlamaContext<'e>,
+    ctx: LlamaContext<'e>,
     batch: LlamaBatch<'static>,
-    pub(crate) cached: Vec<LlamaToken>,
+    cached: Vec<LlamaToken>,
     pub(crate) text: Vec<u8>,
     scratch: Vec<(u32, f64)>,
     observer: Option<Box<dyn DecodeObserver + 'e>>,
@@ -419,7 +419,17 @@ impl<'e> Session<'e> {
         if let Some(store) = &store
             && keep > common
         {
-            common = self.load_stored(store.as_ref(), tokens, keep, common);
+            match prefix::load(&mut self.ctx, store.as_ref(), tokens, keep, common) {
+                prefix::Loaded::Nothing => {}
+                prefix::Loaded::Tokens(loaded) => {
+                    common = loaded.len();
+                    self.cached = loaded;
+                }
+                prefix::Loaded::Cleared => {
+                    self.cached.clear();
+                    common = 0;
+                }
+            }
         }
         if common < self.cached.len() {
             let cleared = self
@@ -437,7 +447,7 @@ impl<'e> Session<'e> {
             && keep > common
         {
             self.evaluate(&tokens[common..keep], false)?;
-            self.save_stored(store.as_ref());
+            prefix::save(&self.ctx, store.as_ref(), &self.cached);
             common = keep;
         }
         self.evaluate(&tokens[common..], true)?;

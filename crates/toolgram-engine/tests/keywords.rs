@@ -6,7 +6,8 @@
 mod common;
 
 use serde_json::{Value, json};
-use toolgram_core::compile::{KeywordPass, bare_grammar_schema, post_parse_validator};
+use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
+use toolgram_core::define::arguments::post_parse_validator;
 use toolgram_engine::ByteChecker;
 use toolgram_engine::gbnf_check::{self, Job};
 use toolgram_grammar::gbnf;

@@ -30,3 +30,21 @@ pub mod run;
 pub mod tools;
 
 pub use error::EvalError;
+
+/// Per-run settings.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Most tokens per attempt.
+    pub max_tokens: usize,
+    /// Most attempts per item (retries after a failed validation).
+    pub max_attempts: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            max_tokens: 512,
+            max_attempts: 3,
+        }
+    }
+}

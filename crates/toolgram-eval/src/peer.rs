@@ -6,10 +6,11 @@
 //!
 //! This module must not compile grammars or retry: the peer gets one attempt, as its users do.
 
+use crate::RunOptions;
 use crate::bfcl::Item;
 use crate::bfcl::checker::Call;
+use crate::bfcl::scored;
 use crate::record::ItemRecord;
-use crate::run::{RunOptions, scored};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 use toolgram_core::lenient::{self, LenientOptions};

@@ -11,11 +11,12 @@
 //! This module must not print or write files.
 
 use crate::EvalError;
-use crate::bfcl::checker::{self, Call};
-use crate::bfcl::{Item, Scoring};
+use crate::RunOptions;
+use crate::bfcl::checker::Call;
+use crate::bfcl::{Item, scored};
 use crate::peer::Peer;
 use crate::record::ItemRecord;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Instant;
 use toolgram_core::compile::Mode;
@@ -75,24 +76,6 @@ impl EvalMode {
             Self::Json => Some(Mode::Json),
             Self::Prompt => Some(Mode::Prompt),
             Self::Fallback | Self::Native => None,
-        }
-    }
-}
-
-/// Per-run settings.
-#[derive(Debug, Clone, Copy)]
-pub struct RunOptions {
-    /// Most tokens per attempt.
-    pub max_tokens: usize,
-    /// Most attempts per item (retries after a failed validation).
-    pub max_attempts: usize,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        Self {
-            max_tokens: 512,
-            max_attempts: 3,
         }
     }
 }
@@ -194,29 +177,6 @@ fn refused(item: &Item, mode: EvalMode, why: &str) -> ItemRecord {
             mode.name(),
             item.scoring.call_due(),
         )
-    }
-}
-
-/// Score `calls` for `item` and fill the fields every mode shares.
-pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
-    let verdict = checker::check(item, calls);
-    let expected = item.expected_tools();
-    let first_tool_match = calls.first().is_some_and(|c| {
-        expected.contains(&c.name) || (item.scoring == Scoring::AnyCall && expected.is_empty())
-    });
-    ItemRecord {
-        correct: verdict.is_ok(),
-        reason: verdict.err().map(|m| format!("{}: {}", m.kind, m.message)),
-        parsed: true,
-        valid: true,
-        called: !calls.is_empty(),
-        first_tool_match,
-        calls: calls
-            .iter()
-            .map(|c| json!({"name": c.name, "arguments": c.arguments}))
-            .collect(),
-        attempts: 1,
-        ..ItemRecord::new(&item.id, &item.category, mode, item.scoring.call_due())
     }
 }
 

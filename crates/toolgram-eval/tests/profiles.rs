@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use toolgram_core::ToolSet;
-use toolgram_core::compile::close_objects;
+use toolgram_core::define::arguments::close_objects;
 use toolgram_eval::bfcl::{DEFAULT_CATEGORIES, Item, read_category};
 use toolgram_providers::profile::{
     CALLS_KEY, Profile, ProfileError, ProfiledSchema, call_union_schema, render_parameters,

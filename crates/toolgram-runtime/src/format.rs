@@ -6,9 +6,8 @@
 use crate::error::RunError;
 use crate::request::ResponseFormat;
 use serde_json::{Value, json};
-use toolgram_core::compile::{
-    DeferredKeyword, KeywordPass, bare_grammar_schema, post_parse_validator,
-};
+use toolgram_core::compile::{DeferredKeyword, KeywordPass, bare_grammar_schema};
+use toolgram_core::define::arguments::post_parse_validator;
 use toolgram_engine::UserGrammar;
 
 /// A format made ready to decode under.

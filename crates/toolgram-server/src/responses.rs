@@ -43,7 +43,7 @@ fn call_message(call_id: &str, name: &str, arguments: String) -> MessageToolCall
     MessageToolCall {
         id: call_id.to_owned(),
         kind: "function".to_owned(),
-        function: toolgram_core::message::MessageFunction {
+        function: toolgram_core::define::message::MessageFunction {
             name: name.to_owned(),
             arguments,
         },

@@ -5,57 +5,16 @@
 //! Everything that can be checked without a model is checked (by the runtime) before the
 //! model is loaded. Argument parsing and printing only: the run stage is the runtime's.
 
+use crate::args::{ModeArg, ThinkArg};
 use crate::output::CliError;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
-use toolgram_core::compile::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
     Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check, read_tools_file,
 };
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum ModeArg {
-    /// Full grammar: syntax, tool name and argument schema.
-    Grammar,
-    /// Syntax and tool name; any JSON object as arguments, validated after parsing.
-    Json,
-    /// No constraint: tools and example calls in the prompt, the reply parsed leniently and
-    /// validated, retried on failure.
-    Prompt,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum ThinkArg {
-    /// No reasoning block.
-    Off,
-    /// The reply may open with <think>…</think>.
-    Optional,
-    /// The reply must open with <think>…</think>.
-    Required,
-}
-
-impl From<ThinkArg> for Think {
-    fn from(t: ThinkArg) -> Self {
-        match t {
-            ThinkArg::Off => Think::Off,
-            ThinkArg::Optional => Think::Optional,
-            ThinkArg::Required => Think::Required,
-        }
-    }
-}
-
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Self {
-        match m {
-            ModeArg::Grammar => Mode::Grammar,
-            ModeArg::Json => Mode::Json,
-            ModeArg::Prompt => Mode::Prompt,
-        }
-    }
-}
 
 #[derive(Args)]
 pub struct CallArgs {

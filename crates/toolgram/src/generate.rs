@@ -5,7 +5,7 @@
 //! The grammar is checked before the model is loaded. Wiring only: reading grammars
 //! belongs to `toolgram-core`, the run (a `response_format` request) to `toolgram-runtime`.
 
-use crate::call::ThinkArg;
+use crate::args::ThinkArg;
 use crate::output::CliError;
 use clap::Args;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! Markers that the model's vocabulary holds as special tokens are printed as text here (no
 //! model is loaded); the engine references them by token id when it runs the grammar.
 
-use crate::call::ThinkArg;
+use crate::args::ThinkArg;
 use crate::output::CliError;
 use anyhow::Context;
 use clap::{Args, ValueEnum};

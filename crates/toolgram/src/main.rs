@@ -3,6 +3,7 @@
 //! Thin wiring only: argument parsing, files in, one JSON object out on stdout, one
 //! `{"error":{…}}` line on stderr on failure. No pipeline logic lives here.
 
+mod args;
 mod bench;
 mod cache;
 mod call;

@@ -95,7 +95,7 @@ pub struct RenderArgs {
     pub parallel_tool_calls: bool,
     /// Strongest constraint wanted: grammar, json (strict JSON Schema) or prompt.
     #[arg(long, value_enum, default_value = "grammar")]
-    pub mode: crate::call::ModeArg,
+    pub mode: crate::args::ModeArg,
     /// Call syntax of the grammar and prompt paths (default hermes).
     #[arg(long)]
     pub syntax: Option<String>,

@@ -7,8 +7,8 @@
 use super::json_repair::{JsonFail, JsonReader};
 use super::pythonic;
 use super::values;
+use crate::define::tool::Tool;
 use crate::syntax::{CallBody, CallSyntax, Piece};
-use crate::tool::Tool;
 use serde_json::{Map, Value};
 
 /// A call read from free text.

@@ -19,9 +19,9 @@ mod xml;
 pub use families::RawCall as LenientCall;
 pub use reasoning::ReasoningFormat;
 
+use crate::define::tool::Tool;
 use crate::error::ParseError;
 use crate::syntax::{CallBody, CallSyntax, REGISTRY};
-use crate::tool::Tool;
 use families::{Ctx, Fail, body_anchor, marker, read_calls};
 
 /// Which syntaxes to try.

@@ -83,8 +83,8 @@ fn partial_mode_marks_the_call() {
 
 mod props {
     use super::*;
+    use crate::define::tool::ToolCall;
     use crate::syntax::CallBody;
-    use crate::tool::ToolCall;
     use proptest::prelude::*;
     use serde_json::Value;
 

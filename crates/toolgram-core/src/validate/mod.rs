@@ -1,24 +1,20 @@
 //! Post-parse validation of call arguments against the tool's JSON Schema and its custom
-//! rules ([`ArgumentRule`]), with messages written for the model (`missing required argument
+//! rules ([`crate::define::rules::ArgumentRule`]), with messages written for the model (`missing required argument
 //! 'title' for tool 'get_inputs'`).
 //!
 //! Also here: the pool filter for escape-hatch tools ([`filter_pool`]) and duplicate-call
 //! detection ([`repeated_calls`]). It checks and reports; it must not change arguments. The
 //! retry loop that feeds these messages back to a model lives outside the pure core.
 
-pub(crate) mod equality;
-pub(crate) mod multiple_of;
 mod pool;
 mod repeat;
-mod rules;
 mod rules_schema;
 
 pub use pool::filter_pool;
 pub use repeat::{RepeatedCall, repeated_calls};
-pub use rules::{ArgumentRule, RuleKind, read_rules};
 pub use rules_schema::{MAX_VARIANTS, with_rules};
 
-use crate::tool::{ToolCall, ToolSet};
+use crate::define::tool::{ToolCall, ToolSet};
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 use thiserror::Error;

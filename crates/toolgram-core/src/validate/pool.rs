@@ -5,8 +5,8 @@
 //! A pure function: it reads the request and the pool and returns the indices to keep; it
 //! must not call a model or change tools.
 
-use crate::message::ChatMessage;
-use crate::tool::{ToolChoice, ToolSet};
+use crate::define::message::ChatMessage;
+use crate::define::tool::{ToolChoice, ToolSet};
 
 /// Indices of the tools to offer for `messages`: every ordinary tool, each escape hatch whose
 /// trigger word occurs in a user message (whole words, case-insensitive, Unicode-aware), and

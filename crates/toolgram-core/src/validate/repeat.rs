@@ -5,8 +5,8 @@
 //! Arguments compare as JSON values (key order does not matter). Pure: it must not execute
 //! or drop calls itself.
 
-use crate::message::ChatMessage;
-use crate::tool::ToolCall;
+use crate::define::message::ChatMessage;
+use crate::define::tool::ToolCall;
 use serde_json::Value;
 
 /// A call that repeats an earlier one.

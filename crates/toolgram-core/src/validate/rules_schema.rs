@@ -9,7 +9,7 @@
 //! module must not weaken a schema: every variant is the original object with properties
 //! removed or made required.
 
-use super::rules::{ArgumentRule, RuleKind};
+use crate::define::rules::{ArgumentRule, RuleKind};
 use serde_json::{Map, Value};
 
 /// The most variants one object may be split into.
@@ -147,7 +147,7 @@ fn satisfiable(v: &Obj) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::read_rules;
+    use crate::define::rules::read_rules;
     use serde_json::json;
 
     fn schema() -> Value {

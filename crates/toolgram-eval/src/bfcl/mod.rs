@@ -18,6 +18,9 @@ pub mod pyvalue;
 mod tests;
 
 use crate::EvalError;
+use crate::record::ItemRecord;
+use checker::Call;
+use serde_json::json;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -271,4 +274,27 @@ pub fn read_category(dir: &Path, category: &str) -> Result<Vec<Item>, EvalError>
             })
         })
         .collect()
+}
+
+/// Score `calls` for `item` and fill the fields every mode shares.
+pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
+    let verdict = checker::check(item, calls);
+    let expected = item.expected_tools();
+    let first_tool_match = calls.first().is_some_and(|c| {
+        expected.contains(&c.name) || (item.scoring == Scoring::AnyCall && expected.is_empty())
+    });
+    ItemRecord {
+        correct: verdict.is_ok(),
+        reason: verdict.err().map(|m| format!("{}: {}", m.kind, m.message)),
+        parsed: true,
+        valid: true,
+        called: !calls.is_empty(),
+        first_tool_match,
+        calls: calls
+            .iter()
+            .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+            .collect(),
+        attempts: 1,
+        ..ItemRecord::new(&item.id, &item.category, mode, item.scoring.call_due())
+    }
 }

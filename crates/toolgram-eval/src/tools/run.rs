@@ -8,8 +8,9 @@
 
 use super::{Fixture, Task, TaskFile};
 use crate::EvalError;
+use crate::RunOptions;
 use crate::record::ItemRecord;
-use crate::run::{Done, EvalMode, RunOptions, partial_text};
+use crate::run::{Done, EvalMode, partial_text};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Instant;

@@ -34,7 +34,7 @@ pub use toolgram_core::compile::DeferredKeyword;
 pub use union::{CALL_KEY, CALLS_KEY, call_union_schema};
 
 use serde_json::{Value, json};
-use toolgram_core::tool::ToolSet;
+use toolgram_core::define::tool::ToolSet;
 
 /// A provider's JSON-Schema subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 use super::limits;
 use super::{Profile, ProfileError, ProfiledSchema, render_tools};
 use serde_json::{Map, Value, json};
-use toolgram_core::tool::ToolSet;
+use toolgram_core::define::tool::ToolSet;
 
 /// The root key of a single-call union: `{"call": {"name": …, "arguments": …}}`.
 pub const CALL_KEY: &str = "call";

@@ -645,7 +645,7 @@ fn check_schema(
     };
     // Deferred keywords need the validator; a schema it cannot build is refused, not passed.
     let validator = match deferred
-        .then(|| toolgram_core::compile::post_parse_validator(&schema))
+        .then(|| toolgram_core::define::arguments::post_parse_validator(&schema))
         .transpose()
     {
         Ok(v) => v,

@@ -230,7 +230,7 @@ pub fn results(
         // Deferred keywords need the validator; a schema it cannot build is refused.
         let validator = match p
             .deferred
-            .then(|| toolgram_core::compile::post_parse_validator(&p.schema))
+            .then(|| toolgram_core::define::arguments::post_parse_validator(&p.schema))
             .transpose()
         {
             Ok(v) => v,

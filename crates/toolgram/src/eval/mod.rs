@@ -17,10 +17,11 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use toolgram_engine::EngineOptions;
+use toolgram_eval::RunOptions;
 use toolgram_eval::chart;
 use toolgram_eval::record::{ItemRecord, RecordWriter, done_keys, read_records};
 use toolgram_eval::report::{self, Row};
-use toolgram_eval::run::{Done, EvalMode, RunOptions};
+use toolgram_eval::run::{Done, EvalMode};
 use toolgram_runtime::{Backend, EmbeddedConfig, ProviderConfig, Runtime};
 
 /// `toolgram eval …`

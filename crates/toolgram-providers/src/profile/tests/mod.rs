@@ -505,8 +505,9 @@ fn restore_follows_references_and_the_one_fitting_any_of_member() {
         restored,
         json!({"who": {"name": "a"}, "what": {"name": "b"}})
     );
-    let original = jsonschema::validator_for(&toolgram_core::compile::close_objects(&params))
-        .expect("JSON Schema");
+    let original =
+        jsonschema::validator_for(&toolgram_core::define::arguments::close_objects(&params))
+            .expect("JSON Schema");
     assert!(original.is_valid(&restored));
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use serde_json::json;
-use toolgram_core::tool::{Tool, ToolSet};
+use toolgram_core::define::tool::{Tool, ToolSet};
 
 fn pool(tools: Vec<(&str, Value)>) -> ToolSet {
     let tools = tools

@@ -8,8 +8,8 @@
 //! core's Lark reader when the tool set is read, so a bad grammar is a definition error with
 //! line and column.
 
+use crate::define::tool::{GrammarSpec, Tool};
 use crate::error::DefinitionError;
-use crate::tool::{GrammarSpec, Tool};
 use serde_json::{Map, Value, json};
 use toolgram_grammar::lark;
 

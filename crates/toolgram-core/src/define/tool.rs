@@ -4,8 +4,8 @@
 //! and reports the tool and JSON pointer of the first problem. This module must not know
 //! about grammars or call syntaxes.
 
+use crate::define::rules::{ArgumentRule, read_rules};
 use crate::error::{CompileError, DefinitionError};
-use crate::validate::{ArgumentRule, read_rules};
 use serde_json::{Map, Value, json};
 
 /// One JSON-Schema function tool.
@@ -268,7 +268,9 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         .ok_or_else(|| DefinitionError::new(None, at, "a tool must be an object"))?;
     match obj.get("type") {
         Some(Value::String(t)) if t == "function" => {}
-        Some(Value::String(t)) if t == "custom" => return crate::custom_tool::read(obj, at),
+        Some(Value::String(t)) if t == "custom" => {
+            return crate::define::custom_tool::read(obj, at);
+        }
         Some(other) => {
             return Err(DefinitionError::new(
                 None,
@@ -415,8 +417,10 @@ fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, Defi
         return Err(err(&p, message));
     }
     // Arguments are validated under the same closed-object policy the grammar applies.
-    crate::compile::post_parse_validator(&crate::compile::close_objects(&tool.parameters))
-        .map_err(|e| err("", format!("unusable JSON Schema: {e}")))
+    crate::define::arguments::post_parse_validator(&crate::define::arguments::close_objects(
+        &tool.parameters,
+    ))
+    .map_err(|e| err("", format!("unusable JSON Schema: {e}")))
 }
 
 /// Which calls the model may make.

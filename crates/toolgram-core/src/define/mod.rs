@@ -1,0 +1,18 @@
+//! The define stage: what a request is made of, and the types and policies every later stage
+//! shares.
+//!
+//! - [`tool`] — [`tool::Tool`], the checked pool [`tool::ToolSet`], [`tool::ToolChoice`],
+//!   [`tool::ToolCall`]; a tool set is checked in full when it is read.
+//! - [`custom_tool`] — OpenAI's grammar ("custom") tools read into the same `Tool`.
+//! - [`rules`] — custom argument rules (`x-toolgram.rules`), read with the tool.
+//! - [`arguments`] — the argument-schema policy: closed objects, and the validator that checks
+//!   arguments after parsing.
+//! - [`message`] — OpenAI-style chat messages.
+//!
+//! This module must not compile grammars, know call syntaxes or parse model text.
+
+pub mod arguments;
+pub mod custom_tool;
+pub mod message;
+pub mod rules;
+pub mod tool;
