@@ -10,16 +10,16 @@ use llguidance::toktrie::SimpleVob;
 
 /// Deterministic, seedable generator (splitmix64).
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator from `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed)
     }
 
     /// Uniform in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
+    pub(crate) fn next_f64(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -37,7 +37,7 @@ fn biased(logits: &[f32], bias: &[(u32, f32)], t: usize) -> f32 {
 }
 
 /// Choose a token allowed by `mask`; `None` when the mask allows nothing.
-pub fn pick(
+pub(crate) fn pick(
     logits: &[f32],
     mask: &SimpleVob,
     bias: &[(u32, f32)],
@@ -79,7 +79,7 @@ pub fn pick(
 /// Nucleus sampling: choose among the most likely allowed tokens whose probabilities add up
 /// to `top_p`. `scratch` is reused between steps (it grows once to the allowed set's size).
 /// Greedy at temperature 0; `top_p >= 1` is plain [`pick`].
-pub fn pick_nucleus(
+pub(crate) fn pick_nucleus(
     logits: &[f32],
     mask: &SimpleVob,
     sampling: (&[(u32, f32)], f32, f32),

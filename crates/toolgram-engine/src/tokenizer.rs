@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// llguidance's view of a llama.cpp vocabulary.
-pub struct LlamaTokEnv {
+pub(crate) struct LlamaTokEnv {
     model: Arc<LlamaModel>,
     trie: TokTrie,
     /// Special token text → id (control and user-defined tokens).
@@ -27,7 +27,7 @@ pub struct LlamaTokEnv {
 
 impl LlamaTokEnv {
     /// Read the vocabulary of `model`.
-    pub fn new(model: Arc<LlamaModel>) -> Self {
+    pub(crate) fn new(model: Arc<LlamaModel>) -> Self {
         let vocab = model.vocab();
         let n = u32::try_from(vocab.n_tokens()).unwrap_or(0);
         let mut words = Vec::with_capacity(n as usize);

@@ -44,7 +44,7 @@ pub fn post_json(
 }
 
 /// POST `body` to `url` and return the reply's text (a streamed reply in full).
-pub fn post(
+pub(crate) fn post(
     kind: Kind,
     url: &str,
     body: &Value,

@@ -98,7 +98,7 @@ pub fn feedback_messages(
 }
 
 /// The text as given, then a user note saying why it was not a valid call.
-pub fn unreadable_messages(raw: &str, message: &str) -> Vec<ChatMessage> {
+pub(crate) fn unreadable_messages(raw: &str, message: &str) -> Vec<ChatMessage> {
     vec![
         ChatMessage::text("assistant", raw.to_owned()),
         ChatMessage::text(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, validate};
 
 /// The tools offered for `messages` under `choice`, and the names left out.
-pub fn offered(
+pub(crate) fn offered(
     tools: &Arc<ToolSet>,
     messages: &[ChatMessage],
     choice: &ToolChoice,

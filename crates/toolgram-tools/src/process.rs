@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// What a finished child left.
-pub struct ChildOutput {
+pub(crate) struct ChildOutput {
     /// How it exited.
     pub status: ExitStatus,
     /// Standard output, cut at the cap.
@@ -40,7 +40,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>, cap: usize) -> JoinHandle<(Ve
 }
 
 /// Run `cmd` (named `what` in errors) with `stdin`, under `ctx`'s timeout and output cap.
-pub fn run_child(
+pub(crate) fn run_child(
     mut cmd: Command,
     what: &str,
     stdin: Option<&[u8]>,

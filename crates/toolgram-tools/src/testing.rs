@@ -115,7 +115,7 @@ fn derive(
 }
 
 /// Random texts in the tool's grammar.
-pub fn texts<T: GrammarTool>(tool: &T) -> impl Strategy<Value = String> + use<T> {
+pub(crate) fn texts<T: GrammarTool>(tool: &T) -> impl Strategy<Value = String> + use<T> {
     let grammar = tool.grammar().expect("the tool's grammar reads");
     any::<u64>().prop_map(move |seed| {
         let h = heights(&grammar);
@@ -133,7 +133,7 @@ pub fn texts<T: GrammarTool>(tool: &T) -> impl Strategy<Value = String> + use<T>
 }
 
 /// The round trips every grammar tool must pass on `text` (a text in its grammar).
-pub fn check_round_trip<T: GrammarTool>(tool: &T, text: &str) {
+pub(crate) fn check_round_trip<T: GrammarTool>(tool: &T, text: &str) {
     let input = tool
         .parse(text)
         .unwrap_or_else(|e| panic!("generated text {text:?} does not parse: {e}"));

@@ -7,14 +7,14 @@ use serde_json::json;
 use toolgram_runtime::prefix_cache;
 
 #[derive(Subcommand)]
-pub enum CacheCommand {
+pub(crate) enum CacheCommand {
     /// One JSON line per stored prefix: model folder, tokens, bytes, file.
     List,
     /// Remove every stored prefix.
     Clear,
 }
 
-pub fn run(cmd: CacheCommand) -> anyhow::Result<()> {
+pub(crate) fn run(cmd: CacheCommand) -> anyhow::Result<()> {
     let dir = prefix_cache::default_dir();
     match cmd {
         CacheCommand::List => {

@@ -17,7 +17,7 @@ use toolgram_runtime::{
 };
 
 #[derive(Args)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// JSON file with OpenAI-style function tools (an array, or {"tools": [...]}).
     #[arg(long)]
     pub tools: PathBuf,
@@ -109,7 +109,7 @@ fn read(path: &PathBuf, what: &str) -> anyhow::Result<String> {
     })
 }
 
-pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
+pub(crate) fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
     let mut msgs = Vec::new();
     if let Some(s) = &args.system {
         msgs.push(ChatMessage::text("system", s.clone()));
@@ -134,7 +134,7 @@ pub fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
 }
 
 /// The runtime request for these arguments.
-pub fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -> Request {
+pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -> Request {
     let mut req = Request::new(msgs, tools);
     req.tool_choice = ToolChoice::from_cli(&args.tool_choice);
     req.parallel_tool_calls = args.parallel_tool_calls;
@@ -156,7 +156,7 @@ pub fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -> Reque
     req
 }
 
-pub fn run(args: CallArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
     let tools = read_tools_file(&args.tools)?;
     let req = request(&args, messages(&args)?, tools);
     let backend = match args.provider.resolve(args.model.as_deref())? {

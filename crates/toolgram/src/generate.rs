@@ -18,7 +18,7 @@ use toolgram_runtime::{
 };
 
 #[derive(Args)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     /// Grammar file: Lark (.lark) or GBNF (.gbnf).
     #[arg(long, conflicts_with = "schema", required_unless_present = "schema")]
     pub grammar: Option<PathBuf>,
@@ -67,7 +67,7 @@ fn read(path: &Path, what: &str) -> anyhow::Result<String> {
 }
 
 /// The format the user gave: a JSON Schema file, or a Lark or GBNF grammar read into Lark.
-pub fn response_format(
+pub(crate) fn response_format(
     grammar: Option<&Path>,
     schema: Option<&Path>,
 ) -> anyhow::Result<ResponseFormat> {
@@ -110,7 +110,7 @@ pub fn response_format(
     }
 }
 
-pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let format = response_format(args.grammar.as_deref(), args.schema.as_deref())?;
     let mut messages = Vec::new();
     if let Some(s) = &args.system {

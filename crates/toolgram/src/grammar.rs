@@ -21,7 +21,7 @@ use toolgram_providers::profile::{self, Profile};
 use toolgram_runtime::{RunError, refuse_unknown};
 
 #[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// llguidance Lark, as the embedded engine runs it.
     Lark,
     /// GBNF for llama.cpp / llama-server, from toolgram's own schema compiler.
@@ -34,7 +34,7 @@ pub enum Format {
 }
 
 #[derive(Args)]
-pub struct GrammarArgs {
+pub(crate) struct GrammarArgs {
     /// JSON file with OpenAI-style function tools.
     #[arg(long, required_unless_present = "schema")]
     pub tools: Option<PathBuf>,
@@ -150,7 +150,7 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(args: GrammarArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.schema {
         return run_schema(&args, path);
     }

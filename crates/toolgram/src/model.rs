@@ -5,7 +5,7 @@ use serde_json::json;
 use toolgram_engine::models;
 
 #[derive(Subcommand)]
-pub enum ModelCommand {
+pub(crate) enum ModelCommand {
     /// List registry models and whether they are cached.
     List,
     /// Download, check and assemble a model (default: the default model).
@@ -20,7 +20,7 @@ pub enum ModelCommand {
     },
 }
 
-pub fn run(cmd: ModelCommand) -> anyhow::Result<()> {
+pub(crate) fn run(cmd: ModelCommand) -> anyhow::Result<()> {
     match cmd {
         ModelCommand::List => {
             for m in models::registry()? {

@@ -8,7 +8,7 @@ use toolgram_providers::profile::ProfileError;
 use toolgram_runtime::{Checked, Event, RunError, profile_error_kind, provider_error_kind};
 
 /// Warnings and notes of a request checked before the model loads, on stderr.
-pub fn print_checked(checked: &Checked) {
+pub(crate) fn print_checked(checked: &Checked) {
     for w in &checked.warnings {
         eprintln!("warning: {w}");
     }
@@ -19,7 +19,7 @@ pub fn print_checked(checked: &Checked) {
 
 /// One streamed event as a JSON line (`None` for nothing to print); a failure is returned
 /// as the error it is.
-pub fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
+pub(crate) fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
     Ok(Some(match event {
         Event::ReasoningDelta(t) => json!({"type": "reasoning", "delta": t}),
         Event::ContentDelta(t) => json!({"type": "content", "delta": t}),
@@ -41,7 +41,7 @@ pub fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
 }
 
 /// Print an error as one JSON line on stderr.
-pub fn print_error(e: &anyhow::Error) {
+pub(crate) fn print_error(e: &anyhow::Error) {
     if let Some(run) = e.downcast_ref::<RunError>() {
         eprintln!("{}", json!({"error": run.to_json()}));
         return;
@@ -95,7 +95,7 @@ fn message(e: &anyhow::Error) -> String {
 /// An error found by the CLI itself (bad arguments, unreadable files).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct CliError {
+pub(crate) struct CliError {
     /// Machine-readable kind.
     pub kind: &'static str,
     /// Message.
@@ -104,7 +104,7 @@ pub struct CliError {
 
 impl CliError {
     /// A new error.
-    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: &'static str, message: impl Into<String>) -> Self {
         Self {
             kind,
             message: message.into(),

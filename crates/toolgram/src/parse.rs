@@ -14,7 +14,7 @@ use toolgram_core::{ParseError, ToolSet, syntax};
 
 /// Arguments of `toolgram parse`.
 #[derive(Args)]
-pub struct ParseArgs {
+pub(crate) struct ParseArgs {
     /// Jinja chat template file: the call syntax and reasoning markers are recognised in it.
     #[arg(long, conflicts_with = "syntax")]
     pub template: Option<PathBuf>,
@@ -37,7 +37,7 @@ pub struct ParseArgs {
 
 /// `on` / `off`.
 #[derive(Clone, Copy, ValueEnum)]
-pub enum OnOff {
+pub(crate) enum OnOff {
     /// Enabled.
     On,
     /// Disabled.
@@ -46,7 +46,7 @@ pub enum OnOff {
 
 /// `--reasoning-format` values.
 #[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Leave reasoning in content.
     None,
     /// Extract reasoning.
@@ -62,7 +62,7 @@ fn read_file(path: &PathBuf, what: &str) -> Result<String> {
 }
 
 /// Run `toolgram parse`.
-pub fn run(args: ParseArgs) -> Result<()> {
+pub(crate) fn run(args: ParseArgs) -> Result<()> {
     let choice = match (&args.template, args.syntax.as_deref()) {
         (Some(path), _) => SyntaxChoice::Named(lenient::syntax_for_template(&read_file(
             path,

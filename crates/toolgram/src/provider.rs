@@ -12,7 +12,7 @@ use toolgram_runtime::{Backend, ProviderConfig, Request, Runtime, read_tools_fil
 
 /// A capability to switch off (to test or force the fallback chain).
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum Capability {
+pub(crate) enum Capability {
     /// Whole-reply grammars.
     Grammar,
     /// Strict JSON Schema.
@@ -21,7 +21,7 @@ pub enum Capability {
 
 /// Provider options shared by `render` and `call --provider`.
 #[derive(Args, Clone)]
-pub struct ProviderArgs {
+pub(crate) struct ProviderArgs {
     /// Provider: openai-chat, openai-responses, anthropic, gemini, llama-server, vllm,
     /// sglang, ollama, or an entry of the config file (`embedded` or absent: the local
     /// engine).
@@ -49,7 +49,7 @@ pub struct ProviderArgs {
 
 impl ProviderArgs {
     /// The provider backend, if one was asked for, with `model` from `--model`.
-    pub fn resolve(&self, model: Option<&str>) -> anyhow::Result<Option<ProviderConfig>> {
+    pub(crate) fn resolve(&self, model: Option<&str>) -> anyhow::Result<Option<ProviderConfig>> {
         let Some(name) = self.provider.as_deref().filter(|n| *n != "embedded") else {
             return Ok(None);
         };
@@ -83,7 +83,7 @@ impl ProviderArgs {
 
 /// `toolgram render`.
 #[derive(Args)]
-pub struct RenderArgs {
+pub(crate) struct RenderArgs {
     /// JSON file with OpenAI-style function tools.
     #[arg(long)]
     pub tools: PathBuf,
@@ -109,7 +109,7 @@ pub struct RenderArgs {
     pub prompt: String,
 }
 
-pub fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
+pub(crate) fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
     let tools = read_tools_file(&args.tools)?;
     let provider = args
         .provider

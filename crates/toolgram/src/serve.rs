@@ -10,7 +10,7 @@ use toolgram_runtime::{Backend, EmbeddedConfig, Runtime};
 use toolgram_server::ServerConfig;
 
 #[derive(Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
@@ -55,7 +55,7 @@ pub struct ServeArgs {
     pub provider: ProviderArgs,
 }
 
-pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     let backend = match args.provider.resolve(args.model.as_deref())? {
         Some(p) => Backend::Provider(p),
         None => Backend::Embedded(EmbeddedConfig {

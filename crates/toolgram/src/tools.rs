@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use toolgram_tools::{BuildOptions, DynTool, Format, RunContext, ToolError, load, names};
 
 #[derive(Clone, Copy, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     /// llguidance Lark (embedded engine).
     Lark,
     /// Lark for OpenAI custom tools.
@@ -22,7 +22,7 @@ pub enum FormatArg {
 }
 
 #[derive(Subcommand)]
-pub enum ToolsCommand {
+pub(crate) enum ToolsCommand {
     /// List the built-in grammar tools (one JSON object per line).
     List,
     /// Print a tool's grammar.
@@ -67,7 +67,7 @@ fn tool_err(e: ToolError) -> anyhow::Error {
     CliError::new(kind, e.to_string()).into()
 }
 
-pub fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
+pub(crate) fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
     match cmd {
         ToolsCommand::List => {
             for name in names() {

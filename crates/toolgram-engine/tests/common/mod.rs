@@ -10,19 +10,19 @@ use toolgram_engine::{
     CallRequest, CallResponse, Engine, EngineError, EngineOptions, Sampling, Session, models,
 };
 
-pub struct Case {
+pub(crate) struct Case {
     pub prompt: String,
     pub tool: String,
     pub args: Map<String, Value>,
 }
 
-pub const TOOLS_JSON: &str = include_str!("../data/tools.json");
+pub(crate) const TOOLS_JSON: &str = include_str!("../data/tools.json");
 
-pub fn tools() -> ToolSet {
+pub(crate) fn tools() -> ToolSet {
     ToolSet::from_json_str(TOOLS_JSON).expect("test tools are valid")
 }
 
-pub fn cases() -> Vec<Case> {
+pub(crate) fn cases() -> Vec<Case> {
     let raw: Vec<Value> =
         serde_json::from_str(include_str!("../data/prompts.json")).expect("prompts parse");
     raw.into_iter()
@@ -37,12 +37,12 @@ pub fn cases() -> Vec<Case> {
 static LOCK: Mutex<()> = Mutex::new(());
 
 /// Serialize model work inside one test process.
-pub fn lock() -> MutexGuard<'static, ()> {
+pub(crate) fn lock() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The engine for a registry model (`test` or `default`), loaded once per process.
-pub fn engine(role: &'static str) -> &'static Engine {
+pub(crate) fn engine(role: &'static str) -> &'static Engine {
     static TEST: OnceLock<Engine> = OnceLock::new();
     static DEFAULT: OnceLock<Engine> = OnceLock::new();
     let cell = if role == "test" { &TEST } else { &DEFAULT };
@@ -54,7 +54,7 @@ pub fn engine(role: &'static str) -> &'static Engine {
     })
 }
 
-pub fn ask(
+pub(crate) fn ask(
     session: &mut Session<'_>,
     tools: &ToolSet,
     prompt: &str,
@@ -75,7 +75,7 @@ pub fn ask(
 
 /// Validate a call's arguments with the `jsonschema` crate directly, against the tool's
 /// schema as the user wrote it (independent of toolgram's own validator).
-pub fn assert_schema_valid(call: &ToolCall) {
+pub(crate) fn assert_schema_valid(call: &ToolCall) {
     let tools: Value = serde_json::from_str(TOOLS_JSON).expect("json");
     let schema = tools
         .as_array()
@@ -99,7 +99,7 @@ pub fn assert_schema_valid(call: &ToolCall) {
 }
 
 /// Whether the call is the expected tool with every listed key argument among its accepted values.
-pub fn is_right(call: &ToolCall, case: &Case) -> bool {
+pub(crate) fn is_right(call: &ToolCall, case: &Case) -> bool {
     call.name == case.tool
         && case.args.iter().all(|(k, accepted)| {
             let got = call.arguments.get(k);
@@ -116,7 +116,7 @@ fn matches_text(want: &Value, got: Option<&Value>) -> bool {
 
 /// Shared test data: `TOOLGRAM_SHARED_DATA`, else the first ancestor holding `shared/data`,
 /// else `/work/shared/data`.
-pub fn shared_data() -> std::path::PathBuf {
+pub(crate) fn shared_data() -> std::path::PathBuf {
     if let Ok(p) = std::env::var("TOOLGRAM_SHARED_DATA") {
         return p.into();
     }
@@ -136,7 +136,7 @@ pub fn shared_data() -> std::path::PathBuf {
 }
 
 /// The lines of a JSONL file under `grammar-tests/`.
-pub fn grammar_tests(name: &str) -> Vec<Value> {
+pub(crate) fn grammar_tests(name: &str) -> Vec<Value> {
     let path = shared_data().join("grammar-tests").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -147,7 +147,7 @@ pub fn grammar_tests(name: &str) -> Vec<Value> {
 }
 
 /// The test model's file, fetched once.
-pub fn test_model_path() -> std::path::PathBuf {
+pub(crate) fn test_model_path() -> std::path::PathBuf {
     models::find("test")
         .and_then(|m| m.fetch())
         .expect("test model fetch")

@@ -46,7 +46,7 @@ fn executor(file: &TaskFile, fixture: &Fixture) -> Result<Box<dyn DynTool>, Eval
 
 /// Run `input` for `task` in a fresh workspace and compare the outcome: the tool's result
 /// (or its refusal) and the verdict.
-pub fn execute(
+pub(super) fn execute(
     file: &TaskFile,
     fixture: &Fixture,
     tool: &dyn DynTool,

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 /// Merge `b` into `a`. Returns false when some keyword could not be combined exactly (the
 /// first value was kept).
-pub fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> bool {
+pub(super) fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> bool {
     let mut exact = true;
     for (k, bv) in b {
         let Some(av) = a.get_mut(k) else {

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub fn shared_data() -> PathBuf {
+pub(crate) fn shared_data() -> PathBuf {
     if let Ok(p) = std::env::var("TOOLGRAM_SHARED_DATA") {
         return PathBuf::from(p);
     }
@@ -25,7 +25,7 @@ pub fn shared_data() -> PathBuf {
     fallback
 }
 
-pub fn jsonl(name: &str) -> Vec<Value> {
+pub(crate) fn jsonl(name: &str) -> Vec<Value> {
     let path = shared_data().join("grammar-tests").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -35,7 +35,7 @@ pub fn jsonl(name: &str) -> Vec<Value> {
         .collect()
 }
 
-pub fn sample_grammars() -> Vec<(String, String)> {
+pub(crate) fn sample_grammars() -> Vec<(String, String)> {
     let dir = shared_data().join("grammar-tests/llamacpp_grammars");
     let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))

@@ -163,7 +163,7 @@ fn apply_chunks(path: &str, text: &str, chunks: &[Chunk]) -> Result<String, Tool
 }
 
 /// Apply `p` under `ctx.root`.
-pub fn apply(p: &Patch, ctx: &RunContext) -> Result<Value, ToolError> {
+pub(super) fn apply(p: &Patch, ctx: &RunContext) -> Result<Value, ToolError> {
     let root = ctx
         .root
         .as_ref()

@@ -7,7 +7,7 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{Value, json};
 
 /// Most matching lines reported.
-pub const MAX_MATCHES: usize = 200;
+pub(super) const MAX_MATCHES: usize = 200;
 
 fn extensions(lang: &str) -> Result<&'static [&'static str], ToolError> {
     Ok(match lang {
@@ -50,7 +50,7 @@ fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, ToolError> {
 }
 
 /// Run `q` under `ctx`.
-pub fn run(q: &Query, ctx: &RunContext) -> Result<Value, ToolError> {
+pub(super) fn run(q: &Query, ctx: &RunContext) -> Result<Value, ToolError> {
     let root = ctx
         .root
         .as_ref()

@@ -177,7 +177,7 @@ fn to_decimal(v: &BigRational) -> String {
 }
 
 /// Evaluate and describe the result.
-pub fn evaluate(e: &Expr) -> Result<Value, ToolError> {
+pub(super) fn evaluate(e: &Expr) -> Result<Value, ToolError> {
     let n = eval(e)?;
     let decimal = to_decimal(&n.v);
     // An inexact value's fraction only spells out its guard digits: give the decimal.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const MAX_MATCHES: usize = 100;
 
 /// Run `t`.
-pub fn run(t: &Test) -> Result<Value, ToolError> {
+pub(super) fn run(t: &Test) -> Result<Value, ToolError> {
     let pattern = t.pattern.replace("\\/", "/");
     let re = RegexBuilder::new(&pattern)
         .case_insensitive(t.flags.contains('i'))

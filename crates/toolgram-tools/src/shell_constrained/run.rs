@@ -23,7 +23,7 @@ fn inside(root: &Path, rel: &str) -> Result<PathBuf, ToolError> {
 }
 
 /// Run `c` under `ctx`.
-pub fn run(c: &Command, ctx: &RunContext) -> Result<Value, ToolError> {
+pub(super) fn run(c: &Command, ctx: &RunContext) -> Result<Value, ToolError> {
     let root = ctx
         .root
         .as_ref()

@@ -345,7 +345,7 @@ fn predicate(node: &ParseTree, src: &str) -> Result<Cond, ToolError> {
 }
 
 /// A parse of the generated grammar → the typed query.
-pub fn query(tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
+pub(super) fn query(tree: &ParseTree, src: &str) -> Result<Query, ToolError> {
     let items_node = tree.child("items").ok_or_else(|| missing("select list"))?;
     let items = items_node
         .children_named("item")
@@ -482,7 +482,7 @@ fn emit_inner(c: &Cond, level: u8) -> String {
 }
 
 /// A condition as SQL.
-pub fn emit_cond(c: &Cond) -> String {
+pub(super) fn emit_cond(c: &Cond) -> String {
     match c {
         Cond::Or(cs) => cs
             .iter()
@@ -537,7 +537,7 @@ pub fn emit_cond(c: &Cond) -> String {
 }
 
 /// The typed query as canonical SQL (upper-case keywords, single spaces).
-pub fn emit(q: &Query) -> String {
+pub(super) fn emit(q: &Query) -> String {
     let mut out = String::from("SELECT ");
     if q.distinct {
         out.push_str("DISTINCT ");

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Most rows returned; more are cut and `truncated` is set.
-pub const MAX_ROWS: usize = 500;
+pub(super) const MAX_ROWS: usize = 500;
 
 fn columns_of_cond<'q>(c: &'q Cond, out: &mut Vec<&'q Column>) {
     let value = |v: &'q Value, out: &mut Vec<&'q Column>| match v {
@@ -115,7 +115,7 @@ fn resolve(col: &Column, scope: &[&str], schema: &DbSchema) -> Result<(), ToolEr
 /// Names the grammar cannot tie to the query's own tables: a qualified column (or `t.*`)
 /// whose table is not in FROM/JOIN (for an ON clause: not joined yet), a bare column in none
 /// (or several) of them, a table used twice; and an ORDER BY position past the select list.
-pub fn check_names(q: &Query, schema: &DbSchema) -> Result<(), ToolError> {
+pub(super) fn check_names(q: &Query, schema: &DbSchema) -> Result<(), ToolError> {
     let mut scope: Vec<&str> = vec![q.from.as_str()];
     for j in &q.joins {
         if scope.contains(&j.table.as_str()) {
@@ -169,7 +169,7 @@ pub fn check_names(q: &Query, schema: &DbSchema) -> Result<(), ToolError> {
 }
 
 /// Refuse anything but exactly one SELECT (the grammar already cannot write anything else).
-pub fn check_one_select(sql: &str) -> Result<(), ToolError> {
+pub(super) fn check_one_select(sql: &str) -> Result<(), ToolError> {
     let statements = Parser::parse_sql(&SQLiteDialect {}, sql)
         .map_err(|e| ToolError::Input(format!("not SQL: {e}")))?;
     match statements.as_slice() {
@@ -196,7 +196,12 @@ fn json_of(v: ValueRef<'_>) -> Json {
 }
 
 /// Run `q` on the database at `db`.
-pub fn run(q: &Query, db: &Path, schema: &DbSchema, ctx: &RunContext) -> Result<Json, ToolError> {
+pub(super) fn run(
+    q: &Query,
+    db: &Path,
+    schema: &DbSchema,
+    ctx: &RunContext,
+) -> Result<Json, ToolError> {
     check_names(q, schema)?;
     let sql = emit(q);
     check_one_select(&sql)?;

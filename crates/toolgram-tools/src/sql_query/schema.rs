@@ -25,7 +25,7 @@ pub struct DbSchema {
 }
 
 /// Words that must be quoted when used as names (SQLite's keywords that matter here).
-pub const KEYWORDS: &[&str] = &[
+pub(super) const KEYWORDS: &[&str] = &[
     "all",
     "and",
     "as",
@@ -87,7 +87,7 @@ pub const KEYWORDS: &[&str] = &[
 ];
 
 /// Open a database read-only (the file must exist; nothing is ever created or written).
-pub fn open_read_only(path: &Path) -> Result<Connection, ToolError> {
+pub(super) fn open_read_only(path: &Path) -> Result<Connection, ToolError> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -154,7 +154,7 @@ impl DbSchema {
 
 /// A name as SQL spells it: bare when it is a plain identifier and not a keyword, else
 /// double-quoted with `"` doubled.
-pub fn quote_ident(name: &str) -> String {
+pub(super) fn quote_ident(name: &str) -> String {
     let plain = name
         .chars()
         .next()
@@ -169,7 +169,7 @@ pub fn quote_ident(name: &str) -> String {
 }
 
 /// The name an identifier as written stands for (the inverse of [`quote_ident`]).
-pub fn unquote_ident(text: &str) -> String {
+pub(super) fn unquote_ident(text: &str) -> String {
     match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
         Some(inner) => inner.replace("\"\"", "\""),
         None => text.to_owned(),
@@ -290,7 +290,7 @@ fn any_case(word: &str) -> String {
 /// qualified), a query with joins takes any column (checked against the joined tables
 /// before it runs). Rules of a scoped copy end in `__i`; [`unscoped`] strips that from a
 /// parse tree, so the typed query does not see it.
-pub fn grammar(schema: &DbSchema) -> String {
+pub(super) fn grammar(schema: &DbSchema) -> String {
     let mut out = String::from(SHAPE);
     for (name, words) in KEYWORD_TERMINALS {
         let alts: Vec<String> = words.iter().map(|w| any_case(w)).collect();
@@ -331,7 +331,7 @@ pub fn grammar(schema: &DbSchema) -> String {
 }
 
 /// `tree` with the `__i` ending of scoped rules removed (`items__3` → `items`).
-pub fn unscoped(tree: &ParseTree) -> ParseTree {
+pub(super) fn unscoped(tree: &ParseTree) -> ParseTree {
     let name = match tree.name.rsplit_once("__") {
         Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
         _ => tree.name.as_str(),

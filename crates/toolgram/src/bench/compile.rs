@@ -17,7 +17,7 @@ use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
 use toolgram_engine::ByteChecker;
 
 #[derive(Args)]
-pub struct CompileBenchArgs {
+pub(crate) struct CompileBenchArgs {
     /// MaskBench data directory (`…/jsonschemabench/maskbench/data`).
     #[arg(long, required_unless_present = "suite")]
     pub data: Option<PathBuf>,
@@ -52,7 +52,7 @@ pub struct CompileBenchArgs {
 
 /// The compiler a `bench compile` run measures.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Target {
+pub(crate) enum Target {
     /// Keyword pass + llguidance's JSON grammar.
     Lark,
     /// Our schema → IR → GBNF, run by llama.cpp.
@@ -735,7 +735,7 @@ fn suite_results(
     Ok(out)
 }
 
-pub fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let checker = ByteChecker::new()?;
     let started = Instant::now();
     if let Some(dir) = &args.suite {

@@ -30,7 +30,7 @@ struct Pending {
 
 /// Which of our emitters, checked by which engine.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Emitter {
+pub(super) enum Emitter {
     /// GBNF, run by llama.cpp.
     Gbnf,
     /// OpenAI-dialect Lark, run by llguidance.
@@ -87,7 +87,7 @@ fn llguidance_verdicts(jobs: &[Job]) -> anyhow::Result<Vec<Verdict>> {
 /// (`DIR/NAME.gbnf`, or `DIR/NAME.error` where it refused; `scripts/llama-cpp-schema-grammars`),
 /// judged by the same engine on the same instances, with no post-parse validator (llama.cpp
 /// has none) and no compile time (the converter ran inside llama-server).
-pub fn results(
+pub(super) fn results(
     files: &[PathBuf],
     lenient: bool,
     emitter: Emitter,

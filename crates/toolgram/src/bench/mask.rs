@@ -14,7 +14,7 @@ use toolgram_engine::{Engine, EngineOptions, models};
 use toolgram_grammar::gbnf;
 
 #[derive(Args)]
-pub struct MaskArgs {
+pub(crate) struct MaskArgs {
     /// JSON file with OpenAI-style function tools.
     #[arg(long)]
     pub tools: PathBuf,
@@ -38,7 +38,7 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
         "mean_us": (mean * 10.0).round() / 10.0})
 }
 
-pub fn run(args: MaskArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: MaskArgs) -> anyhow::Result<()> {
     let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
     let engine = Engine::load(
         &models::resolve(args.model.as_deref())?,

@@ -16,7 +16,7 @@ use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, Timings, models};
 
 #[derive(Subcommand)]
-pub enum BenchCommand {
+pub(crate) enum BenchCommand {
     /// Time one request constrained and unconstrained, `--runs` times each.
     Call {
         #[command(flatten)]
@@ -68,7 +68,7 @@ fn summary(mode: &str, runs: &[(Timings, usize)]) -> serde_json::Value {
     })
 }
 
-pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
+pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     let (args, runs) = match cmd {
         BenchCommand::Call { call, runs } => (*call, runs),
         BenchCommand::Compile(args) => return compile::run(args),

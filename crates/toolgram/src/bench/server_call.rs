@@ -18,7 +18,7 @@ use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, models};
 
 #[derive(Args)]
-pub struct ServerCallArgs {
+pub(crate) struct ServerCallArgs {
     #[command(flatten)]
     call: Box<CallArgs>,
     /// The `llama-server` binary (`scripts/build-llama-server` prints its path).
@@ -121,7 +121,7 @@ fn side(name: &str, ms: &mut [f64], valid: usize, extra: Value) -> Value {
         "ms_p50": at(0.5), "ms_p95": at(0.95), "ms_min": at(0.0), "detail": extra})
 }
 
-pub fn run(args: ServerCallArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: ServerCallArgs) -> anyhow::Result<()> {
     let call = &args.call;
     let tools_doc: Value = serde_json::from_str(&std::fs::read_to_string(&call.tools)?)?;
     let tools = ToolSet::from_value(&tools_doc)?;

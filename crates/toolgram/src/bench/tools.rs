@@ -11,7 +11,7 @@ use toolgram_engine::{Engine, EngineOptions, models};
 use toolgram_tools::{BuildOptions, builtin};
 
 #[derive(Args)]
-pub struct ToolsBenchArgs {
+pub(crate) struct ToolsBenchArgs {
     /// JSON file: `{"sql_schema": "CREATE TABLE …", "tools": {"name": ["input", …]}}`.
     #[arg(long, default_value = "examples/grammar-tools/inputs.json")]
     pub inputs: PathBuf,
@@ -20,7 +20,7 @@ pub struct ToolsBenchArgs {
     pub model: Option<String>,
 }
 
-pub fn run(args: ToolsBenchArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: ToolsBenchArgs) -> anyhow::Result<()> {
     let doc: Value = serde_json::from_str(
         &std::fs::read_to_string(&args.inputs)
             .with_context(|| format!("reading {}", args.inputs.display()))?,

@@ -13,7 +13,7 @@ use toolgram_runtime::Runtime;
 
 /// Arguments of `toolgram eval bfcl`.
 #[derive(Args)]
-pub struct BfclArgs {
+pub(crate) struct BfclArgs {
     /// Folder with `BFCL_v<N>_<category>.json` and `possible_answer/`.
     #[arg(long, default_value = "../shared/data/bfcl")]
     data: PathBuf,
@@ -43,7 +43,7 @@ fn spread(items: Vec<Item>, limit: Option<usize>) -> Vec<Item> {
     }
 }
 
-pub fn run(mut args: BfclArgs) -> anyhow::Result<()> {
+pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
     args.run.eval = "bfcl";
     let categories: Vec<String> = if args.category.is_empty() {
         DEFAULT_CATEGORIES.iter().map(|c| (*c).to_owned()).collect()

@@ -26,7 +26,7 @@ use toolgram_runtime::{Backend, EmbeddedConfig, ProviderConfig, Runtime};
 
 /// `toolgram eval …`
 #[derive(Subcommand)]
-pub enum EvalCommand {
+pub(crate) enum EvalCommand {
     /// BFCL: accuracy, validity, convergence, tokens and latency per category and mode.
     Bfcl(bfcl::BfclArgs),
     /// The built-in grammar tools against their JSON form: task success after running the
@@ -35,7 +35,7 @@ pub enum EvalCommand {
 }
 
 /// Run an `eval` subcommand.
-pub fn run(cmd: EvalCommand) -> anyhow::Result<()> {
+pub(crate) fn run(cmd: EvalCommand) -> anyhow::Result<()> {
     match cmd {
         EvalCommand::Bfcl(args) => bfcl::run(args),
         EvalCommand::Tools(args) => tools::run(args),
@@ -44,7 +44,7 @@ pub fn run(cmd: EvalCommand) -> anyhow::Result<()> {
 
 /// What every evaluation takes: the model or provider, the modes, the output folder.
 #[derive(Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Registry model name or role, or a GGUF path (default: the default model).
     #[arg(long)]
     model: Option<String>,

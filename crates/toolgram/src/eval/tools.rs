@@ -10,7 +10,7 @@ use toolgram_eval::tools::{TOOLS, TaskFile, pending, run_tasks, task_file};
 
 /// Arguments of `toolgram eval tools`.
 #[derive(Args)]
-pub struct ToolsArgs {
+pub(crate) struct ToolsArgs {
     /// Tools, comma-separated (default: every built-in tool with tasks).
     #[arg(long, value_delimiter = ',')]
     tool: Vec<String>,
@@ -26,7 +26,7 @@ pub struct ToolsArgs {
     run: RunArgs,
 }
 
-pub fn run(mut args: ToolsArgs) -> anyhow::Result<()> {
+pub(super) fn run(mut args: ToolsArgs) -> anyhow::Result<()> {
     args.run.eval = "tools";
     let tools: Vec<String> = if args.tool.is_empty() {
         TOOLS.iter().map(|t| (*t).to_owned()).collect()

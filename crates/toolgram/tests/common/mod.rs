@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The repository root (the binary runs there, so `examples/` and `../shared/` resolve).
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Run `toolgram ARGS…` in the repository root.
-pub fn toolgram(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn toolgram(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
         .args(args)
         .current_dir(repo())
@@ -25,7 +25,10 @@ pub fn toolgram(args: &[&str]) -> (i32, String, String) {
 }
 
 /// Run `toolgram ARGS…` in the repository root with extra environment variables.
-pub fn toolgram_env(args: &[&str], env: &[(&str, &std::path::Path)]) -> (i32, String, String) {
+pub(crate) fn toolgram_env(
+    args: &[&str],
+    env: &[(&str, &std::path::Path)],
+) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgram"));
     cmd.args(args).current_dir(repo());
     for (k, v) in env {

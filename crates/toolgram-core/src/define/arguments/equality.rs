@@ -23,7 +23,7 @@ fn numbers_equal(a: &Number, b: &Number) -> bool {
 }
 
 /// Whether two JSON values are equal as JSON Schema defines it.
-pub fn equal(a: &Value, b: &Value) -> bool {
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
         (Value::Array(x), Value::Array(y)) => {
@@ -103,7 +103,7 @@ fn refuse<'a>(schema: &'a Value, location: Location, what: &str) -> ValidationEr
 
 /// `const`, for `jsonschema::options().with_keyword`.
 #[allow(clippy::result_large_err)]
-pub fn const_factory<'a>(
+pub(super) fn const_factory<'a>(
     _parent: &'a Map<String, Value>,
     schema: &'a Value,
     location: Location,
@@ -113,7 +113,7 @@ pub fn const_factory<'a>(
 
 /// `enum`, for `jsonschema::options().with_keyword`.
 #[allow(clippy::result_large_err)]
-pub fn enum_factory<'a>(
+pub(super) fn enum_factory<'a>(
     _parent: &'a Map<String, Value>,
     schema: &'a Value,
     location: Location,
@@ -126,7 +126,7 @@ pub fn enum_factory<'a>(
 
 /// `uniqueItems`, for `jsonschema::options().with_keyword`.
 #[allow(clippy::result_large_err)]
-pub fn unique_items_factory<'a>(
+pub(super) fn unique_items_factory<'a>(
     _parent: &'a Map<String, Value>,
     schema: &'a Value,
     location: Location,

@@ -38,7 +38,7 @@ fn pow_mod(mut base: u128, mut exp: u32, m: u128) -> u128 {
 
 /// Whether `value` divided by `multiple` is an integer; `None` when the numbers are too
 /// large to decide exactly.
-pub fn is_multiple(value: &Number, multiple: &Number) -> Option<bool> {
+pub(super) fn is_multiple(value: &Number, multiple: &Number) -> Option<bool> {
     let (a, ea) = decimal(value)?;
     let (b, eb) = decimal(multiple)?;
     if a == 0 {
@@ -102,7 +102,7 @@ impl Keyword for MultipleOf {
 /// The `multipleOf` keyword for `jsonschema::options().with_keyword` (whose factory
 /// signature fixes the error type).
 #[allow(clippy::result_large_err)]
-pub fn factory<'a>(
+pub(super) fn factory<'a>(
     _parent: &'a Map<String, Value>,
     schema: &'a Value,
     location: Location,
