@@ -460,16 +460,11 @@ impl<'a> Compiler<'a> {
     }
 
     fn target(&self, r: &str, ptr: &str) -> R<&'a Value> {
-        let Some(pointer) = r.strip_prefix('#') else {
+        if !r.starts_with('#') {
             return Err(self.err(ptr, "$ref", format!("only local references: `{r}`")));
-        };
-        let decoded = percent_decode(pointer);
-        let found = if decoded.is_empty() || decoded.starts_with('/') {
-            self.root.pointer(&decoded)
-        } else {
-            find_anchor(self.root, &decoded)
-        };
-        found.ok_or_else(|| self.err(ptr, "$ref", format!("`{r}` points nowhere")))
+        }
+        super::refs::target(self.root, r)
+            .ok_or_else(|| self.err(ptr, "$ref", format!("`{r}` points nowhere")))
     }
 
     fn reference(&mut self, map: &Map<String, Value>, r: &Value, ptr: &str) -> R<Expr> {
@@ -1016,45 +1011,6 @@ fn type_admits(t: &str, v: &Value) -> bool {
         | ("null", Value::Null) => true,
         ("integer", Value::Number(n)) => n.as_f64().is_some_and(|f| f.fract() == 0.0),
         _ => false,
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(v) = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
-}
-
-/// The subschema declaring `$anchor: name` (or draft-04..07 `id`/`$id: "#name"`).
-fn find_anchor<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
-    match v {
-        Value::Object(m) => {
-            let hash = format!("#{name}");
-            let declares = m.get("$anchor").and_then(Value::as_str) == Some(name)
-                || ["$id", "id"]
-                    .iter()
-                    .any(|k| m.get(*k).and_then(Value::as_str) == Some(hash.as_str()));
-            if declares {
-                return Some(v);
-            }
-            m.values().find_map(|x| find_anchor(x, name))
-        }
-        Value::Array(a) => a.iter().find_map(|x| find_anchor(x, name)),
-        _ => None,
     }
 }
 

@@ -15,6 +15,7 @@ pub mod contradictions;
 pub mod keywords;
 mod merge;
 pub mod numbers;
+pub mod refs;
 pub mod strings;
 
 use crate::Grammar;

@@ -16,9 +16,9 @@
 
 use super::Profile;
 use super::error::ProfileError;
-use super::refs;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use toolgram_grammar::schema::refs;
 
 const OPENAI_PROPERTIES: usize = 5_000;
 const OPENAI_DEPTH: usize = 10;

@@ -4,10 +4,10 @@
 //! error. This module must not render the merged schema (the walker does).
 
 use super::error::ProfileError;
-use super::refs;
 use super::render::Renderer;
 use super::rules::{Class, classify};
 use serde_json::{Map, Value, json};
+use toolgram_grammar::schema::refs;
 
 impl Renderer<'_> {
     /// Merge `allOf` into one schema: the parent's own keywords plus every member's.

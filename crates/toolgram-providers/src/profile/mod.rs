@@ -19,7 +19,6 @@ mod gemini;
 mod limits;
 mod merge;
 mod reference;
-mod refs;
 mod render;
 mod restore;
 mod rules;

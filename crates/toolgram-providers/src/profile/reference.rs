@@ -6,10 +6,10 @@
 
 use super::Profile;
 use super::error::ProfileError;
-use super::refs;
 use super::render::Renderer;
 use super::rules::{Class, classify};
 use serde_json::{Map, Value, json};
+use toolgram_grammar::schema::refs;
 
 type Out = Result<Value, ProfileError>;
 

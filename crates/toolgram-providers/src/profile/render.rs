@@ -6,11 +6,11 @@
 //! limits (see `limits.rs`).
 
 use super::error::ProfileError;
-use super::refs::esc;
 use super::rules::{self, Class, classify};
 use super::{Profile, nullable};
 use serde_json::{Map, Value, json};
 use toolgram_core::compile::DeferredKeyword;
+use toolgram_grammar::schema::refs::escape_token;
 
 /// One rendering: the tool, the original document, and what was deferred or noted.
 pub(crate) struct Renderer<'a> {
@@ -134,7 +134,7 @@ impl<'a> Renderer<'a> {
         let ty = map.get("type").and_then(Value::as_str);
         let mut out = Map::new();
         for (k, v) in map {
-            let here = format!("{at}/{}", esc(k));
+            let here = format!("{at}/{}", escape_token(k));
             match classify(self.profile, k) {
                 Class::Structural => self.structural(k, v, &here, ty, &mut out, root)?,
                 Class::Native => self.native(k, v, &here, &mut out),
@@ -209,7 +209,7 @@ impl<'a> Renderer<'a> {
                     if self.profile == Profile::Gemini && !super::gemini::gemini_name_ok(name) {
                         return Err(self.err(here, k, format!("Gemini parameter names must match [A-Za-z_][A-Za-z0-9_]{{0,63}}; `{name}` does not")));
                     }
-                    let r = self.node(sub, &format!("{here}/{}", esc(name)), false)?;
+                    let r = self.node(sub, &format!("{here}/{}", escape_token(name)), false)?;
                     rendered.insert(name.clone(), r);
                 }
                 out.insert(k.into(), Value::Object(rendered));

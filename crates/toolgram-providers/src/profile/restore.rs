@@ -8,8 +8,8 @@
 //! validate, and must not change anything but such `null`s.
 
 use super::Profile;
-use super::refs;
 use serde_json::{Map, Value};
+use toolgram_grammar::schema::refs;
 
 const MAX_DEPTH: usize = 64;
 /// Schema visits one restore may make: references that fan out (`allOf`/`anyOf` of the same

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
 use toolgram_engine::ByteChecker;
+use toolgram_grammar::schema::refs;
 
 #[derive(Args)]
 pub(crate) struct CompileBenchArgs {
@@ -325,12 +326,13 @@ fn branches(schema: &Value) -> impl Iterator<Item = &Value> {
 fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     let mut s = schema;
     for _ in 0..16 {
-        match s.get("$ref").and_then(Value::as_str) {
-            Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
-                Some(t) => s = t,
-                None => break,
-            },
-            _ => break,
+        match s
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| refs::target(root, r))
+        {
+            Some(t) => s = t,
+            None => break,
         }
     }
     s

@@ -1,7 +1,8 @@
-//! Local `$ref` resolution and recursion detection for the profile renderer.
-//!
-//! Only same-document references (`#`, `#/…`) are resolved. This module must not fetch
-//! anything or rewrite schemas; it answers "where does this point" and "does it loop".
+//! THE `$ref` resolver of the project (the schema compiler, the provider profiles and the
+//! benchmarks all use it): same-document references only — a JSON pointer (`#`, `#/…`,
+//! percent-decoded) or an anchor (`#name`: `$anchor`, or an `$id`/`id` of `#name`) — and
+//! recursion detection. This module must not fetch anything or rewrite schemas; it answers
+//! "where does this point" and "does it loop".
 
 use serde_json::Value;
 use std::collections::HashSet;
@@ -9,14 +10,27 @@ use std::collections::HashSet;
 /// Deepest chain of references followed before a schema counts as recursive.
 const MAX_CHAIN: usize = 64;
 
-/// The JSON pointer (without `#`) of a local reference, or `None` if it is not local.
-pub(crate) fn local_pointer(reference: &str) -> Option<String> {
-    let p = reference.strip_prefix('#')?;
-    (p.is_empty() || p.starts_with('/')).then(|| p.replace("%25", "%").replace("%22", "\""))
+/// The JSON pointer (without `#`, percent-decoded) of a local pointer reference, or `None`
+/// if it is not one (another document, or an anchor).
+pub fn local_pointer(reference: &str) -> Option<String> {
+    let p = percent_decode(reference.strip_prefix('#')?);
+    (p.is_empty() || p.starts_with('/')).then_some(p)
 }
 
-/// Resolve a local reference against the document root.
-pub(crate) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<(&'a Value, String)> {
+/// The schema a local reference points to: a JSON pointer or an anchor.
+pub fn target<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let p = percent_decode(reference.strip_prefix('#')?);
+    if p.is_empty() {
+        Some(root)
+    } else if p.starts_with('/') {
+        root.pointer(&p)
+    } else {
+        find_anchor(root, &p)
+    }
+}
+
+/// Resolve a local pointer reference against the document root: the target and its pointer.
+pub fn resolve<'a>(root: &'a Value, reference: &str) -> Option<(&'a Value, String)> {
     let p = local_pointer(reference)?;
     let target = if p.is_empty() {
         root
@@ -34,7 +48,7 @@ fn encloses(outer: &str, inner: &str) -> bool {
 /// Whether expanding the schema at `pointer` never ends: following its references (and
 /// theirs) comes back to it or to a schema that encloses it. Unresolvable references and
 /// chains deeper than 64 count as recursive (the conservative answer).
-pub(crate) fn is_recursive(root: &Value, pointer: &str) -> bool {
+pub fn is_recursive(root: &Value, pointer: &str) -> bool {
     let mut stack = Vec::new();
     let mut finite = HashSet::new();
     loops(root, pointer, &mut stack, &mut finite)
@@ -74,7 +88,7 @@ fn loops(
 }
 
 /// Every `$ref` string under `v`.
-pub(crate) fn collect_refs(v: &Value, out: &mut Vec<String>) {
+pub fn collect_refs(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get("$ref") {
@@ -99,6 +113,45 @@ pub(crate) fn collect_refs(v: &Value, out: &mut Vec<String>) {
 }
 
 /// Escape one JSON-pointer token.
-pub(crate) fn esc(token: &str) -> String {
+pub fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_owned())
+}
+
+/// The subschema declaring `$anchor: name` (or draft-04..07 `id`/`$id: "#name"`).
+fn find_anchor<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
+    match v {
+        Value::Object(m) => {
+            let hash = format!("#{name}");
+            let declares = m.get("$anchor").and_then(Value::as_str) == Some(name)
+                || ["$id", "id"]
+                    .iter()
+                    .any(|k| m.get(*k).and_then(Value::as_str) == Some(hash.as_str()));
+            if declares {
+                return Some(v);
+            }
+            m.values().find_map(|x| find_anchor(x, name))
+        }
+        Value::Array(a) => a.iter().find_map(|x| find_anchor(x, name)),
+        _ => None,
+    }
 }
