@@ -1,5 +1,7 @@
-//! The per-provider keyword tables: which JSON-Schema keywords each profile keeps, which it
-//! moves after the parse, which annotations it drops, and which formats it knows.
+//! What each profile does with a keyword — kept, moved after the parse, an annotation kept or
+//! dropped, rewritten by the renderer — read from THE keyword table (`toolgram-grammar`'s
+//! `schema::keywords`, whose profile columns and format lists come from these sources), and
+//! Anthropic's regex subset.
 //!
 //! Sources (read 2026-11):
 //! - OpenAI, Structured Outputs, "Supported schemas":
@@ -16,10 +18,11 @@
 //! fields are those of the generated `Schema` client types (v1beta). Re-check them against the
 //! live pages when a provider rejects a schema this module produced.
 //!
-//! This module holds data and lookups only; it must not walk schemas (see `render.rs`) and it
-//! is independent of the compiler's own keyword policy in `compile.rs`.
+//! This module holds lookups only; it must not walk schemas (see `render.rs`) or keep a
+//! keyword list of its own.
 
 use super::Profile;
+use toolgram_grammar::schema::keywords::{self, ProfileClass};
 
 /// What a profile does with one keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,171 +43,33 @@ pub(crate) enum Class {
     Unknown,
 }
 
-/// Keywords the renderer rewrites itself.
-const STRUCTURAL: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-    "items",
-    "anyOf",
-    "oneOf",
-    "allOf",
-    "$ref",
-    "$defs",
-    "definitions",
-    "enum",
-    "const",
-    "format",
-];
+/// The column of `profile` in the keyword table.
+fn column(profile: Profile) -> usize {
+    match profile {
+        Profile::OpenAiStrict => 0,
+        Profile::Anthropic => 1,
+        Profile::Gemini => 2,
+    }
+}
 
-/// Annotations of JSON Schema (and `x-*` vendor extensions): they constrain nothing.
-const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$schema",
-    "$id",
-    "$comment",
-    "$anchor",
-    "$dynamicAnchor",
-    "$vocabulary",
-    "readOnly",
-    "writeOnly",
-    "deprecated",
-    "contentMediaType",
-    "contentEncoding",
-    "contentSchema",
-];
-
-/// Assertions toolgram's `jsonschema` validator enforces; removing one only widens a schema.
-const ASSERTIONS: &[&str] = &[
-    "pattern",
-    "minLength",
-    "maxLength",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "prefixItems",
-    "additionalItems",
-    "unevaluatedItems",
-    "minProperties",
-    "maxProperties",
-    "propertyNames",
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
-    "unevaluatedProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-];
-
-/// OpenAI strict: "Supported properties" (string, number, array keywords).
-const OPENAI_NATIVE: &[&str] = &[
-    "pattern",
-    "multipleOf",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "minItems",
-    "maxItems",
-];
-/// Anthropic strict: `pattern` (a regex subset, checked by [`anthropic_pattern_ok`]) and
-/// `minItems` of 0 or 1 only (checked by the renderer).
-const ANTHROPIC_NATIVE: &[&str] = &["pattern", "minItems"];
-/// Gemini: the assertion fields of its `Schema` object.
-const GEMINI_NATIVE: &[&str] = &[
-    "pattern",
-    "minLength",
-    "maxLength",
-    "minimum",
-    "maximum",
-    "minItems",
-    "maxItems",
-    "minProperties",
-    "maxProperties",
-];
-
-/// Classify `keyword` for `profile`.
+/// Classify `keyword` for `profile`, from the one keyword table.
 pub(crate) fn classify(profile: Profile, keyword: &str) -> Class {
-    if STRUCTURAL.contains(&keyword) {
-        return Class::Structural;
+    match keywords::lookup(keyword).map(|k| k.profiles[column(profile)]) {
+        Some(ProfileClass::Structural) => Class::Structural,
+        Some(ProfileClass::Native) => Class::Native,
+        Some(ProfileClass::KeptAnnotation) => Class::KeptAnnotation,
+        Some(ProfileClass::DroppedAnnotation) => Class::DroppedAnnotation,
+        Some(ProfileClass::Deferred) => Class::Deferred,
+        None => Class::Unknown,
     }
-    if ANNOTATIONS.contains(&keyword) || keyword.starts_with("x-") {
-        let kept: &[&str] = match profile {
-            Profile::OpenAiStrict => &["title", "description"],
-            Profile::Anthropic => &["description", "default"],
-            Profile::Gemini => &["title", "description", "default"],
-        };
-        return if kept.contains(&keyword) {
-            Class::KeptAnnotation
-        } else {
-            Class::DroppedAnnotation
-        };
-    }
-    if ASSERTIONS.contains(&keyword) {
-        let native = match profile {
-            Profile::OpenAiStrict => OPENAI_NATIVE,
-            Profile::Anthropic => ANTHROPIC_NATIVE,
-            Profile::Gemini => GEMINI_NATIVE,
-        };
-        return if native.contains(&keyword) {
-            Class::Native
-        } else {
-            Class::Deferred
-        };
-    }
-    Class::Unknown
 }
 
 /// Whether the profile enforces `format` value `f` on instances of JSON type `ty`.
 pub(crate) fn format_supported(profile: Profile, ty: Option<&str>, f: &str) -> bool {
     match profile {
-        Profile::OpenAiStrict => [
-            "date-time",
-            "time",
-            "date",
-            "duration",
-            "email",
-            "hostname",
-            "ipv4",
-            "ipv6",
-            "uuid",
-        ]
-        .contains(&f),
-        Profile::Anthropic => [
-            "date-time",
-            "time",
-            "date",
-            "duration",
-            "email",
-            "hostname",
-            "uri",
-            "ipv4",
-            "ipv6",
-            "uuid",
-        ]
-        .contains(&f),
-        // Gemini documents: NUMBER float/double, INTEGER int32/int64, STRING enum/date-time.
-        Profile::Gemini => matches!(
-            (ty, f),
-            (Some("string"), "date-time")
-                | (Some("number"), "float" | "double")
-                | (Some("integer"), "int32" | "int64")
-        ),
+        Profile::OpenAiStrict => keywords::OPENAI_STRICT_FORMATS.contains(&f),
+        Profile::Anthropic => keywords::ANTHROPIC_FORMATS.contains(&f),
+        Profile::Gemini => ty.is_some_and(|t| keywords::GEMINI_FORMATS.contains(&(t, f))),
     }
 }
 
@@ -219,4 +84,17 @@ pub(crate) fn anthropic_pattern_ok(pattern: &str) -> bool {
     !bytes.windows(2).any(|w| {
         w[0] == b'\\' && (w[1] == b'b' || w[1] == b'B' || w[1].is_ascii_digit() && w[1] != b'0')
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table's profile columns are in the order [`column`] reads them.
+    #[test]
+    fn table_columns_are_the_profiles() {
+        for p in Profile::ALL {
+            assert_eq!(keywords::PROFILES[column(p)], p.name());
+        }
+    }
 }
