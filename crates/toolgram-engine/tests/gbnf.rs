@@ -373,35 +373,51 @@ fn a_whole_tool_pool_compiles_to_gbnf_that_llama_cpp_runs_as_the_call_union() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// Every registered grammar tool (`toolgram_tools::BUILTINS`): its Lark compiles under
+/// llguidance in both dialects, accepts its sample texts (which its own parser reads) and
+/// refuses the others, and its GBNF gives the same verdicts under llama.cpp's engine. A new
+/// tool is checked here by being registered, with no test code of its own.
 #[test]
-fn grammar_tools_compile_under_llguidance_and_llama_cpp_and_accept_their_texts() {
-    use toolgram_tools::{Format, GrammarTool, math_eval::MathEval};
-    let lark = MathEval.format(Format::Lark).expect("lark");
-    toolgram_engine::check_grammar(&lark).expect("llguidance compiles the tool grammar");
+fn every_registered_grammar_tool_runs_under_llguidance_and_llama_cpp() {
+    use toolgram_tools::Format;
+    let dir = std::env::temp_dir().join(format!("toolgram-gbnf-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let opts = toolgram_tools::sample_options(&dir).expect("sample build options");
     let checker = toolgram_engine::ByteChecker::new().expect("checker");
-    let compiled = checker.compile(&lark).expect("compiles");
-    for text in [
-        "1+2",
-        "(1/3 + 1/6) * 2^3",
-        "-sqrt(2) + max(1, pi, e)",
-        "abs(-1.25)",
-    ] {
-        assert!(checker.accepts(&compiled, text), "{text}");
-        MathEval.parse(text).expect("our parser agrees");
+    let mut cases = Vec::new();
+    for entry in toolgram_tools::BUILTINS {
+        let tool = (entry.build)(&opts).unwrap_or_else(|e| panic!("{}: {e}", entry.name));
+        let lark = tool.format(Format::Lark).expect("lark");
+        let compiled = checker
+            .compile(&lark)
+            .unwrap_or_else(|e| panic!("{}: llguidance refused its grammar: {e}", entry.name));
+        let openai = tool.format(Format::LarkOpenai).expect("lark-openai");
+        toolgram_engine::check_grammar(&openai)
+            .unwrap_or_else(|e| panic!("{}: llguidance refused the OpenAI form: {e}", entry.name));
+        let samples = entry.samples;
+        assert!(
+            samples.accepted.len() >= 2 && samples.refused.len() >= 3,
+            "{}: too few samples",
+            entry.name
+        );
+        for t in samples.accepted {
+            assert!(checker.accepts(&compiled, t), "{}: {t}", entry.name);
+            tool.parse_to_json(t)
+                .unwrap_or_else(|e| panic!("{}: our parser refuses {t:?}: {e}", entry.name));
+        }
+        for t in samples.refused {
+            assert!(!checker.accepts(&compiled, t), "{}: {t}", entry.name);
+        }
+        cases.push((
+            entry.name.to_owned(),
+            tool.format(Format::Gbnf).expect("gbnf"),
+            samples.accepted.iter().map(|s| s.to_string()).collect(),
+            samples.refused.iter().map(|s| s.to_string()).collect(),
+        ));
     }
-    for text in ["1+", "cos(1)", "1;2"] {
-        assert!(!checker.accepts(&compiled, text), "{text}");
-    }
-    let openai = MathEval.format(Format::LarkOpenai).expect("lark-openai");
-    toolgram_engine::check_grammar(&openai).expect("llguidance compiles the OpenAI form");
-    let gbnf = MathEval.format(Format::Gbnf).expect("gbnf");
-    let v = toolgram_engine::gbnf_check::check(
-        &common::test_model_path(),
-        &gbnf,
-        &["(1/3 + 1/6) * 2^3".to_owned(), "1+".to_owned()],
-    )
-    .expect("checker runs");
-    assert!(v.parsed && v.accepted == vec![true, false], "{v:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let failures = judge(cases);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
@@ -473,173 +489,6 @@ fn a_grammar_tool_in_our_gbnf_is_constrained_by_llama_cpp_too() {
         vec![call("17 * x")],
     )]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-}
-
-#[test]
-fn shell_constrained_grammar_runs_under_llguidance_and_llama_cpp() {
-    use toolgram_tools::{Format, GrammarTool, shell_constrained::ShellConstrained};
-    let lark = ShellConstrained.format(Format::Lark).expect("lark");
-    let checker = toolgram_engine::ByteChecker::new().expect("checker");
-    let compiled = checker.compile(&lark).expect("llguidance compiles it");
-    let good = [
-        "ls -la src",
-        "head -n 5 README.md",
-        "grep -i -n 'tool call' docs/x.md",
-        "find . -name '*.rs' -type f",
-    ];
-    let bad = ["rm -rf /", "cat a | sh", "ls ../x", "cat $(ls)"];
-    for t in good {
-        assert!(checker.accepts(&compiled, t), "{t}");
-        ShellConstrained.parse(t).expect("our parser agrees");
-    }
-    for t in bad {
-        assert!(!checker.accepts(&compiled, t), "{t}");
-    }
-    let failures = judge(vec![(
-        "shell_constrained".into(),
-        ShellConstrained.format(Format::Gbnf).expect("gbnf"),
-        good.iter().map(|s| s.to_string()).collect(),
-        bad.iter().map(|s| s.to_string()).collect(),
-    )]);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn code_search_grammar_runs_under_llguidance_and_llama_cpp() {
-    use toolgram_tools::{Format, GrammarTool, code_search::CodeSearch};
-    let lark = CodeSearch.format(Format::Lark).expect("lark");
-    let checker = toolgram_engine::ByteChecker::new().expect("checker");
-    let compiled = checker.compile(&lark).expect("llguidance compiles it");
-    let good = [
-        "def:parse type:fn lang:rust",
-        "def",
-        "\"exact text\" path:src/**",
-        "/fn \\w+/ config",
-    ];
-    let bad = ["def:", "a  b", "\"open", "x;y"];
-    for t in good {
-        assert!(checker.accepts(&compiled, t), "{t}");
-        CodeSearch.parse(t).expect("our parser agrees");
-    }
-    for t in bad {
-        assert!(!checker.accepts(&compiled, t), "{t}");
-    }
-    let failures = judge(vec![(
-        "code_search".into(),
-        CodeSearch.format(Format::Gbnf).expect("gbnf"),
-        good.iter().map(|s| s.to_string()).collect(),
-        bad.iter().map(|s| s.to_string()).collect(),
-    )]);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn regex_tester_grammar_runs_under_llguidance_and_llama_cpp() {
-    use toolgram_tools::{Format, GrammarTool, regex_tester::RegexTester};
-    let lark = RegexTester.format(Format::Lark).expect("lark");
-    let checker = toolgram_engine::ByteChecker::new().expect("checker");
-    let compiled = checker.compile(&lark).expect("llguidance compiles it");
-    let good = [
-        "/(?P<y>\\d{4})-(\\d{2})/i\n\"due 2026-11\"",
-        "/a+?|[^a-z0-9_]/\n\"x\"\n\"y\"",
-    ];
-    let bad = ["/(a/\n\"x\"", "/*a/\n\"x\"", "/a/"];
-    for t in good {
-        assert!(checker.accepts(&compiled, t), "{t}");
-        RegexTester.parse(t).expect("our parser agrees");
-    }
-    for t in bad {
-        assert!(!checker.accepts(&compiled, t), "{t}");
-    }
-    let failures = judge(vec![(
-        "regex_tester".into(),
-        RegexTester.format(Format::Gbnf).expect("gbnf"),
-        good.iter().map(|s| s.to_string()).collect(),
-        bad.iter().map(|s| s.to_string()).collect(),
-    )]);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn apply_patch_grammar_runs_under_llguidance_and_llama_cpp() {
-    use toolgram_tools::{Format, GrammarTool, apply_patch::ApplyPatch};
-    let lark = ApplyPatch.format(Format::Lark).expect("lark");
-    let checker = toolgram_engine::ByteChecker::new().expect("checker");
-    let compiled = checker.compile(&lark).expect("llguidance compiles it");
-    let good = [
-        "*** Begin Patch\n*** Update File: src/a.py\n def f():\n-    return 1\n+    return 2\n*** End Patch",
-        "*** Begin Patch\n*** Add File: b.md\n+hello\n*** Delete File: c.txt\n*** End Patch\n",
-    ];
-    let bad = [
-        "*** Begin Patch\nrm -rf /\n*** End Patch",
-        "*** Begin Patch\n*** End Patch",
-        "*** Add File: x\n+y\n",
-    ];
-    for t in good {
-        assert!(checker.accepts(&compiled, t), "{t}");
-        ApplyPatch.parse(t).expect("our parser agrees");
-    }
-    for t in bad {
-        assert!(!checker.accepts(&compiled, t), "{t}");
-    }
-    let failures = judge(vec![(
-        "apply_patch".into(),
-        ApplyPatch.format(Format::Gbnf).expect("gbnf"),
-        good.iter().map(|s| s.to_string()).collect(),
-        bad.iter().map(|s| s.to_string()).collect(),
-    )]);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn sql_query_grammar_runs_under_llguidance_and_llama_cpp() {
-    use toolgram_tools::{Format, GrammarTool, sql_query::SqlQuery};
-    let db = std::env::temp_dir().join(format!("toolgram-gbnf-sql-{}.sqlite", std::process::id()));
-    let _ = std::fs::remove_file(&db);
-    rusqlite::Connection::open(&db)
-        .and_then(|c| {
-            c.execute_batch(
-                "CREATE TABLE customers (id INTEGER, name TEXT, city TEXT);
-                 CREATE TABLE orders (id INTEGER, customer_id INTEGER, total REAL);",
-            )
-        })
-        .expect("a SQLite file");
-    let tool = SqlQuery::open(&db).expect("reads the schema");
-    let lark = tool.format(Format::Lark).expect("lark");
-    let checker = toolgram_engine::ByteChecker::new().expect("checker");
-    let compiled = checker.compile(&lark).expect("llguidance compiles it");
-    let good = [
-        "SELECT name FROM customers WHERE city = 'Lima' LIMIT 5",
-        "select customers.name, count(*) as n from customers left join orders on orders.customer_id = customers.id group by customers.name having count(*) > 1 order by count(*) desc",
-        "SELECT DISTINCT city FROM customers WHERE NOT (city IS NULL OR city LIKE 'L%') AND id IN (1, 2) AND id BETWEEN 1 AND 9",
-        "SELECT customers.*, orders.total FROM customers JOIN orders ON orders.customer_id = customers.id ORDER BY 4 DESC, 1",
-    ];
-    let bad = [
-        "SELECT * FROM users",
-        "SELECT email FROM customers",
-        "SELECT orders.name FROM orders",
-        "DELETE FROM customers",
-        "SELECT * FROM customers; DROP TABLE customers",
-        "SELECT * FROM customers WHERE COUNT(*) > 1",
-        "SELECT users.* FROM customers",
-        "SELECT name FROM customers ORDER BY 0",
-        "SELECT c.name FROM customers c",
-        "SELECT name, SUM(total) FROM customers GROUP BY name",
-    ];
-    for t in good {
-        assert!(checker.accepts(&compiled, t), "{t}");
-        tool.parse(t).expect("our parser agrees");
-    }
-    for t in bad {
-        assert!(!checker.accepts(&compiled, t), "{t}");
-    }
-    let failures = judge(vec![(
-        "sql_query".into(),
-        tool.format(Format::Gbnf).expect("gbnf"),
-        good.iter().map(|s| s.to_string()).collect(),
-        bad.iter().map(|s| s.to_string()).collect(),
-    )]);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// OpenAI-dialect Lark writes JSON string tokens whole: a declared key as one string, any

@@ -61,6 +61,15 @@ impl ToolError {
     }
 }
 
+/// Texts a tool's grammar must accept and refuse (test data every registered tool declares).
+#[derive(Debug, Clone, Copy)]
+pub struct Samples {
+    /// Inputs the grammar and the parser accept.
+    pub accepted: &'static [&'static str],
+    /// Inputs the grammar refuses.
+    pub refused: &'static [&'static str],
+}
+
 /// Where and how a tool may run.
 #[derive(Debug, Clone)]
 pub struct RunContext {

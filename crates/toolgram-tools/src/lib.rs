@@ -21,5 +21,5 @@ pub mod sql_query;
 #[cfg(test)]
 mod testing;
 
-pub use definition::{DynTool, Format, GrammarTool, RunContext, ToolError};
-pub use registry::{BuildOptions, builtin, load, names};
+pub use definition::{DynTool, Format, GrammarTool, RunContext, Samples, ToolError};
+pub use registry::{BUILTINS, BuildOptions, Entry, builtin, load, names, sample_options};

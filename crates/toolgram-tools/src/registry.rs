@@ -3,7 +3,7 @@
 
 use crate::apply_patch::ApplyPatch;
 use crate::code_search::CodeSearch;
-use crate::definition::{DynTool, ToolError};
+use crate::definition::{DynTool, Samples, ToolError};
 use crate::file_tool::FileTool;
 use crate::math_eval::MathEval;
 use crate::regex_tester::RegexTester;
@@ -18,43 +18,87 @@ pub struct BuildOptions {
     pub db: Option<PathBuf>,
 }
 
+/// One built-in tool: its name, how it is built, and its sample texts.
+pub struct Entry {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Build it.
+    pub build: fn(&BuildOptions) -> Result<Box<dyn DynTool>, ToolError>,
+    /// Texts its grammar must accept and refuse (checked for every entry by the engine's
+    /// tests: llguidance, llama.cpp's grammar engine, the tool's own parser).
+    pub samples: Samples,
+}
+
+/// The built-in tools: adding one is its module and one line here.
+pub const BUILTINS: &[Entry] = &[
+    Entry {
+        name: "apply_patch",
+        build: |_| Ok(Box::new(ApplyPatch)),
+        samples: crate::apply_patch::SAMPLES,
+    },
+    Entry {
+        name: "math_eval",
+        build: |_| Ok(Box::new(MathEval)),
+        samples: crate::math_eval::SAMPLES,
+    },
+    Entry {
+        name: "sql_query",
+        build: build_sql_query,
+        samples: crate::sql_query::SAMPLES,
+    },
+    Entry {
+        name: "shell_constrained",
+        build: |_| Ok(Box::new(ShellConstrained)),
+        samples: crate::shell_constrained::SAMPLES,
+    },
+    Entry {
+        name: "code_search",
+        build: |_| Ok(Box::new(CodeSearch)),
+        samples: crate::code_search::SAMPLES,
+    },
+    Entry {
+        name: "regex_tester",
+        build: |_| Ok(Box::new(RegexTester)),
+        samples: crate::regex_tester::SAMPLES,
+    },
+];
+
+fn build_sql_query(opts: &BuildOptions) -> Result<Box<dyn DynTool>, ToolError> {
+    let db = opts.db.as_deref().ok_or_else(|| {
+        ToolError::Definition(
+            "sql_query is generated from a SQLite database: give one (--db FILE, or \"db\" \
+             in the tools file)"
+                .into(),
+        )
+    })?;
+    Ok(Box::new(SqlQuery::open(db)?))
+}
+
 /// Names of the built-in tools.
-pub fn names() -> &'static [&'static str] {
-    &[
-        "apply_patch",
-        "math_eval",
-        "sql_query",
-        "shell_constrained",
-        "code_search",
-        "regex_tester",
-    ]
+pub fn names() -> Vec<&'static str> {
+    BUILTINS.iter().map(|e| e.name).collect()
 }
 
 /// A built-in tool by name.
 pub fn builtin(name: &str, opts: &BuildOptions) -> Result<Box<dyn DynTool>, ToolError> {
-    Ok(match name {
-        "apply_patch" => Box::new(ApplyPatch),
-        "math_eval" => Box::new(MathEval),
-        "code_search" => Box::new(CodeSearch),
-        "regex_tester" => Box::new(RegexTester),
-        "shell_constrained" => Box::new(ShellConstrained),
-        "sql_query" => {
-            let db = opts.db.as_deref().ok_or_else(|| {
-                ToolError::Definition(
-                    "sql_query is generated from a SQLite database: give one (--db FILE, or \"db\" \
-                     in the tools file)"
-                        .into(),
-                )
-            })?;
-            Box::new(SqlQuery::open(db)?)
-        }
-        _ => {
-            return Err(ToolError::Definition(format!(
-                "no built-in grammar tool `{name}`; they are: {} (or give a manifest `….toml`)",
-                names().join(", ")
-            )));
-        }
-    })
+    match BUILTINS.iter().find(|e| e.name == name) {
+        Some(e) => (e.build)(opts),
+        None => Err(ToolError::Definition(format!(
+            "no built-in grammar tool `{name}`; they are: {} (or give a manifest `….toml`)",
+            names().join(", ")
+        ))),
+    }
+}
+
+/// Build options under which every entry's samples hold: `sql_query` over a database made
+/// from [`crate::sql_query::SAMPLE_SCHEMA`] in `dir`.
+pub fn sample_options(dir: &Path) -> Result<BuildOptions, ToolError> {
+    let db = dir.join("toolgram-samples.sqlite");
+    let _ = std::fs::remove_file(&db);
+    rusqlite::Connection::open(&db)
+        .and_then(|c| c.execute_batch(crate::sql_query::SAMPLE_SCHEMA))
+        .map_err(|e| ToolError::Definition(format!("sample database: {e}")))?;
+    Ok(BuildOptions { db: Some(db) })
 }
 
 /// A built-in tool by name, or a tool from a manifest when `name` is a path ending `.toml`.

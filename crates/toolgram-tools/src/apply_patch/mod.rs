@@ -17,10 +17,24 @@
 
 mod apply;
 
-use crate::definition::{GrammarTool, RunContext, ToolError};
+use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
+
+/// Sample texts the grammar must accept and refuse: every
+/// registered tool's are checked under llguidance, llama.cpp's grammar engine and its parser.
+pub const SAMPLES: Samples = Samples {
+    accepted: &[
+        "*** Begin Patch\n*** Update File: src/a.py\n def f():\n-    return 1\n+    return 2\n*** End Patch",
+        "*** Begin Patch\n*** Add File: b.md\n+hello\n*** Delete File: c.txt\n*** End Patch\n",
+    ],
+    refused: &[
+        "*** Begin Patch\nrm -rf /\n*** End Patch",
+        "*** Begin Patch\n*** End Patch",
+        "*** Add File: x\n+y\n",
+    ],
+};
 
 /// The tool.
 pub struct ApplyPatch;

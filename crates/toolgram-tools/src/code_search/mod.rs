@@ -9,10 +9,22 @@
 
 mod run;
 
-use crate::definition::{GrammarTool, RunContext, ToolError};
+use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
+
+/// Sample texts the grammar must accept and refuse: every
+/// registered tool's are checked under llguidance, llama.cpp's grammar engine and its parser.
+pub const SAMPLES: Samples = Samples {
+    accepted: &[
+        "def:parse type:fn lang:rust",
+        "def",
+        "\"exact text\" path:src/**",
+        "/fn \\w+/ config",
+    ],
+    refused: &["def:", "a  b", "\"open", "x;y"],
+};
 
 /// The tool.
 pub struct CodeSearch;

@@ -9,10 +9,22 @@
 
 mod eval;
 
-use crate::definition::{GrammarTool, RunContext, ToolError};
+use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
+
+/// Sample texts the grammar must accept and refuse: every
+/// registered tool's are checked under llguidance, llama.cpp's grammar engine and its parser.
+pub const SAMPLES: Samples = Samples {
+    accepted: &[
+        "1+2",
+        "(1/3 + 1/6) * 2^3",
+        "-sqrt(2) + max(1, pi, e)",
+        "abs(-1.25)",
+    ],
+    refused: &["1+", "cos(1)", "1;2"],
+};
 
 /// The tool.
 pub struct MathEval;

@@ -15,10 +15,20 @@
 
 mod run;
 
-use crate::definition::{GrammarTool, RunContext, ToolError};
+use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
+
+/// Sample texts the grammar must accept and refuse: every
+/// registered tool's are checked under llguidance, llama.cpp's grammar engine and its parser.
+pub const SAMPLES: Samples = Samples {
+    accepted: &[
+        "/(?P<y>\\d{4})-(\\d{2})/i\n\"due 2026-11\"",
+        "/a+?|[^a-z0-9_]/\n\"x\"\n\"y\"",
+    ],
+    refused: &["/(a/\n\"x\"", "/*a/\n\"x\"", "/a/"],
+};
 
 /// The tool.
 pub struct RegexTester;

@@ -9,10 +9,22 @@
 
 mod run;
 
-use crate::definition::{GrammarTool, RunContext, ToolError};
+use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
+
+/// Sample texts the grammar must accept and refuse: every
+/// registered tool's are checked under llguidance, llama.cpp's grammar engine and its parser.
+pub const SAMPLES: Samples = Samples {
+    accepted: &[
+        "ls -la src",
+        "head -n 5 README.md",
+        "grep -i -n 'tool call' docs/x.md",
+        "find . -name '*.rs' -type f",
+    ],
+    refused: &["rm -rf /", "cat a | sh", "ls ../x", "cat $(ls)"],
+};
 
 /// The tool.
 pub struct ShellConstrained;

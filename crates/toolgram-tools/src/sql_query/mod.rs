@@ -26,10 +26,37 @@ mod schema;
 pub use ast::{Aggregate, Column, Cond, Item, Join, Literal, Order, OrderKey, Query, Value};
 pub use schema::{DbSchema, TableSchema};
 
-use crate::definition::{GrammarTool, RunContext, ToolError};
+use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use toolgram_grammar::tree::ParseTree;
+
+/// The database the samples are written for (`registry::sample_options` builds it).
+pub const SAMPLE_SCHEMA: &str = "CREATE TABLE customers (id INTEGER, name TEXT, city TEXT);
+CREATE TABLE orders (id INTEGER, customer_id INTEGER, total REAL);";
+
+/// Sample texts the grammar must accept and refuse (over [`SAMPLE_SCHEMA`]): every
+/// registered tool's are checked under llguidance, llama.cpp's grammar engine and its parser.
+pub const SAMPLES: Samples = Samples {
+    accepted: &[
+        "SELECT name FROM customers WHERE city = 'Lima' LIMIT 5",
+        "select customers.name, count(*) as n from customers left join orders on orders.customer_id = customers.id group by customers.name having count(*) > 1 order by count(*) desc",
+        "SELECT DISTINCT city FROM customers WHERE NOT (city IS NULL OR city LIKE 'L%') AND id IN (1, 2) AND id BETWEEN 1 AND 9",
+        "SELECT customers.*, orders.total FROM customers JOIN orders ON orders.customer_id = customers.id ORDER BY 4 DESC, 1",
+    ],
+    refused: &[
+        "SELECT * FROM users",
+        "SELECT email FROM customers",
+        "SELECT orders.name FROM orders",
+        "DELETE FROM customers",
+        "SELECT * FROM customers; DROP TABLE customers",
+        "SELECT * FROM customers WHERE COUNT(*) > 1",
+        "SELECT users.* FROM customers",
+        "SELECT name FROM customers ORDER BY 0",
+        "SELECT c.name FROM customers c",
+        "SELECT name, SUM(total) FROM customers GROUP BY name",
+    ],
+};
 
 /// The tool, bound to one database.
 pub struct SqlQuery {
