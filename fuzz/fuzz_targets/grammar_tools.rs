@@ -1,24 +1,18 @@
 //! Any text given to every built-in grammar tool's parser (the grammar itself, through core's
 //! parse trees, then the tool's lenient rewrite) and its pre-run check: a typed input or a
-//! typed error, never a panic. `sql_query` is built from a
-//! schema-only SQLite file made here.
+//! typed error, never a panic. Every registered tool, built with the sample options
+//! (`sql_query` over its sample schema).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolgram_tools::{BuildOptions, DynTool, builtin, names};
+use toolgram_tools::{BUILTINS, DynTool, sample_options};
 
 thread_local! {
     static TOOLS: Vec<Box<dyn DynTool>> = {
-        let db = std::env::temp_dir().join(format!("toolgram-fuzz-{}.sqlite", std::process::id()));
-        let _ = std::fs::remove_file(&db);
-        let conn = rusqlite::Connection::open(&db).expect("temp db");
-        conn.execute_batch(
-            "CREATE TABLE customers (id INTEGER, name TEXT, city TEXT);
-             CREATE TABLE orders (id INTEGER, customer_id INTEGER, total REAL);",
-        )
-        .expect("schema");
-        let opts = BuildOptions { db: Some(db) };
-        names().iter().filter_map(|n| builtin(n, &opts).ok()).collect()
+        let dir = std::env::temp_dir().join(format!("toolgram-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        let opts = sample_options(&dir).expect("sample database");
+        BUILTINS.iter().filter_map(|e| (e.build)(&opts).ok()).collect()
     };
 }
 
