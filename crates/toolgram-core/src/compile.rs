@@ -7,7 +7,8 @@
 //! write text; under `required`/named it must call. This module emits text only; it must not
 //! run a parser or a model (the engine checks the grammar with llguidance).
 
-use crate::define::arguments::close_objects;
+use crate::define::arguments::{DeferredKeyword, close_objects};
+use crate::define::request::{Mode, Think};
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
 use crate::syntax::{CallSyntax, JSON_FENCE, Piece, THINK};
@@ -34,55 +35,6 @@ pub struct CompileOptions {
     pub args_from_ir: bool,
 }
 
-/// Whether the reply may or must open with a reasoning block ([`crate::syntax::THINK`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Think {
-    /// No reasoning block: `<think>` is ordinary text.
-    #[default]
-    Off,
-    /// The reply may open with one reasoning block.
-    Optional,
-    /// The reply must open with one reasoning block.
-    Required,
-}
-
-impl Think {
-    /// Read `off`, `optional` or `required`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "off" => Some(Self::Off),
-            "optional" => Some(Self::Optional),
-            "required" => Some(Self::Required),
-            _ => None,
-        }
-    }
-}
-
-/// How much of a call the grammar enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// The call syntax, the tool name and the tool's argument schema.
-    #[default]
-    Grammar,
-    /// What a plain JSON mode gives: the call syntax, one of the tool names, and any JSON
-    /// object as arguments; the schema is checked only after parsing.
-    Json,
-    /// No constraint: tools and example calls are described in the prompt, the reply is
-    /// read by the lenient parser and validated (with retries) afterwards.
-    Prompt,
-}
-
-impl Mode {
-    /// The name used on the command line and in replies.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Mode::Grammar => "grammar",
-            Mode::Json => "json",
-            Mode::Prompt => "prompt",
-        }
-    }
-}
-
 /// The result of compiling a request.
 #[derive(Debug, Clone)]
 pub struct CompiledGrammar {
@@ -101,17 +53,6 @@ pub struct CompiledGrammar {
     /// Set by the engine when llguidance refused an argument schema as `%json` and the
     /// argument grammars come from toolgram's own schema compiler: llguidance's message.
     pub args_fallback: Option<String>,
-}
-
-/// A schema keyword left out of the grammar and enforced after parsing instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeferredKeyword {
-    /// The tool.
-    pub tool: String,
-    /// JSON pointer into the tool's `parameters`.
-    pub pointer: String,
-    /// The keyword.
-    pub keyword: String,
 }
 
 /// The schema the grammar uses for `parameters`: objects closed (see [`close_objects`]),

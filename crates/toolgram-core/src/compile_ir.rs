@@ -8,8 +8,10 @@
 //! plain text. This module must not emit any target's spelling (the writers do) or run a
 //! grammar.
 
-use crate::compile::{CompileOptions, Mode, Think};
+use crate::compile::CompileOptions;
+
 use crate::define::arguments::close_objects;
+use crate::define::request::{Mode, Think};
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
 use crate::syntax::{CallSyntax, Piece, THINK};

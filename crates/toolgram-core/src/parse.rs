@@ -4,7 +4,7 @@
 //! Text that stops inside a call is [`ParseError::Truncated`], never a call. This parser
 //! repairs nothing: lenient reading of free model output belongs to the validation stage.
 
-use crate::compile::Think;
+use crate::define::request::Think;
 use crate::define::tool::{ToolCall, ToolChoice, ToolSet};
 use crate::error::ParseError;
 use crate::syntax::{CallSyntax, JSON_FENCE, THINK, text_of};

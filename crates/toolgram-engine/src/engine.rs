@@ -231,7 +231,7 @@ pub fn check_request(
     let plan = compile::compile(tools, choice, parallel, syntax, opts)?;
     if let Err(whole) = check_grammar(&plan.lark) {
         // The session's fallback: argument grammars from toolgram's own schema compiler.
-        if opts.mode == compile::Mode::Grammar
+        if opts.mode == toolgram_core::define::request::Mode::Grammar
             && let Ok(mut ir_plan) = with_ir_args(tools, choice, parallel, syntax, opts)
             && check_grammar(&ir_plan.lark).is_ok()
         {

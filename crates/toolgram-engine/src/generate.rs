@@ -10,7 +10,8 @@ use crate::think::ThinkWatch;
 use llguidance::api::{GrammarWithLexer, TopLevelGrammar};
 use serde_json::Value;
 use std::time::Instant;
-use toolgram_core::compile::{CompileOptions, Think, think_rules};
+use toolgram_core::compile::{CompileOptions, think_rules};
+use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, ToolSet, parse};
 
 /// The grammar free generation runs under.

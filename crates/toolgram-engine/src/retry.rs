@@ -6,7 +6,7 @@
 
 use crate::error::EngineError;
 use crate::session::{CallRequest, CallResponse, Sampling, Session};
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_retry::{AttemptError, CallModel, ModelReply, Usage};
 

@@ -24,7 +24,8 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use toolgram_core::compile::{self, CompileOptions, CompiledGrammar, Mode, Think};
+use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::parse::{self, ParsedOutput};
 use toolgram_core::prompt;
@@ -158,7 +159,7 @@ pub struct CallResponse {
     /// The constraint mode that produced the reply (the path taken).
     pub mode: Mode,
     /// Schema keywords the grammar left to the post-parse validator.
-    pub deferred: Vec<toolgram_core::compile::DeferredKeyword>,
+    pub deferred: Vec<toolgram_core::define::arguments::DeferredKeyword>,
 }
 
 /// Sees the bytes of each decode step as they are generated (for streaming).

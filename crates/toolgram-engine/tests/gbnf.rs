@@ -313,8 +313,9 @@ fn llguidance_lark_tests_read_by_our_reader_keep_their_verdicts() {
 
 #[test]
 fn a_whole_tool_pool_compiles_to_gbnf_that_llama_cpp_runs_as_the_call_union() {
-    use toolgram_core::compile::{CompileOptions, Think};
+    use toolgram_core::compile::CompileOptions;
     use toolgram_core::compile_ir::compile_ir;
+    use toolgram_core::define::request::Think;
     use toolgram_core::{ToolChoice, syntax};
     let tools = common::tools();
     let hermes = syntax::by_name("hermes").expect("hermes");

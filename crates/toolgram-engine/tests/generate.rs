@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use toolgram_core::ChatMessage;
-use toolgram_core::compile::Think;
+use toolgram_core::define::request::Think;
 use toolgram_engine::{
     ByteChecker, FinishReason, GenerateRequest, Sampling, UserGrammar, gbnf_check,
 };

@@ -1,7 +1,9 @@
 //! Grammar behaviour under llguidance without a model (byte-level vocabulary): think
 //! blocks, the bare-call rules, acceptance of exact strings.
 
-use toolgram_core::compile::{CompileOptions, Think, compile};
+use toolgram_core::compile::{CompileOptions, compile};
+
+use toolgram_core::define::request::Think;
 use toolgram_core::{ToolChoice, ToolSet, syntax};
 use toolgram_engine::ByteChecker;
 

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
 use toolgram_engine::{EngineError, EngineModel, Sampling};
 use toolgram_retry::{AttemptError, CallModel, ModelReply, RetryError, RetryPolicy, run};

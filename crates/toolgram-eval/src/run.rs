@@ -19,7 +19,7 @@ use crate::record::ItemRecord;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Instant;
-use toolgram_core::compile::Mode;
+use toolgram_core::define::request::Mode;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime};
 

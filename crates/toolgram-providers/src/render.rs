@@ -282,7 +282,7 @@ fn json_schema_request(
     })
 }
 
-fn note_deferred(d: &[toolgram_core::compile::DeferredKeyword], notes: &mut Vec<String>) {
+fn note_deferred(d: &[toolgram_core::define::arguments::DeferredKeyword], notes: &mut Vec<String>) {
     for k in d {
         notes.push(format!(
             "tool `{}` at {}: `{}` enforced after parsing",

@@ -6,7 +6,8 @@
 use crate::error::RunError;
 use crate::request::ResponseFormat;
 use serde_json::{Value, json};
-use toolgram_core::compile::{DeferredKeyword, KeywordPass, bare_grammar_schema};
+use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
+use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::define::arguments::post_parse_validator;
 use toolgram_engine::UserGrammar;
 

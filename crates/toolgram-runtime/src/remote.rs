@@ -7,7 +7,7 @@ use crate::error::RunError;
 use crate::post::typed_calls;
 use crate::request::{Request, SamplingOptions};
 use crate::response::{FinishReason, Response, RunTimings};
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_providers::{
     Endpoint, HttpOptions, Path, ProviderModel, RenderInput, Rendered, Resolved, choose_path,

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 pub use toolgram_retry::RetryPolicy;
 

@@ -4,7 +4,7 @@
 //! anything; it only holds and prints what the run produced.
 
 use serde_json::{Value, json};
-use toolgram_core::compile::DeferredKeyword;
+use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::validate::RepeatedCall;
 pub use toolgram_engine::FinishReason;
 pub use toolgram_retry::{FailedAttempt, Usage};

@@ -2,7 +2,7 @@
 //! mode and the think block, as clap reads them and as core names them. Parsing only.
 
 use clap::ValueEnum;
-use toolgram_core::compile::{Mode, Think};
+use toolgram_core::define::request::{Mode, Think};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ModeArg {

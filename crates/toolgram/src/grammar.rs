@@ -88,7 +88,7 @@ fn note_fallback(plan: &compile::CompiledGrammar) {
     }
 }
 
-fn note_deferred(deferred: &[compile::DeferredKeyword]) {
+fn note_deferred(deferred: &[toolgram_core::define::arguments::DeferredKeyword]) {
     for d in deferred {
         let whose = if d.tool.is_empty() {
             String::new()
@@ -223,7 +223,7 @@ pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
 /// Unknown keywords: an error naming the first, or with `lenient` one warning each (the
 /// runtime's wording, so every command says it the same way).
 fn refuse_or_list_unknown(
-    unknown: &[compile::DeferredKeyword],
+    unknown: &[toolgram_core::define::arguments::DeferredKeyword],
     lenient: bool,
     error: fn(String) -> RunError,
 ) -> anyhow::Result<()> {

@@ -8,11 +8,14 @@
 //! - [`arguments`] — the argument-schema policy: closed objects, and the validator that checks
 //!   arguments after parsing.
 //! - [`message`] — OpenAI-style chat messages.
+//! - [`request`] — [`request::Mode`] and [`request::Think`], the request options every stage
+//!   reads.
 //!
 //! This module must not compile grammars, know call syntaxes or parse model text.
 
 pub mod arguments;
 pub mod custom_tool;
 pub mod message;
+pub mod request;
 pub mod rules;
 pub mod tool;

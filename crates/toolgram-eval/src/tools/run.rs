@@ -129,8 +129,8 @@ pub fn run_tasks(
     Ok(())
 }
 
-fn core_mode(mode: EvalMode) -> toolgram_core::compile::Mode {
-    use toolgram_core::compile::Mode;
+fn core_mode(mode: EvalMode) -> toolgram_core::define::request::Mode {
+    use toolgram_core::define::request::Mode;
     match mode {
         EvalMode::Json => Mode::Json,
         EvalMode::Prompt => Mode::Prompt,

@@ -29,7 +29,7 @@ mod tests;
 
 pub use error::ProfileError;
 pub use restore::restore_arguments;
-pub use toolgram_core::compile::DeferredKeyword;
+pub use toolgram_core::define::arguments::DeferredKeyword;
 pub use union::{CALL_KEY, CALLS_KEY, call_union_schema};
 
 use serde_json::{Value, json};

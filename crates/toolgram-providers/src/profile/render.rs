@@ -9,7 +9,7 @@ use super::error::ProfileError;
 use super::rules::{self, Class, classify};
 use super::{Profile, nullable};
 use serde_json::{Map, Value, json};
-use toolgram_core::compile::DeferredKeyword;
+use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_grammar::schema::refs::escape_token;
 
 /// One rendering: the tool, the original document, and what was deferred or noted.

@@ -7,7 +7,7 @@ use crate::format::{check_output, prepare};
 use crate::post::typed_calls;
 use crate::request::Request;
 use crate::response::{FinishReason, Response, RunTimings, Usage};
-use toolgram_core::compile::Mode;
+use toolgram_core::define::request::Mode;
 use toolgram_engine::{CallResponse, EngineModel, GenerateRequest, Sampling, Session, Timings};
 
 fn sampling(req: &Request) -> Sampling {

@@ -10,7 +10,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolgram_core::compile::Mode;
+use toolgram_core::define::request::Mode;
 use toolgram_engine::{Engine, EngineError, PrefixStore, Session};
 
 /// Hits and misses of the session cache, readable from any thread.

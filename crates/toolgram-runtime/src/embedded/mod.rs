@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::time::Instant;
 use toolgram_core::ToolChoice;
-use toolgram_core::compile::{self, CompileOptions, Mode, Think};
+use toolgram_core::compile::{self, CompileOptions};
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_engine::{DecodeObserver, Engine, EngineOptions, PrefixStore};
 

@@ -12,6 +12,17 @@ mod multiple_of;
 
 use serde_json::Value;
 
+/// A schema keyword left out of the grammar and enforced after parsing instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferredKeyword {
+    /// The tool.
+    pub tool: String,
+    /// JSON pointer into the tool's `parameters`.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+}
+
 /// The validator that enforces, after parsing, everything the grammar leaves out: the
 /// schema's own draft (from `$schema`, 2020-12 without it), with `format` checked.
 pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
