@@ -4,6 +4,7 @@
 //! with fallback off, an error.
 
 use crate::error::ProviderError;
+use toolgram_core::define::request::Path;
 
 /// A provider's request dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,30 +79,6 @@ impl Kind {
     }
 }
 
-/// How a request constrains the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Path {
-    /// A grammar in the model's call syntax: the call cannot be malformed.
-    Grammar,
-    /// The provider's strict JSON-Schema mode (function tools or structured output).
-    StrictJson,
-    /// Nothing enforced: tools described in the prompt, the reply parsed leniently and
-    /// validated.
-    Prompt,
-}
-
-impl Path {
-    /// The name used in replies (`toolgram.path`): the same three names as the embedded
-    /// engine's modes (`json` is the provider's strict JSON-Schema mode here).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Grammar => "grammar",
-            Self::StrictJson => "json",
-            Self::Prompt => "prompt",
-        }
-    }
-}
-
 /// What a provider can enforce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
@@ -145,6 +122,8 @@ pub fn choose_path(
         let ok = match path {
             Path::Grammar => caps.grammar,
             Path::StrictJson => caps.strict_json,
+            // The embedded engine's json mode is no provider path.
+            Path::Json => false,
             Path::Prompt => true,
         };
         if ok {

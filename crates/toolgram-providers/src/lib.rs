@@ -22,7 +22,7 @@ mod reply;
 mod stream;
 mod usage;
 
-pub use capability::{Capabilities, Kind, Path, choose_path};
+pub use capability::{Capabilities, Kind, choose_path};
 pub use config::{Config, Fallback, Overrides, ProviderConfig, Resolved};
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};

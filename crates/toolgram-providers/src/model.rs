@@ -1,11 +1,11 @@
 //! A provider as a model the retry loop (`toolgram-retry`) drives: each attempt renders the
 //! conversation for the chosen path, sends it and reads the reply.
 
-use crate::capability::Path;
 use crate::error::ProviderError;
 use crate::provider::Provider;
 use crate::render::RenderInput;
 use crate::reply::ReadError;
+use toolgram_core::define::request::Path;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_retry::{AttemptError, CallModel, ModelReply};

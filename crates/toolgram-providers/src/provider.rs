@@ -2,13 +2,14 @@
 //! [`Endpoint`] implements it for every HTTP provider by its [`Kind`]; the embedded engine
 //! is the CLI's other path (this crate must not link a model).
 
-use crate::capability::{Capabilities, Kind, Path};
+use crate::capability::{Capabilities, Kind};
 use crate::error::ProviderError;
 use crate::http::{HttpOptions, post, post_json};
 use crate::render::{RenderInput, Rendered, render};
 use crate::reply::{ReadError, read_reply};
 use crate::stream::assemble;
 use serde_json::Value;
+use toolgram_core::define::request::Path;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_retry::ModelReply;

@@ -3,12 +3,13 @@
 //! grammars through core's `compile_ir` + GBNF writer, prompt text through core's `prompt`. It
 //! builds JSON only: it must not send anything.
 
-use crate::capability::{Kind, Path};
+use crate::capability::Kind;
 use crate::error::ProviderError;
 use crate::profile::{Profile, call_union_schema, render_parameters};
 use serde_json::{Value, json};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::compile_ir::compile_ir;
+use toolgram_core::define::request::Path;
 use toolgram_core::prompt::{few_shot, tools_prompt};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
@@ -80,6 +81,12 @@ pub fn render(input: &RenderInput) -> Result<Rendered, ProviderError> {
         (kind, Path::Grammar) => {
             return Err(ProviderError::Unsupported(format!(
                 "{} takes no grammar for the whole reply",
+                kind.name()
+            )));
+        }
+        (kind, Path::Json) => {
+            return Err(ProviderError::Unsupported(format!(
+                "json is the embedded engine's path; {} takes strict_json",
                 kind.name()
             )));
         }

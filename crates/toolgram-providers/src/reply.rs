@@ -3,10 +3,11 @@
 //! parser; strict-JSON call objects; prompt-path text by core's lenient parser. Reading
 //! only: validation is the retry loop's.
 
-use crate::capability::{Kind, Path};
+use crate::capability::Kind;
 use crate::error::ProviderError;
 use crate::profile::{Profile, restore_arguments};
 use serde_json::Value;
+use toolgram_core::define::request::Path;
 use toolgram_core::lenient::{LenientOptions, SyntaxChoice};
 use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::CallSyntax;
@@ -81,6 +82,10 @@ pub fn read_reply(
             })
         }
         Path::Prompt => lenient(&text, tools, syntax, native_calls(kind, body)?),
+        Path::Json => Err(ReadError::Shape(ProviderError::Unsupported(format!(
+            "json is the embedded engine's path; {} replies on strict_json",
+            kind.name()
+        )))),
         Path::StrictJson => match kind {
             Kind::LlamaServer | Kind::Ollama => json_object_calls(&text, tools),
             _ => {

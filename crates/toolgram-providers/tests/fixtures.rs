@@ -4,8 +4,9 @@
 //! fields — including the OpenAI-strict profile rules and explicit `parallel_tool_calls`.
 
 use serde_json::{Value, json};
+use toolgram_core::define::request::Path;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
-use toolgram_providers::{Capabilities, Kind, Path, RenderInput, choose_path, read_reply, render};
+use toolgram_providers::{Capabilities, Kind, RenderInput, choose_path, read_reply, render};
 
 fn tools() -> ToolSet {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/weather.json");

@@ -7,11 +7,10 @@ use crate::error::RunError;
 use crate::post::typed_calls;
 use crate::request::{Request, SamplingOptions};
 use crate::response::{FinishReason, Response, RunTimings};
-use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::define::request::{Mode, Path, Think};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_providers::{
-    Endpoint, HttpOptions, Path, ProviderModel, RenderInput, Rendered, Resolved, choose_path,
-    render,
+    Endpoint, HttpOptions, ProviderModel, RenderInput, Rendered, Resolved, choose_path, render,
 };
 
 /// A resolved provider.
@@ -26,7 +25,7 @@ pub(crate) struct Remote {
 #[derive(Debug)]
 pub struct RenderedRequest {
     /// The path that would run.
-    pub path: &'static str,
+    pub path: Path,
     /// Why.
     pub path_reason: String,
     /// Full URL.
@@ -107,7 +106,7 @@ impl Remote {
         let syntax = call_syntax(req.syntax.as_deref())?;
         let rendered = render(&self.input(req, path, syntax))?;
         Ok(RenderedRequest {
-            path: path.name(),
+            path,
             path_reason,
             url: format!(
                 "{}{}",
@@ -158,7 +157,7 @@ impl Remote {
             tool_calls: typed_calls(&req.tools, reply.tool_calls),
             finish_reason,
             usage: outcome.usage,
-            path: path.name(),
+            path,
             path_reason,
             provider: p.kind.name().to_owned(),
             syntax: syntax.name.to_owned(),

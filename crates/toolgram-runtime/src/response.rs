@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 use toolgram_core::define::arguments::DeferredKeyword;
+use toolgram_core::define::request::Path;
 use toolgram_core::validate::RepeatedCall;
 pub use toolgram_engine::FinishReason;
 pub use toolgram_retry::{FailedAttempt, Usage};
@@ -87,8 +88,8 @@ pub struct Response {
     pub finish_reason: FinishReason,
     /// Tokens over all attempts (`None` when a provider reports none).
     pub usage: Option<Usage>,
-    /// The path that ran: `grammar`, `json` or `prompt`.
-    pub path: &'static str,
+    /// The path that ran (`grammar`, `json`, `strict_json`, `prompt`).
+    pub path: Path,
     /// Why that path.
     pub path_reason: String,
     /// Where it ran: `embedded` or the provider's kind.
@@ -132,7 +133,7 @@ impl Response {
     pub fn toolgram_json(&self) -> Value {
         let t = &self.timings;
         json!({
-            "path": self.path,
+            "path": self.path.name(),
             "path_reason": self.path_reason,
             "provider": self.provider,
             "syntax": self.syntax,

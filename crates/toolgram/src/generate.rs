@@ -145,7 +145,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let r = runtime.run(&req)?;
     let mut msg = r.to_json();
     // Free generation has no calls: the message keeps only what applies to it.
-    msg["toolgram"] = json!({"path": r.path, "model": r.model});
+    msg["toolgram"] = json!({"path": r.path.name(), "model": r.model});
     println!("{msg}");
     Ok(())
 }

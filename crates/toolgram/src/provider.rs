@@ -121,7 +121,7 @@ pub(crate) fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
     req.mode = args.mode.into();
     req.syntax = args.syntax.clone();
     let r = Runtime::new(Backend::Provider(provider))?.render(&req)?;
-    eprintln!("path: {} ({})", r.path, r.path_reason);
+    eprintln!("path: {} ({})", r.path.name(), r.path_reason);
     eprintln!("endpoint: POST {}", r.url);
     for n in &r.rendered.notes {
         eprintln!("note: {n}");

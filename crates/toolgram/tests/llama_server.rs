@@ -144,7 +144,7 @@ fn llama_server_becomes_a_reliable_tool_caller_on_every_path() {
         q,
     );
     assert_eq!(code, 0, "{err}");
-    let msg = valid_weather_call(&out, "json");
+    let msg = valid_weather_call(&out, "strict_json");
     assert!(
         msg["toolgram"]["path_reason"]
             .as_str()

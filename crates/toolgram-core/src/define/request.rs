@@ -1,6 +1,7 @@
-//! What a request asks of the stages besides its tools and messages: how much of a call the
-//! grammar enforces ([`Mode`]) and whether a reasoning block may or must open the reply
-//! ([`Think`]). Shared by compile, parse, decode and run; this module must not act on them.
+//! What a request asks of the stages besides its tools and messages — how much of a call the
+//! grammar enforces ([`Mode`]), whether a reasoning block may or must open the reply
+//! ([`Think`]) — and what a reply took ([`Path`]). Shared by compile, parse, decode, the
+//! providers and run; this module must not act on them.
 
 /// Whether the reply may or must open with a reasoning block (`syntax::THINK`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,6 +48,47 @@ impl Mode {
             Mode::Grammar => "grammar",
             Mode::Json => "json",
             Mode::Prompt => "prompt",
+        }
+    }
+}
+
+/// What constrained a reply — the one name of the path taken, on every front end and provider
+/// (`toolgram.path`). Providers fall back along grammar → strict JSON → prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Path {
+    /// A grammar in the model's call syntax: the call and its arguments' schema cannot be
+    /// malformed.
+    Grammar,
+    /// The embedded engine's JSON mode: the call shape and the tool name are enforced, the
+    /// arguments are any JSON object, checked after parsing.
+    Json,
+    /// A provider's strict JSON-Schema mode (function tools or structured output): the
+    /// provider enforces the schema in its own subset; the rest is checked after parsing.
+    StrictJson,
+    /// Nothing enforced: tools described in the prompt, the reply read leniently and
+    /// validated.
+    Prompt,
+}
+
+impl Path {
+    /// The name in replies: `grammar`, `json`, `strict_json`, `prompt`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Grammar => "grammar",
+            Self::Json => "json",
+            Self::StrictJson => "strict_json",
+            Self::Prompt => "prompt",
+        }
+    }
+}
+
+impl From<Mode> for Path {
+    /// The path the embedded engine takes for a mode.
+    fn from(mode: Mode) -> Self {
+        match mode {
+            Mode::Grammar => Self::Grammar,
+            Mode::Json => Self::Json,
+            Mode::Prompt => Self::Prompt,
         }
     }
 }

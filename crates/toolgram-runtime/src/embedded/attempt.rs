@@ -7,7 +7,7 @@ use crate::format::{check_output, prepare};
 use crate::post::typed_calls;
 use crate::request::Request;
 use crate::response::{FinishReason, Response, RunTimings, Usage};
-use toolgram_core::define::request::Mode;
+use toolgram_core::define::request::{Mode, Path};
 use toolgram_engine::{CallResponse, EngineModel, GenerateRequest, Sampling, Session, Timings};
 
 fn sampling(req: &Request) -> Sampling {
@@ -85,7 +85,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
         finish_reason: last.finish_reason,
         usage: outcome.usage,
-        path: last.mode.as_str(),
+        path: last.mode.into(),
         path_reason: path_reason(last.mode).to_owned(),
         provider: "embedded".to_owned(),
         syntax: engine.syntax().name.to_owned(),
@@ -128,7 +128,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
             completion_tokens: r.completion_tokens,
             cached_prompt_tokens: r.prompt_tokens.saturating_sub(r.timings.prompt_evaluated),
         }),
-        path: "grammar",
+        path: Path::Grammar,
         path_reason: "embedded engine: the text is decoded under the response format's grammar"
             .to_owned(),
         provider: "embedded".to_owned(),
