@@ -11,7 +11,8 @@
 //! - [`request`] — [`request::Mode`] and [`request::Think`], the request options every stage
 //!   reads.
 //!
-//! This module must not compile grammars, know call syntaxes or parse model text.
+//! This module must not compile tool pools into grammars, know call syntaxes or parse model
+//! text (a grammar tool's Lark is only read, to refuse a bad one when the tool set is read).
 
 pub mod arguments;
 pub mod custom_tool;

@@ -1,8 +1,8 @@
 //! Tool definitions: [`Tool`], the checked pool [`ToolSet`], [`ToolChoice`] and [`ToolCall`].
 //!
 //! Reading a tool set checks every definition up front (name, shape, JSON Schema validity)
-//! and reports the tool and JSON pointer of the first problem. This module must not know
-//! about grammars or call syntaxes.
+//! and reports the tool and JSON pointer of the first problem. A grammar tool's Lark text is
+//! held here as given; this module must not compile grammars or know call syntaxes.
 
 use crate::define::rules::{ArgumentRule, read_rules};
 use crate::error::{CompileError, DefinitionError};
