@@ -69,8 +69,20 @@ fn pick_char(class: &CharClass, rng: &mut Rng) -> Option<char> {
     let &(lo, hi) = class.ranges.get(rng.below(class.ranges.len()))?;
     // Keep to printable ASCII where the range allows it.
     let hi = if lo.is_ascii() { hi.min('~') } else { hi };
-    let span = (hi as u32).saturating_sub(lo as u32) as usize + 1;
-    char::from_u32(lo as u32 + rng.below(span) as u32)
+    let (lo, hi) = (lo as u32, hi as u32);
+    // A range of chars may span the surrogate code points, which are no chars: count past them.
+    const SURROGATES: std::ops::RangeInclusive<u32> = 0xD800..=0xDFFF;
+    let gap = if lo < *SURROGATES.start() && hi > *SURROGATES.end() {
+        0x800
+    } else {
+        0
+    };
+    let span = hi.saturating_sub(lo).saturating_sub(gap) as usize + 1;
+    let mut v = lo + rng.below(span) as u32;
+    if gap > 0 && v >= *SURROGATES.start() {
+        v += gap;
+    }
+    char::from_u32(v)
 }
 
 fn derive(
