@@ -33,7 +33,6 @@
 //! `toolgram-engine` and the CLI.
 
 pub mod compile;
-pub mod compile_ir;
 pub mod define;
 pub mod error;
 pub mod lenient;

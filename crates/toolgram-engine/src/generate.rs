@@ -10,7 +10,7 @@ use crate::think::ThinkWatch;
 use llguidance::api::{GrammarWithLexer, TopLevelGrammar};
 use serde_json::Value;
 use std::time::Instant;
-use toolgram_core::compile::{CompileOptions, think_rules};
+use toolgram_core::compile::{CompileOptions, around_answer};
 use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, ToolSet, parse};
 
@@ -42,7 +42,7 @@ pub fn generation_grammar(
         think,
         ..special_tokens.clone()
     };
-    let top = format!("%llguidance {{}}\n{}\nanswer: @user\n", think_rules(&opts));
+    let top = around_answer(&opts, "@user");
     TopLevelGrammar {
         grammars: vec![GrammarWithLexer::from_lark(top), inner],
         max_tokens: None,

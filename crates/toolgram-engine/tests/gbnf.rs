@@ -314,7 +314,7 @@ fn llguidance_lark_tests_read_by_our_reader_keep_their_verdicts() {
 #[test]
 fn a_whole_tool_pool_compiles_to_gbnf_that_llama_cpp_runs_as_the_call_union() {
     use toolgram_core::compile::CompileOptions;
-    use toolgram_core::compile_ir::compile_ir;
+    use toolgram_core::compile::ir::compile_ir;
     use toolgram_core::define::request::Think;
     use toolgram_core::{ToolChoice, syntax};
     let tools = common::tools();
@@ -461,7 +461,7 @@ fn a_grammar_tool_call_is_constrained_inside_its_json_string() {
 #[test]
 fn a_grammar_tool_in_our_gbnf_is_constrained_by_llama_cpp_too() {
     use toolgram_core::compile::CompileOptions;
-    use toolgram_core::compile_ir::compile_ir;
+    use toolgram_core::compile::ir::compile_ir;
     use toolgram_core::{ToolChoice, ToolSet, syntax};
     use toolgram_tools::{Format, GrammarTool, math_eval::MathEval};
     let lark = MathEval.format(Format::Lark).expect("lark");

@@ -1,6 +1,6 @@
 //! Requests in each provider's documented shape, for a path already chosen
 //! ([`crate::choose_path`]). Schemas go through the provider profiles ([`crate::profile`]),
-//! grammars through core's `compile_ir` + GBNF writer, prompt text through core's `prompt`. It
+//! grammars through core's `compile::ir` + GBNF writer, prompt text through core's `prompt`. It
 //! builds JSON only: it must not send anything.
 
 use crate::capability::Kind;
@@ -8,7 +8,7 @@ use crate::error::ProviderError;
 use crate::profile::{Profile, call_union_schema, render_parameters};
 use serde_json::{Value, json};
 use toolgram_core::compile::CompileOptions;
-use toolgram_core::compile_ir::compile_ir;
+use toolgram_core::compile::ir::compile_ir;
 use toolgram_core::define::request::Path;
 use toolgram_core::prompt::{few_shot, tools_prompt};
 use toolgram_core::syntax::CallSyntax;

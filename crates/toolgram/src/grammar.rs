@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
-use toolgram_core::compile_ir::{IrCompileError, compile_ir};
+use toolgram_core::compile::ir::{IrCompileError, compile_ir};
 use toolgram_core::{ToolChoice, compile, syntax};
 use toolgram_engine::{EngineError, check_grammar, check_request};
 use toolgram_engine::{gbnf_check, models};

@@ -10,7 +10,7 @@ mod strings;
 mod write;
 
 pub use read::parse;
-pub use write::{emit, emit_named};
+pub use write::{Emit, Extern, emit, emit_named, emit_with};
 
 /// Which Lark the writer targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

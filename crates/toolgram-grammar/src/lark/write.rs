@@ -19,13 +19,58 @@ pub fn emit(g: &Grammar, dialect: LarkDialect) -> String {
 /// Write `g` as Lark rules to embed in a larger grammar: its start rule is named
 /// `start_name` (give the grammar's rules a unique prefix first, [`Grammar::prefixed`]).
 pub fn emit_named(g: &Grammar, dialect: LarkDialect, start_name: &str) -> String {
+    emit_with(
+        g,
+        &Emit {
+            dialect,
+            start_name,
+            whole_literals: false,
+            externs: &[],
+        },
+    )
+}
+
+/// A rule the IR refers to but does not define, written as given: a construct of the
+/// target that the IR has no node for (llguidance's `%json` slot, a lexeme built with
+/// `&`/`~`, a lazy lexeme with a suffix).
+#[derive(Debug, Clone)]
+pub struct Extern {
+    /// The IR name it is referenced by.
+    pub name: String,
+    /// Written between the rule's name and its colon (e.g. `[suffix="</think>"]`).
+    pub attrs: String,
+    /// The rule's right-hand side.
+    pub body: String,
+    /// Further definitions it needs, written after it verbatim (lexemes, embedded rules).
+    pub defs: String,
+}
+
+/// How [`emit_with`] writes.
+#[derive(Debug, Clone)]
+pub struct Emit<'a> {
+    /// The Lark dialect.
+    pub dialect: LarkDialect,
+    /// The start rule's name.
+    pub start_name: &'a str,
+    /// Literals as one lexeme each instead of one per character: for grammars whose
+    /// literals are markers and call heads that free text must be able to run into
+    /// (llguidance lexes without backtracking, so a marker split into characters could not
+    /// end a free-text lexeme).
+    pub whole_literals: bool,
+    /// Rules written as given.
+    pub externs: &'a [Extern],
+}
+
+/// Write `g` as Lark with the options in `how`; externs follow the IR's rules.
+pub fn emit_with(g: &Grammar, how: &Emit) -> String {
     let rules = lower(g);
     let Some(first) = rules.first() else {
         return String::new();
     };
     let mut w = W {
-        namer: Namer::new(Target::Lark, &first.name, start_name),
-        d: dialect,
+        namer: Namer::new(Target::Lark, &first.name, how.start_name),
+        d: how.dialect,
+        whole: how.whole_literals,
         rules: rules.iter().map(|r| (r.name.as_str(), &r.expr)).collect(),
         refs: Vec::new(),
     };
@@ -61,6 +106,13 @@ pub fn emit_named(g: &Grammar, dialect: LarkDialect, start_name: &str) -> String
             let _ = writeln!(out, "{name}: {body}");
         }
     }
+    for x in how.externs {
+        let _ = writeln!(out, "{}{}: {}", w.namer.name(&x.name), x.attrs, x.body);
+        out.push_str(&x.defs);
+        if !x.defs.is_empty() && !x.defs.ends_with('\n') {
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -68,6 +120,7 @@ pub fn emit_named(g: &Grammar, dialect: LarkDialect, start_name: &str) -> String
 struct W<'a> {
     namer: Namer,
     d: LarkDialect,
+    whole: bool,
     rules: HashMap<&'a str, &'a Expr>,
     refs: Vec<String>,
 }
@@ -120,6 +173,7 @@ fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
                 .filter(|whole| whole.rest.is_empty());
             match whole {
                 Some(whole) => out.push_str(&whole.lexeme),
+                None if w.whole => out.push_str(&string(s)),
                 None => out.push_str(&chars(s)),
             }
         }

@@ -12,7 +12,7 @@
 //!
 //! The profiles and their sources are described in `rules.rs` and `docs/architecture.md`.
 //! This module is pure: it must not send requests, know request envelopes (that is the
-//! providers' job), or change the compiler's own keyword policy in `compile.rs`.
+//! providers' job), or change the compiler's own keyword policy in `compile/keyword_pass.rs`.
 
 mod error;
 mod gemini;

@@ -1,20 +1,19 @@
-//! A tool pool + `tool_choice` compiled to the grammar IR, for targets that do not run
-//! llguidance: GBNF (llama.cpp, llama-server) and the Lark OpenAI accepts for custom tools.
+//! The plain-IR target: the call union ([`super::union`]) with every slot filled by IR
+//! rules, for engines that do not run llguidance — GBNF (llama.cpp, llama-server) and the
+//! Lark OpenAI accepts for custom tools. Argument schemas go through toolgram's own schema
+//! compiler ([`toolgram_grammar::schema::to_grammar`]); free text is a right-linear grammar
+//! that stops before the call opener; markers are plain text.
 //!
-//! The shape is the one [`crate::compile::compile`] gives the embedded engine — optional think
-//! block, text that never spells the call opener, then the calls in the model's syntax, each a
-//! literal tool name selecting that tool's argument grammar — but every argument schema goes
-//! through toolgram's own schema compiler ([`toolgram_grammar::schema::to_grammar`]) and markers are
-//! plain text. This module must not emit any target's spelling (the writers do) or run a
-//! grammar.
+//! This module must not emit any target's spelling (the writers do) or run a grammar.
 
-use crate::compile::CompileOptions;
-
+use super::CompileOptions;
+use super::union::{self, Slot, Target, Text, chars_class};
 use crate::define::arguments::close_objects;
-use crate::define::request::{Mode, Think};
+use crate::define::request::Mode;
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
-use crate::syntax::{CallSyntax, Piece, THINK};
+use crate::syntax::{CallSyntax, THINK};
+use std::collections::HashMap;
 use thiserror::Error;
 use toolgram_grammar::schema::{Note, SchemaError, SchemaOptions, to_grammar};
 use toolgram_grammar::{Expr, Grammar, Rule};
@@ -53,126 +52,103 @@ pub fn compile_ir(
     opts: &CompileOptions,
     lenient: bool,
 ) -> Result<IrGrammar, IrCompileError> {
-    if !syntax.is_compilable() {
-        return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned()).into());
-    }
-    let callable = choice.callable(tools)?;
-    let mut rules = vec![Rule {
-        name: "root".into(),
-        expr: Expr::Seq(Vec::new()),
-    }];
-    let opener = syntax.opener();
-    let answer = if callable.is_empty() {
-        Expr::repeat(Expr::Any, 0, None)
-    } else if choice.requires_call() {
-        Expr::rule("calls")
-    } else if opener.is_empty() {
-        // Bare JSON calls: text is anything that does not start like one.
-        Expr::alt(vec![
-            Expr::opt(Expr::seq(vec![
-                Expr::Class(toolgram_grammar::CharClass {
-                    negated: true,
-                    ranges: vec![('{', '{')],
-                }),
-                Expr::repeat(Expr::Any, 0, None),
-            ])),
-            Expr::rule("calls"),
-        ])
-    } else {
-        rules.extend(not_containing("prose", &opener));
-        Expr::seq(vec![Expr::rule("prose"), Expr::opt(Expr::rule("calls"))])
+    let no_tokens = HashMap::new();
+    let target = Target {
+        special_tokens: &no_tokens,
+        lexed: false,
     };
-    let think = || {
-        let (open, close) = (text(&[THINK.0]), text(&[THINK.1]));
-        Expr::seq(vec![
-            Expr::lit(open),
-            Expr::rule("think-text"),
-            Expr::lit(close),
-            Expr::repeat(Expr::class(&[(' ', ' '), ('\n', '\n')]), 0, Some(4)),
-        ])
-    };
-    rules[0].expr = match opts.think {
-        Think::Off => answer,
-        Think::Optional => Expr::seq(vec![Expr::opt(think()), answer]),
-        Think::Required => Expr::seq(vec![think(), answer]),
-    };
-    if opts.think != Think::Off {
-        rules.extend(not_containing("think-text", &text(&[THINK.1])));
-    }
+    let u = union::build(tools, choice, parallel, syntax, opts.think, target)?;
+    let mut rules = u.grammar.rules;
     let mut notes = Vec::new();
-    if !callable.is_empty() {
-        let sep = Expr::lit(text(syntax.separator));
-        let more = if parallel {
-            Expr::repeat(Expr::seq(vec![sep, Expr::rule("call")]), 0, None)
-        } else {
-            Expr::Seq(Vec::new())
+    for (name, slot) in &u.slots {
+        let expr = match slot {
+            Slot::Args { tool: i, .. } => {
+                let tool = &tools.tools()[*i];
+                let params = match opts.mode {
+                    Mode::Grammar => {
+                        let closed = close_objects(&tool.parameters);
+                        crate::validate::with_rules(&tool.rules, &closed).0
+                    }
+                    Mode::Json | Mode::Prompt => serde_json::json!({"type": "object"}),
+                };
+                let schema_opts = SchemaOptions {
+                    tool: Some(tool.name.clone()),
+                    lenient,
+                    closed_objects: true,
+                    ..SchemaOptions::default()
+                };
+                let (args, tool_notes) = match (&tool.grammar, opts.mode) {
+                    (Some(spec), Mode::Grammar) if !spec.checked_after => {
+                        (grammar_tool_args(&spec.definition)?, Vec::new())
+                    }
+                    _ => to_grammar(&params, &schema_opts)?,
+                };
+                notes.extend(tool_notes.into_iter().map(|n| (tool.name.clone(), n)));
+                let prefix = format!("t{i}-");
+                let start = args.start().map(|s| format!("{prefix}{s}"));
+                rules.extend(args.prefixed(&prefix).rules);
+                start.map_or(Expr::Seq(Vec::new()), Expr::rule)
+            }
+            Slot::Text(Text::Any) => Expr::repeat(Expr::Any, 1, None),
+            Slot::Text(Text::NotStarting { words, after_ws }) => {
+                let ws = [' ', '\t', '\n', '\r'];
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                let rest = not_starting(&words, if *after_ws { &ws } else { &[] });
+                if *after_ws {
+                    Expr::seq(vec![Expr::repeat(chars_class(false, ws), 0, None), rest])
+                } else {
+                    rest
+                }
+            }
+            Slot::Text(Text::NotContaining(word)) => {
+                let inner = format!("{name}-text");
+                rules.extend(not_containing(&inner, word));
+                Expr::rule(inner)
+            }
+            Slot::ThinkBody => {
+                let close = THINK.1.text();
+                let inner = format!("{name}-text");
+                rules.extend(not_containing(&inner, close));
+                Expr::seq(vec![Expr::rule(inner), Expr::lit(close)])
+            }
+            Slot::Answer => Expr::repeat(Expr::Any, 0, None),
         };
         rules.push(Rule {
-            name: "calls".into(),
-            expr: Expr::seq(vec![
-                Expr::lit(text(syntax.section_open)),
-                Expr::rule("call"),
-                more,
-                Expr::lit(text(syntax.section_close)),
-            ]),
+            name: name.clone(),
+            expr,
         });
-        rules.push(Rule {
-            name: "call".into(),
-            expr: Expr::alt(
-                callable
-                    .iter()
-                    .map(|i| Expr::rule(format!("call-{i}")))
-                    .collect(),
-            ),
-        });
-        for &i in &callable {
-            let tool = &tools.tools()[i];
-            let head = format!(
-                "{{\"name\": {}, \"{}\": ",
-                crate::pyjson::to_string(&tool.name, None),
-                syntax.args_key
-            );
-            let params = match opts.mode {
-                Mode::Grammar => {
-                    let closed = close_objects(&tool.parameters);
-                    crate::validate::with_rules(&tool.rules, &closed).0
-                }
-                Mode::Json | Mode::Prompt => serde_json::json!({"type": "object"}),
-            };
-            let schema_opts = SchemaOptions {
-                tool: Some(tool.name.clone()),
-                lenient,
-                closed_objects: true,
-                ..SchemaOptions::default()
-            };
-            let (args, tool_notes) = match (&tool.grammar, opts.mode) {
-                (Some(spec), Mode::Grammar) if !spec.checked_after => {
-                    (grammar_tool_args(&spec.definition)?, Vec::new())
-                }
-                _ => to_grammar(&params, &schema_opts)?,
-            };
-            notes.extend(tool_notes.into_iter().map(|n| (tool.name.clone(), n)));
-            let prefix = format!("t{i}-");
-            let args_start = args.start().map(|s| format!("{prefix}{s}"));
-            rules.push(Rule {
-                name: format!("call-{i}"),
-                expr: Expr::seq(vec![
-                    Expr::lit(text(syntax.call_open)),
-                    Expr::lit(head),
-                    args_start.map_or(Expr::Seq(Vec::new()), Expr::rule),
-                    Expr::lit("}"),
-                    Expr::lit(text(syntax.call_close)),
-                ]),
-            });
-            rules.extend(args.prefixed(&prefix).rules);
-        }
     }
     Ok(IrGrammar {
         grammar: Grammar { rules },
-        callable,
+        callable: u.callable,
         notes,
-        trigger: opener,
+        trigger: syntax.opener(),
     })
+}
+
+/// Text (possibly empty) that does not start with any of `words` (all non-empty), and
+/// whose first character is none of `skip` (the leading characters a caller strips).
+fn not_starting(words: &[&str], skip: &[char]) -> Expr {
+    let mut firsts: Vec<char> = words.iter().filter_map(|w| w.chars().next()).collect();
+    firsts.sort_unstable();
+    firsts.dedup();
+    let mut alts = vec![
+        Expr::Seq(Vec::new()),
+        Expr::seq(vec![
+            chars_class(true, firsts.iter().chain(skip).copied()),
+            Expr::repeat(Expr::Any, 0, None),
+        ]),
+    ];
+    for c in firsts {
+        let rest: Vec<&str> = words.iter().filter_map(|w| w.strip_prefix(c)).collect();
+        if rest.iter().all(|r| !r.is_empty()) {
+            alts.push(Expr::seq(vec![
+                Expr::lit(c.to_string()),
+                not_starting(&rest, &[]),
+            ]));
+        }
+    }
+    Expr::Alt(alts)
 }
 
 /// A grammar tool's arguments `{"input": "<text>"}` with the text in the tool's grammar,
@@ -192,16 +168,6 @@ fn grammar_tool_args(definition: &str) -> Result<Grammar, IrCompileError> {
     }];
     rules.extend(inside.rules);
     Ok(Grammar { rules })
-}
-
-/// Markers spelled as plain text.
-fn text(pieces: &[Piece]) -> String {
-    pieces
-        .iter()
-        .map(|p| match p {
-            Piece::Token(t) | Piece::Text(t) => *t,
-        })
-        .collect()
 }
 
 /// Rules `{name}` (and `{name}-N` helpers) matching any text that does not contain `word`:
@@ -257,6 +223,7 @@ pub fn not_containing(name: &str, word: &str) -> Vec<Rule> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::define::request::Think;
     use crate::syntax::by_name;
     use toolgram_grammar::gbnf;
 

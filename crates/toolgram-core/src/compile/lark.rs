@@ -1,0 +1,472 @@
+//! The llguidance target: the call union ([`super::union`]) written as llguidance Lark.
+//! Argument slots are `%json` blocks (the schema after the [`super::keyword_pass`]), a
+//! grammar tool's own rules inside a JSON string, or — when llguidance refused a schema —
+//! toolgram's schema compiler's rules; free text is one lexeme (`&`/`~` keep it from
+//! starting like a call); the reasoning text is a lazy lexeme ending at its marker.
+//!
+//! This module must not run a grammar: the engine checks what it writes with llguidance.
+
+use super::keyword_pass::{KeywordPass, grammar_schema, json_style, loose_json_style};
+use super::union::{self, Slot, Target, Text, Union};
+use super::{CompileOptions, CompiledGrammar};
+use crate::define::arguments::{DeferredKeyword, close_objects};
+use crate::define::request::Mode;
+use crate::define::tool::{ToolChoice, ToolSet};
+use crate::error::CompileError;
+use crate::syntax::{CallSyntax, Piece, THINK};
+use serde_json::{Value, json};
+use toolgram_grammar::lark::{self, Emit, Extern, LarkDialect};
+use toolgram_grammar::schema::{NoteKind, SchemaOptions, to_grammar};
+
+/// Compile the request into an llguidance grammar.
+pub fn compile(
+    tools: &ToolSet,
+    choice: &ToolChoice,
+    parallel: bool,
+    syntax: &CallSyntax,
+    opts: &CompileOptions,
+) -> Result<CompiledGrammar, CompileError> {
+    let target = Target {
+        special_tokens: &opts.special_tokens,
+        lexed: true,
+    };
+    let u = union::build(tools, choice, parallel, syntax, opts.think, target)?;
+    let mut pass = KeywordPass::default();
+    let mut externs = Vec::new();
+    for (name, slot) in &u.slots {
+        externs.push(match slot {
+            Slot::Args { tool, loose } => args(name, *tool, *loose, tools, opts, &mut pass)?,
+            Slot::Text(t) => text(name, t),
+            Slot::ThinkBody => think_body(name, opts),
+            Slot::Answer => Extern {
+                name: name.clone(),
+                attrs: String::new(),
+                body: "\"\"".into(),
+                defs: String::new(),
+            },
+        });
+    }
+    if let (false, Some(k)) = (opts.lenient, pass.unknown.first()) {
+        return Err(CompileError::UnsupportedKeyword {
+            tool: k.tool.clone(),
+            pointer: if k.pointer.is_empty() {
+                "/".into()
+            } else {
+                k.pointer.clone()
+            },
+            keyword: k.keyword.clone(),
+        });
+    }
+    Ok(CompiledGrammar {
+        lark: write(&u, &externs),
+        choice: choice.clone(),
+        callable: u.callable,
+        parallel,
+        deferred: pass.deferred,
+        ignored: pass.unknown,
+        args_fallback: None,
+    })
+}
+
+/// A grammar whose answer is `answer` (a Lark right-hand side, e.g. `@user` for a nested
+/// grammar), after the reasoning block `opts.think` asks for.
+pub fn around_answer(opts: &CompileOptions, answer: &str) -> String {
+    let target = Target {
+        special_tokens: &opts.special_tokens,
+        lexed: true,
+    };
+    let u = union::around_answer(opts.think, target);
+    let externs: Vec<Extern> = u
+        .slots
+        .iter()
+        .map(|(name, slot)| match slot {
+            Slot::ThinkBody => think_body(name, opts),
+            _ => Extern {
+                name: name.clone(),
+                attrs: String::new(),
+                body: answer.to_owned(),
+                defs: String::new(),
+            },
+        })
+        .collect();
+    write(&u, &externs)
+}
+
+fn write(u: &Union, externs: &[Extern]) -> String {
+    let body = lark::emit_with(
+        &u.grammar,
+        &Emit {
+            dialect: LarkDialect::Llguidance,
+            start_name: "start",
+            whole_literals: true,
+            externs,
+        },
+    );
+    format!("%llguidance {{}}\n\n{body}")
+}
+
+/// Tool `i`'s arguments: `%json` with the keyword pass's schema in the template spelling
+/// (or any spacing when `loose`), a grammar tool's text in its own grammar, or the schema
+/// compiler's rules when the engine fell back to them.
+fn args(
+    name: &str,
+    i: usize,
+    loose: bool,
+    tools: &ToolSet,
+    opts: &CompileOptions,
+    pass: &mut KeywordPass,
+) -> Result<Extern, CompileError> {
+    let tool = &tools.tools()[i];
+    let mut x = Extern {
+        name: name.to_owned(),
+        attrs: String::new(),
+        body: String::new(),
+        defs: String::new(),
+    };
+    let grammar_tool = tool
+        .grammar
+        .as_ref()
+        .filter(|spec| opts.mode == Mode::Grammar && !spec.checked_after);
+    if loose && (grammar_tool.is_some() || opts.args_from_ir && opts.mode == Mode::Grammar) {
+        // Text inside a grammar tool's string, or the schema compiler's rules, have one
+        // spelling: the bare call reuses the same slot (named as the Lark writer names
+        // `args-{i}`).
+        x.body = format!("args_{i}");
+        return Ok(x);
+    }
+    if let Some(spec) = grammar_tool {
+        x.body = format!("\"{{\\\"input\\\": \\\"\" gt{i}_start \"\\\"}}\"");
+        x.defs = grammar_tool_rules(i, &spec.definition)?;
+        return Ok(x);
+    }
+    if opts.args_from_ir && opts.mode == Mode::Grammar {
+        let (params, _) =
+            crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+        let sopts = SchemaOptions {
+            tool: Some(tool.name.clone()),
+            lenient: opts.lenient,
+            closed_objects: true,
+            ..SchemaOptions::default()
+        };
+        let (ir, notes) = to_grammar(&params, &sopts)?;
+        // What our compiler leaves to the validator is listed too.
+        for n in notes {
+            let d = DeferredKeyword {
+                tool: tool.name.clone(),
+                pointer: n.pointer,
+                keyword: n.keyword,
+            };
+            if n.kind == NoteKind::Deferred && !pass.deferred.contains(&d) {
+                pass.deferred.push(d);
+            }
+        }
+        x.body = format!("ir{i}_args");
+        x.defs = lark::emit_named(
+            &ir.prefixed(&format!("ir{i}_")),
+            LarkDialect::Llguidance,
+            &x.body,
+        );
+        return Ok(x);
+    }
+    let mut schema = match opts.mode {
+        Mode::Grammar if !loose => {
+            let (params, _) =
+                crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+            grammar_schema(&tool.name, &params, pass)
+        }
+        // The bare form's schema: the same, its keywords already listed by the call slot.
+        Mode::Grammar => {
+            let (params, _) =
+                crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+            grammar_schema(&tool.name, &params, &mut KeywordPass::default())
+        }
+        Mode::Json | Mode::Prompt => json!({"type": "object"}),
+    };
+    if let Value::Object(map) = &mut schema {
+        let style = if loose {
+            loose_json_style()
+        } else {
+            json_style()
+        };
+        map.insert("x-guidance".into(), style);
+    }
+    x.body = format!("%json {schema}");
+    Ok(x)
+}
+
+/// Free text as one lexeme.
+fn text(name: &str, t: &Text) -> Extern {
+    let lexeme = name.to_uppercase().replace('-', "_");
+    let regex = match t {
+        Text::Any => "/(?s:.+)/".to_owned(),
+        Text::NotStarting { words, after_ws } => {
+            let alts: Vec<String> = words.iter().map(|w| regex_escape(w)).collect();
+            let ws = if *after_ws { "[ \\t\\n\\r]*" } else { "" };
+            format!("/(?s:.+)/ & ~/{ws}({})(?s:.*)/", alts.join("|"))
+        }
+        Text::NotContaining(w) => format!("/(?s:.+)/ & ~/(?s:.*){}(?s:.*)/", regex_escape(w)),
+    };
+    Extern {
+        name: name.to_owned(),
+        attrs: String::new(),
+        body: lexeme.clone(),
+        defs: format!("{lexeme}: {regex}\n"),
+    }
+}
+
+/// The reasoning text and its closing marker: text then the marker's token, or a lazy
+/// lexeme that ends at the marker's text.
+fn think_body(name: &str, opts: &CompileOptions) -> Extern {
+    let close = THINK.1.text();
+    let mut x = Extern {
+        name: name.to_owned(),
+        attrs: String::new(),
+        body: String::new(),
+        defs: String::new(),
+    };
+    match (THINK.1, opts.special_tokens.get(close)) {
+        (Piece::Token(_), Some(id)) => {
+            x.body = format!("THINK_TEXT? <[{id}]>");
+            x.defs = "THINK_TEXT: /(?s:.+)/\n".into();
+        }
+        _ => {
+            x.attrs = format!("[suffix={}]", lark_string(close));
+            x.body = "/(?s:.*)/".into();
+        }
+    }
+    x
+}
+
+/// The Lark rules of grammar tool `i`'s grammar moved inside a JSON string, named `gt{i}_…`
+/// with `gt{i}_start` first.
+fn grammar_tool_rules(i: usize, definition: &str) -> Result<String, CompileError> {
+    use toolgram_grammar::json_string;
+    let g = lark::parse(definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
+    let inside = json_string::inside_json_string(&g).prefixed(&format!("gt{i}_"));
+    Ok(lark::emit_named(
+        &inside,
+        LarkDialect::Llguidance,
+        &format!("gt{i}_start"),
+    ))
+}
+
+/// A Lark string literal for `s`.
+pub fn lark_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~/".contains(c) {
+            out.push('\\');
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::define::request::Think;
+    use crate::syntax::by_name;
+    use std::collections::HashMap;
+
+    fn tools() -> ToolSet {
+        ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}},
+                {"type":"function","function":{"name":"b","parameters":{"type":"object"}}}]"#,
+        )
+        .expect("valid tools")
+    }
+
+    fn hermes() -> &'static CallSyntax {
+        by_name("hermes").expect("registered")
+    }
+
+    #[test]
+    fn think_wraps_the_answer_only_when_asked() {
+        let off = compile(
+            &tools(),
+            &ToolChoice::Auto,
+            false,
+            hermes(),
+            &Default::default(),
+        )
+        .expect("compiles");
+        assert!(!off.lark.contains("think"), "{}", off.lark);
+        assert!(off.lark.contains("start: text? | calls\n"), "{}", off.lark);
+        let opts = CompileOptions {
+            think: Think::Required,
+            ..Default::default()
+        };
+        let req = compile(&tools(), &ToolChoice::Auto, false, hermes(), &opts).expect("compiles");
+        assert!(
+            req.lark
+                .contains("start: \"<think>\" think_body /[\\x{20}\\x{a}]/{0,4} (text? | calls)\n"),
+            "{}",
+            req.lark
+        );
+        assert!(
+            req.lark
+                .contains("think_body[suffix=\"</think>\"]: /(?s:.*)/")
+        );
+        let opts = CompileOptions {
+            think: Think::Optional,
+            special_tokens: HashMap::from([("<think>".into(), 7), ("</think>".into(), 8)]),
+            ..Default::default()
+        };
+        let opt = compile(&tools(), &ToolChoice::Auto, false, hermes(), &opts).expect("compiles");
+        assert!(opt.lark.contains("start: <[7]> think_body"), "{}", opt.lark);
+        assert!(
+            opt.lark.contains("think_body: THINK_TEXT? <[8]>"),
+            "{}",
+            opt.lark
+        );
+    }
+
+    #[test]
+    fn syntaxes_without_a_grammar_are_a_typed_error() {
+        for s in crate::syntax::REGISTRY
+            .iter()
+            .filter(|s| !s.is_compilable())
+        {
+            assert_eq!(
+                compile(&tools(), &ToolChoice::Auto, true, s, &Default::default()).map(|_| ()),
+                Err(CompileError::UnsupportedSyntax(s.name.to_owned())),
+            );
+        }
+        assert!(by_name("lfm2").is_some_and(|s| !s.is_compilable()));
+    }
+
+    /// A grammar tool is decoded under its own grammar, unless its text is to be checked after
+    /// parsing: then its call is the JSON fallback with that schema enforced and the text free.
+    #[test]
+    fn a_grammar_tool_checked_after_decodes_as_its_strict_json_fallback() {
+        let doc = r#"[{"type":"custom","name":"calc","format":{"type":"grammar","syntax":"lark","definition":"start: NUM (\"+\" NUM)*\nNUM: /[0-9]+/\n"}}]"#;
+        let mut pool = ToolSet::from_json_str(doc).expect("a grammar tool");
+        let choice = ToolChoice::Required;
+        let opts = CompileOptions::default();
+        let constrained = compile(&pool, &choice, false, hermes(), &opts).expect("compiles");
+        assert!(
+            constrained.lark.contains("gt0_start"),
+            "{}",
+            constrained.lark
+        );
+        assert!(pool.set_text_checked_after("calc"));
+        assert!(!pool.set_text_checked_after("nope"));
+        let fallback = compile(&pool, &choice, false, hermes(), &opts).expect("compiles");
+        assert!(!fallback.lark.contains("gt0_"), "{}", fallback.lark);
+        let args = fallback
+            .lark
+            .lines()
+            .find(|l| l.starts_with("args_0: %json "))
+            .expect("the fallback schema");
+        assert!(
+            args.contains(r#""required":["input"]"#) && args.contains(r#""type":"string""#),
+            "{args}"
+        );
+    }
+
+    #[test]
+    fn named_choice_compiles_only_that_tool() {
+        let g = compile(
+            &tools(),
+            &ToolChoice::Named("b".into()),
+            false,
+            hermes(),
+            &Default::default(),
+        )
+        .expect("compiles");
+        assert_eq!(g.callable, vec![1]);
+        assert!(g.lark.contains("call: call_1\n"), "{}", g.lark);
+        assert!(!g.lark.contains("call_0"));
+    }
+
+    #[test]
+    fn special_markers_become_token_references() {
+        let opts = CompileOptions {
+            special_tokens: HashMap::from([
+                ("<tool_call>".to_owned(), 7),
+                ("</tool_call>".to_owned(), 8),
+            ]),
+            ..CompileOptions::default()
+        };
+        let g = compile(&tools(), &ToolChoice::Auto, true, hermes(), &opts).expect("compiles");
+        assert!(
+            g.lark.contains("start: text? calls? | bare_calls\n"),
+            "{}",
+            g.lark
+        );
+        assert!(g.lark.contains("call_0: <[7]> \"\\n{"), "{}", g.lark);
+        assert!(g.lark.contains("calls_1: \"\\n\" call\n"), "{}", g.lark);
+    }
+
+    #[test]
+    fn json_mode_keeps_names_but_not_argument_schemas() {
+        let opts = CompileOptions {
+            mode: Mode::Json,
+            ..Default::default()
+        };
+        let g = compile(&tools(), &ToolChoice::Required, false, hermes(), &opts).expect("compiles");
+        assert!(
+            g.lark.contains("\"name\\\": \\\"a\\\"") || g.lark.contains("{\\\"name\\\": \\\"a\\\""),
+            "{}",
+            g.lark
+        );
+        assert!(
+            g.lark
+                .contains("args_0: %json {\"type\":\"object\",\"x-guidance\""),
+            "{}",
+            g.lark
+        );
+        assert!(!g.lark.contains("integer"), "{}", g.lark);
+    }
+
+    #[test]
+    fn none_never_compiles_a_call() {
+        let g = compile(
+            &tools(),
+            &ToolChoice::None,
+            false,
+            hermes(),
+            &Default::default(),
+        )
+        .expect("compiles");
+        assert!(!g.lark.contains("call"), "{}", g.lark);
+    }
+
+    #[test]
+    fn unknown_keywords_are_refused_by_name_or_listed_when_lenient() {
+        let tools = ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object",
+                "properties":{"a":{"type":"string","frobnicate":1}}}}}]"#,
+        )
+        .expect("valid tools");
+        let hermes = by_name("hermes").expect("hermes");
+        let err = compile(
+            &tools,
+            &ToolChoice::Auto,
+            false,
+            hermes,
+            &CompileOptions::default(),
+        )
+        .expect_err("refused");
+        assert!(
+            matches!(&err, CompileError::UnsupportedKeyword { tool, pointer, keyword }
+                if tool == "f" && pointer == "/properties/a" && keyword == "frobnicate"),
+            "{err}"
+        );
+        let lenient = CompileOptions {
+            lenient: true,
+            ..CompileOptions::default()
+        };
+        let g = compile(&tools, &ToolChoice::Auto, false, hermes, &lenient).expect("lenient");
+        assert_eq!(g.ignored.len(), 1);
+        assert!(!g.lark.contains("frobnicate"), "{}", g.lark);
+    }
+}

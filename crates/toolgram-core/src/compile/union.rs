@@ -1,0 +1,301 @@
+//! The one construction of the call union, for every target: an IR skeleton — optional
+//! reasoning block, free text, the calls section in the model's syntax, one call rule per
+//! callable tool whose literal name selects that tool's arguments — plus named *slots* for
+//! what each target spells its own way (argument grammars, free text, the reasoning text).
+//!
+//! The writers ([`super::lark`] for llguidance, [`super::ir`] for GBNF and OpenAI Lark) fill
+//! the slots; this module must not spell any target or compile an argument schema.
+
+use crate::define::request::Think;
+use crate::define::tool::{ToolChoice, ToolSet};
+use crate::error::CompileError;
+use crate::syntax::{CallSyntax, JSON_FENCE, Piece, THINK};
+use std::collections::HashMap;
+use toolgram_grammar::{CharClass, Expr, Grammar, Rule, TokenRef, ir::TokenName};
+
+/// The construction: the skeleton (its first rule is the start rule; slot rules are
+/// referenced, not defined) and the slots to fill.
+#[derive(Debug)]
+pub(crate) struct Union {
+    /// Rules of the skeleton.
+    pub(crate) grammar: Grammar,
+    /// Slot rule name → what it must match.
+    pub(crate) slots: Vec<(String, Slot)>,
+    /// Indices of the tools a call may name.
+    pub(crate) callable: Vec<usize>,
+}
+
+/// What a slot rule must match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Tool `tool`'s arguments object; `loose` in a bare call (any spacing, as models write
+    /// JSON without a template's help).
+    Args { tool: usize, loose: bool },
+    /// Free text (non-empty; the skeleton makes it optional).
+    Text(Text),
+    /// The reasoning block's text followed by its closing marker.
+    ThinkBody,
+    /// Whatever the caller supplies as the answer (free generation under a user grammar).
+    Answer,
+}
+
+/// Which free text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Text {
+    /// Any text.
+    Any,
+    /// Text that does not start with any of `words` (after leading whitespace when
+    /// `after_ws`).
+    NotStarting { words: Vec<String>, after_ws: bool },
+    /// Text that does not contain `word` anywhere.
+    NotContaining(String),
+}
+
+/// What the target's engine can do, which decides how text and calls meet.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    /// Marker texts that are one special token, with its id (empty for text-only targets).
+    pub(crate) special_tokens: &'a HashMap<String, u32>,
+    /// The engine lexes without backtracking (llguidance): free text cannot end where a
+    /// call opener begins, so under `auto` text and calls are alternatives unless the
+    /// opener is a special token. Character-level engines (GBNF, OpenAI Lark) let text run
+    /// up to the first opener.
+    pub(crate) lexed: bool,
+}
+
+/// Build the union for a request.
+pub(crate) fn build(
+    tools: &ToolSet,
+    choice: &ToolChoice,
+    parallel: bool,
+    syntax: &CallSyntax,
+    think: Think,
+    target: Target,
+) -> Result<Union, CompileError> {
+    if !syntax.is_compilable() {
+        return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned()));
+    }
+    let callable = choice.callable(tools)?;
+    let mut u = Union {
+        grammar: Grammar::default(),
+        slots: Vec::new(),
+        callable: callable.clone(),
+    };
+    let opener_is_token = matches!(syntax.first_piece(), Some(Piece::Token(t)) if target.special_tokens.contains_key(t));
+    let bare = opener_is_token && syntax.bare_calls && !callable.is_empty();
+    let opener = syntax.opener();
+    let text = |u: &mut Union, t: Text| Expr::opt(u.slot("text", Slot::Text(t)));
+    let calls = Expr::rule("calls");
+    let answer = if callable.is_empty() {
+        text(&mut u, Text::Any)
+    } else if choice.requires_call() {
+        calls
+    } else if bare {
+        let not_a_call = Text::NotStarting {
+            words: vec!["{".into(), "```json".into()],
+            after_ws: true,
+        };
+        Expr::alt(vec![
+            Expr::seq(vec![text(&mut u, not_a_call), Expr::opt(calls)]),
+            Expr::rule("bare-calls"),
+        ])
+    } else if opener_is_token {
+        Expr::seq(vec![text(&mut u, Text::Any), Expr::opt(calls)])
+    } else if opener.is_empty() || target.lexed {
+        let words = vec![if opener.is_empty() {
+            "{".into()
+        } else {
+            opener
+        }];
+        let prose = Text::NotStarting {
+            words,
+            after_ws: false,
+        };
+        Expr::alt(vec![text(&mut u, prose), calls])
+    } else {
+        let prose = u.slot("text", Slot::Text(Text::NotContaining(opener)));
+        Expr::seq(vec![prose, Expr::opt(calls)])
+    };
+    u.grammar.rules = think_root(think, target, answer, &mut u);
+    if !callable.is_empty() {
+        u.calls(tools, parallel, syntax, target, bare);
+    }
+    Ok(u)
+}
+
+/// A union with no calls: the reasoning block (per `think`) around a caller's answer slot.
+pub(crate) fn around_answer(think: Think, target: Target) -> Union {
+    let mut u = Union {
+        grammar: Grammar::default(),
+        slots: Vec::new(),
+        callable: Vec::new(),
+    };
+    let answer = u.slot("answer", Slot::Answer);
+    u.grammar.rules = think_root(think, target, answer, &mut u);
+    u
+}
+
+/// The start rule: the answer, after a reasoning block when `think` asks for one (up to
+/// four spaces/newlines may follow the block).
+fn think_root(think: Think, target: Target, answer: Expr, u: &mut Union) -> Vec<Rule> {
+    let mut block = || {
+        let body = u.slot("think-body", Slot::ThinkBody);
+        Expr::seq(vec![
+            marker(&[THINK.0], target),
+            body,
+            Expr::repeat(Expr::class(&[(' ', ' '), ('\n', '\n')]), 0, Some(4)),
+        ])
+    };
+    let root = match think {
+        Think::Off => answer,
+        Think::Optional => Expr::alt(vec![Expr::seq(vec![block(), answer.clone()]), answer]),
+        Think::Required => Expr::seq(vec![block(), answer]),
+    };
+    vec![Rule {
+        name: "root".into(),
+        expr: root,
+    }]
+}
+
+impl Union {
+    /// A reference to slot `name`, registered once.
+    fn slot(&mut self, name: &str, slot: Slot) -> Expr {
+        if !self.slots.iter().any(|(n, _)| n == name) {
+            self.slots.push((name.to_owned(), slot));
+        }
+        Expr::rule(name)
+    }
+
+    fn rule(&mut self, name: &str, expr: Expr) {
+        self.grammar.rules.push(Rule {
+            name: name.to_owned(),
+            expr,
+        });
+    }
+
+    /// The calls section, one rule per callable tool, and (for bare-call syntaxes) the bare
+    /// form a model writes without the opener.
+    fn calls(
+        &mut self,
+        tools: &ToolSet,
+        parallel: bool,
+        syntax: &CallSyntax,
+        target: Target,
+        bare: bool,
+    ) {
+        let sep = marker(syntax.separator, target);
+        let more = |call: &str| {
+            if parallel {
+                Expr::repeat(Expr::seq(vec![sep.clone(), Expr::rule(call)]), 0, None)
+            } else {
+                Expr::Seq(Vec::new())
+            }
+        };
+        let section = Expr::seq(vec![
+            marker(syntax.section_open, target),
+            Expr::rule("call"),
+            more("call"),
+            marker(syntax.section_close, target),
+        ]);
+        self.rule("calls", section);
+        let callable = self.callable.clone();
+        let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
+        self.rule("call", Expr::alt(alts.collect()));
+        for &i in &callable {
+            let name = crate::pyjson::to_string(&tools.tools()[i].name, None);
+            let head = format!("{{\"name\": {name}, \"{}\": ", syntax.args_key);
+            let args = self.slot(
+                &format!("args-{i}"),
+                Slot::Args {
+                    tool: i,
+                    loose: false,
+                },
+            );
+            let call = Expr::seq(vec![
+                marker(syntax.call_open, target),
+                Expr::lit(head),
+                args,
+                Expr::lit("}"),
+                marker(syntax.call_close, target),
+            ]);
+            self.rule(&format!("call-{i}"), call);
+        }
+        if !bare {
+            return;
+        }
+        let fenced = Expr::seq(vec![
+            Expr::lit(JSON_FENCE.0),
+            Expr::rule("bare-list"),
+            Expr::lit(JSON_FENCE.1),
+        ]);
+        self.rule(
+            "bare-calls",
+            Expr::alt(vec![Expr::rule("bare-list"), fenced]),
+        );
+        let list = Expr::seq(vec![Expr::rule("bare-call"), more("bare-call")]);
+        self.rule("bare-list", list);
+        let alts = callable
+            .iter()
+            .map(|i| Expr::rule(format!("bare-call-{i}")));
+        self.rule("bare-call", Expr::alt(alts.collect()));
+        let ws = || {
+            Expr::repeat(
+                Expr::class(&[(' ', ' '), ('\t', '\n'), ('\r', '\r')]),
+                0,
+                Some(16),
+            )
+        };
+        for &i in &callable {
+            let name = crate::pyjson::to_string(&tools.tools()[i].name, None);
+            let args = self.slot(
+                &format!("bare-args-{i}"),
+                Slot::Args {
+                    tool: i,
+                    loose: true,
+                },
+            );
+            let mut items = vec![Expr::lit("{")];
+            for part in [
+                Expr::lit("\"name\""),
+                Expr::lit(":"),
+                Expr::lit(name),
+                Expr::lit(","),
+                Expr::lit(format!("\"{}\"", syntax.args_key)),
+                Expr::lit(":"),
+                args,
+                Expr::lit("}"),
+            ] {
+                items.push(ws());
+                items.push(part);
+            }
+            self.rule(&format!("bare-call-{i}"), Expr::Seq(items));
+        }
+    }
+}
+
+/// Marker pieces: a special token by id where the target's vocabulary has one, else text.
+fn marker(pieces: &[Piece], target: Target) -> Expr {
+    Expr::seq(
+        pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Token(t) => match target.special_tokens.get(*t) {
+                    Some(&id) => Expr::Token(TokenRef {
+                        negated: false,
+                        token: TokenName::Id(id),
+                    }),
+                    None => Expr::lit(*t),
+                },
+                Piece::Text(t) => Expr::lit(*t),
+            })
+            .collect(),
+    )
+}
+
+/// A class of the characters in `chars`, negated or not.
+pub(crate) fn chars_class(negated: bool, chars: impl IntoIterator<Item = char>) -> Expr {
+    Expr::Class(CharClass {
+        negated,
+        ranges: chars.into_iter().map(|c| (c, c)).collect(),
+    })
+}
