@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 use toolgram_core::Tool;
-use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::syntax::REGISTRY;
 
 fn tools() -> &'static [Tool] {

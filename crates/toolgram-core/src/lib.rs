@@ -35,10 +35,7 @@
 pub mod compile;
 pub mod define;
 pub mod error;
-pub mod lenient;
 pub mod parse;
-pub mod prompt;
-pub mod pyjson;
 pub mod syntax;
 pub mod validate;
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toolgram_core::Tool;
-use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 
 fn data_dir() -> PathBuf {
     if let Ok(d) = std::env::var("TOOLGRAM_SHARED_DATA") {

@@ -26,10 +26,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 use toolgram_core::define::request::{Mode, Think};
-use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::parse::{self, ParsedOutput};
-use toolgram_core::prompt;
 use toolgram_core::syntax::THINK;
+use toolgram_core::syntax::prompt;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
 

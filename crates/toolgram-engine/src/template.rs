@@ -11,7 +11,8 @@ use minijinja::value::{Kwargs, Value as JValue};
 use minijinja::{Environment, Error as JError, ErrorKind};
 use serde_json::{Value, json};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_core::{ChatMessage, ToolCall, ToolSet, pyjson};
+use toolgram_core::syntax::pyjson;
+use toolgram_core::{ChatMessage, ToolCall, ToolSet};
 
 /// A compiled chat template plus what it knows about tools.
 pub struct ChatTemplate {
@@ -59,7 +60,7 @@ impl ChatTemplate {
             .map(|m| message_json(m, syntax, native))
             .collect();
         if !native && !tools.is_empty() {
-            let block = toolgram_core::prompt::tools_prompt(tools, syntax);
+            let block = toolgram_core::syntax::prompt::tools_prompt(tools, syntax);
             match msgs.first_mut() {
                 Some(first) if first["role"] == "system" => {
                     let text = first["content"].as_str().unwrap_or_default().to_owned();

@@ -13,7 +13,7 @@ use crate::bfcl::scored;
 use crate::record::ItemRecord;
 use serde_json::{Map, Value, json};
 use std::time::Instant;
-use toolgram_core::lenient::{self, LenientOptions};
+use toolgram_core::parse::lenient::{self, LenientOptions};
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ToolCall, ToolSet};
 use toolgram_providers::{HttpOptions, Kind, Resolved, post_json, read_usage};

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::compile::ir::compile_ir;
 use toolgram_core::define::request::Path;
-use toolgram_core::prompt::{few_shot, tools_prompt};
 use toolgram_core::syntax::CallSyntax;
+use toolgram_core::syntax::prompt::{few_shot, tools_prompt};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_grammar::gbnf;
 

@@ -8,7 +8,7 @@ use crate::error::ProviderError;
 use crate::profile::{Profile, restore_arguments};
 use serde_json::Value;
 use toolgram_core::define::request::Path;
-use toolgram_core::lenient::{LenientOptions, SyntaxChoice};
+use toolgram_core::parse::lenient::{LenientOptions, SyntaxChoice};
 use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
@@ -286,10 +286,11 @@ fn lenient(
         tools: Some(tools.tools()),
         ..LenientOptions::default()
     };
-    let out = toolgram_core::lenient::parse(text, &opts).map_err(|e| ReadError::Unreadable {
-        raw: text.to_owned(),
-        message: e.to_string(),
-    })?;
+    let out =
+        toolgram_core::parse::lenient::parse(text, &opts).map_err(|e| ReadError::Unreadable {
+            raw: text.to_owned(),
+            message: e.to_string(),
+        })?;
     Ok(ModelReply {
         content: Some(out.content).filter(|c| !c.is_empty()),
         reasoning_content: Some(out.reasoning_content).filter(|c| !c.is_empty()),

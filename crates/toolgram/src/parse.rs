@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;
-use toolgram_core::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::{ParseError, ToolSet, syntax};
 
 /// Arguments of `toolgram parse`.

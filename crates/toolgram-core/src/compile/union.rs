@@ -202,7 +202,7 @@ impl Union {
         let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
         self.rule("call", Expr::alt(alts.collect()));
         for &i in &callable {
-            let name = crate::pyjson::to_string(&tools.tools()[i].name, None);
+            let name = crate::syntax::pyjson::to_string(&tools.tools()[i].name, None);
             let head = format!("{{\"name\": {name}, \"{}\": ", syntax.args_key);
             let args = self.slot(
                 &format!("args-{i}"),
@@ -246,7 +246,7 @@ impl Union {
             )
         };
         for &i in &callable {
-            let name = crate::pyjson::to_string(&tools.tools()[i].name, None);
+            let name = crate::syntax::pyjson::to_string(&tools.tools()[i].name, None);
             let args = self.slot(
                 &format!("bare-args-{i}"),
                 Slot::Args {

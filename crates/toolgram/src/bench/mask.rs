@@ -8,7 +8,7 @@ use serde_json::json;
 use std::path::PathBuf;
 use toolgram_core::compile::ir::compile_ir;
 use toolgram_core::compile::{CompileOptions, compile};
-use toolgram_core::prompt::example_value;
+use toolgram_core::syntax::prompt::example_value;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::{Engine, EngineOptions, models};
 use toolgram_grammar::gbnf;

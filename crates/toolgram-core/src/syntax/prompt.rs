@@ -6,8 +6,8 @@
 //! anything: prompt-based replies are always parsed and validated afterwards.
 
 use crate::define::tool::{ToolCall, ToolChoice, ToolSet};
-use crate::pyjson;
 use crate::syntax::CallSyntax;
+use crate::syntax::pyjson;
 use serde_json::{Map, Value, json};
 
 /// Most example calls shown.

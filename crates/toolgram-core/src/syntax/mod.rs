@@ -1,0 +1,246 @@
+//! The call-syntax registry: each model family's native tool-call syntax, declared ONCE.
+//!
+//! A [`CallSyntax`] is data: the markers around the calls and the key that carries the
+//! arguments. The grammar fragment ([`crate::compile`]), the renderer ([`CallSyntax::render_calls`])
+//! and the parser ([`crate::parse`]) are all derived from that one declaration, so they cannot
+//! drift apart. Adding a family means adding one entry to [`REGISTRY`] (`registry.rs`); no
+//! other table of syntaxes may exist. [`render`](CallSyntax::render_calls) writes calls,
+//! [`prompt`] describes tools in a system prompt, [`pyjson`] spells JSON as `json.dumps`.
+
+pub mod prompt;
+pub mod pyjson;
+mod registry;
+mod render;
+
+pub use registry::REGISTRY;
+
+/// A piece of a marker: text the vocabulary may hold as one special token, or plain text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// A marker the model's vocabulary usually has as a single special token.
+    Token(&'static str),
+    /// Literal text.
+    Text(&'static str),
+}
+
+impl Piece {
+    /// The text this piece spells.
+    pub fn text(&self) -> &'static str {
+        match self {
+            Piece::Token(t) | Piece::Text(t) => t,
+        }
+    }
+}
+
+/// One model family's call syntax. Each call is the JSON object
+/// `{"name": <tool>, <args_key>: <arguments>}` between `call_open` and `call_close`; calls are
+/// separated by `separator`; the whole list sits between `section_open` and `section_close`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CallSyntax {
+    /// Registry name.
+    pub name: &'static str,
+    /// Other names users may give.
+    pub aliases: &'static [&'static str],
+    /// Which models speak it.
+    pub description: &'static str,
+    /// Before the first call.
+    pub section_open: &'static [Piece],
+    /// After the last call.
+    pub section_close: &'static [Piece],
+    /// Before each call.
+    pub call_open: &'static [Piece],
+    /// After each call.
+    pub call_close: &'static [Piece],
+    /// Between two calls.
+    pub separator: &'static [Piece],
+    /// The key holding the arguments object.
+    pub args_key: &'static str,
+    /// Substrings of a chat template that identify this syntax.
+    pub template_markers: &'static [&'static str],
+    /// Whether the family also writes calls as bare JSON objects without the markers (Qwen
+    /// does under `auto`); if so, a reply that starts with `{` is read as calls, and the
+    /// `auto` grammar constrains it as one.
+    pub bare_calls: bool,
+    /// How one call's name and arguments are spelled between `call_open` and `call_close`.
+    /// Only [`CallBody::Json`] compiles to a grammar today; the lenient parser reads all.
+    pub body: CallBody,
+    /// The reasoning block markers (open, close) this family writes, if any.
+    pub think: Option<(&'static str, &'static str)>,
+    /// Turn/channel markers that may wrap or end the reply's text; never part of content.
+    pub noise: &'static [&'static str],
+}
+
+/// How a call's name and arguments are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallBody {
+    /// A JSON object `{"name": …, <args_key>: {…}}` (a JSON array of them after a section
+    /// opener is read too).
+    Json,
+    /// `<name_prefix>NAME<name_end>` then the arguments as one JSON object
+    /// (Mistral `name[ARGS]{…}`, DeepSeek, Kimi K2, functionary, Gemma 4).
+    NameThenArgs {
+        /// Text right before the name (may be empty).
+        name_prefix: &'static str,
+        /// Text ending the name; empty: the name ends where the arguments' `{` starts.
+        name_end: &'static str,
+        /// Marker between the name and a call id (`[CALL_ID]`); empty: none.
+        id_marker: &'static str,
+        /// The text before `name_end` is the call's id (`functions.NAME:0`): the name is it
+        /// without `name_prefix` and the `:N` suffix.
+        name_is_id: bool,
+    },
+    /// XML-like arguments: `<name_open>NAME<name_close>[…tag_end]` then per argument
+    /// `<key_open>KEY<key_close>[…tag_end]<value_open>VALUE<value_close>`, then `<call_end>`.
+    Tagged {
+        /// Before the name (`<function=`); empty: the name starts the call.
+        name_open: &'static str,
+        /// After the name (`>`); empty: the name ends at the line end or the first key.
+        name_close: &'static str,
+        /// Before a key (`<parameter=`).
+        key_open: &'static str,
+        /// After a key (`>` or the attribute's closing quote).
+        key_close: &'static str,
+        /// When non-empty, the rest of an opening tag (other attributes) up to and including
+        /// this text is skipped after a name or a key.
+        tag_end: &'static str,
+        /// Before a value (`<arg_value>`); may be empty.
+        value_open: &'static str,
+        /// After a value (`</parameter>`).
+        value_close: &'static str,
+        /// After the last argument (`</function>`); may be empty.
+        call_end: &'static str,
+    },
+    /// A JSON object with other key names: `{<id_key>: …, <name_key>: …, <args_key>: {…}}`
+    /// (Command R: `tool_call_id`, `tool_name`, `parameters`).
+    JsonKeyed {
+        /// The key holding the tool's name.
+        name_key: &'static str,
+        /// The key holding the call id; empty: none.
+        id_key: &'static str,
+    },
+    /// A JSON object whose only key is the tool's name: `{"NAME": {…}}` (Apertus).
+    JsonNamedKey,
+    /// XML elements named after the arguments: `<name_open>NAME<name_close>…tag_end`, then
+    /// `<KEY>VALUE</KEY>` per argument (nested elements are objects, `<item>` lists are
+    /// arrays), then `call_end` (MiniMax M3).
+    XmlElements {
+        /// Before the name.
+        name_open: &'static str,
+        /// After the name.
+        name_close: &'static str,
+        /// The rest of the opening tag ends with this.
+        tag_end: &'static str,
+        /// After the last argument.
+        call_end: &'static str,
+    },
+    /// OpenAI harmony (GPT-OSS): messages `<|channel|>CHANNEL[ to=functions.NAME]
+    /// [<|constrain|>json]<|message|>BODY<|call|>`; reasoning in the `analysis` channel.
+    Harmony,
+    /// Python call syntax `[name(a=1, b="x"), …]` (LFM2, Llama 3.2 pythonic).
+    Pythonic,
+}
+
+/// The markdown fence a family writing bare calls may put around them (```` ```json ````).
+pub const JSON_FENCE: (&str, &str) = ("```json\n", "\n```");
+
+/// The reasoning block `--think` allows or demands before the answer (special tokens in
+/// vocabularies that have them, e.g. Qwen3, DeepSeek-R1; plain text elsewhere).
+pub const THINK: (Piece, Piece) = (Piece::Token("<think>"), Piece::Token("</think>"));
+
+/// Find a syntax by name or alias.
+pub fn by_name(name: &str) -> Option<&'static CallSyntax> {
+    REGISTRY
+        .iter()
+        .find(|s| s.name == name || s.aliases.contains(&name))
+}
+
+/// Pick the grammar-compilable syntax a chat template speaks; `generic-json` when it shows
+/// none. Families the compiler cannot spell yet are left out, so a grammar is never built
+/// for a syntax it would get wrong.
+pub fn detect(template: &str) -> &'static CallSyntax {
+    REGISTRY
+        .iter()
+        .filter(|s| s.is_compilable())
+        .find(|s| s.template_markers.iter().any(|m| template.contains(m)))
+        .unwrap_or(&REGISTRY[REGISTRY.len() - 1])
+}
+
+/// Pick the family a chat template speaks among ALL registered syntaxes (for reading free
+/// output): the entry with the most of its markers in the template, the earlier on a tie;
+/// `generic-json` when none shows.
+pub fn detect_family(template: &str) -> &'static CallSyntax {
+    let score = |s: &CallSyntax| {
+        s.template_markers
+            .iter()
+            .filter(|m| template.contains(*m))
+            .count()
+    };
+    let mut best = &REGISTRY[REGISTRY.len() - 1];
+    let mut best_score = 0;
+    for s in REGISTRY {
+        let n = score(s);
+        if n > best_score {
+            (best, best_score) = (s, n);
+        }
+    }
+    best
+}
+
+/// Concatenate the text of marker pieces.
+pub fn text_of(pieces: &[Piece]) -> String {
+    pieces.iter().map(Piece::text).collect()
+}
+
+impl CallSyntax {
+    /// Whether [`crate::compile`] can spell this syntax as a grammar.
+    pub fn is_compilable(&self) -> bool {
+        self.body == CallBody::Json
+    }
+
+    /// The text that opens a response's calls (section opener, else the first call opener);
+    /// empty when the calls are bare JSON.
+    pub fn opener(&self) -> String {
+        let section = text_of(self.section_open);
+        if section.is_empty() {
+            text_of(self.call_open)
+        } else {
+            section
+        }
+    }
+
+    /// The first marker piece of the calls, if any.
+    pub fn first_piece(&self) -> Option<Piece> {
+        self.section_open
+            .first()
+            .or(self.call_open.first())
+            .copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_families_from_templates() {
+        assert_eq!(detect("{{ '<tool_call>' }}").name, "hermes");
+        assert_eq!(detect("[TOOL_CALLS] x").name, "mistral");
+        assert_eq!(detect("<|python_tag|>").name, "llama3-json");
+        assert_eq!(detect("<|im_start|>{{ m.content }}").name, "generic-json");
+    }
+
+    #[test]
+    fn detects_new_families_only_for_reading() {
+        let coder = "<tool_call>\n<function={{ name }}>\n<parameter={{ k }}>";
+        assert_eq!(detect(coder).name, "hermes");
+        assert_eq!(detect_family(coder).name, "qwen3-coder");
+        assert_eq!(detect_family("<|tool_call_start|>").name, "lfm2");
+        assert_eq!(detect("<|tool_call_start|>").name, "generic-json");
+    }
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(by_name("qwen").map(|s| s.name), Some("hermes"));
+        assert!(by_name("nope").is_none());
+    }
+}

@@ -1,0 +1,162 @@
+//! Calls rendered in a syntax: exactly the text the compiled grammar accepts for the
+//! compilable syntaxes, each family's native spelling for the others (as a chat template
+//! would write them, for few-shot examples and round-trip tests).
+//!
+//! This module must not parse or compile: it only writes text.
+
+use super::{CallBody, CallSyntax, text_of};
+use crate::define::tool::ToolCall;
+use crate::syntax::pyjson;
+use serde_json::{Map, Value};
+
+impl CallSyntax {
+    /// One call's JSON object, spelled the way the grammar spells it.
+    pub fn call_json(&self, name: &str, arguments: &Value) -> String {
+        let mut obj = Map::new();
+        obj.insert("name".into(), Value::String(name.to_owned()));
+        obj.insert(self.args_key.into(), arguments.clone());
+        pyjson::to_string(&Value::Object(obj), None)
+    }
+
+    /// Render calls in this syntax: for compilable syntaxes exactly the text the compiled
+    /// grammar accepts for them; for the others the family's native spelling.
+    pub fn render_calls(&self, calls: &[ToolCall]) -> String {
+        let mut out = text_of(self.section_open);
+        for (i, c) in calls.iter().enumerate() {
+            if i > 0 {
+                out.push_str(&text_of(self.separator));
+            }
+            out.push_str(&text_of(self.call_open));
+            out.push_str(&self.render_body(i, c));
+            out.push_str(&text_of(self.call_close));
+        }
+        out.push_str(&text_of(self.section_close));
+        out
+    }
+
+    fn render_body(&self, index: usize, c: &ToolCall) -> String {
+        let json = |v: &Value| pyjson::to_string(v, None);
+        match self.body {
+            CallBody::Json => self.call_json(&c.name, &c.arguments),
+            CallBody::JsonKeyed { name_key, id_key } => {
+                let mut obj = Map::new();
+                if !id_key.is_empty() {
+                    obj.insert(id_key.into(), Value::String(c.id.clone()));
+                }
+                obj.insert(name_key.into(), Value::String(c.name.clone()));
+                obj.insert(self.args_key.into(), c.arguments.clone());
+                json(&Value::Object(obj))
+            }
+            CallBody::JsonNamedKey => {
+                let mut obj = Map::new();
+                obj.insert(c.name.clone(), c.arguments.clone());
+                json(&Value::Object(obj))
+            }
+            CallBody::NameThenArgs {
+                name_prefix,
+                name_end,
+                id_marker,
+                name_is_id,
+            } => {
+                let suffix = if name_is_id {
+                    format!(":{index}")
+                } else {
+                    String::new()
+                };
+                let id = if id_marker.is_empty() {
+                    String::new()
+                } else {
+                    format!("{id_marker}{}", c.id)
+                };
+                let args = json(&c.arguments);
+                format!("{name_prefix}{}{suffix}{id}{name_end}{args}", c.name)
+            }
+            CallBody::Tagged {
+                name_open,
+                name_close,
+                key_open,
+                key_close,
+                tag_end,
+                value_open,
+                value_close,
+                call_end,
+            } => {
+                let mut out = format!("{name_open}{}{name_close}{tag_end}", c.name);
+                if name_close.is_empty() {
+                    out.push('\n');
+                }
+                for (k, v) in c.arguments.as_object().into_iter().flatten() {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        other => json(other),
+                    };
+                    out.push_str(&format!(
+                        "{key_open}{k}{key_close}{tag_end}{value_open}{text}{value_close}"
+                    ));
+                }
+                out.push_str(call_end);
+                out
+            }
+            CallBody::XmlElements {
+                name_open,
+                name_close,
+                tag_end,
+                call_end,
+            } => {
+                let mut out = format!("{name_open}{}{name_close}{tag_end}", c.name);
+                for (k, v) in c.arguments.as_object().into_iter().flatten() {
+                    out.push_str(&xml_element(k, v));
+                }
+                out.push_str(call_end);
+                out
+            }
+            CallBody::Harmony => format!(
+                "<|channel|>commentary to=functions.{} <|constrain|>json<|message|>{}",
+                c.name,
+                json(&c.arguments)
+            ),
+            CallBody::Pythonic => {
+                let args: Vec<String> = c
+                    .arguments
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| format!("{k}={}", python_literal(v)))
+                    .collect();
+                format!("{}({})", c.name, args.join(", "))
+            }
+        }
+    }
+}
+
+/// A JSON value as XML elements: objects nest, arrays repeat `<item>`.
+fn xml_element(key: &str, v: &Value) -> String {
+    let inner = match v {
+        Value::String(s) => s.clone(),
+        Value::Object(m) => m.iter().map(|(k, v)| xml_element(k, v)).collect(),
+        Value::Array(items) => items.iter().map(|v| xml_element("item", v)).collect(),
+        other => other.to_string(),
+    };
+    format!("<{key}>{inner}</{key}>")
+}
+
+/// A JSON value spelled as a Python literal (`True`, `None`, dicts and lists).
+fn python_literal(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_literal).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(m) => {
+            let items: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_literal(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
