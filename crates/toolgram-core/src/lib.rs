@@ -2,9 +2,10 @@
 //!
 //! The pure heart of toolgram: no I/O, no model. A [`ToolSet`] is read from OpenAI-style
 //! function definitions and checked at once (tool name + JSON pointer on any error);
-//! [`compile::compile`] turns the pool, a [`ToolChoice`] and a model family's
-//! [`CallSyntax`] into ONE Lark grammar (a discriminated union: the name picks the argument
-//! schema); [`parse::parse_output`] reads the text the grammar produced back into typed
+//! [`compile`] turns the pool, a [`ToolChoice`] and a model family's [`CallSyntax`] into ONE
+//! grammar (a discriminated union: the name picks the argument schema), built once and
+//! written as llguidance Lark ([`compile::compile`]) or as IR for GBNF and OpenAI Lark
+//! ([`compile::ir::compile_ir`]); [`parse::parse_output`] reads the text the grammar produced back into typed
 //! [`ToolCall`]s with the same syntax declaration; [`validate`] checks arguments against the
 //! tool's JSON Schema. (The same schemas in the JSON-Schema subsets of providers are
 //! `toolgram-providers`' `profile` module.)

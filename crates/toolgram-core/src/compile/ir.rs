@@ -101,9 +101,8 @@ pub fn compile_ir(
                 }
             }
             Slot::Text(Text::NotContaining(word)) => {
-                let inner = format!("{name}-text");
-                rules.extend(not_containing(&inner, word));
-                Expr::rule(inner)
+                rules.extend(not_containing(name, word));
+                continue;
             }
             Slot::ThinkBody => {
                 let close = THINK.1.text();
