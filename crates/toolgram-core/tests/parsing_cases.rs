@@ -100,10 +100,12 @@ fn run_case(case: &Value, defs: &Value, dir: &Path) -> Result<(), String> {
     let s = &case["settings"];
     let template = case["template"].as_str().unwrap_or("");
     let files = template_files(template);
-    let syntax = files
+    let template_text = files
         .iter()
-        .find_map(|f| std::fs::read_to_string(dir.join("toolcall-parsing/templates").join(f)).ok())
-        .map(|t| SyntaxChoice::Named(lenient::syntax_for_template(&t)))
+        .find_map(|f| std::fs::read_to_string(dir.join("toolcall-parsing/templates").join(f)).ok());
+    let syntax = template_text
+        .as_deref()
+        .map(|t| SyntaxChoice::Named(lenient::syntax_for_template(t)))
         .unwrap_or(SyntaxChoice::Auto);
     let tools = tools_of(case, defs);
     let format = match s["reasoning_format"].as_str() {
@@ -117,6 +119,7 @@ fn run_case(case: &Value, defs: &Value, dir: &Path) -> Result<(), String> {
         thinking: s["enable_thinking"].as_bool().unwrap_or(true),
         reasoning_format: format,
         partial: s["is_partial"].as_bool().unwrap_or(false),
+        template: template_text.as_deref(),
     };
     let input = case["input"].as_str().unwrap_or("");
     let out = lenient::parse(input, &opts).map_err(|e| format!("error: {e}"))?;

@@ -741,6 +741,7 @@ fn read_free_text(
         thinking: false,
         reasoning_format: ReasoningFormat::None,
         partial: false,
+        template: None,
     };
     let out = lenient::parse(raw, &opts).map_err(|e| unreadable(e.to_string()))?;
     if !out.repairs.is_empty() {

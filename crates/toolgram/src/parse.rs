@@ -63,11 +63,12 @@ fn read_file(path: &PathBuf, what: &str) -> Result<String> {
 
 /// Run `toolgram parse`.
 pub(crate) fn run(args: ParseArgs) -> Result<()> {
-    let choice = match (&args.template, args.syntax.as_deref()) {
-        (Some(path), _) => SyntaxChoice::Named(lenient::syntax_for_template(&read_file(
-            path,
-            "chat template",
-        )?)),
+    let template = match &args.template {
+        Some(path) => Some(read_file(path, "chat template")?),
+        None => None,
+    };
+    let choice = match (&template, args.syntax.as_deref()) {
+        (Some(text), _) => SyntaxChoice::Named(lenient::syntax_for_template(text)),
         (None, None | Some("auto")) => SyntaxChoice::Auto,
         (None, Some(name)) => SyntaxChoice::Named(syntax::by_name(name).ok_or_else(|| {
             let names: Vec<&str> = syntax::REGISTRY.iter().map(|s| s.name).collect();
@@ -95,6 +96,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
             Format::Deepseek => ReasoningFormat::Deepseek,
         },
         partial: args.partial,
+        template: template.as_deref(),
     };
     let out = lenient::parse(&text, &opts).map_err(|e| {
         let kind = match e {

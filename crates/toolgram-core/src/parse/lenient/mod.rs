@@ -10,6 +10,7 @@
 mod families;
 mod harmony;
 mod json_repair;
+mod markers;
 mod pythonic;
 mod reasoning;
 mod tagged;
@@ -46,6 +47,9 @@ pub struct LenientOptions<'a> {
     pub reasoning_format: ReasoningFormat,
     /// The text may stop mid-call (streaming): return the call marked partial.
     pub partial: bool,
+    /// The chat template the reply was generated under, when known: the markers it writes
+    /// itself are never content.
+    pub template: Option<&'a str>,
 }
 
 impl Default for LenientOptions<'_> {
@@ -56,6 +60,7 @@ impl Default for LenientOptions<'_> {
             thinking: false,
             reasoning_format: ReasoningFormat::None,
             partial: false,
+            template: None,
         }
     }
 }
@@ -174,12 +179,25 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
         &pairs,
         opts.thinking,
         opts.reasoning_format,
+        opts.template,
         first_call,
     );
     if opts.reasoning_format != ReasoningFormat::None {
         reasoning::later_blocks(&mut split, &pairs);
     }
     let rest = split.rest;
+    // The template's markers, except reasoning markers while reasoning stays in content.
+    let mut markers = opts
+        .template
+        .map(markers::template_markers)
+        .unwrap_or_default();
+    if opts.reasoning_format == ReasoningFormat::None {
+        markers.retain(|m| {
+            !pairs
+                .iter()
+                .any(|(o, c)| o.contains(m.as_str()) || c.contains(m.as_str()))
+        });
+    }
     // Close markers left in the text once reasoning is extracted are stray, not content.
     let stray: Vec<&str> = if opts.reasoning_format == ReasoningFormat::None {
         Vec::new()
@@ -253,7 +271,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
                 let mut all_calls = calls;
                 all_calls.extend(partial);
                 let mut out = truncated(original, all_calls, opts, split.reasoning, ctx)?;
-                out.content = clean(&content, &syntaxes, &stray);
+                out.content = clean(&content, &syntaxes, &stray, &markers);
                 return Ok(out);
             }
             (None, Some(Fail::UnknownTool(n))) => return Err(ParseError::UnknownTool(n)),
@@ -265,7 +283,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
     }
     content.push_str(&rest[pos.min(rest.len())..]);
     Ok(LenientOutput {
-        content: clean(&content, &syntaxes, &stray),
+        content: clean(&content, &syntaxes, &stray, &markers),
         reasoning_content: split.reasoning.trim().to_owned(),
         tool_calls: calls,
         repairs: ctx.repairs,
@@ -293,9 +311,14 @@ fn truncated(
     })
 }
 
-/// Content without the families' turn/channel markers, trimmed.
-fn clean(content: &str, syntaxes: &[&'static CallSyntax], stray: &[&str]) -> String {
-    let mut out = content.to_owned();
+/// Content without the families' turn/channel markers and the template's own, trimmed.
+fn clean(
+    content: &str,
+    syntaxes: &[&'static CallSyntax],
+    stray: &[&str],
+    template_markers: &[String],
+) -> String {
+    let mut out = markers::strip(content, template_markers);
     for m in stray {
         out = out.replace(m, "");
     }

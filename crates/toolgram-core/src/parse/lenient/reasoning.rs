@@ -1,8 +1,8 @@
 //! Reasoning blocks (`<think>…</think>` and each family's equivalent) split from the reply,
 //! following llama.cpp's semantics: with `reasoning_format` `none` nothing moves; otherwise a
-//! leading open marker starts reasoning, and when the template was rendered with thinking
-//! on, the reply may start inside an open block (text up to the close marker, or up to the
-//! first call when none comes, is reasoning).
+//! leading open marker starts reasoning; a close marker with no opener before it means the
+//! prompt opened the block (text up to it is reasoning); and when the template was rendered
+//! with thinking on and no marker comes, text up to the first call is reasoning.
 //!
 //! It must NOT look for calls itself: the caller passes where the first call starts.
 
@@ -25,21 +25,32 @@ pub(crate) struct Split {
     pub rest: String,
 }
 
-/// Split `text` with the marker pairs `pairs`; `first_call` is where the first call starts.
+/// Split `text` with the marker pairs `pairs`; `first_call` is where the first call starts;
+/// `template` (when known) says how the prompt opens a block.
 pub(crate) fn split(
     text: &str,
     pairs: &[(&str, &str)],
     thinking: bool,
     format: ReasoningFormat,
+    template: Option<&str>,
     first_call: impl Fn(&str) -> Option<usize>,
 ) -> Split {
     if format == ReasoningFormat::None {
-        // The prompt opened the block: content keeps it whole, as the model saw it.
+        // The prompt opened the block: content keeps it whole, as the model saw it — with
+        // the newline after the opener when the template writes one.
         let lead = text.trim_start();
+        let newline = |open: &str| {
+            template.is_some_and(|t| {
+                t.contains(&format!("{open}\n")) || t.contains(&format!("{open}\\n"))
+            }) && !text.starts_with('\n')
+        };
         let reopened = pairs
             .iter()
             .find(|(open, close)| thinking && !lead.starts_with(open) && text.contains(close))
-            .map(|(open, _)| format!("{open}{text}"));
+            .map(|(open, _)| {
+                let gap = if newline(open) { "\n" } else { "" };
+                format!("{open}{gap}{text}")
+            });
         return Split {
             reasoning: String::new(),
             rest: reopened.unwrap_or_else(|| text.to_owned()),
@@ -57,24 +68,26 @@ pub(crate) fn split(
             };
         }
     }
-    if !thinking {
-        return Split {
-            reasoning: String::new(),
-            rest: text.to_owned(),
-        };
-    }
     let call_at = first_call(text).unwrap_or(text.len());
     let close = pairs
         .iter()
         .filter_map(|(_, c)| text.find(c).map(|i| (i, c.len())))
         .filter(|(i, _)| *i <= call_at)
         .min();
-    match close {
-        Some((i, n)) => Split {
+    // A closing marker with no opener before it: the prompt opened the block, whatever the
+    // thinking setting said.
+    let opened_by_prompt =
+        close.filter(|(i, _)| !pairs.iter().any(|(o, _)| text[..*i].contains(o)));
+    match (opened_by_prompt, thinking) {
+        (Some((i, n)), _) => Split {
             reasoning: text[..i].to_owned(),
             rest: text[i + n..].to_owned(),
         },
-        None => until_call(text, &first_call),
+        (None, true) if close.is_none() => until_call(text, &first_call),
+        _ => Split {
+            reasoning: String::new(),
+            rest: text.to_owned(),
+        },
     }
 }
 
@@ -115,19 +128,36 @@ mod tests {
     #[test]
     fn semantics_follow_llama_cpp() {
         let none = |_: &str| None;
-        let s = split("<think>a</think>b", P, false, ReasoningFormat::Auto, none);
+        let s = split(
+            "<think>a</think>b",
+            P,
+            false,
+            ReasoningFormat::Auto,
+            None,
+            none,
+        );
         assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("a", "b"));
-        let s = split("a</think>b", P, true, ReasoningFormat::Auto, none);
+        let s = split("a</think>b", P, true, ReasoningFormat::Auto, None, none);
         assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("a", "b"));
-        let s = split("a</think>b", P, true, ReasoningFormat::None, none);
+        let s = split("a</think>b", P, true, ReasoningFormat::None, None, none);
         assert_eq!(s.rest, "<think>a</think>b");
-        let s = split("a</think>b", P, false, ReasoningFormat::None, none);
+        let s = split("a</think>b", P, false, ReasoningFormat::None, None, none);
         assert_eq!(s.rest, "a</think>b");
-        let s = split("just text", P, false, ReasoningFormat::Auto, none);
+        let t = Some("{{ '<|im_start|>assistant\\n<think>\\n' }}");
+        let s = split("a</think>b", P, true, ReasoningFormat::None, t, none);
+        assert_eq!(s.rest, "<think>\na</think>b");
+        let s = split("a</think>b", P, false, ReasoningFormat::Auto, None, none);
+        assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("a", "b"));
+        let s = split("just text", P, false, ReasoningFormat::Auto, None, none);
         assert_eq!(s.rest, "just text");
-        let s = split("plan <call>", P, true, ReasoningFormat::Auto, |t: &str| {
-            t.find("<call>")
-        });
+        let s = split(
+            "plan <call>",
+            P,
+            true,
+            ReasoningFormat::Auto,
+            None,
+            |t: &str| t.find("<call>"),
+        );
         assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("plan ", "<call>"));
     }
 }

@@ -70,6 +70,7 @@ fn partial_mode_marks_the_call() {
         &LenientOptions {
             tools: Some(&tools),
             partial: true,
+            template: None,
             ..Default::default()
         },
     )
@@ -173,6 +174,7 @@ mod props {
                 thinking: flags & 2 == 2,
                 reasoning_format: if flags & 4 == 4 { ReasoningFormat::Auto } else { ReasoningFormat::None },
                 partial: flags & 1 == 0,
+                template: None,
             });
         }
     }

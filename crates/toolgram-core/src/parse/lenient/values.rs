@@ -38,6 +38,12 @@ pub(crate) fn typed(raw: &str, schema: Option<&Value>, key: &str) -> Value {
         Some(inner) => inner.strip_suffix('\n').unwrap_or(inner),
         None => raw,
     };
+    // An XML CDATA section holds its text verbatim.
+    let text = text
+        .trim()
+        .strip_prefix("<![CDATA[")
+        .and_then(|t| t.strip_suffix("]]>"))
+        .unwrap_or(text);
     let types = types_of(schema, key);
     let only_string = !types.is_empty() && types.iter().all(|t| t == "string" || t == "null");
     if only_string {
@@ -119,6 +125,14 @@ pub(crate) fn coerce_arguments(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_cdata_section_is_its_text() {
+        let s = json!({"properties": {"code": {"type": "string"}, "n": {"type": "integer"}}});
+        let v = typed("<![CDATA[a < b && c]]>", Some(&s), "code");
+        assert_eq!(v, json!("a < b && c"));
+        assert_eq!(typed("\n<![CDATA[42]]>\n", Some(&s), "n"), json!(42));
+    }
 
     #[test]
     fn schema_decides_text_values() {

@@ -114,7 +114,7 @@ fn matching_close(body: &str, key: &str) -> Option<usize> {
 
 fn has_children(inner: &str) -> bool {
     let t = inner.trim_start();
-    t.starts_with('<') && t.len() > 1 && !t.starts_with("</")
+    t.starts_with('<') && t.len() > 1 && !t.starts_with("</") && !t.starts_with("<![CDATA[")
 }
 
 /// Child elements as an object, or as an array when they are all `<item>`.
