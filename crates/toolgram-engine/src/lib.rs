@@ -37,7 +37,7 @@ mod error;
 pub mod gbnf_check;
 mod generate;
 mod grammar_cache;
-pub mod mask_bench;
+pub mod instrument;
 pub mod models;
 mod prefix;
 mod retry;

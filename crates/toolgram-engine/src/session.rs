@@ -57,7 +57,10 @@ pub struct Sampling {
     pub stop: Vec<String>,
     /// Added to logits before the mask (OpenAI `logit_bias`).
     pub logit_bias: Vec<(u32, f32)>,
-    /// Generate without any constraint (for `bench` comparisons; tool choice is ignored).
+    /// Generate without any constraint: no grammar mask at all, the reply parsed afterwards
+    /// (and refused if it is not a valid call). For comparing constrained decoding against
+    /// free decoding on the same model and prompt (`toolgram bench call`); tool choice is
+    /// ignored.
     pub unconstrained: bool,
     /// Most tokens of an open `<think>` block before its closing marker is forced in;
     /// `None` = three quarters of `max_tokens`.

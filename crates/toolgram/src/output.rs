@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use toolgram_engine::EngineError;
+use toolgram_eval::EvalError;
 use toolgram_providers::ProviderError;
 use toolgram_providers::profile::ProfileError;
 use toolgram_runtime::{Checked, Event, RunError, profile_error_kind, provider_error_kind};
@@ -42,11 +43,25 @@ pub(crate) fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
 
 /// Print an error as one JSON line on stderr.
 pub(crate) fn print_error(e: &anyhow::Error) {
-    if let Some(run) = e.downcast_ref::<RunError>() {
+    // An evaluation or benchmark passes the run stage's and the engine's errors through:
+    // they print as those errors do.
+    let eval = e.downcast_ref::<EvalError>();
+    let run = e.downcast_ref::<RunError>().or(match eval {
+        Some(EvalError::Run(r)) => Some(r),
+        _ => None,
+    });
+    if let Some(run) = run {
         eprintln!("{}", json!({"error": run.to_json()}));
         return;
     }
-    let (kind, extra) = match e.downcast_ref::<EngineError>() {
+    let engine = e.downcast_ref::<EngineError>().or(match eval {
+        Some(EvalError::Engine(x)) => Some(x),
+        _ => None,
+    });
+    let fetch = matches!(eval, Some(EvalError::Fetch(_)))
+        || e.downcast_ref::<toolgram_engine::models::FetchError>()
+            .is_some();
+    let (kind, extra) = match engine {
         Some(EngineError::Truncated { partial, .. }) => ("truncated", json!({"partial": partial})),
         Some(EngineError::ContextOverflow {
             prompt_tokens,
@@ -56,16 +71,14 @@ pub(crate) fn print_error(e: &anyhow::Error) {
             json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
         ),
         Some(other) => (other.kind(), Value::Null),
-        None => match e.downcast_ref::<toolgram_engine::models::FetchError>() {
-            Some(_) => ("model_fetch_error", Value::Null),
-            None => match e.downcast_ref::<CliError>() {
-                Some(c) => (c.kind, Value::Null),
-                None => match e.downcast_ref::<ProfileError>() {
-                    Some(p) => (profile_error_kind(p), Value::Null),
-                    None => match e.downcast_ref::<ProviderError>() {
-                        Some(p) => (provider_error_kind(p), Value::Null),
-                        None => ("error", Value::Null),
-                    },
+        None if fetch => ("model_fetch_error", Value::Null),
+        None => match e.downcast_ref::<CliError>() {
+            Some(c) => (c.kind, Value::Null),
+            None => match e.downcast_ref::<ProfileError>() {
+                Some(p) => (profile_error_kind(p), Value::Null),
+                None => match e.downcast_ref::<ProviderError>() {
+                    Some(p) => (provider_error_kind(p), Value::Null),
+                    None => ("error", Value::Null),
                 },
             },
         },

@@ -1,19 +1,19 @@
-//! `toolgram bench call`: constrained vs unconstrained generation on the same prompt, model
-//! and threads — mask µs per token (p50/p99), decode ms per token, tokens/s; and
-//! `toolgram bench compile` (see [`compile`]) and `toolgram bench server-call` (see
-//! [`server_call`]). Grammar vs JSON vs prompt on BFCL is `toolgram eval bfcl`.
+//! `toolgram bench call | compile | mask | tools | server-call`: the benchmarks of
+//! `toolgram-eval`'s `bench` module, each subcommand's flags turned into its options and its
+//! report printed (JSON on stdout; `compile` prints a table and its JSON summary on stderr).
+//! Grammar vs JSON vs prompt on BFCL is `toolgram eval bfcl`.
+//!
+//! Argument parsing and printing only: running, timing, reading datasets and scoring live in
+//! `toolgram-eval`.
 
 mod compile;
-mod compile_gbnf;
-mod mask;
-mod server_call;
-mod tools;
 
 use crate::call::{CallArgs, messages};
-use clap::Subcommand;
-use serde_json::json;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
 use toolgram_core::{ToolChoice, ToolSet};
-use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, Timings, models};
+use toolgram_engine::models;
+use toolgram_eval::bench::{call, mask, server_call, tools};
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
@@ -28,107 +28,125 @@ pub(crate) enum BenchCommand {
     /// JSON-Schema coverage and correctness on MaskBench (no model).
     Compile(compile::CompileBenchArgs),
     /// Mask time per token: llguidance vs llama.cpp's GBNF sampler on the same pool and call.
-    Mask(mask::MaskArgs),
+    Mask(MaskArgs),
     /// Grammar tools: tokens of the grammar form vs the JSON forms over the same inputs.
-    Tools(tools::ToolsBenchArgs),
+    Tools(ToolsBenchArgs),
     /// One tool call end to end: the embedded engine vs llama-server's own tool calling on
     /// the same GGUF and threads.
-    ServerCall(server_call::ServerCallArgs),
+    ServerCall(ServerCallArgs),
 }
 
-fn percentile(sorted: &[u32], p: f64) -> u32 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
+/// Arguments of `toolgram bench mask`.
+#[derive(Args)]
+pub(crate) struct MaskArgs {
+    /// JSON file with OpenAI-style function tools.
+    #[arg(long)]
+    pub tools: PathBuf,
+    /// Model (default: the default model).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Replays of each call.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
 }
 
-fn summary(mode: &str, runs: &[(Timings, usize)]) -> serde_json::Value {
-    let mut masks: Vec<u32> = runs
-        .iter()
-        .flat_map(|(t, _)| t.mask_us.iter().copied())
-        .collect();
-    masks.sort_unstable();
-    let tokens: usize = runs.iter().map(|(_, n)| n).sum();
-    let gen_ms: f64 = runs.iter().map(|(t, _)| t.generate_ms).sum();
-    let forced: usize = runs.iter().map(|(t, _)| t.forced_tokens).sum();
-    let prompt_ms: f64 =
-        runs.iter().map(|(t, _)| t.prompt_ms).sum::<f64>() / runs.len().max(1) as f64;
-    json!({
-        "mode": mode,
-        "runs": runs.len(),
-        "tokens": tokens,
-        "forced_tokens": forced,
-        "mask_us_p50": percentile(&masks, 0.5),
-        "mask_us_p99": percentile(&masks, 0.99),
-        "ms_per_token": if tokens > 0 { gen_ms / tokens as f64 } else { 0.0 },
-        "tokens_per_s": if gen_ms > 0.0 { tokens as f64 * 1e3 / gen_ms } else { 0.0 },
-        "first_prompt_ms": prompt_ms,
-    })
+/// Arguments of `toolgram bench tools`.
+#[derive(Args)]
+pub(crate) struct ToolsBenchArgs {
+    /// JSON file: `{"sql_schema": "CREATE TABLE …", "tools": {"name": ["input", …]}}`.
+    #[arg(long, default_value = "examples/grammar-tools/inputs.json")]
+    pub inputs: PathBuf,
+    /// Model whose tokenizer counts (default: the default model).
+    #[arg(long)]
+    pub model: Option<String>,
+}
+
+/// Arguments of `toolgram bench server-call`.
+#[derive(Args)]
+pub(crate) struct ServerCallArgs {
+    #[command(flatten)]
+    call: Box<CallArgs>,
+    /// The `llama-server` binary (`scripts/build-llama-server` prints its path).
+    #[arg(long)]
+    server: PathBuf,
+    /// Timed calls per side.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
 }
 
 pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<()> {
-    let (args, runs) = match cmd {
-        BenchCommand::Call { call, runs } => (*call, runs),
-        BenchCommand::Compile(args) => return compile::run(args),
-        BenchCommand::Mask(args) => return mask::run(args),
-        BenchCommand::Tools(args) => return tools::run(args),
-        BenchCommand::ServerCall(args) => return server_call::run(args),
-    };
-    let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
-    let msgs = messages(&args)?;
-    let path = models::resolve(args.model.as_deref())?;
-    let engine = Engine::load(
-        &path,
-        &EngineOptions {
-            threads: args.threads,
-            n_ctx: args.ctx_size,
-            ..Default::default()
-        },
-    )?;
-    let mut out = Vec::new();
-    for unconstrained in [false, true] {
-        let mut results = Vec::new();
-        for _ in 0..runs {
-            // A fresh session per run: every run pays the same prompt cost.
-            let mut session = engine.session()?;
-            let r = session.call(&CallRequest {
-                messages: &msgs,
-                tools: &tools,
-                choice: ToolChoice::from_cli(&args.tool_choice),
-                parallel: args.parallel_tool_calls,
-                mode: Default::default(),
-                think: Default::default(),
-                sampling: Sampling {
-                    max_tokens: args.max_tokens,
-                    unconstrained,
-                    seed: Some(0),
-                    ..Sampling::default()
-                },
-            })?;
-            results.push((r.timings, r.completion_tokens));
-        }
-        out.push(summary(
-            if unconstrained {
-                "unconstrained"
-            } else {
-                "constrained"
-            },
-            &results,
-        ));
+    match cmd {
+        BenchCommand::Call { call, runs } => run_call(&call, runs),
+        BenchCommand::Compile(args) => compile::run(args),
+        BenchCommand::Mask(args) => run_mask(&args),
+        BenchCommand::Tools(args) => run_tools(&args),
+        BenchCommand::ServerCall(args) => run_server_call(&args),
     }
-    let ratio = |k: &str| {
-        let a = out[0][k].as_f64().unwrap_or(0.0);
-        let b = out[1][k].as_f64().unwrap_or(0.0);
-        if b > 0.0 { a / b } else { 0.0 }
-    };
-    let report = json!({
-        "model": engine.model_name(),
-        "threads": args.threads.unwrap_or_else(toolgram_engine::default_threads),
-        "results": out,
-        "ratio_ms_per_token_constrained_over_unconstrained": ratio("ms_per_token"),
-    });
+}
+
+fn run_call(args: &CallArgs, runs: usize) -> anyhow::Result<()> {
+    let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
+    let msgs = messages(args)?;
+    let model = models::resolve(args.model.as_deref())?;
+    let report = call::run(&call::CallBenchOptions {
+        model: &model,
+        threads: args.threads,
+        ctx_size: args.ctx_size,
+        messages: &msgs,
+        tools: &tools,
+        choice: ToolChoice::from_cli(&args.tool_choice),
+        parallel: args.parallel_tool_calls,
+        max_tokens: args.max_tokens,
+        runs,
+    })?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+fn run_mask(args: &MaskArgs) -> anyhow::Result<()> {
+    let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
+    let model = models::resolve(args.model.as_deref())?;
+    let report = mask::run(&mask::MaskBenchOptions {
+        model: &model,
+        tools: &tools,
+        runs: args.runs,
+    })?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+fn run_tools(args: &ToolsBenchArgs) -> anyhow::Result<()> {
+    let model = models::resolve(args.model.as_deref())?;
+    let rows = tools::run(&tools::ToolsBenchOptions {
+        inputs: &args.inputs,
+        model: &model,
+    })?;
+    for row in rows {
+        println!("{}", serde_json::to_string(&row)?);
+    }
+    Ok(())
+}
+
+fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
+    let call = &args.call;
+    let tools_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&call.tools)?)?;
+    let tools = ToolSet::from_value(&tools_json)?;
+    let msgs = messages(call)?;
+    let model = models::resolve(call.model.as_deref())?;
+    let report = server_call::run(&server_call::ServerCallOptions {
+        model: &model,
+        server: &args.server,
+        threads: call.threads,
+        ctx_size: call.ctx_size,
+        messages: &msgs,
+        tools_json: &tools_json,
+        tools: &tools,
+        tool_choice: &call.tool_choice,
+        parallel: call.parallel_tool_calls,
+        max_tokens: call.max_tokens,
+        runs: args.runs,
+    })?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
 }

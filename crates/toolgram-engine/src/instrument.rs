@@ -1,7 +1,10 @@
-//! Mask time per token, toolgram's constraint (llguidance) against llama.cpp's own GBNF
+//! Measurement hooks for benchmarks (`toolgram-eval`'s `bench`): [`Engine::mask_times`] times
+//! the mask per token of toolgram's constraint (llguidance) against llama.cpp's own GBNF
 //! grammar sampler, on the same model vocabulary, the same token sequence and the same tool
-//! pool compiled for each (Lark for llguidance, our GBNF for llama.cpp). Measurement only:
-//! nothing here decides a test; results go to `toolgram bench mask` and docs/benchmarks.md.
+//! pool compiled for each (Lark for llguidance, our GBNF for llama.cpp). Per-call timings of
+//! ordinary calls are [`crate::Timings`].
+//!
+//! Measurement only: nothing here decides a test or changes how the engine decodes.
 
 use crate::engine::Engine;
 use crate::error::EngineError;

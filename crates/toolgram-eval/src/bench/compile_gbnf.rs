@@ -1,11 +1,16 @@
-//! `toolgram bench compile --target gbnf|lark-openai`: the same MaskBench measure for
-//! toolgram's own schema → IR emitters. GBNF: every instance run through llama.cpp's real
-//! grammar engine (in child processes, so an abort counts as a failure of that schema, not of
-//! the run). OpenAI Lark (the dialect OpenAI's custom tools take): compiled and run by
-//! llguidance, an engine independent of our IR. Then the post-parse validator for the
-//! keywords the grammar leaves out. Measurements only.
+//! `bench compile --target gbnf|lark-openai`: the same MaskBench measure for toolgram's own
+//! schema → IR emitters. GBNF: every instance run through llama.cpp's real grammar engine (in
+//! child processes, so an abort counts as a failure of that schema, not of the run). OpenAI
+//! Lark (the dialect OpenAI's custom tools take): compiled and run by llguidance, an engine
+//! independent of our IR. Then the post-parse validator for the keywords the grammar leaves
+//! out.
+//!
+//! Measurements only; this module must not print (progress goes to a callback).
 
-use super::compile::{KeyOrder, SchemaResult, in_schema_order, policy_text, subset_of};
+use super::compile::{CompileProgress, SchemaResult, unreadable};
+use super::key_order::{KeyOrder, in_schema_order, policy_text};
+use crate::EvalError;
+use crate::datasets::maskbench;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -30,7 +35,7 @@ struct Pending {
 
 /// Which of our emitters, checked by which engine.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Emitter {
+pub(crate) enum Emitter {
     /// GBNF, run by llama.cpp.
     Gbnf,
     /// OpenAI-dialect Lark, run by llguidance.
@@ -57,7 +62,7 @@ fn peer_grammar(dir: &Path, name: &str) -> Result<(String, Vec<Note>), SchemaErr
 }
 
 /// Every job's verdict from llguidance (which returns errors instead of aborting).
-fn llguidance_verdicts(jobs: &[Job]) -> anyhow::Result<Vec<Verdict>> {
+fn llguidance_verdicts(jobs: &[Job]) -> Result<Vec<Verdict>, EvalError> {
     let checker = ByteChecker::new()?;
     Ok(jobs
         .iter()
@@ -87,35 +92,23 @@ fn llguidance_verdicts(jobs: &[Job]) -> anyhow::Result<Vec<Verdict>> {
 /// (`DIR/NAME.gbnf`, or `DIR/NAME.error` where it refused; `scripts/llama-cpp-schema-grammars`),
 /// judged by the same engine on the same instances, with no post-parse validator (llama.cpp
 /// has none) and no compile time (the converter ran inside llama-server).
-pub(super) fn results(
+pub(crate) fn results(
     files: &[PathBuf],
     lenient: bool,
     emitter: Emitter,
     peer: Option<&Path>,
-) -> anyhow::Result<Vec<SchemaResult>> {
+    progress: &mut dyn FnMut(CompileProgress),
+) -> Result<Vec<SchemaResult>, EvalError> {
     let mut done: Vec<Option<SchemaResult>> = files.iter().map(|_| None).collect();
     let mut pending = Vec::new();
     let mut jobs = Vec::new();
     for (index, f) in files.iter().enumerate() {
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut r = SchemaResult {
-            subset: subset_of(&name),
-            ..SchemaResult::default()
+        let name = maskbench::file_name(f);
+        let Some(case) = maskbench::read(f) else {
+            done[index] = Some(unreadable(f));
+            continue;
         };
-        let doc: Value = match std::fs::read_to_string(f)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-        {
-            Some(d) => d,
-            None => {
-                r.refused_by = Some("unreadable file".into());
-                done[index] = Some(r);
-                continue;
-            }
-        };
+        let mut r = SchemaResult::new(case.subset.clone());
         let opts = SchemaOptions {
             lenient,
             ..SchemaOptions::default()
@@ -123,7 +116,7 @@ pub(super) fn results(
         let t0 = Instant::now();
         let compiled = match peer {
             Some(dir) => peer_grammar(dir, &name),
-            None => to_grammar(&doc["schema"], &opts).map(|(g, notes)| {
+            None => to_grammar(&case.schema, &opts).map(|(g, notes)| {
                 let text = match emitter {
                     Emitter::Gbnf => gbnf::emit(&g),
                     Emitter::LarkOpenai => lark::emit(&g, LarkDialect::OpenAi),
@@ -149,12 +142,7 @@ pub(super) fn results(
             .iter()
             .filter(|n| matches!(n.kind, NoteKind::Warning(_)))
             .count();
-        let tests: Vec<(Value, bool)> = doc["tests"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| (t["data"].clone(), t["valid"] == true))
-            .collect();
+        let tests: Vec<(Value, bool)> = case.tests.into_iter().map(|t| (t.data, t.valid)).collect();
         let mut strings: Vec<String> = tests.iter().map(|(d, _)| d.to_string()).collect();
         let mut rewrites = Vec::new();
         // The peer (llama.cpp's converter) writes required keys first.
@@ -169,13 +157,8 @@ pub(super) fn results(
             if *valid {
                 let original = data.to_string();
                 for &order in orders {
-                    let text = policy_text(&in_schema_order(
-                        data,
-                        &doc["schema"],
-                        &doc["schema"],
-                        0,
-                        order,
-                    ));
+                    let text =
+                        policy_text(&in_schema_order(data, &case.schema, &case.schema, 0, order));
                     if text != original {
                         options.push(strings.len());
                         strings.push(text);
@@ -191,21 +174,20 @@ pub(super) fn results(
         pending.push(Pending {
             index,
             result: r,
-            schema: doc["schema"].clone(),
+            schema: case.schema,
             tests,
             rewrites,
             deferred: notes.iter().any(|n| n.kind == NoteKind::Deferred),
         });
     }
-    eprintln!(
-        "{} of {} schemas compiled; checking them in {}…",
-        pending.len(),
-        files.len(),
-        match emitter {
+    progress(CompileProgress::Compiled {
+        compiled: pending.len(),
+        total: files.len(),
+        checker: match emitter {
             Emitter::Gbnf => "llama.cpp",
             Emitter::LarkOpenai => "llguidance",
-        }
-    );
+        },
+    });
     let verdicts = match emitter {
         Emitter::Gbnf => gbnf_check::check_many(&models::find("test")?.fetch()?, &jobs)?,
         Emitter::LarkOpenai => llguidance_verdicts(&jobs)?,

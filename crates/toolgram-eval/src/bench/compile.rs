@@ -1,0 +1,584 @@
+//! `bench compile`: JSON-Schema coverage and correctness on MaskBench (the JSONSchemaBench
+//! schemas with valid and invalid instances) or a JSON-Schema-Test-Suite draft, per subset:
+//! schemas compiled, refused (by reason), valid instances accepted, invalid rejected, schemas
+//! passing (compiled, every valid accepted, every invalid rejected), compile time p50/p99.
+//!
+//! The [`Target::Lark`] path is what the embedded engine runs: our keyword pass, then
+//! llguidance's JSON grammar (toolgram's own schema grammar where llguidance refuses, as the
+//! engine falls back), then the post-parse validator for keywords the grammar leaves out. The
+//! IR targets ([`Target::Gbnf`], [`Target::LarkOpenai`]) are scored the same way by
+//! `compile_gbnf.rs`.
+//!
+//! Measurements only: nothing here decides pass/fail of a test, and nothing here prints
+//! (progress goes to a callback).
+
+use super::compile_gbnf;
+use super::key_order::{KeyOrder, in_schema_order, policy_text};
+use super::percentile;
+use crate::EvalError;
+use crate::datasets::{Instance, SchemaCase, maskbench, schema_suite};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
+use toolgram_engine::{ByteChecker, CompiledCheck};
+
+/// The compiler a `bench compile` run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Keyword pass + llguidance's JSON grammar (what the embedded engine runs).
+    Lark,
+    /// Our schema → IR → GBNF, run by llama.cpp's grammar engine.
+    Gbnf,
+    /// Our schema → IR → OpenAI-dialect Lark, run by llguidance.
+    LarkOpenai,
+}
+
+/// How a `bench compile` run compiles and checks each schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileBenchOptions {
+    /// The compiler measured.
+    pub target: Target,
+    /// Ignore unknown formats and keywords (each counted) instead of refusing the schema.
+    pub lenient: bool,
+    /// With [`Target::Gbnf`]: judge the GBNF llama.cpp's own converter wrote for each schema
+    /// into this folder (`NAME.gbnf`, or `NAME.error` where it refused) instead of ours.
+    pub peer_gbnf: Option<PathBuf>,
+}
+
+/// Where a run is, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompileProgress {
+    /// `done` of `total` schemas compiled and checked ([`Target::Lark`]).
+    Checked {
+        /// Schemas done.
+        done: usize,
+        /// Schemas in the run.
+        total: usize,
+    },
+    /// Every schema compiled (the IR targets); `compiled` of `total` now go to `checker`.
+    Compiled {
+        /// Schemas whose grammar was written.
+        compiled: usize,
+        /// Schemas in the run.
+        total: usize,
+        /// The grammar engine that checks them (`llama.cpp`, `llguidance`).
+        checker: &'static str,
+    },
+}
+
+/// What happened to one schema.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchemaResult {
+    /// Its subset.
+    pub subset: String,
+    /// Compiled (and, for the IR targets, accepted by the checking engine).
+    pub compiled: bool,
+    /// Why it was refused.
+    pub refused_by: Option<String>,
+    /// Compile time.
+    pub compile_ms: f64,
+    /// Valid instances accepted, of valid instances.
+    pub valid: (usize, usize),
+    /// Invalid instances rejected, of invalid instances.
+    pub invalid: (usize, usize),
+    /// Valid instances rejected only for key order or `1.0`-style integers (the output
+    /// policies; counted as accepted by [`SchemaResult::passes`]).
+    pub out_of_order_valid_rejected: usize,
+    /// Valid instances the post-parse validator rejected.
+    pub validator_rejected: usize,
+    /// Unknown `format` values ignored (lenient).
+    pub ignored_formats: usize,
+    /// Unknown keywords ignored (lenient).
+    pub ignored_keywords: usize,
+    /// Where the grammar stopped on the first valid instance it rejected for a reason other
+    /// than the output policies (byte offset into its compact JSON).
+    pub valid_rejected_at: Option<usize>,
+    /// llguidance's `%json` refused it and our own schema grammar ran instead.
+    pub ir_fallback: bool,
+}
+
+impl SchemaResult {
+    /// A result not yet compiled, in `subset`.
+    pub(crate) fn new(subset: String) -> Self {
+        Self {
+            subset,
+            ..Self::default()
+        }
+    }
+
+    /// Compiled, every valid instance accepted (counting one rejected only for its key order
+    /// as accepted under the order policy) and every invalid one rejected.
+    pub fn passes(&self) -> bool {
+        self.compiled
+            && self.valid.0 + self.out_of_order_valid_rejected == self.valid.1
+            && self.invalid.0 == self.invalid.1
+    }
+
+    /// The per-schema record of `--details`, for the file it came from.
+    pub fn detail(&self, file: &Path) -> SchemaDetail {
+        SchemaDetail {
+            file: file.file_name().map(|n| n.to_string_lossy().into_owned()),
+            compiled: self.compiled,
+            refused_by: self.refused_by.clone(),
+            passes: self.passes(),
+            valid: [self.valid.0, self.valid.1],
+            invalid: [self.invalid.0, self.invalid.1],
+            order_only: self.out_of_order_valid_rejected,
+            validator_rejected: self.validator_rejected,
+            valid_rejected_at: self.valid_rejected_at,
+            ir_fallback: self.ir_fallback,
+            compile_ms: self.compile_ms,
+        }
+    }
+}
+
+/// One schema's line in `--details` (JSON lines).
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemaDetail {
+    /// The schema file's name.
+    pub file: Option<String>,
+    /// See [`SchemaResult::compiled`].
+    pub compiled: bool,
+    /// See [`SchemaResult::refused_by`].
+    pub refused_by: Option<String>,
+    /// See [`SchemaResult::passes`].
+    pub passes: bool,
+    /// Valid accepted, valid.
+    pub valid: [usize; 2],
+    /// Invalid rejected, invalid.
+    pub invalid: [usize; 2],
+    /// See [`SchemaResult::out_of_order_valid_rejected`].
+    pub order_only: usize,
+    /// See [`SchemaResult::validator_rejected`].
+    pub validator_rejected: usize,
+    /// See [`SchemaResult::valid_rejected_at`].
+    pub valid_rejected_at: Option<usize>,
+    /// See [`SchemaResult::ir_fallback`].
+    pub ir_fallback: bool,
+    /// See [`SchemaResult::compile_ms`].
+    pub compile_ms: f64,
+}
+
+/// Compile and check every MaskBench file (see [`maskbench::files`]), in the files' order.
+pub fn run_maskbench(
+    files: &[PathBuf],
+    opts: &CompileBenchOptions,
+    progress: &mut dyn FnMut(CompileProgress),
+) -> Result<Vec<SchemaResult>, EvalError> {
+    if opts.peer_gbnf.is_some() && opts.target != Target::Gbnf {
+        return Err(EvalError::Unsupported(
+            "--peer-gbnf goes with --target gbnf".into(),
+        ));
+    }
+    let peer = opts.peer_gbnf.as_deref();
+    let emitter = match opts.target {
+        Target::Gbnf => compile_gbnf::Emitter::Gbnf,
+        Target::LarkOpenai => compile_gbnf::Emitter::LarkOpenai,
+        Target::Lark => {
+            let checker = ByteChecker::new()?;
+            let mut results = Vec::with_capacity(files.len());
+            for (i, f) in files.iter().enumerate() {
+                let r = match maskbench::read(f) {
+                    Some(case) => check_schema(&checker, &case, opts.lenient),
+                    None => unreadable(f),
+                };
+                results.push(r);
+                progress(CompileProgress::Checked {
+                    done: i + 1,
+                    total: files.len(),
+                });
+            }
+            return Ok(results);
+        }
+    };
+    compile_gbnf::results(files, opts.lenient, emitter, peer, progress)
+}
+
+/// Compile and check every group of a JSON-Schema-Test-Suite draft folder (the
+/// [`Target::Lark`] path only).
+pub fn run_suite(dir: &Path, opts: &CompileBenchOptions) -> Result<Vec<SchemaResult>, EvalError> {
+    if opts.target != Target::Lark {
+        return Err(EvalError::Unsupported(
+            "--suite runs the lark target; use --data for --target gbnf|lark-openai".into(),
+        ));
+    }
+    let checker = ByteChecker::new()?;
+    Ok(schema_suite::read_dir(dir)?
+        .iter()
+        .map(|case| check_schema(&checker, case, opts.lenient))
+        .collect())
+}
+
+/// The result of a file that could not be read.
+pub(crate) fn unreadable(path: &Path) -> SchemaResult {
+    SchemaResult {
+        refused_by: Some("unreadable file".into()),
+        ..SchemaResult::new(maskbench::subset_of(&maskbench::file_name(path)))
+    }
+}
+
+/// The reason of a refusal, without llguidance's location prefix and instance details.
+fn refusal_reason(message: &str) -> String {
+    let m = message
+        .split("failed to compile JSON schema: ")
+        .nth(1)
+        .unwrap_or(message);
+    let m = m.lines().next().unwrap_or_default();
+    // Keep the kind of failure, not the schema-specific value after it.
+    let cut = m.find(": ").map_or(m.len(), |i| i.min(80));
+    m[..cut.min(m.len())].to_owned()
+}
+
+/// Remove `format` values that neither the grammar nor the validator knows; their count.
+fn drop_unknown_formats(v: &mut Value) -> usize {
+    use toolgram_grammar::schema::keywords::{GRAMMAR_FORMATS, VALIDATOR_FORMATS};
+    match v {
+        Value::Object(m) => {
+            let unknown = m
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !GRAMMAR_FORMATS.contains(&f) && !VALIDATOR_FORMATS.contains(&f));
+            let here = usize::from(unknown && m.shift_remove("format").is_some());
+            here + m.values_mut().map(drop_unknown_formats).sum::<usize>()
+        }
+        Value::Array(a) => a.iter_mut().map(drop_unknown_formats).sum(),
+        _ => 0,
+    }
+}
+
+/// The engine's fallback: the schema through toolgram's own compiler, as llguidance Lark;
+/// the compiled grammar and whether any keyword is left to the validator.
+fn ir_fallback(
+    checker: &ByteChecker,
+    schema: &Value,
+    lenient: bool,
+) -> Option<(CompiledCheck, bool)> {
+    use toolgram_grammar::lark;
+    use toolgram_grammar::schema::{NoteKind, SchemaOptions, to_grammar};
+    let opts = SchemaOptions {
+        lenient,
+        ..SchemaOptions::default()
+    };
+    let (g, notes) = to_grammar(schema, &opts).ok()?;
+    let compiled = checker
+        .compile(&lark::emit(&g, lark::LarkDialect::Llguidance))
+        .ok()?;
+    Some((compiled, notes.iter().any(|n| n.kind == NoteKind::Deferred)))
+}
+
+/// Compile one schema and run its test instances through the grammar and the post-parse
+/// validator.
+fn check_schema(checker: &ByteChecker, case: &SchemaCase, lenient: bool) -> SchemaResult {
+    let mut r = SchemaResult::new(case.subset.clone());
+    let mut schema = case.schema.clone();
+    if lenient {
+        r.ignored_formats = drop_unknown_formats(&mut schema);
+    }
+    let mut pass = KeywordPass::default();
+    let t0 = Instant::now();
+    let grammar_schema = bare_grammar_schema(&schema, &mut pass);
+    if let (false, Some(k)) = (lenient, pass.unknown.first()) {
+        r.refused_by = Some(format!("unknown keyword `{}`", k.keyword));
+        return r;
+    }
+    r.ignored_keywords = pass.unknown.len();
+    let mut deferred = !pass.deferred.is_empty();
+    let lark = format!("start: %json {grammar_schema}\n");
+    // As the engine does: where llguidance's `%json` refuses, our own schema grammar.
+    let compiled =
+        checker
+            .compile(&lark)
+            .or_else(|e| match ir_fallback(checker, &schema, lenient) {
+                Some((c, deferred_ir)) => {
+                    r.ir_fallback = true;
+                    deferred = deferred_ir;
+                    Ok(c)
+                }
+                None => Err(e),
+            });
+    r.compile_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let compiled = match compiled {
+        Ok(c) => c,
+        Err(e) => {
+            r.refused_by = Some(refusal_reason(&e.to_string()));
+            return r;
+        }
+    };
+    // Deferred keywords need the validator; a schema it cannot build is refused, not passed.
+    let validator = match deferred
+        .then(|| toolgram_core::define::arguments::post_parse_validator(&schema))
+        .transpose()
+    {
+        Ok(v) => v,
+        Err(e) => {
+            r.refused_by = Some(format!("validator: {e}"));
+            return r;
+        }
+    };
+    r.compiled = true;
+    for Instance { data, valid } in &case.tests {
+        let by_grammar = checker.accepts(&compiled, &data.to_string());
+        let by_validator = validator.as_ref().is_none_or(|v| v.is_valid(data));
+        let accepted = by_grammar && by_validator;
+        if *valid {
+            r.valid.1 += 1;
+            if accepted {
+                r.valid.0 += 1;
+            } else if !by_validator {
+                r.validator_rejected += 1;
+            } else if [KeyOrder::Keyword, KeyOrder::OwnFirst]
+                .into_iter()
+                .any(|order| {
+                    let text = policy_text(&in_schema_order(data, &schema, &schema, 0, order));
+                    checker.accepts(&compiled, &text)
+                })
+            {
+                r.out_of_order_valid_rejected += 1;
+            } else if r.valid_rejected_at.is_none() {
+                r.valid_rejected_at = Some(checker.accepted_len(&compiled, &data.to_string()));
+            }
+        } else {
+            r.invalid.1 += 1;
+            if !accepted {
+                r.invalid.0 += 1;
+            }
+        }
+    }
+    r
+}
+
+/// One subset's row (or `ALL`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubsetRow {
+    /// The subset, or `ALL`.
+    pub subset: String,
+    /// Schemas.
+    pub schemas: usize,
+    /// Schemas compiled.
+    pub compiled: usize,
+    /// Schemas passing ([`SchemaResult::passes`]).
+    pub passing: usize,
+    /// Valid instances accepted.
+    pub valid_accepted: usize,
+    /// Valid instances.
+    pub valid: usize,
+    /// Invalid instances rejected.
+    pub invalid_rejected: usize,
+    /// Invalid instances.
+    pub invalid: usize,
+    /// Median compile time of the schemas compiled (not in the JSON summary).
+    #[serde(skip)]
+    pub compile_ms_p50: f64,
+    /// 99th-percentile compile time (not in the JSON summary).
+    #[serde(skip)]
+    pub compile_ms_p99: f64,
+}
+
+impl SubsetRow {
+    fn of(subset: String, rs: &[&SchemaResult]) -> Self {
+        let sum = |f: fn(&SchemaResult) -> usize| rs.iter().map(|r| f(r)).sum::<usize>();
+        let mut times: Vec<f64> = rs
+            .iter()
+            .filter(|r| r.compiled)
+            .map(|r| r.compile_ms)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        Self {
+            subset,
+            schemas: rs.len(),
+            compiled: rs.iter().filter(|r| r.compiled).count(),
+            passing: rs.iter().filter(|r| r.passes()).count(),
+            valid_accepted: sum(|r| r.valid.0),
+            valid: sum(|r| r.valid.1),
+            invalid_rejected: sum(|r| r.invalid.0),
+            invalid: sum(|r| r.invalid.1),
+            compile_ms_p50: percentile(&times, 0.5),
+            compile_ms_p99: percentile(&times, 0.99),
+        }
+    }
+}
+
+/// A run's results aggregated for its report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileSummary {
+    /// One row per subset (by name), then `ALL`.
+    pub rows: Vec<SubsetRow>,
+    /// Refusals counted by reason, most frequent first.
+    pub refusals: Vec<(String, usize)>,
+    /// Valid instances rejected only for the output policies (counted as passing).
+    pub order_only: usize,
+    /// Valid instances rejected by the post-parse validator.
+    pub validator_rejected: usize,
+    /// Schemas compiled by toolgram's own schema grammar where llguidance's `%json` refused.
+    pub ir_fallbacks: usize,
+    /// Unknown `format` values ignored (lenient), and in how many schemas.
+    pub ignored_formats: (usize, usize),
+    /// Unknown keywords ignored (lenient), and in how many schemas.
+    pub ignored_keywords: (usize, usize),
+}
+
+impl CompileSummary {
+    /// Aggregate `results` per subset and overall.
+    pub fn of(results: &[SchemaResult]) -> Self {
+        let mut by_subset: BTreeMap<String, Vec<&SchemaResult>> = BTreeMap::new();
+        for r in results {
+            by_subset.entry(r.subset.clone()).or_default().push(r);
+        }
+        let mut rows: Vec<SubsetRow> = by_subset
+            .into_iter()
+            .map(|(name, rs)| SubsetRow::of(name, &rs))
+            .collect();
+        rows.push(SubsetRow::of(
+            "ALL".into(),
+            &results.iter().collect::<Vec<_>>(),
+        ));
+        let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
+        for k in results.iter().filter_map(|r| r.refused_by.as_ref()) {
+            *refusals.entry(k.clone()).or_default() += 1;
+        }
+        let mut refusals: Vec<(String, usize)> = refusals.into_iter().collect();
+        refusals.sort_by_key(|r| std::cmp::Reverse(r.1));
+        let total = |f: fn(&SchemaResult) -> usize| {
+            let n: usize = results.iter().map(f).sum();
+            (n, results.iter().filter(|r| f(r) > 0).count())
+        };
+        Self {
+            rows,
+            refusals,
+            order_only: total(|r| r.out_of_order_valid_rejected).0,
+            validator_rejected: total(|r| r.validator_rejected).0,
+            ir_fallbacks: results.iter().filter(|r| r.ir_fallback).count(),
+            ignored_formats: total(|r| r.ignored_formats),
+            ignored_keywords: total(|r| r.ignored_keywords),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(
+        subset: &str,
+        compiled: bool,
+        valid: (usize, usize),
+        invalid: (usize, usize),
+    ) -> SchemaResult {
+        SchemaResult {
+            compiled,
+            valid,
+            invalid,
+            ..SchemaResult::new(subset.into())
+        }
+    }
+
+    #[test]
+    fn passing_counts_policy_rejections_as_accepted() {
+        let mut r = result("a", true, (1, 2), (3, 3));
+        assert!(!r.passes());
+        r.out_of_order_valid_rejected = 1;
+        assert!(r.passes());
+        r.invalid = (2, 3);
+        assert!(!r.passes(), "an invalid instance accepted");
+        assert!(!result("a", false, (0, 0), (0, 0)).passes(), "not compiled");
+    }
+
+    #[test]
+    fn summary_rows_per_subset_then_all() {
+        let mut refused = result("b", false, (0, 0), (0, 0));
+        refused.refused_by = Some("unknown keyword `x`".into());
+        let mut refused2 = refused.clone();
+        refused2.subset = "a".into();
+        let mut other = refused.clone();
+        other.refused_by = Some("validator: bad".into());
+        let mut slow = result("b", true, (2, 2), (1, 1));
+        slow.compile_ms = 9.0;
+        slow.ignored_formats = 2;
+        let mut fast = result("a", true, (1, 2), (0, 1));
+        fast.compile_ms = 1.0;
+        fast.validator_rejected = 1;
+        let s = CompileSummary::of(&[slow, refused, fast, refused2, other]);
+        let names: Vec<&str> = s.rows.iter().map(|r| r.subset.as_str()).collect();
+        assert_eq!(names, ["a", "b", "ALL"]);
+        let all = &s.rows[2];
+        assert_eq!((all.schemas, all.compiled, all.passing), (5, 2, 1));
+        assert_eq!((all.valid_accepted, all.valid), (3, 4));
+        assert_eq!((all.invalid_rejected, all.invalid), (1, 2));
+        assert_eq!((all.compile_ms_p50, all.compile_ms_p99), (9.0, 9.0));
+        assert_eq!(
+            s.rows[0].compile_ms_p50, 1.0,
+            "refused schemas have no compile time"
+        );
+        assert_eq!(
+            s.refusals,
+            vec![
+                ("unknown keyword `x`".to_owned(), 2),
+                ("validator: bad".to_owned(), 1)
+            ]
+        );
+        assert_eq!((s.validator_rejected, s.ignored_formats), (1, (2, 1)));
+        let json = serde_json::to_value(all).expect("serializes");
+        assert!(
+            json.get("compile_ms_p50").is_none(),
+            "the summary keys stay as they were"
+        );
+    }
+
+    #[test]
+    fn refusal_reason_keeps_the_kind() {
+        let m = "at /x: failed to compile JSON schema: Unimplemented keys: [\"foo\"]\nmore";
+        assert_eq!(refusal_reason(m), "Unimplemented keys");
+        assert_eq!(refusal_reason("plain"), "plain");
+    }
+
+    #[test]
+    fn lenient_drops_only_unknown_formats() {
+        let mut s = serde_json::json!({"format": "color", "properties": {
+            "a": {"format": "date-time"}, "b": {"format": "topic"}}});
+        assert_eq!(drop_unknown_formats(&mut s), 2);
+        assert!(s.get("format").is_none());
+        assert_eq!(s["properties"]["a"]["format"], "date-time");
+    }
+
+    #[test]
+    fn lark_target_scores_instances() {
+        let Ok(checker) = ByteChecker::new() else {
+            return;
+        };
+        let case = SchemaCase {
+            subset: "t".into(),
+            schema: serde_json::json!({"type": "object", "properties": {
+                "a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]}),
+            tests: vec![
+                Instance {
+                    data: serde_json::json!({"a": 1, "b": "x"}),
+                    valid: true,
+                },
+                // Keys out of schema order: a policy rejection, not a real one.
+                Instance {
+                    data: serde_json::json!({"b": "x", "a": 1}),
+                    valid: true,
+                },
+                Instance {
+                    data: serde_json::json!({"b": "x"}),
+                    valid: false,
+                },
+            ],
+        };
+        let r = check_schema(&checker, &case, false);
+        assert!(r.compiled, "{:?}", r.refused_by);
+        assert_eq!(r.valid, (1, 2));
+        assert_eq!(r.out_of_order_valid_rejected, 1);
+        assert_eq!(r.invalid, (1, 1));
+        assert!(r.passes());
+        let unknown = SchemaCase {
+            schema: serde_json::json!({"type": "string", "x-made-up": 1, "frobnicate": true}),
+            ..case
+        };
+        let refused = check_schema(&checker, &unknown, false);
+        assert!(!refused.compiled);
+    }
+}

@@ -1,0 +1,337 @@
+//! `bench server-call`: one tool-call request, end to end, on the embedded engine and on
+//! `llama-server`'s own tool calling (`--jinja`: its chat template, its lazy grammar) — the
+//! same GGUF, threads, context size, messages, tools and `tool_choice`, in the same run.
+//! Each side gets one untimed warm-up, then `runs` timed calls; every call pays its prompt
+//! (a fresh session here, `cache_prompt: false` there). Reports wall-clock p50/p95 per side,
+//! their ratio, and how many calls were valid.
+//!
+//! Measurements only; this module must not print. It starts llama-server as a child process
+//! and kills it when done.
+
+use super::percentile;
+use crate::EvalError;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use toolgram_core::validate::validate_call;
+use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling};
+
+/// What `bench server-call` runs.
+pub struct ServerCallOptions<'a> {
+    /// The GGUF model file, for both sides.
+    pub model: &'a Path,
+    /// The `llama-server` binary.
+    pub server: &'a Path,
+    /// CPU threads, both sides (`None`: [`toolgram_engine::default_threads`]).
+    pub threads: Option<u32>,
+    /// Context size, both sides (`None`: 4096).
+    pub ctx_size: Option<u32>,
+    /// The conversation.
+    pub messages: &'a [ChatMessage],
+    /// The tools file's JSON, sent to llama-server as it is.
+    pub tools_json: &'a Value,
+    /// The same tools, read.
+    pub tools: &'a ToolSet,
+    /// The tool choice as the user spelled it (`auto`, `required`, `none` or a tool name).
+    pub tool_choice: &'a str,
+    /// Allow more than one call.
+    pub parallel: bool,
+    /// Most tokens per call.
+    pub max_tokens: usize,
+    /// Timed calls per side (at least one).
+    pub runs: usize,
+}
+
+/// One side's timed calls.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    /// Which side.
+    pub side: &'static str,
+    /// Timed calls.
+    pub runs: usize,
+    /// Calls whose tool calls all validated (and that made at least one).
+    pub valid_calls: usize,
+    /// Median wall-clock ms.
+    pub ms_p50: f64,
+    /// 95th-percentile wall-clock ms.
+    pub ms_p95: f64,
+    /// Fastest call.
+    pub ms_min: f64,
+    /// The side's own account of its last call.
+    pub detail: Value,
+}
+
+impl Side {
+    fn new(side: &'static str, mut ms: Vec<f64>, valid_calls: usize, detail: Value) -> Self {
+        ms.sort_by(f64::total_cmp);
+        Self {
+            side,
+            runs: ms.len(),
+            valid_calls,
+            ms_p50: percentile(&ms, 0.5),
+            ms_p95: percentile(&ms, 0.95),
+            ms_min: percentile(&ms, 0.0),
+            detail,
+        }
+    }
+}
+
+/// What `bench server-call` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerCallReport {
+    /// The model file's name.
+    pub model: Option<String>,
+    /// CPU threads.
+    pub threads: u32,
+    /// Context size.
+    pub ctx: u32,
+    /// The tool choice as given.
+    pub tool_choice: String,
+    /// toolgram first, then llama-server.
+    pub results: [Side; 2],
+    /// toolgram's p50 over llama-server's.
+    pub ratio_p50_toolgram_over_llama_server: f64,
+}
+
+/// Time both sides.
+pub fn run(opts: &ServerCallOptions<'_>) -> Result<ServerCallReport, EvalError> {
+    let runs = opts.runs.max(1);
+    let threads = opts
+        .threads
+        .unwrap_or_else(toolgram_engine::default_threads);
+    let ctx = opts.ctx_size.unwrap_or(4096);
+    let ours = run_embedded(opts, threads, ctx, runs)?;
+    let peer = run_server(opts, threads, ctx, runs)?;
+    let ratio = ours.ms_p50 / peer.ms_p50;
+    Ok(ServerCallReport {
+        model: opts
+            .model
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned()),
+        threads,
+        ctx,
+        tool_choice: opts.tool_choice.to_owned(),
+        results: [ours, peer],
+        ratio_p50_toolgram_over_llama_server: ratio,
+    })
+}
+
+/// toolgram, embedded: a fresh session per call (no prompt reuse), the call timed.
+fn run_embedded(
+    opts: &ServerCallOptions<'_>,
+    threads: u32,
+    ctx: u32,
+    runs: usize,
+) -> Result<Side, EvalError> {
+    let engine = Engine::load(
+        opts.model,
+        &EngineOptions {
+            threads: Some(threads),
+            n_ctx: Some(ctx),
+            ..Default::default()
+        },
+    )?;
+    let choice = ToolChoice::from_cli(opts.tool_choice);
+    let (mut ms, mut valid_calls, mut last) = (Vec::new(), 0, Value::Null);
+    for i in 0..=runs {
+        let mut session = engine.session()?;
+        let t0 = Instant::now();
+        let r = session.call(&CallRequest {
+            messages: opts.messages,
+            tools: opts.tools,
+            choice: choice.clone(),
+            parallel: opts.parallel,
+            mode: Default::default(),
+            think: Default::default(),
+            sampling: Sampling {
+                max_tokens: opts.max_tokens,
+                seed: Some(0),
+                ..Sampling::default()
+            },
+        })?;
+        if i > 0 {
+            ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            valid_calls += usize::from(valid(opts.tools, &r.tool_calls));
+            let t = &r.timings;
+            last = json!({"completion_tokens": r.completion_tokens,
+                "forced_tokens": t.forced_tokens, "prompt_tokens": t.prompt_evaluated,
+                "prompt_ms": t.prompt_ms, "generate_ms": t.generate_ms,
+                "mask_ms_total": t.mask_us.iter().map(|&u| f64::from(u)).sum::<f64>() / 1e3});
+        }
+    }
+    Ok(Side::new(
+        "toolgram (embedded, llguidance)",
+        ms,
+        valid_calls,
+        json!({ "last": last }),
+    ))
+}
+
+/// llama-server's own tool calling on the same GGUF and threads.
+fn run_server(
+    opts: &ServerCallOptions<'_>,
+    threads: u32,
+    ctx: u32,
+    runs: usize,
+) -> Result<Side, EvalError> {
+    let server = Server::start(opts.server, opts.model, threads, ctx)?;
+    let body = request_body(opts).to_string();
+    let (mut ms, mut valid_calls, mut timings) = (Vec::new(), 0, Value::Null);
+    for i in 0..=runs {
+        let t0 = Instant::now();
+        let (status, text) = http(server.port, "POST", "/v1/chat/completions", &body)
+            .map_err(|e| EvalError::Server(format!("llama-server: {e}")))?;
+        let elapsed = t0.elapsed().as_secs_f64() * 1e3;
+        if status != 200 {
+            return Err(EvalError::Server(format!(
+                "llama-server answered {status}: {text}"
+            )));
+        }
+        let reply: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if i > 0 {
+            ms.push(elapsed);
+            valid_calls += usize::from(valid(opts.tools, &reply_calls(&reply)));
+            timings = reply["timings"].clone();
+        }
+    }
+    Ok(Side::new(
+        "llama-server --jinja (its own tool calling)",
+        ms,
+        valid_calls,
+        json!({ "last_timings": timings }),
+    ))
+}
+
+/// The chat-completions body llama-server gets: greedy, seeded, no prompt cache.
+fn request_body(opts: &ServerCallOptions<'_>) -> Value {
+    let mut body = json!({"messages": opts.messages, "tools": opts.tools_json,
+        "temperature": 0.0, "seed": 0, "max_tokens": opts.max_tokens,
+        "parallel_tool_calls": opts.parallel, "cache_prompt": false});
+    body["tool_choice"] = match ToolChoice::from_cli(opts.tool_choice) {
+        ToolChoice::Named(name) => json!({"type": "function", "function": {"name": name}}),
+        _ => json!(opts.tool_choice),
+    };
+    body
+}
+
+/// A llama-server child, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Start llama-server on a free loopback port and wait (at most 180 s) until healthy.
+    fn start(server: &Path, model: &Path, threads: u32, ctx: u32) -> Result<Self, EvalError> {
+        let failed = |e: std::io::Error| EvalError::Server(format!("llama-server: {e}"));
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(failed)?
+            .port();
+        let (threads, ctx) = (threads.to_string(), ctx.to_string());
+        let child = Command::new(server)
+            .arg("-m")
+            .arg(model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-t", &threads, "-tb", &threads])
+            .args(["-c", &ctx, "-np", "1", "--jinja"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(failed)?;
+        let server = Self { child, port };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(180) {
+            if matches!(http(port, "GET", "/health", ""), Ok((200, _))) {
+                return Ok(server);
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        Err(EvalError::Server(
+            "llama-server did not become healthy in 180 s".into(),
+        ))
+    }
+}
+
+/// One HTTP/1.1 exchange on a new loopback connection (no client library in the timing).
+fn http(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(600)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)?;
+    let status = reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// The calls of an OpenAI chat reply, as toolgram reads them.
+fn reply_calls(reply: &Value) -> Vec<ToolCall> {
+    reply["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| ToolCall {
+            id: c["id"].as_str().unwrap_or("").to_owned(),
+            name: c["function"]["name"].as_str().unwrap_or("").to_owned(),
+            arguments: c["function"]["arguments"]
+                .as_str()
+                .and_then(|a| serde_json::from_str(a).ok())
+                .unwrap_or(Value::Null),
+        })
+        .collect()
+}
+
+/// At least one call, and every call valid for the pool.
+fn valid(tools: &ToolSet, calls: &[ToolCall]) -> bool {
+    !calls.is_empty() && calls.iter().all(|c| validate_call(tools, c).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_percentiles_over_sorted_times() {
+        let s = Side::new("x", vec![30.0, 10.0, 20.0], 2, Value::Null);
+        assert_eq!((s.runs, s.valid_calls), (3, 2));
+        assert_eq!((s.ms_min, s.ms_p50, s.ms_p95), (10.0, 20.0, 30.0));
+    }
+
+    #[test]
+    fn reply_calls_read_arguments_as_json() {
+        let reply = json!({"choices": [{"message": {"tool_calls": [
+            {"id": "a", "function": {"name": "f", "arguments": "{\"x\": 1}"}},
+            {"id": "b", "function": {"name": "g", "arguments": "not json"}}
+        ]}}]});
+        let calls = reply_calls(&reply);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].arguments, json!({"x": 1}));
+        assert_eq!(calls[1].arguments, Value::Null);
+        assert!(reply_calls(&json!({})).is_empty());
+    }
+}
