@@ -2,8 +2,9 @@
 //! holding the key, fallback policy, capabilities switched off). Keys themselves never go in
 //! the file. Reading only; flags given on the command line win over the file.
 
-use crate::capability::{Capabilities, Kind};
 use crate::error::ProviderError;
+use crate::providers::lookup;
+use crate::spec::{Capabilities, Kind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,7 +61,7 @@ impl Config {
     pub fn parse(text: &str) -> Result<Self, String> {
         let cfg: Config = toml::from_str(text).map_err(|e| e.to_string())?;
         for (name, p) in &cfg.providers {
-            Kind::from_name(&p.kind).map_err(|e| format!("provider `{name}`: {e}"))?;
+            lookup(&p.kind).map_err(|e| format!("provider `{name}`: {e}"))?;
             if let Some(bad) = p
                 .disable
                 .iter()
@@ -90,10 +91,11 @@ pub struct Overrides {
     pub no_fallback: bool,
 }
 
-/// A provider with its config entry, the overrides and the kind's defaults merged.
+/// A provider with its config entry, the overrides and the provider's defaults (its spec in
+/// the registry) merged.
 #[derive(Clone)]
 pub struct Resolved {
-    /// Its dialect.
+    /// The provider.
     pub kind: Kind,
     /// Base URL.
     pub base_url: String,
@@ -124,7 +126,7 @@ impl Config {
     /// The provider called `name` (a config entry, else a kind name), with `o` applied.
     pub fn resolve(&self, name: &str, o: &Overrides) -> Result<Resolved, ProviderError> {
         let entry = self.providers.get(name);
-        let kind = Kind::from_name(entry.map_or(name, |e| e.kind.as_str()))?;
+        let kind = lookup(entry.map_or(name, |e| e.kind.as_str()))?;
         if let Some(bad) = o
             .disable
             .iter()
@@ -138,7 +140,7 @@ impl Config {
             o.disable.iter().any(|d| d == word)
                 || entry.is_some_and(|e| e.disable.iter().any(|d| d == word))
         };
-        let mut capabilities = Capabilities::of(kind);
+        let mut capabilities = kind.capabilities();
         capabilities.grammar &= !disabled("grammar");
         capabilities.strict_json &= !disabled("strict-json");
         let key_env = o

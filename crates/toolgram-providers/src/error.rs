@@ -9,10 +9,13 @@ pub enum ProviderError {
     #[error("config: {0}")]
     Config(String),
     /// Not a provider toolgram knows.
-    #[error(
-        "unknown provider `{0}` (providers: openai-chat, openai-responses, anthropic, gemini, llama-server, vllm, sglang, ollama)"
-    )]
-    UnknownProvider(String),
+    #[error("unknown provider `{name}` (providers: {known})")]
+    UnknownProvider {
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated.
+        known: String,
+    },
     /// The request needs a capability the provider lacks and falling back is forbidden.
     #[error("{provider} cannot do {wanted}: {why} (fallback is off)")]
     NoFallback {

@@ -1,9 +1,9 @@
 //! The HTTP round trip: POST JSON with a timeout, retried with exponential backoff on 429
-//! and 5xx (and connection errors), honouring `Retry-After`. Keys go in headers only and are
-//! never logged or put into errors.
+//! and 5xx (and connection errors), honouring `Retry-After`. Keys go in the headers the
+//! provider's spec names ([`crate::Auth`]) only and are never logged or put into errors.
 
-use crate::capability::Kind;
 use crate::error::ProviderError;
+use crate::spec::{Auth, Kind};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -59,12 +59,11 @@ pub(crate) fn post(
     loop {
         let mut req = client.post(url).json(body);
         if let Some(key) = &opts.api_key {
-            req = match kind {
-                Kind::Anthropic => req
-                    .header("x-api-key", key)
-                    .header("anthropic-version", "2023-06-01"),
-                Kind::Gemini => req.header("x-goog-api-key", key),
-                _ => req.bearer_auth(key),
+            req = match kind.auth() {
+                Auth::Bearer => req.bearer_auth(key),
+                Auth::Header { name, extra } => extra
+                    .iter()
+                    .fold(req.header(name, key), |r, (n, v)| r.header(*n, *v)),
             };
         }
         let retryable = match req.send() {

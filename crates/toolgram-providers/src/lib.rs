@@ -1,8 +1,9 @@
-//! Providers: one toolgram tool set rendered in each provider's native request shape
-//! (`openai-chat`, `openai-responses`, `anthropic`, `gemini`, `llama-server`, `vllm`,
-//! `sglang`, `ollama`), capability gating with the explicit fallback chain grammar → strict
-//! JSON Schema → prompt-based, replies parsed into toolgram's one `ToolCall` type, and the
-//! HTTP round trip.
+//! Providers: one toolgram tool set rendered in each provider's native request shape, one
+//! file per provider under `providers/` listed in [`REGISTRY`] (`openai-chat`,
+//! `openai-responses`, `anthropic`, `gemini`, `llama-server`, `vllm`, `sglang`, `ollama`), the
+//! wire shapes several share in `dialect/`; capability gating with the explicit fallback
+//! chain grammar → strict JSON Schema → prompt-based, replies parsed into toolgram's one
+//! `ToolCall` type, and the HTTP round trip.
 //!
 //! Schemas go out through the provider profiles ([`profile`]: one tool's JSON Schema in each
 //! provider's subset, nothing dropped silently) and grammars through core's compilers;
@@ -12,23 +13,28 @@
 
 mod capability;
 mod config;
+mod dialect;
 mod error;
 mod http;
 mod model;
 pub mod profile;
 mod provider;
+mod providers;
 mod render;
 mod reply;
+mod spec;
 mod stream;
 mod usage;
 
-pub use capability::{Capabilities, Kind, choose_path};
+pub use capability::choose_path;
 pub use config::{Config, Fallback, Overrides, ProviderConfig, Resolved};
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};
 pub use model::ProviderModel;
 pub use provider::{Endpoint, Provider};
-pub use render::{RenderInput, Rendered, render};
-pub use reply::{ReadError, read_reply};
+pub use providers::{REGISTRY, lookup, names};
+pub use render::{Rendered, render};
+pub use reply::read_reply;
+pub use spec::{Auth, Capabilities, Kind, ProviderSpec, ReadError, RenderInput};
 pub use stream::assemble;
 pub use usage::read_usage;

@@ -3,8 +3,7 @@
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
-use crate::render::RenderInput;
-use crate::reply::ReadError;
+use crate::spec::{ReadError, RenderInput};
 use toolgram_core::define::request::Path;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};

@@ -1,12 +1,13 @@
 //! The provider trait: render a request, send it, read the reply, say what it can enforce.
-//! [`Endpoint`] implements it for every HTTP provider by its [`Kind`]; the embedded engine
-//! is the CLI's other path (this crate must not link a model).
+//! [`Endpoint`] implements it for every HTTP provider through its spec ([`Kind`], one entry of
+//! the registry); the embedded engine is the CLI's other path (this crate must not link a
+//! model).
 
-use crate::capability::{Capabilities, Kind};
 use crate::error::ProviderError;
 use crate::http::{HttpOptions, post, post_json};
-use crate::render::{RenderInput, Rendered, render};
-use crate::reply::{ReadError, read_reply};
+use crate::render::{Rendered, render};
+use crate::reply::read_reply;
+use crate::spec::{Capabilities, Kind, ReadError, RenderInput};
 use crate::stream::assemble;
 use serde_json::Value;
 use toolgram_core::define::request::Path;
@@ -16,7 +17,7 @@ use toolgram_retry::ModelReply;
 
 /// What every provider does.
 pub trait Provider {
-    /// Its request dialect.
+    /// Its spec.
     fn kind(&self) -> Kind;
     /// What it can enforce.
     fn capabilities(&self) -> Capabilities;
@@ -38,7 +39,7 @@ pub trait Provider {
 /// An HTTP provider at a base URL.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
-    /// Its dialect.
+    /// Its spec.
     pub kind: Kind,
     /// Base URL (`http://127.0.0.1:8080`, `https://api.openai.com`, …).
     pub base_url: String,

@@ -6,7 +6,13 @@
 use serde_json::{Value, json};
 use toolgram_core::define::request::Path;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
-use toolgram_providers::{Capabilities, Kind, RenderInput, choose_path, read_reply, render};
+use toolgram_providers::{
+    Capabilities, Kind, RenderInput, choose_path, lookup, read_reply, render,
+};
+
+fn kind(name: &str) -> Kind {
+    lookup(name).expect("registered")
+}
 
 fn tools() -> ToolSet {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/weather.json");
@@ -47,17 +53,21 @@ fn documented_replies_become_tool_calls() {
     for (file, kind, path) in [
         (
             "openai-chat.response.json",
-            Kind::OpenAiChat,
+            kind("openai-chat"),
             Path::StrictJson,
         ),
         (
             "openai-responses.response.json",
-            Kind::OpenAiResponses,
+            kind("openai-responses"),
             Path::StrictJson,
         ),
-        ("anthropic.response.json", Kind::Anthropic, Path::StrictJson),
-        ("gemini.response.json", Kind::Gemini, Path::StrictJson),
-        ("ollama.response.json", Kind::Ollama, Path::Prompt),
+        (
+            "anthropic.response.json",
+            kind("anthropic"),
+            Path::StrictJson,
+        ),
+        ("gemini.response.json", kind("gemini"), Path::StrictJson),
+        ("ollama.response.json", kind("ollama"), Path::Prompt),
     ] {
         let f = fixture(file);
         assert!(
@@ -82,7 +92,7 @@ fn documented_replies_become_tool_calls() {
 #[test]
 fn openai_chat_sends_strict_function_tools_and_says_parallel_false() {
     let b = body(
-        Kind::OpenAiChat,
+        kind("openai-chat"),
         ToolChoice::Named("get_weather".into()),
         false,
         Path::StrictJson,
@@ -111,7 +121,7 @@ fn openai_chat_sends_strict_function_tools_and_says_parallel_false() {
         "named choice sends that tool"
     );
     let allowed = body(
-        Kind::OpenAiChat,
+        kind("openai-chat"),
         ToolChoice::AllowedTools {
             tools: vec!["get_weather".into()],
             required: true,
@@ -132,7 +142,7 @@ fn openai_chat_sends_strict_function_tools_and_says_parallel_false() {
 #[test]
 fn openai_responses_uses_flat_function_tools_and_input_items() {
     let b = body(
-        Kind::OpenAiResponses,
+        kind("openai-responses"),
         ToolChoice::Named("get_weather".into()),
         false,
         Path::StrictJson,
@@ -153,7 +163,7 @@ fn openai_responses_uses_flat_function_tools_and_input_items() {
 #[test]
 fn anthropic_gets_input_schema_and_its_tool_choice_modes() {
     let b = body(
-        Kind::Anthropic,
+        kind("anthropic"),
         ToolChoice::Required,
         false,
         Path::StrictJson,
@@ -170,21 +180,21 @@ fn anthropic_gets_input_schema_and_its_tool_choice_modes() {
     assert!(b["tools"][0]["input_schema"].is_object());
     assert_eq!(b["max_tokens"], 256);
     let named = body(
-        Kind::Anthropic,
+        kind("anthropic"),
         ToolChoice::Named("send_email".into()),
         true,
         Path::StrictJson,
     );
     assert_eq!(named["tool_choice"]["type"], "tool");
     assert_eq!(named["tool_choice"]["name"], "send_email");
-    let none = body(Kind::Anthropic, ToolChoice::None, false, Path::StrictJson);
+    let none = body(kind("anthropic"), ToolChoice::None, false, Path::StrictJson);
     assert_eq!(none["tool_choice"], json!({"type": "none"}));
 }
 
 #[test]
 fn gemini_gets_function_declarations_and_calling_modes() {
     let b = body(
-        Kind::Gemini,
+        kind("gemini"),
         ToolChoice::Named("get_weather".into()),
         false,
         Path::StrictJson,
@@ -200,7 +210,7 @@ fn gemini_gets_function_declarations_and_calling_modes() {
     );
     assert_eq!(b["systemInstruction"]["parts"][0]["text"], "Be brief.");
     assert_eq!(b["generationConfig"]["maxOutputTokens"], 256);
-    let auto = body(Kind::Gemini, ToolChoice::Auto, false, Path::StrictJson);
+    let auto = body(kind("gemini"), ToolChoice::Auto, false, Path::StrictJson);
     assert_eq!(
         auto["toolConfig"]["functionCallingConfig"]["mode"],
         "VALIDATED"
@@ -210,7 +220,7 @@ fn gemini_gets_function_declarations_and_calling_modes() {
 #[test]
 fn servers_with_grammars_get_our_gbnf_never_with_tools() {
     let b = body(
-        Kind::LlamaServer,
+        kind("llama-server"),
         ToolChoice::Required,
         false,
         Path::Grammar,
@@ -229,11 +239,16 @@ fn servers_with_grammars_get_our_gbnf_never_with_tools() {
             .as_str()
             .is_some_and(|s| s.contains("get_weather"))
     );
-    let v = body(Kind::Vllm, ToolChoice::Required, false, Path::Grammar);
+    let v = body(kind("vllm"), ToolChoice::Required, false, Path::Grammar);
     assert!(v["structured_outputs"]["grammar"].is_string());
-    let s = body(Kind::Sglang, ToolChoice::Required, false, Path::Grammar);
+    let s = body(kind("sglang"), ToolChoice::Required, false, Path::Grammar);
     assert!(s["ebnf"].is_string());
-    let o = body(Kind::Ollama, ToolChoice::Required, false, Path::StrictJson);
+    let o = body(
+        kind("ollama"),
+        ToolChoice::Required,
+        false,
+        Path::StrictJson,
+    );
     assert_eq!(o["stream"], false);
     assert!(o["format"]["properties"]["call"].is_object(), "{o}");
 }
@@ -241,10 +256,10 @@ fn servers_with_grammars_get_our_gbnf_never_with_tools() {
 #[test]
 fn a_named_choice_is_never_quietly_turned_into_auto() {
     for kind in [
-        Kind::OpenAiChat,
-        Kind::Anthropic,
-        Kind::Gemini,
-        Kind::OpenAiResponses,
+        kind("openai-chat"),
+        kind("anthropic"),
+        kind("gemini"),
+        kind("openai-responses"),
     ] {
         let b = body(
             kind,
@@ -264,7 +279,7 @@ fn a_named_choice_is_never_quietly_turned_into_auto() {
         grammar: false,
         strict_json: false,
     };
-    assert!(choose_path(Kind::OpenAiChat, none, Path::StrictJson, false).is_err());
+    assert!(choose_path(kind("openai-chat"), none, Path::StrictJson, false).is_err());
 }
 
 #[test]
@@ -274,29 +289,29 @@ fn documented_streams_assemble_into_the_same_calls() {
     for (file, kind, path, id) in [
         (
             "openai-chat.stream.txt",
-            Kind::OpenAiChat,
+            kind("openai-chat"),
             Path::StrictJson,
             "call_DdmO9pD3xa9XTPNJ32zg2hcA",
         ),
         (
             "anthropic.stream.txt",
-            Kind::Anthropic,
+            kind("anthropic"),
             Path::StrictJson,
             "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
         ),
         (
             "gemini.stream.txt",
-            Kind::Gemini,
+            kind("gemini"),
             Path::StrictJson,
             "call_1",
         ),
         (
             "openai-responses.stream.txt",
-            Kind::OpenAiResponses,
+            kind("openai-responses"),
             Path::StrictJson,
             "call_1234xyz",
         ),
-        ("ollama.stream.txt", Kind::Ollama, Path::Prompt, "call_0"),
+        ("ollama.stream.txt", kind("ollama"), Path::Prompt, "call_0"),
     ] {
         let path_str = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path_str).expect("fixture");
@@ -351,7 +366,7 @@ fn freeform_grammar_tools_go_native_only_where_the_model_takes_them() {
         })
         .expect("renders")
     };
-    let native = render_for(Kind::OpenAiResponses, "gpt-5");
+    let native = render_for(kind("openai-responses"), "gpt-5");
     let calc = &native.body["tools"][2];
     assert_eq!(calc["type"], "custom", "{}", native.body);
     assert_eq!(calc["format"]["type"], "grammar");
@@ -361,12 +376,12 @@ fn freeform_grammar_tools_go_native_only_where_the_model_takes_them() {
             .as_str()
             .is_some_and(|d| d.starts_with("start:"))
     );
-    let chat = render_for(Kind::OpenAiChat, "gpt-5");
+    let chat = render_for(kind("openai-chat"), "gpt-5");
     assert_eq!(
         chat.body["tools"][2]["custom"]["format"]["grammar"]["syntax"],
         "lark"
     );
-    let older = render_for(Kind::OpenAiResponses, "gpt-4.1");
+    let older = render_for(kind("openai-responses"), "gpt-4.1");
     let calc = &older.body["tools"][2];
     assert_eq!(calc["type"], "function");
     assert_eq!(calc["parameters"]["required"], json!(["input"]));
@@ -381,7 +396,7 @@ fn freeform_grammar_tools_go_native_only_where_the_model_takes_them() {
     // The documented custom_tool_call reply comes back as a call with its raw input.
     let f = fixture("openai-responses.custom.response.json");
     let reply = read_reply(
-        Kind::OpenAiResponses,
+        kind("openai-responses"),
         Path::StrictJson,
         &f["body"],
         &tools,

@@ -5,7 +5,7 @@ use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
-use toolgram_providers::{HttpOptions, Kind, post_json};
+use toolgram_providers::{HttpOptions, Kind, lookup, post_json};
 
 /// Serves `replies` (status line + body) one per connection; returns the requests seen.
 fn serve(
@@ -42,6 +42,10 @@ fn opts() -> HttpOptions {
     }
 }
 
+fn kind(name: &str) -> Kind {
+    lookup(name).expect("registered")
+}
+
 #[test]
 fn server_errors_and_rate_limits_are_retried_then_succeed() {
     let (url, server) = serve(vec![
@@ -50,7 +54,7 @@ fn server_errors_and_rate_limits_are_retried_then_succeed() {
         ("200 OK", r#"{"ok": true}"#),
     ]);
     let reply = post_json(
-        Kind::OpenAiChat,
+        kind("openai-chat"),
         &format!("{url}/v1/chat/completions"),
         &json!({"a": 1}),
         &opts(),
@@ -70,7 +74,7 @@ fn server_errors_and_rate_limits_are_retried_then_succeed() {
 fn client_errors_are_not_retried_and_keys_stay_out_of_errors() {
     let (url, server) = serve(vec![("400 Bad Request", r#"{"error": "bad tool"}"#)]);
     let err = post_json(
-        Kind::Anthropic,
+        kind("anthropic"),
         &format!("{url}/v1/messages"),
         &json!({}),
         &opts(),

@@ -104,7 +104,7 @@ pub fn profile_error_kind(p: &ProfileError) -> &'static str {
 /// The kind of a provider error (for front ends that meet one outside a run).
 pub fn provider_error_kind(p: &ProviderError) -> &'static str {
     match p {
-        ProviderError::UnknownProvider(_) | ProviderError::Unsupported(_) => "invalid_request",
+        ProviderError::UnknownProvider { .. } | ProviderError::Unsupported(_) => "invalid_request",
         ProviderError::Config(_) => "invalid_config",
         ProviderError::NoFallback { .. } => "capability_missing",
         ProviderError::Profile(p) => profile_error_kind(p),

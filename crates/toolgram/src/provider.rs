@@ -1,7 +1,7 @@
 //! `toolgram render` and the provider flags of `toolgram call`: which provider, its config
 //! entry and overrides, read into a `toolgram-runtime` provider backend. Argument parsing and
-//! printing only: path choice, rendering and the retry loop are the runtime's and the
-//! providers crate's.
+//! printing only: path choice, rendering, the retry loop and the providers' names, URLs and
+//! key variables are the runtime's and the providers crate's.
 
 use crate::output::CliError;
 use clap::{Args, ValueEnum};
@@ -22,10 +22,8 @@ pub(crate) enum Capability {
 /// Provider options shared by `render` and `call --provider`.
 #[derive(Args, Clone)]
 pub(crate) struct ProviderArgs {
-    /// Provider: openai-chat, openai-responses, anthropic, gemini, llama-server, vllm,
-    /// sglang, ollama, or an entry of the config file (`embedded` or absent: the local
-    /// engine).
-    #[arg(long)]
+    // Help: the registered providers' names, from the providers crate's registry.
+    #[arg(long, help = provider_help())]
     pub provider: Option<String>,
     /// Base URL of the provider's API.
     #[arg(long)]
@@ -45,6 +43,14 @@ pub(crate) struct ProviderArgs {
     /// Ask the provider to stream the reply (assembled, then read as usual).
     #[arg(long)]
     pub stream: bool,
+}
+
+/// `--provider`'s help: every registered provider, or a config entry.
+fn provider_help() -> String {
+    format!(
+        "Provider: {}, or an entry of the config file (`embedded` or absent: the local engine)",
+        toolgram_providers::names().join(", ")
+    )
 }
 
 impl ProviderArgs {

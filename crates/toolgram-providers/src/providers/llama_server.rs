@@ -1,0 +1,84 @@
+//! `llama-server`: llama.cpp's server (default `http://127.0.0.1:8080`, no key), OpenAI Chat
+//! Completions plus our GBNF for the whole reply as `grammar` (never with `tools`) and, on the
+//! strict path, the call union as `json_schema` with the reply read as one JSON object. The
+//! wire shapes are `dialect::openai_chat`'s and `dialect::json_object`'s; this file must only
+//! say which of them llama-server takes.
+
+use crate::dialect::json_object;
+use crate::dialect::openai_chat as chat;
+use crate::error::ProviderError;
+use crate::render::{common_fields, unsupported};
+use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput};
+use serde_json::{Value, json};
+use toolgram_core::define::request::Path;
+use toolgram_core::{ToolCall, ToolSet};
+use toolgram_retry::ModelReply;
+
+/// llama.cpp's `llama-server`.
+#[derive(Debug)]
+pub(crate) struct LlamaServer;
+
+impl ProviderSpec for LlamaServer {
+    fn name(&self) -> &'static str {
+        "llama-server"
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        "http://127.0.0.1:8080"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            grammar: true,
+            strict_json: true,
+        }
+    }
+
+    fn request(
+        &self,
+        input: &RenderInput,
+        pool: &ToolSet,
+        notes: &mut Vec<String>,
+    ) -> Result<(String, Value), ProviderError> {
+        let mut body = match input.path {
+            Path::Prompt => chat::prompt(input, pool),
+            Path::StrictJson => {
+                let (messages, schema) = json_object::request(input, pool, notes)?;
+                json!({"messages": messages, "json_schema": schema})
+            }
+            Path::Grammar => {
+                let (mut body, grammar) = chat::grammar(input, notes)?;
+                body["grammar"] = json!(grammar);
+                body
+            }
+            path => return Err(unsupported(self, path)),
+        };
+        common_fields(input, &mut body, "max_tokens");
+        Ok((chat::ENDPOINT.to_owned(), body))
+    }
+
+    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
+        chat::reply_text(self, body)
+    }
+
+    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
+        chat::native_calls(body)
+    }
+
+    fn strict_calls(
+        &self,
+        text: String,
+        _body: &Value,
+        tools: &ToolSet,
+    ) -> Result<ModelReply, ReadError> {
+        json_object::read(&text, tools)
+    }
+
+    fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
+        chat::usage(body)
+    }
+
+    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
+        Ok(chat::assemble(chunks))
+    }
+}

@@ -1,0 +1,86 @@
+//! `openai-chat` (alias `openai`): OpenAI Chat Completions at api.openai.com, key from
+//! `OPENAI_API_KEY` as a bearer token; strict function tools, no whole-reply grammar; GPT-5
+//! models get grammar tools as freeform custom tools. The wire shapes are
+//! `dialect::openai_chat`'s; this file must only say which of them OpenAI takes.
+
+use crate::dialect::openai_chat as chat;
+use crate::error::ProviderError;
+use crate::profile::Profile;
+use crate::render::{common_fields, unsupported};
+use crate::reply::restored_calls;
+use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput};
+use serde_json::Value;
+use toolgram_core::define::request::Path;
+use toolgram_core::{ToolCall, ToolSet};
+use toolgram_retry::ModelReply;
+
+/// OpenAI Chat Completions.
+#[derive(Debug)]
+pub(crate) struct OpenAiChat;
+
+impl ProviderSpec for OpenAiChat {
+    fn name(&self) -> &'static str {
+        "openai-chat"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["openai"]
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        "https://api.openai.com"
+    }
+
+    fn api_key_env(&self) -> Option<&'static str> {
+        Some("OPENAI_API_KEY")
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            grammar: false,
+            strict_json: true,
+        }
+    }
+
+    fn request(
+        &self,
+        input: &RenderInput,
+        pool: &ToolSet,
+        notes: &mut Vec<String>,
+    ) -> Result<(String, Value), ProviderError> {
+        let mut body = match input.path {
+            Path::Prompt => chat::prompt(input, pool),
+            Path::StrictJson => {
+                chat::strict_tools(input, pool, chat::freeform_model(input.model), notes)?
+            }
+            path => return Err(unsupported(self, path)),
+        };
+        common_fields(input, &mut body, "max_tokens");
+        Ok((chat::ENDPOINT.to_owned(), body))
+    }
+
+    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
+        chat::reply_text(self, body)
+    }
+
+    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
+        chat::native_calls(body)
+    }
+
+    fn strict_calls(
+        &self,
+        text: String,
+        body: &Value,
+        tools: &ToolSet,
+    ) -> Result<ModelReply, ReadError> {
+        restored_calls(self, text, body, tools, Profile::OpenAiStrict)
+    }
+
+    fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
+        chat::usage(body)
+    }
+
+    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
+        Ok(chat::assemble(chunks))
+    }
+}
