@@ -74,6 +74,12 @@ pub enum EngineError {
     /// The caller cancelled the request (its client went away, or its time ran out).
     #[error("the request was cancelled")]
     Cancelled,
+    /// Every lane of a batch already has a session.
+    #[error("all {lanes} lanes of the batch are in use")]
+    Busy {
+        /// Lanes of the batch.
+        lanes: usize,
+    },
     /// The grammar and the parser disagree: a bug, reported with the text.
     #[error("output accepted by the grammar but not by the parser ({reason}): {text:?}")]
     Internal {
@@ -106,6 +112,7 @@ impl EngineError {
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Unreadable { .. } => "unreadable_reply",
             Self::Cancelled => "cancelled",
+            Self::Busy { .. } => "busy",
             Self::Internal { .. } => "internal_error",
         }
     }

@@ -84,6 +84,15 @@ impl Session<'_> {
         &mut self,
         req: &GenerateRequest<'_>,
     ) -> Result<GenerateResponse, EngineError> {
+        let out = self.generate_on_lane(req);
+        self.pause();
+        out
+    }
+
+    fn generate_on_lane(
+        &mut self,
+        req: &GenerateRequest<'_>,
+    ) -> Result<GenerateResponse, EngineError> {
         let engine = self.engine();
         let grammar = generation_grammar(req.grammar, req.think, &engine.compile_opts);
         let no_tools = ToolSet::new(Vec::new())?;

@@ -32,6 +32,7 @@
 //! This crate must not parse or validate on its own terms: it uses `toolgram-core`'s compiler,
 //! parser and validator, so the grammar and the parser come from one declaration.
 
+mod batch;
 mod engine;
 mod error;
 pub mod gbnf_check;
@@ -47,6 +48,7 @@ pub mod template;
 mod think;
 mod tokenizer;
 
+pub use batch::{Batch, BatchStats};
 pub use engine::{
     ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request,
     default_threads,

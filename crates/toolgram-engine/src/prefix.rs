@@ -1,6 +1,6 @@
 //! Evaluated prompt prefixes kept outside the session: the [`PrefixStore`] trait a caller
 //! (the run stage's disk cache) implements, and the session's side of it — where the reusable
-//! prefix of a prompt ends, loading a stored KV state into sequence 0, and saving one.
+//! prefix of a prompt ends, loading a stored KV state into a session's sequence, and saving one.
 //!
 //! A stored state is only used when llama.cpp loads it AND the tokens it holds equal the
 //! prompt's first tokens; anything else is handed back to the store to drop, and the prompt is
@@ -55,10 +55,11 @@ pub(crate) enum Loaded {
     Cleared,
 }
 
-/// Load the longest stored prefix of `tokens[..keep]` into sequence 0 when it is longer than
-/// the `common` tokens `ctx` already holds.
+/// Load the longest stored prefix of `tokens[..keep]` into sequence `seq` when it is longer
+/// than the `common` tokens the sequence already holds.
 pub(crate) fn load(
     ctx: &mut LlamaContext<'_>,
+    seq: u32,
     store: &dyn PrefixStore,
     tokens: &[LlamaToken],
     keep: usize,
@@ -70,24 +71,29 @@ pub(crate) fn load(
     if n <= common || n > keep {
         return Loaded::Nothing;
     }
-    ctx.clear_kv_cache();
-    let why = match ctx.state_seq_load_file(&path, 0, n) {
+    let _ = ctx.clear_kv_cache_seq(Some(seq), None, None);
+    let why = match ctx.state_seq_load_file(&path, seq as i32, n) {
         Ok((loaded, _)) if loaded.as_slice() == &tokens[..n] => return Loaded::Tokens(loaded),
         Ok(_) => "the tokens it holds differ from its name".to_owned(),
         Err(e) => format!("llama.cpp could not load it: {e}"),
     };
-    ctx.clear_kv_cache();
+    let _ = ctx.clear_kv_cache_seq(Some(seq), None, None);
     store.reject(&path, &why);
     Loaded::Cleared
 }
 
-/// Save the KV state of sequence 0, which holds exactly `cached` (the prefix to keep).
-pub(crate) fn save(ctx: &LlamaContext<'_>, store: &dyn PrefixStore, cached: &[LlamaToken]) {
+/// Save the KV state of sequence `seq`, which holds exactly `cached` (the prefix to keep).
+pub(crate) fn save(
+    ctx: &LlamaContext<'_>,
+    seq: u32,
+    store: &dyn PrefixStore,
+    cached: &[LlamaToken],
+) {
     let tokens = ids(cached);
     let Some(temp) = store.begin(&tokens) else {
         return;
     };
-    match ctx.state_seq_save_file(&temp, 0, cached) {
+    match ctx.state_seq_save_file(&temp, seq as i32, cached) {
         Ok(_) => store.commit(&tokens, &temp),
         Err(e) => {
             let _ = std::fs::remove_file(&temp);

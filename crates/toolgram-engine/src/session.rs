@@ -1,6 +1,7 @@
-//! The decode loop: one llama.cpp context, an llguidance mask per token, our own
-//! sample/accept step, fast-forward of forced tokens, and KV-cache reuse of the longest
-//! common prompt prefix between calls.
+//! The decode loop: one sequence of a llama.cpp context (a lane of a [`crate::Batch`], shared
+//! with concurrent sessions or alone), an llguidance mask per token, our own sample/accept
+//! step, fast-forward of forced tokens, and KV-cache reuse of the longest common prompt prefix
+//! between calls.
 //!
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
@@ -9,18 +10,15 @@
 //! [`DecodeObserver`] sees each step's bytes as they are decoded (streaming); this module
 //! must not interpret them.
 
-use crate::engine::{Engine, backend};
+use crate::batch::{BATCH, LaneHandle};
+use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::prefix::{self, PrefixStore};
 use crate::sample::{Rng, pick_nucleus};
 use crate::think::ThinkWatch;
-use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
 use llguidance::toktrie::SimpleVob;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -32,8 +30,6 @@ use toolgram_core::syntax::THINK;
 use toolgram_core::syntax::prompt;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
-
-const BATCH: usize = 512;
 
 /// The engine settings that shape a saved KV state, for naming stored prefixes.
 pub fn state_tag() -> String {
@@ -179,11 +175,13 @@ pub trait DecodeObserver {
     }
 }
 
-/// A llama.cpp context over an [`Engine`], keeping the evaluated tokens for prefix reuse.
+/// One sequence of a llama.cpp context over an [`Engine`], keeping the evaluated tokens for
+/// prefix reuse.
 pub struct Session<'e> {
     engine: &'e Engine,
-    ctx: LlamaContext<'e>,
-    batch: LlamaBatch<'static>,
+    lane: LaneHandle<'e>,
+    /// The logits of the last decoded token (swapped in by the batch).
+    logits: Vec<f32>,
     cached: Vec<LlamaToken>,
     pub(crate) text: Vec<u8>,
     scratch: Vec<(u32, f64)>,
@@ -207,34 +205,19 @@ pub fn call_id() -> String {
     format!("call_{z:016x}{:08x}", n as u32)
 }
 
-impl Engine {
-    /// Open a session (its own context and KV cache).
-    pub fn session(&self) -> Result<Session<'_>, EngineError> {
-        let backend = backend()?;
-        let threads = i32::try_from(self.threads).unwrap_or(1);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(self.n_ctx))
-            .with_n_batch(BATCH as u32)
-            .with_n_ubatch(BATCH as u32)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
-        let ctx = self
-            .model
-            .new_context(backend, params)
-            .map_err(|e| EngineError::ModelLoad {
-                path: self.model_name().to_owned(),
-                reason: format!("context: {e}"),
-            })?;
-        Ok(Session {
-            engine: self,
-            ctx,
-            batch: LlamaBatch::new(BATCH, 1),
+impl<'e> Session<'e> {
+    /// A session on `lane` (opened by [`crate::Batch::session`]).
+    pub(crate) fn on_lane(engine: &'e Engine, lane: LaneHandle<'e>, n_vocab: usize) -> Self {
+        Session {
+            engine,
+            lane,
+            logits: vec![0.0; n_vocab],
             cached: Vec::new(),
             text: Vec::new(),
             scratch: Vec::new(),
             observer: None,
             store: None,
-        })
+        }
     }
 }
 
@@ -258,7 +241,9 @@ impl<'e> Session<'e> {
 
     /// Forget the KV cache (the next call evaluates its whole prompt).
     pub fn clear_cache(&mut self) {
-        self.ctx.clear_kv_cache();
+        self.lane.with_ctx(|ctx, seq| {
+            let _ = ctx.clear_kv_cache_seq(Some(seq), None, None);
+        });
         self.cached.clear();
     }
 
@@ -277,6 +262,12 @@ impl<'e> Session<'e> {
     /// [`Mode::Prompt`] nothing constrains decoding: the tools and example calls go into the
     /// system prompt and a reply that cannot be read as calls is [`EngineError::Unreadable`].
     pub fn reply(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
+        let out = self.reply_on_lane(req);
+        self.pause();
+        out
+    }
+
+    fn reply_on_lane(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
         let opts = CompileOptions {
             mode: req.mode,
@@ -423,7 +414,10 @@ impl<'e> Session<'e> {
         if let Some(store) = &store
             && keep > common
         {
-            match prefix::load(&mut self.ctx, store.as_ref(), tokens, keep, common) {
+            let loaded = self
+                .lane
+                .with_ctx(|ctx, seq| prefix::load(ctx, seq, store.as_ref(), tokens, keep, common));
+            match loaded {
                 prefix::Loaded::Nothing => {}
                 prefix::Loaded::Tokens(loaded) => {
                     common = loaded.len();
@@ -436,12 +430,16 @@ impl<'e> Session<'e> {
             }
         }
         if common < self.cached.len() {
-            let cleared = self
-                .ctx
-                .clear_kv_cache_seq(Some(0), u32::try_from(common).ok(), None)
-                .unwrap_or(false);
+            let from = u32::try_from(common).ok();
+            let cleared = self.lane.with_ctx(|ctx, seq| {
+                let cut = ctx.clear_kv_cache_seq(Some(seq), from, None);
+                if !cut.unwrap_or(false) {
+                    let _ = ctx.clear_kv_cache_seq(Some(seq), None, None);
+                    return false;
+                }
+                true
+            });
             if !cleared {
-                self.ctx.clear_kv_cache();
                 common = 0;
             }
         }
@@ -451,7 +449,9 @@ impl<'e> Session<'e> {
             && keep > common
         {
             self.evaluate(&tokens[common..keep], false)?;
-            prefix::save(&self.ctx, store.as_ref(), &self.cached);
+            let cached = &self.cached;
+            self.lane
+                .with_ctx(|ctx, seq| prefix::save(ctx, seq, store.as_ref(), cached));
             common = keep;
         }
         self.evaluate(&tokens[common..], true)?;
@@ -468,19 +468,11 @@ impl<'e> Session<'e> {
         Ok(())
     }
 
-    /// Append `toks` to the context; logits for the last one when `logits`.
+    /// Append `toks` to this session's sequence (decoded with the other lanes' pending
+    /// tokens); logits for the last one when `logits`.
     fn decode(&mut self, toks: &[LlamaToken], logits: bool) -> Result<(), EngineError> {
-        self.batch.clear();
-        let start = self.cached.len();
-        for (i, &t) in toks.iter().enumerate() {
-            let pos = i32::try_from(start + i).map_err(|e| EngineError::Decode(e.to_string()))?;
-            self.batch
-                .add(t, pos, &[0], logits && i + 1 == toks.len())
-                .map_err(|e| EngineError::Decode(e.to_string()))?;
-        }
-        self.ctx
-            .decode(&mut self.batch)
-            .map_err(|e| EngineError::Decode(e.to_string()))?;
+        self.lane
+            .decode(toks, self.cached.len(), logits, &mut self.logits)?;
         self.cached.extend_from_slice(toks);
         Ok(())
     }
@@ -575,7 +567,7 @@ impl<'e> Session<'e> {
                     ));
                 }
             };
-            let logits = self.ctx.get_logits_ith(self.batch.n_tokens() - 1);
+            let logits = self.logits.as_slice();
             let sampling = (s.logit_bias.as_slice(), s.temperature, s.top_p);
             let token = pick_nucleus(logits, mask, sampling, &mut rng, &mut self.scratch)
                 .ok_or_else(|| {
@@ -666,6 +658,11 @@ impl<'e> Session<'e> {
     /// The engine this session runs on.
     pub fn engine(&self) -> &'e Engine {
         self.engine
+    }
+
+    /// This session stops generating: concurrent lanes no longer wait for it.
+    pub(crate) fn pause(&self) {
+        self.lane.pause();
     }
 
     fn check_cancelled(&self) -> Result<(), EngineError> {

@@ -81,8 +81,12 @@ pub struct EmbeddedConfig {
     pub model: Option<String>,
     /// How to load it.
     pub engine: EngineOptions,
-    /// Sessions (llama.cpp contexts) kept for prefix reuse.
+    /// Sessions (lanes of one llama.cpp context, each with its own KV cache) kept for prefix
+    /// reuse; at least `parallel`.
     pub max_sessions: usize,
+    /// Requests decoding at once: their tokens go through llama.cpp in one batch
+    /// (continuous batching); more wait in the queue.
+    pub parallel: usize,
     /// Requests that may wait while one runs; more are [`RunError::Busy`].
     pub max_queue: usize,
     /// Keep evaluated prompt prefixes on disk, for later requests and later processes
@@ -96,6 +100,7 @@ impl Default for EmbeddedConfig {
             model: None,
             engine: EngineOptions::default(),
             max_sessions: 4,
+            parallel: 1,
             max_queue: 64,
             prefix_cache: None,
         }
@@ -140,6 +145,7 @@ impl Runtime {
                 let path = models::resolve(cfg.model.as_deref())?;
                 let limits = WorkerLimits {
                     max_sessions: cfg.max_sessions,
+                    parallel: cfg.parallel,
                     max_queue: cfg.max_queue,
                 };
                 let store = match &cfg.prefix_cache {

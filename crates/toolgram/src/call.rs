@@ -186,6 +186,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                     lenient: args.lenient,
                 },
                 max_sessions: 1,
+                parallel: 1,
                 max_queue: 1,
                 prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
             })

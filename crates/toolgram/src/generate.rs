@@ -139,6 +139,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
             ..EngineOptions::default()
         },
         max_sessions: 1,
+        parallel: 1,
         max_queue: 1,
         prefix_cache: None,
     }))?;

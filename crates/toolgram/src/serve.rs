@@ -27,9 +27,14 @@ pub(crate) struct ServeArgs {
     /// Requests that may wait for the engine; more get 429.
     #[arg(long, default_value_t = 16)]
     pub max_queue: usize,
-    /// Sessions (llama.cpp contexts) kept for tool-prefix reuse across requests.
+    /// Sessions (lanes of the llama.cpp context, each with its own KV cache) kept for
+    /// tool-prefix reuse across requests; at least --parallel.
     #[arg(long, default_value_t = 4)]
     pub max_sessions: usize,
+    /// Requests decoding at once, their tokens batched into one llama.cpp decode
+    /// (continuous batching); more wait in the queue.
+    #[arg(long, default_value_t = 4)]
+    pub parallel: usize,
     /// Neither read nor write the prompt-prefix cache on disk (prefixes are still reused in
     /// memory across requests).
     #[arg(long)]
@@ -66,6 +71,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
                 ..EngineOptions::default()
             },
             max_sessions: args.max_sessions,
+            parallel: args.parallel,
             max_queue: args.max_queue,
             prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
         }),

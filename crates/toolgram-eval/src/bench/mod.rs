@@ -6,14 +6,18 @@
 //!   JSON-Schema-Test-Suite, per target ([`compile::Target`]), scored per subset;
 //! - [`mask`] — mask time per token, llguidance against llama.cpp's GBNF sampler;
 //! - [`tools`] — tokens of each grammar tool's grammar form against its JSON forms;
-//! - [`server_call`] — one tool call end to end, the embedded engine against llama-server.
+//! - [`server_call`] — one tool call end to end, the embedded engine against llama-server;
+//! - [`concurrent`] — throughput with concurrent clients, `toolgram serve` (continuous
+//!   batching) against llama-server `-np N`.
 //!
 //! Measurements only: nothing here decides pass/fail of a test, and nothing here prints
 //! (progress is reported through callbacks; the CLI prints).
 
 pub mod call;
+mod child_server;
 pub mod compile;
 mod compile_gbnf;
+pub mod concurrent;
 mod key_order;
 pub mod mask;
 pub mod server_call;

@@ -8,17 +8,14 @@
 //! Measurements only; this module must not print. It starts llama-server as a child process
 //! and kills it when done.
 
+use super::child_server::{Server, http, reply_calls, valid};
 use super::percentile;
 use crate::EvalError;
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-use toolgram_core::validate::validate_call;
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use std::time::Instant;
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling};
 
 /// What `bench server-call` runs.
@@ -179,12 +176,12 @@ fn run_server(
     ctx: u32,
     runs: usize,
 ) -> Result<Side, EvalError> {
-    let server = Server::start(opts.server, opts.model, threads, ctx)?;
+    let server = Server::llama_server(opts.server, opts.model, threads, ctx, 1)?;
     let body = request_body(opts).to_string();
     let (mut ms, mut valid_calls, mut timings) = (Vec::new(), 0, Value::Null);
     for i in 0..=runs {
         let t0 = Instant::now();
-        let (status, text) = http(server.port, "POST", "/v1/chat/completions", &body)
+        let (status, text) = http(server.port(), "POST", "/v1/chat/completions", &body)
             .map_err(|e| EvalError::Server(format!("llama-server: {e}")))?;
         let elapsed = t0.elapsed().as_secs_f64() * 1e3;
         if status != 200 {
@@ -217,98 +214,6 @@ fn request_body(opts: &ServerCallOptions<'_>) -> Value {
         _ => json!(opts.tool_choice),
     };
     body
-}
-
-/// A llama-server child, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Start llama-server on a free loopback port and wait (at most 180 s) until healthy.
-    fn start(server: &Path, model: &Path, threads: u32, ctx: u32) -> Result<Self, EvalError> {
-        let failed = |e: std::io::Error| EvalError::Server(format!("llama-server: {e}"));
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(failed)?
-            .port();
-        let (threads, ctx) = (threads.to_string(), ctx.to_string());
-        let child = Command::new(server)
-            .arg("-m")
-            .arg(model)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-t", &threads, "-tb", &threads])
-            .args(["-c", &ctx, "-np", "1", "--jinja"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(failed)?;
-        let server = Self { child, port };
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(180) {
-            if matches!(http(port, "GET", "/health", ""), Ok((200, _))) {
-                return Ok(server);
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
-        Err(EvalError::Server(
-            "llama-server did not become healthy in 180 s".into(),
-        ))
-    }
-}
-
-/// One HTTP/1.1 exchange on a new loopback connection (no client library in the timing).
-fn http(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(600)))?;
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    let mut reply = String::new();
-    s.read_to_string(&mut reply)?;
-    let status = reply
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = reply
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Ok((status, body))
-}
-
-/// The calls of an OpenAI chat reply, as toolgram reads them.
-fn reply_calls(reply: &Value) -> Vec<ToolCall> {
-    reply["choices"][0]["message"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| ToolCall {
-            id: c["id"].as_str().unwrap_or("").to_owned(),
-            name: c["function"]["name"].as_str().unwrap_or("").to_owned(),
-            arguments: c["function"]["arguments"]
-                .as_str()
-                .and_then(|a| serde_json::from_str(a).ok())
-                .unwrap_or(Value::Null),
-        })
-        .collect()
-}
-
-/// At least one call, and every call valid for the pool.
-fn valid(tools: &ToolSet, calls: &[ToolCall]) -> bool {
-    !calls.is_empty() && calls.iter().all(|c| validate_call(tools, c).is_ok())
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
-//! Sessions that outlive a request: a small LRU of llama.cpp contexts keyed by the exact
-//! inputs that render the prompt's prefix (system messages, tools, prompt-mode
-//! instructions), so a request with the same tools evaluates only its new turn, and a
-//! request whose prefix differs by one byte never reuses another's KV state. Every session
-//! it opens also reads and writes the disk prefix store when there is one. This module must
-//! not decode.
+//! Sessions that outlive a request: which lane of the batched context a request runs on,
+//! chosen by the exact inputs that render the prompt's prefix (system messages, tools,
+//! prompt-mode instructions), so a request with the same tools evaluates only its new turn;
+//! otherwise the least recently used free lane. A lane holding another prefix is still
+//! correct to use: the session reuses only the tokens its prompt shares. This module must not
+//! decode.
 
 use crate::request::Request;
 use std::collections::hash_map::DefaultHasher;
@@ -11,7 +11,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolgram_core::define::request::Mode;
-use toolgram_engine::{Engine, EngineError, PrefixStore, Session};
 
 /// Hits and misses of the session cache, readable from any thread.
 #[derive(Debug, Default)]
@@ -49,78 +48,87 @@ pub(crate) fn prefix_key(req: &Request) -> u64 {
     h.finish()
 }
 
-struct Slot<'e> {
-    key: u64,
-    used: u64,
-    session: Session<'e>,
+/// What the dispatcher knows of one lane: the prefix it holds, when it was last used, and
+/// whether a request runs on it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Slot {
+    pub key: Option<u64>,
+    pub used: u64,
+    pub busy: bool,
 }
 
-/// At most `capacity` sessions over one engine.
-pub(crate) struct SessionCache<'e> {
-    engine: &'e Engine,
-    slots: Vec<Slot<'e>>,
-    capacity: usize,
+/// The lanes of one batched context and the prefixes they hold.
+pub(crate) struct Slots {
+    slots: Vec<Slot>,
     tick: u64,
     stats: Arc<CacheStats>,
-    store: Option<Arc<dyn PrefixStore>>,
 }
 
-impl<'e> SessionCache<'e> {
-    pub(crate) fn new(
-        engine: &'e Engine,
-        capacity: usize,
-        stats: Arc<CacheStats>,
-        store: Option<Arc<dyn PrefixStore>>,
-    ) -> Self {
+impl Slots {
+    pub(crate) fn new(lanes: usize, stats: Arc<CacheStats>) -> Self {
         Self {
-            engine,
-            slots: Vec::new(),
-            capacity: capacity.max(1),
+            slots: vec![Slot::default(); lanes.max(1)],
             tick: 0,
             stats,
-            store,
         }
     }
 
-    /// The session for prefix `key`: the one that holds it, a new one, or the least recently
-    /// used one emptied.
-    pub(crate) fn session(&mut self, key: u64) -> Result<&mut Session<'e>, EngineError> {
+    /// Requests running now.
+    pub(crate) fn running(&self) -> usize {
+        self.slots.iter().filter(|s| s.busy).count()
+    }
+
+    /// The lane a request with prefix `key` runs on, marked busy: a free lane that holds the
+    /// prefix (a hit), else the free lane least recently used (a miss); `None` when every
+    /// lane is busy.
+    pub(crate) fn take(&mut self, key: u64) -> Option<usize> {
         self.tick += 1;
-        let i = match self.slots.iter().position(|s| s.key == key) {
-            Some(i) => {
-                self.stats.hits.fetch_add(1, Ordering::Relaxed);
-                i
-            }
-            None => {
-                self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                self.take_slot(key)?
-            }
+        let free = || self.slots.iter().enumerate().filter(|(_, s)| !s.busy);
+        let (i, hit) = match free().find(|(_, s)| s.key == Some(key)) {
+            Some((i, _)) => (i, true),
+            None => (free().min_by_key(|(_, s)| s.used)?.0, false),
         };
+        let counter = if hit {
+            &self.stats.hits
+        } else {
+            &self.stats.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
         let slot = &mut self.slots[i];
+        slot.key = Some(key);
         slot.used = self.tick;
-        Ok(&mut slot.session)
+        slot.busy = true;
+        Some(i)
     }
 
-    fn take_slot(&mut self, key: u64) -> Result<usize, EngineError> {
-        if self.slots.len() < self.capacity {
-            let mut session = self.engine.session()?;
-            session.set_prefix_store(self.store.clone());
-            self.slots.push(Slot {
-                key,
-                used: 0,
-                session,
-            });
-            return Ok(self.slots.len() - 1);
+    /// The request on lane `i` has finished.
+    pub(crate) fn release(&mut self, i: usize) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.busy = false;
         }
-        let lru = self
-            .slots
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, s)| s.used)
-            .map_or(0, |(i, _)| i);
-        let slot = &mut self.slots[lru];
-        slot.key = key;
-        slot.session.clear_cache();
-        Ok(lru)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_goes_to_the_lane_holding_its_prefix_else_the_least_recently_used() {
+        let stats = Arc::new(CacheStats::default());
+        let mut slots = Slots::new(2, Arc::clone(&stats));
+        assert_eq!(slots.take(7), Some(0));
+        assert_eq!(slots.take(8), Some(1));
+        assert_eq!(slots.take(9), None, "both lanes busy");
+        slots.release(0);
+        slots.release(1);
+        assert_eq!(slots.take(8), Some(1), "lane 1 holds prefix 8");
+        assert_eq!(slots.take(9), Some(0), "the only free lane");
+        slots.release(1);
+        slots.release(0);
+        // Lane 1 was used before lane 0: prefix 10 evicts it.
+        assert_eq!(slots.take(10), Some(1));
+        assert_eq!(slots.running(), 1);
+        assert_eq!((stats.hits(), stats.misses()), (1, 4));
     }
 }

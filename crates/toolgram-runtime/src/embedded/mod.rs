@@ -1,8 +1,10 @@
-//! The embedded model behind a queue: one worker thread owns the loaded [`Engine`] and its
-//! session cache, and runs requests one at a time in arrival order (fair, bounded: a full
-//! queue is [`RunError::Busy`]), so a [`crate::Runtime`] is `Send + Sync` and a server can
-//! share it. Streamed requests get the engine's bytes as they are decoded. This module must
-//! not parse or validate: the attempt runner and the stages below do.
+//! The embedded model behind a queue: one engine thread loads the [`Engine`] and one batched
+//! context ([`toolgram_engine::Batch`]) with a lane per kept session, and hands requests in
+//! arrival order (fair, bounded: a full queue is [`RunError::Busy`]) to lane threads, at most
+//! `parallel` at once — their tokens decode together in one llama.cpp batch. A
+//! [`crate::Runtime`] is `Send + Sync` and a server can share it. Streamed requests get the
+//! engine's bytes as they are decoded. This module must not parse or validate: the attempt
+//! runner and the stages below do.
 
 mod attempt;
 mod cache;
@@ -14,7 +16,7 @@ use crate::post;
 use crate::request::{Cancel, Request};
 use crate::response::Response;
 use crate::stream::{Event, ScanOptions, StreamState};
-use cache::{SessionCache, prefix_key};
+use cache::{Slots, prefix_key};
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
@@ -26,6 +28,7 @@ use toolgram_core::ToolChoice;
 use toolgram_core::compile::{self, CompileOptions};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::CallSyntax;
+use toolgram_engine::Session;
 use toolgram_engine::{DecodeObserver, Engine, EngineOptions, PrefixStore};
 
 /// Where a job's result goes.
@@ -57,7 +60,10 @@ pub(crate) struct Embedded {
 /// How the worker keeps its state.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WorkerLimits {
+    /// Lanes whose KV cache outlives a request (at least `parallel`).
     pub max_sessions: usize,
+    /// Requests decoding at once, in one batch.
+    pub parallel: usize,
     pub max_queue: usize,
 }
 
@@ -92,8 +98,7 @@ impl Embedded {
                     waiting: worker_waiting,
                     lenient: opts.lenient,
                 };
-                let cache = SessionCache::new(&engine, limits.max_sessions, worker_stats, store);
-                worker.work(&queue, cache);
+                worker.work(&queue, limits, worker_stats, store);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;
         let (model, syntax) = ready
@@ -139,23 +144,107 @@ struct Worker<'e> {
 }
 
 impl<'e> Worker<'e> {
-    fn work(&self, queue: &Receiver<Job>, mut cache: SessionCache<'e>) {
-        while let Ok(job) = queue.recv() {
-            self.waiting.fetch_sub(1, Ordering::Relaxed);
-            tracing::debug!(
-                waited_ms = job.queued_at.elapsed().as_millis() as u64,
-                "request dequeued"
-            );
-            if job.req.cancel.is_cancelled() {
-                job.reply
-                    .fail(RunError::Engine(toolgram_engine::EngineError::Cancelled));
-                continue;
+    /// Open the batch, start one thread per lane, and hand each queued job to a free lane
+    /// (the one holding its prefix if free) while fewer than `parallel` run.
+    fn work(
+        &self,
+        queue: &Receiver<Job>,
+        limits: WorkerLimits,
+        stats: Arc<CacheStats>,
+        store: Option<Arc<dyn PrefixStore>>,
+    ) {
+        let parallel = limits.parallel.max(1);
+        let lanes = limits.max_sessions.max(parallel);
+        let batch = match self.engine.batch(lanes) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open the engine's context");
+                for job in queue.iter() {
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    job.reply
+                        .fail(RunError::Engine(toolgram_engine::EngineError::ModelLoad {
+                            path: self.engine.model_name().to_owned(),
+                            reason: e.to_string(),
+                        }));
+                }
+                return;
             }
-            self.handle(&mut cache, job);
-        }
+        };
+        let mut slots = Slots::new(lanes, stats);
+        let (done_tx, done) = mpsc::channel::<usize>();
+        std::thread::scope(|scope| {
+            let mut lane_jobs = Vec::with_capacity(lanes);
+            for i in 0..lanes {
+                let (tx, rx) = mpsc::channel::<Job>();
+                lane_jobs.push(tx);
+                let (batch, store, done_tx) = (&batch, store.clone(), done_tx.clone());
+                let spawned = std::thread::Builder::new()
+                    .name(format!("toolgram-lane-{i}"))
+                    .spawn_scoped(scope, move || match batch.session() {
+                        Ok(mut session) => {
+                            session.set_prefix_store(store);
+                            for job in rx {
+                                self.handle(&mut session, job);
+                                let _ = done_tx.send(i);
+                            }
+                        }
+                        Err(e) => {
+                            let why = format!("cannot open lane {i}: {e}");
+                            for job in rx {
+                                job.reply.fail(RunError::Stopped(why.clone()));
+                                let _ = done_tx.send(i);
+                            }
+                        }
+                    });
+                if let Err(e) = spawned {
+                    tracing::error!(error = %e, "cannot start a lane thread");
+                }
+            }
+            while let Ok(job) = queue.recv() {
+                if job.req.cancel.is_cancelled() {
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    job.reply
+                        .fail(RunError::Engine(toolgram_engine::EngineError::Cancelled));
+                    continue;
+                }
+                let key = prefix_key(&job.req);
+                let lane = loop {
+                    while let Ok(i) = done.try_recv() {
+                        slots.release(i);
+                    }
+                    if slots.running() < parallel
+                        && let Some(i) = slots.take(key)
+                    {
+                        break Some(i);
+                    }
+                    match done.recv() {
+                        Ok(i) => slots.release(i),
+                        Err(_) => break None,
+                    }
+                };
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                tracing::debug!(
+                    waited_ms = job.queued_at.elapsed().as_millis() as u64,
+                    lane,
+                    "request started"
+                );
+                match lane.and_then(|i| lane_jobs.get(i)) {
+                    Some(tx) => {
+                        if let Err(mpsc::SendError(job)) = tx.send(job) {
+                            job.reply
+                                .fail(RunError::Stopped("a lane thread has ended".into()));
+                        }
+                    }
+                    None => job
+                        .reply
+                        .fail(RunError::Stopped("no lane thread is running".into())),
+                }
+            }
+            drop(lane_jobs);
+        });
     }
 
-    fn handle(&self, cache: &mut SessionCache<'e>, job: Job) {
+    fn handle(&self, session: &mut Session<'e>, job: Job) {
         let (engine, lenient) = (self.engine, self.lenient);
         let started = Instant::now();
         let Job {
@@ -184,19 +273,13 @@ impl<'e> Worker<'e> {
             }
             Reply::Once(_) => None,
         };
-        let result = cache
-            .session(prefix_key(&req))
-            .map_err(RunError::from)
-            .and_then(|session| {
-                session.set_observer(Some(Box::new(Observer {
-                    stream: state.clone(),
-                    cancel: req.cancel.clone(),
-                })));
-                let r = attempt::run(session, &req, lenient);
-                session.set_observer(None);
-                r
-            })
-            .and_then(|r| post::finish(&req, &filtered_out, started, r));
+        session.set_observer(Some(Box::new(Observer {
+            stream: state.clone(),
+            cancel: req.cancel.clone(),
+        })));
+        let result = attempt::run(session, &req, lenient);
+        session.set_observer(None);
+        let result = result.and_then(|r| post::finish(&req, &filtered_out, started, r));
         match (reply, state) {
             (Reply::Once(tx), _) => {
                 let _ = tx.send(result);

@@ -1,4 +1,4 @@
-//! `toolgram bench call | compile | mask | tools | server-call`: the benchmarks of
+//! `toolgram bench call | compile | mask | tools | server-call | concurrent`: the benchmarks of
 //! `toolgram-eval`'s `bench` module, each subcommand's flags turned into its options and its
 //! report printed (JSON on stdout; `compile` prints a table and its JSON summary on stderr).
 //! Grammar vs JSON vs prompt on BFCL is `toolgram eval bfcl`.
@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::models;
-use toolgram_eval::bench::{call, mask, server_call, tools};
+use toolgram_eval::bench::{call, concurrent, mask, server_call, tools};
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
@@ -34,6 +34,44 @@ pub(crate) enum BenchCommand {
     /// One tool call end to end: the embedded engine vs llama-server's own tool calling on
     /// the same GGUF and threads.
     ServerCall(ServerCallArgs),
+    /// Throughput with concurrent clients: `toolgram serve --parallel N` (continuous
+    /// batching) vs llama-server `-np N`, the same GGUF, threads, context and requests.
+    Concurrent(ConcurrentArgs),
+}
+
+/// Arguments of `toolgram bench concurrent`.
+#[derive(Args)]
+pub(crate) struct ConcurrentArgs {
+    /// JSON file with OpenAI-style function tools.
+    #[arg(long)]
+    tools: PathBuf,
+    /// JSON file: an array of user prompts (strings, or objects with a `prompt` field).
+    #[arg(long)]
+    prompts: PathBuf,
+    /// The `llama-server` binary (`scripts/build-llama-server` prints its path).
+    #[arg(long)]
+    server: PathBuf,
+    /// Model (default: the default model).
+    #[arg(long)]
+    model: Option<String>,
+    /// Client counts, comma-separated; the servers get the largest as lanes.
+    #[arg(long, value_delimiter = ',', default_value = "1,4")]
+    clients: Vec<usize>,
+    /// Timed requests per client.
+    #[arg(long, default_value_t = 4)]
+    requests: usize,
+    /// `auto` or `required`.
+    #[arg(long, default_value = "required")]
+    tool_choice: String,
+    /// Most tokens per reply.
+    #[arg(long, default_value_t = 128)]
+    max_tokens: usize,
+    /// CPU threads, both servers (default: the engine's default).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Context per sequence, both servers.
+    #[arg(long, default_value_t = 4096)]
+    ctx_size: u32,
 }
 
 /// Arguments of `toolgram bench mask`.
@@ -81,6 +119,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Mask(args) => run_mask(&args),
         BenchCommand::Tools(args) => run_tools(&args),
         BenchCommand::ServerCall(args) => run_server_call(&args),
+        BenchCommand::Concurrent(args) => run_concurrent(&args),
     }
 }
 
@@ -147,6 +186,49 @@ fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
         max_tokens: call.max_tokens,
         runs: args.runs,
     })?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
+    let tools_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&args.tools)?)?;
+    let tools = ToolSet::from_json_str(&tools_json.to_string())?;
+    let prompts_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&args.prompts)?)?;
+    let prompts: Vec<String> = prompts_json
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().or_else(|| p["prompt"].as_str()))
+        .map(str::to_owned)
+        .collect();
+    anyhow::ensure!(
+        !prompts.is_empty(),
+        "{}: no prompts (an array of strings or of objects with `prompt`)",
+        args.prompts.display()
+    );
+    let model = models::resolve(args.model.as_deref())?;
+    let toolgram = std::env::current_exe()?;
+    let report = concurrent::run(
+        &concurrent::ConcurrentOptions {
+            toolgram: &toolgram,
+            llama_server: &args.server,
+            model: &model,
+            threads: args
+                .threads
+                .unwrap_or_else(toolgram_engine::default_threads),
+            ctx: args.ctx_size,
+            clients: &args.clients,
+            requests: args.requests,
+            tools_json: &tools_json,
+            tools: &tools,
+            prompts: &prompts,
+            tool_choice: &args.tool_choice,
+            max_tokens: args.max_tokens,
+        },
+        &mut |step| eprintln!("bench concurrent: {step}"),
+    )?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
 }

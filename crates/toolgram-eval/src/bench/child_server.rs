@@ -1,0 +1,161 @@
+//! OpenAI-compatible servers the benchmarks start as child processes (llama-server, and
+//! `toolgram serve` itself), one HTTP/1.1 exchange at a time on loopback with no client
+//! library in the timing, and how a chat reply's calls are read and judged. This module must
+//! not time anything: its callers do.
+
+use crate::EvalError;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use toolgram_core::validate::validate_call;
+use toolgram_core::{ToolCall, ToolSet};
+
+/// A server child on a loopback port, killed when dropped.
+pub(crate) struct Server {
+    child: Child,
+    port: u16,
+    name: &'static str,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// llama-server with its own tool calling (`--jinja`) and `lanes` slots, each slot with
+    /// `ctx` tokens of context (so `-c` is `ctx × lanes`).
+    pub(crate) fn llama_server(
+        server: &Path,
+        model: &Path,
+        threads: u32,
+        ctx: u32,
+        lanes: u32,
+    ) -> Result<Self, EvalError> {
+        let (threads, lanes_arg) = (threads.to_string(), lanes.to_string());
+        let total_ctx = (ctx * lanes.max(1)).to_string();
+        let mut cmd = Command::new(server);
+        cmd.arg("-m")
+            .arg(model)
+            .args(["-t", &threads, "-tb", &threads])
+            .args(["-c", &total_ctx, "-np", &lanes_arg, "--jinja"]);
+        Self::start(cmd, "llama-server")
+    }
+
+    /// `toolgram serve` (the binary at `toolgram`) on the embedded model at `model`, with
+    /// `lanes` requests decoding at once.
+    pub(crate) fn toolgram(
+        toolgram: &Path,
+        model: &Path,
+        threads: u32,
+        ctx: u32,
+        lanes: u32,
+    ) -> Result<Self, EvalError> {
+        let (threads, ctx, lanes) = (threads.to_string(), ctx.to_string(), lanes.to_string());
+        let mut cmd = Command::new(toolgram);
+        cmd.arg("serve")
+            .arg("--model")
+            .arg(model)
+            .args(["--threads", &threads, "--ctx-size", &ctx])
+            .args(["--parallel", &lanes, "--max-sessions", &lanes])
+            .args(["--max-queue", "64"]);
+        Self::start(cmd, "toolgram serve")
+    }
+
+    /// Start `cmd` on a free loopback port (`--host`, `--port`) and wait (at most 180 s)
+    /// until `/health` answers 200.
+    fn start(mut cmd: Command, name: &'static str) -> Result<Self, EvalError> {
+        let failed = |e: std::io::Error| EvalError::Server(format!("{name}: {e}"));
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(failed)?
+            .port();
+        let child = cmd
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(failed)?;
+        let mut server = Self { child, port, name };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(180) {
+            if matches!(http(port, "GET", "/health", ""), Ok((200, _))) {
+                return Ok(server);
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(EvalError::Server(format!("{name} exited: {status}")));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        Err(EvalError::Server(format!(
+            "{} did not become healthy in 180 s",
+            server.name
+        )))
+    }
+
+    /// The loopback port it listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its name in errors and reports.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// One HTTP/1.1 exchange on a new loopback connection (no client library in the timing).
+pub(crate) fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(600)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)?;
+    let status = reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// The calls of an OpenAI chat reply, as toolgram reads them.
+pub(crate) fn reply_calls(reply: &Value) -> Vec<ToolCall> {
+    reply["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| ToolCall {
+            id: c["id"].as_str().unwrap_or("").to_owned(),
+            name: c["function"]["name"].as_str().unwrap_or("").to_owned(),
+            arguments: c["function"]["arguments"]
+                .as_str()
+                .and_then(|a| serde_json::from_str(a).ok())
+                .unwrap_or(Value::Null),
+        })
+        .collect()
+}
+
+/// At least one call, and every call valid for the pool.
+pub(crate) fn valid(tools: &ToolSet, calls: &[ToolCall]) -> bool {
+    !calls.is_empty() && calls.iter().all(|c| validate_call(tools, c).is_ok())
+}
