@@ -1,5 +1,5 @@
 //! Continuous batching: one llama.cpp context whose KV cache holds several sequences (lanes),
-//! each driven by its own [`Session`] on its own thread. A session hands the batch its next
+//! each driven by its own session (`crate::Session`) on its own thread. A session hands the batch its next
 //! tokens and waits; once no other lane is still choosing its next token (or one waited
 //! [`STRAGGLER_WAIT`]), the session holding the lock decodes every pending lane in one
 //! `llama_decode` — generation steps first, prompt chunks after, up to [`BATCH`] tokens — and
@@ -12,7 +12,6 @@
 
 use crate::engine::{Engine, backend};
 use crate::error::EngineError;
-use crate::session::Session;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -134,18 +133,12 @@ impl Engine {
             decoded: Condvar::new(),
         }))
     }
-
-    /// Open a session on a context of its own (a batch of one lane).
-    pub fn session(&self) -> Result<Session<'_>, EngineError> {
-        let batch = self.batch(1)?;
-        batch.session()
-    }
 }
 
 impl<'e> Batch<'e> {
-    /// A session on a free lane of this batch; [`EngineError::Busy`] when every lane is
-    /// taken. The lane is freed (and its KV cells cleared) when the session is dropped.
-    pub fn session(self: &Arc<Self>) -> Result<Session<'e>, EngineError> {
+    /// A free lane of this batch, for a session; [`EngineError::Busy`] when every lane is
+    /// taken. The lane is freed (and its KV cells cleared) when the handle is dropped.
+    pub(crate) fn open_lane(self: &Arc<Self>) -> Result<LaneHandle<'e>, EngineError> {
         let n_vocab = self.engine.tok.pieces.len();
         let mut shared = self.lock();
         let lanes = shared.lanes.len();
@@ -159,11 +152,15 @@ impl<'e> Batch<'e> {
         lane.logits.resize(n_vocab, 0.0);
         lane.tokens.reserve(BATCH);
         drop(shared);
-        let lane = LaneHandle {
+        Ok(LaneHandle {
             batch: Arc::clone(self),
             seq,
-        };
-        Ok(Session::on_lane(self.engine, lane, n_vocab))
+        })
+    }
+
+    /// The engine this batch decodes for.
+    pub(crate) fn engine(&self) -> &'e Engine {
+        self.engine
     }
 
     /// Lanes of this batch.

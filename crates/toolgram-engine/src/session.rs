@@ -10,7 +10,7 @@
 //! [`DecodeObserver`] sees each step's bytes as they are decoded (streaming); this module
 //! must not interpret them.
 
-use crate::batch::{BATCH, LaneHandle};
+use crate::batch::{BATCH, Batch, LaneHandle};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::prefix::{self, PrefixStore};
@@ -205,19 +205,29 @@ pub fn call_id() -> String {
     format!("call_{z:016x}{:08x}", n as u32)
 }
 
-impl<'e> Session<'e> {
-    /// A session on `lane` (opened by [`crate::Batch::session`]).
-    pub(crate) fn on_lane(engine: &'e Engine, lane: LaneHandle<'e>, n_vocab: usize) -> Self {
-        Session {
+impl Engine {
+    /// Open a session on a context of its own (a batch of one lane).
+    pub fn session(&self) -> Result<Session<'_>, EngineError> {
+        self.batch(1)?.session()
+    }
+}
+
+impl<'e> Batch<'e> {
+    /// A session on a free lane of this batch; [`EngineError::Busy`] when every lane is
+    /// taken. The lane is freed (and its KV cells cleared) when the session is dropped.
+    pub fn session(self: &Arc<Self>) -> Result<Session<'e>, EngineError> {
+        let lane = self.open_lane()?;
+        let engine = self.engine();
+        Ok(Session {
             engine,
             lane,
-            logits: vec![0.0; n_vocab],
+            logits: vec![0.0; engine.tok.pieces.len()],
             cached: Vec::new(),
             text: Vec::new(),
             scratch: Vec::new(),
             observer: None,
             store: None,
-        }
+        })
     }
 }
 
