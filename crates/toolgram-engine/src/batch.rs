@@ -18,7 +18,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Most tokens in one `llama_decode` (and in one prompt chunk a lane submits).
 pub(crate) const BATCH: usize = 512;
@@ -55,6 +55,8 @@ pub struct BatchStats {
     pub lane_steps: u64,
     /// Tokens decoded.
     pub tokens: u64,
+    /// Time inside `llama_decode`, µs.
+    pub decode_us: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,7 +307,9 @@ impl Shared<'_> {
             if used == 0 {
                 continue;
             }
+            let started = Instant::now();
             let result = self.ctx.decode(&mut self.batch).map_err(|e| e.to_string());
+            self.stats.decode_us += started.elapsed().as_micros() as u64;
             self.stats.decodes += 1;
             self.stats.tokens += used as u64;
             for lane in self.lanes.iter_mut().filter(|l| l.in_batch) {

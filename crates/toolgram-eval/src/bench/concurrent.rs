@@ -2,8 +2,10 @@
 //! batching, `--parallel N`) against llama-server `-np N` (its own `--jinja` tool calling, its
 //! prompt cache on), the same GGUF, threads, per-sequence context, requests and clients, in one
 //! run. For each server and each client count, every client first sends one untimed request
-//! (each lane holds the tools afterwards, on both sides), then `requests` timed ones in turn;
-//! reported: wall clock, requests and valid calls per second, latency p50/p95 per request.
+//! (each lane holds the tools afterwards, on both sides), then the same `requests` timed
+//! requests are shared out among the clients (client `c` sends requests `c`, `c + clients`, …,
+//! each after its previous reply), so every client count does the same work; reported: wall
+//! clock, requests and valid calls per second, latency p50/p95 per request.
 //!
 //! Measurements only; this module must not print. Both servers are child processes, killed
 //! when done.
@@ -31,13 +33,13 @@ pub struct ConcurrentOptions<'a> {
     pub ctx: u32,
     /// Client counts to run (e.g. 1 and 4); the servers get the largest as lanes.
     pub clients: &'a [usize],
-    /// Timed requests per client.
+    /// Timed requests, shared out among the clients (the same for every client count).
     pub requests: usize,
     /// The tools file's JSON, sent as it is.
     pub tools_json: &'a Value,
     /// The same tools, read (to judge the calls).
     pub tools: &'a ToolSet,
-    /// User prompts; client `c`'s `i`-th request asks prompt `(c + i) mod len`.
+    /// User prompts; request `r` asks prompt `r mod len`.
     pub prompts: &'a [String],
     /// `tool_choice` as OpenAI spells it (`auto`, `required`).
     pub tool_choice: &'a str,
@@ -158,7 +160,7 @@ pub fn run(
     })
 }
 
-/// One untimed request per client, then `requests` timed ones per client, all clients at once.
+/// One untimed request per client, then the timed requests shared out, all clients at once.
 fn measure(
     server: &Server,
     opts: &ConcurrentOptions<'_>,
@@ -177,16 +179,19 @@ fn measure(
             ms,
         ))
     };
-    let prompt = |c: usize, i: usize| opts.prompts[(c + i) % opts.prompts.len()].as_str();
+    let prompt = |r: usize| opts.prompts[r % opts.prompts.len()].as_str();
     let per_client = |warm: bool| {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..clients)
                 .map(|c| {
                     scope.spawn(move || {
-                        let n = if warm { 1 } else { opts.requests };
-                        let offset = if warm { clients } else { 0 };
-                        (0..n)
-                            .map(|i| send(prompt(c + offset, i)))
+                        let mine: Vec<usize> = if warm {
+                            vec![opts.requests + c]
+                        } else {
+                            (c..opts.requests).step_by(clients).collect()
+                        };
+                        mine.into_iter()
+                            .map(|r| send(prompt(r)))
                             .collect::<Result<Vec<_>, _>>()
                     })
                 })
@@ -226,8 +231,9 @@ fn measure(
     })
 }
 
-/// The same chat-completions body for both servers: greedy, seeded; llama-server keeps its
-/// prompt cache (its default).
+/// The same chat-completions body for both servers: greedy, seeded, one call per reply (the
+/// OpenAI default allows several, and a small model may then repeat calls to `max_tokens`);
+/// llama-server keeps its prompt cache (its default).
 fn body(opts: &ConcurrentOptions<'_>, prompt: &str) -> Value {
     json!({
         "model": "default",
@@ -237,6 +243,7 @@ fn body(opts: &ConcurrentOptions<'_>, prompt: &str) -> Value {
         "temperature": 0.0,
         "seed": 0,
         "max_tokens": opts.max_tokens,
+        "parallel_tool_calls": false,
     })
 }
 

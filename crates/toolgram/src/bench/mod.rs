@@ -57,8 +57,8 @@ pub(crate) struct ConcurrentArgs {
     /// Client counts, comma-separated; the servers get the largest as lanes.
     #[arg(long, value_delimiter = ',', default_value = "1,4")]
     clients: Vec<usize>,
-    /// Timed requests per client.
-    #[arg(long, default_value_t = 4)]
+    /// Timed requests, shared out among the clients (the same work for every client count).
+    #[arg(long, default_value_t = 16)]
     requests: usize,
     /// `auto` or `required`.
     #[arg(long, default_value = "required")]
