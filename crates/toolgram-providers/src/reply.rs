@@ -47,7 +47,7 @@ pub fn read_reply(
     choice: &ToolChoice,
     syntax: &'static CallSyntax,
 ) -> Result<ModelReply, ReadError> {
-    let text = kind.reply_text(body)?;
+    let text = kind.replies().reply_text(kind, body)?;
     match path {
         Path::Grammar => {
             let out =
@@ -62,7 +62,7 @@ pub fn read_reply(
                 ..ModelReply::default()
             })
         }
-        Path::Prompt => lenient(&text, tools, syntax, kind.native_calls(body)?),
+        Path::Prompt => lenient(&text, tools, syntax, kind.replies().native_calls(body)?),
         Path::Json => Err(ReadError::Shape(ProviderError::Unsupported(format!(
             "json is the embedded engine's path; {} replies on strict_json",
             kind.name()
@@ -81,6 +81,7 @@ pub(crate) fn restored_calls(
     profile: Profile,
 ) -> Result<ModelReply, ReadError> {
     let calls = kind
+        .replies()
         .native_calls(body)?
         .into_iter()
         .map(|c| {

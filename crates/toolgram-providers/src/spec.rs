@@ -125,17 +125,25 @@ pub trait ProviderSpec: std::fmt::Debug + Sync {
         pool: &ToolSet,
         notes: &mut Vec<String>,
     ) -> Result<(String, Value), ProviderError>;
-    /// The assistant's text in a reply body.
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError>;
-    /// The native tool calls in a reply body (empty when it holds text only).
-    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError>;
-    /// A strict-JSON-path reply read into calls (`text` is [`Self::reply_text`]'s).
+    /// A strict-JSON-path reply read into calls (`text` is [`ReplyShape::reply_text`]'s).
     fn strict_calls(
         &self,
         text: String,
         body: &Value,
         tools: &ToolSet,
     ) -> Result<ModelReply, ReadError>;
+    /// How its reply bodies are read (a shape of `dialect/` when it speaks one several
+    /// providers share).
+    fn replies(&self) -> &'static dyn ReplyShape;
+}
+
+/// How a provider's reply bodies are read: text, native calls, usage, and a stream assembled
+/// into one body. Providers that speak the same wire shape share one implementation.
+pub trait ReplyShape: Sync {
+    /// The assistant's text in a reply body of `kind`.
+    fn reply_text(&self, kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError>;
+    /// The native tool calls in a reply body (empty when it holds text only).
+    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError>;
     /// The token counts a reply body reports, in its own field names: prompt (cached tokens
     /// included), completion, cached prompt. It must not estimate.
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>);

@@ -43,5 +43,5 @@ pub(crate) fn push_str(slot: &mut Value, piece: &str) {
 /// Assemble a streamed reply into the provider's non-streamed reply body.
 pub fn assemble(kind: Kind, text: &str) -> Result<Value, ProviderError> {
     let chunks = payloads(kind, text)?;
-    kind.assemble(&chunks)
+    kind.replies().assemble(&chunks)
 }

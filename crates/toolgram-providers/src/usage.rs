@@ -15,7 +15,7 @@ pub(crate) fn count(v: &Value, pointer: &str) -> Option<usize> {
 
 /// The usage a reply body reports.
 pub fn read_usage(kind: Kind, body: &Value) -> Option<Usage> {
-    let (prompt, completion, cached) = kind.usage(body);
+    let (prompt, completion, cached) = kind.replies().usage(body);
     if prompt.is_none() && completion.is_none() {
         return None;
     }

@@ -8,7 +8,7 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{note_fallbacks, profiled, prompt_system, with_system};
 use crate::reply::{call, string_args};
-use crate::spec::{ProviderSpec, ReadError, RenderInput};
+use crate::spec::{ProviderSpec, ReadError, RenderInput, ReplyShape};
 use crate::stream::push_str;
 use crate::usage::count;
 use serde_json::{Map, Value, json};
@@ -138,6 +138,28 @@ pub(crate) fn grammar(
         .subset(&callable)
         .map_err(|e| ProviderError::Compile(e.to_string()))?;
     Ok((prompt(input, &pool), grammar))
+}
+
+/// Chat Completions replies, as every provider speaking it returns them.
+#[derive(Debug)]
+pub(crate) struct ChatCompletions;
+
+impl ReplyShape for ChatCompletions {
+    fn reply_text(&self, kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
+        reply_text(kind, body)
+    }
+
+    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
+        native_calls(body)
+    }
+
+    fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
+        usage(body)
+    }
+
+    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
+        Ok(assemble(chunks))
+    }
 }
 
 /// The assistant's text: `choices[0].message.content`.

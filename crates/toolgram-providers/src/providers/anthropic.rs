@@ -8,7 +8,7 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, note_fallbacks, profiled, prompt_system, unsupported};
 use crate::reply::{call, restored_calls};
-use crate::spec::{Auth, Capabilities, ProviderSpec, ReadError, RenderInput};
+use crate::spec::{Auth, Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use crate::stream::{bad, push_str};
 use crate::usage::count;
 use serde_json::{Value, json};
@@ -65,7 +65,22 @@ impl ProviderSpec for Anthropic {
         Ok(("/v1/messages".to_owned(), body))
     }
 
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
+    fn strict_calls(
+        &self,
+        text: String,
+        body: &Value,
+        tools: &ToolSet,
+    ) -> Result<ModelReply, ReadError> {
+        restored_calls(self, text, body, tools, Profile::Anthropic)
+    }
+
+    fn replies(&self) -> &'static dyn ReplyShape {
+        &Anthropic
+    }
+}
+
+impl ReplyShape for Anthropic {
+    fn reply_text(&self, _kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
         let blocks = body
             .get("content")
             .and_then(Value::as_array)
@@ -98,15 +113,6 @@ impl ProviderSpec for Anthropic {
             }
         }
         Ok(calls)
-    }
-
-    fn strict_calls(
-        &self,
-        text: String,
-        body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError> {
-        restored_calls(self, text, body, tools, Profile::Anthropic)
     }
 
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {

@@ -9,7 +9,7 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{note_fallbacks, profiled, prompt_system, unsupported};
 use crate::reply::{call, restored_calls};
-use crate::spec::{Auth, Capabilities, ProviderSpec, ReadError, RenderInput};
+use crate::spec::{Auth, Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use crate::usage::count;
 use serde_json::{Value, json};
 use toolgram_core::define::request::Path;
@@ -80,7 +80,22 @@ impl ProviderSpec for Gemini {
         Ok((endpoint, body))
     }
 
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
+    fn strict_calls(
+        &self,
+        text: String,
+        body: &Value,
+        tools: &ToolSet,
+    ) -> Result<ModelReply, ReadError> {
+        restored_calls(self, text, body, tools, Profile::Gemini)
+    }
+
+    fn replies(&self) -> &'static dyn ReplyShape {
+        &Gemini
+    }
+}
+
+impl ReplyShape for Gemini {
+    fn reply_text(&self, _kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
         let parts = body
             .pointer("/candidates/0/content/parts")
             .and_then(Value::as_array)
@@ -110,15 +125,6 @@ impl ProviderSpec for Gemini {
             }
         }
         Ok(calls)
-    }
-
-    fn strict_calls(
-        &self,
-        text: String,
-        body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError> {
-        restored_calls(self, text, body, tools, Profile::Gemini)
     }
 
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {

@@ -8,10 +8,10 @@ use crate::dialect::json_object;
 use crate::dialect::openai_chat as chat;
 use crate::error::ProviderError;
 use crate::render::{common_fields, unsupported};
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput};
+use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use serde_json::{Value, json};
+use toolgram_core::ToolSet;
 use toolgram_core::define::request::Path;
-use toolgram_core::{ToolCall, ToolSet};
 use toolgram_retry::ModelReply;
 
 /// llama.cpp's `llama-server`.
@@ -57,14 +57,6 @@ impl ProviderSpec for LlamaServer {
         Ok((chat::ENDPOINT.to_owned(), body))
     }
 
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
-        chat::reply_text(self, body)
-    }
-
-    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-        chat::native_calls(body)
-    }
-
     fn strict_calls(
         &self,
         text: String,
@@ -74,11 +66,7 @@ impl ProviderSpec for LlamaServer {
         json_object::read(&text, tools)
     }
 
-    fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
-        chat::usage(body)
-    }
-
-    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
-        Ok(chat::assemble(chunks))
+    fn replies(&self) -> &'static dyn ReplyShape {
+        &chat::ChatCompletions
     }
 }

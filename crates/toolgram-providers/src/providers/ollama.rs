@@ -7,7 +7,7 @@ use crate::dialect::json_object;
 use crate::dialect::openai_chat as chat;
 use crate::error::ProviderError;
 use crate::render::unsupported;
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput};
+use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use crate::usage::count;
 use serde_json::{Value, json};
 use toolgram_core::define::request::Path;
@@ -65,7 +65,22 @@ impl ProviderSpec for Ollama {
         Ok(("/api/chat".to_owned(), body))
     }
 
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
+    fn strict_calls(
+        &self,
+        text: String,
+        _body: &Value,
+        tools: &ToolSet,
+    ) -> Result<ModelReply, ReadError> {
+        json_object::read(&text, tools)
+    }
+
+    fn replies(&self) -> &'static dyn ReplyShape {
+        &Ollama
+    }
+}
+
+impl ReplyShape for Ollama {
+    fn reply_text(&self, _kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
         Ok(body
             .pointer("/message/content")
             .and_then(Value::as_str)
@@ -75,15 +90,6 @@ impl ProviderSpec for Ollama {
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
         chat::tool_calls(body, "/message/tool_calls")
-    }
-
-    fn strict_calls(
-        &self,
-        text: String,
-        _body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError> {
-        json_object::read(&text, tools)
     }
 
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {

@@ -9,7 +9,7 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, note_fallbacks, profiled, prompt_system, unsupported};
 use crate::reply::{call, restored_calls, string_args};
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput};
+use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use crate::stream::bad;
 use crate::usage::count;
 use serde_json::{Value, json};
@@ -61,7 +61,22 @@ impl ProviderSpec for OpenAiResponses {
         Ok((ENDPOINT.to_owned(), body))
     }
 
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
+    fn strict_calls(
+        &self,
+        text: String,
+        body: &Value,
+        tools: &ToolSet,
+    ) -> Result<ModelReply, ReadError> {
+        restored_calls(self, text, body, tools, Profile::OpenAiStrict)
+    }
+
+    fn replies(&self) -> &'static dyn ReplyShape {
+        &OpenAiResponses
+    }
+}
+
+impl ReplyShape for OpenAiResponses {
+    fn reply_text(&self, _kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
         let items = body
             .get("output")
             .and_then(Value::as_array)
@@ -101,15 +116,6 @@ impl ProviderSpec for OpenAiResponses {
             }
         }
         Ok(calls)
-    }
-
-    fn strict_calls(
-        &self,
-        text: String,
-        body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError> {
-        restored_calls(self, text, body, tools, Profile::OpenAiStrict)
     }
 
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {

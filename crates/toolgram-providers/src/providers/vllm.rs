@@ -7,10 +7,10 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, unsupported};
 use crate::reply::restored_calls;
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput};
+use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use serde_json::{Value, json};
+use toolgram_core::ToolSet;
 use toolgram_core::define::request::Path;
-use toolgram_core::{ToolCall, ToolSet};
 use toolgram_retry::ModelReply;
 
 /// vLLM's OpenAI-compatible server.
@@ -53,14 +53,6 @@ impl ProviderSpec for Vllm {
         Ok((chat::ENDPOINT.to_owned(), body))
     }
 
-    fn reply_text(&self, body: &Value) -> Result<String, ReadError> {
-        chat::reply_text(self, body)
-    }
-
-    fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-        chat::native_calls(body)
-    }
-
     fn strict_calls(
         &self,
         text: String,
@@ -70,11 +62,7 @@ impl ProviderSpec for Vllm {
         restored_calls(self, text, body, tools, Profile::OpenAiStrict)
     }
 
-    fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
-        chat::usage(body)
-    }
-
-    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
-        Ok(chat::assemble(chunks))
+    fn replies(&self) -> &'static dyn ReplyShape {
+        &chat::ChatCompletions
     }
 }
