@@ -58,6 +58,10 @@ pub struct Sampling {
     /// free decoding on the same model and prompt (`toolgram bench call`); tool choice is
     /// ignored.
     pub unconstrained: bool,
+    /// Sample every token, forced ones included, instead of appending forced tokens in one
+    /// batch — for checking that fast-forward changes nothing but speed (`toolgram bench
+    /// e2e`).
+    pub no_fast_forward: bool,
     /// Most tokens of an open `<think>` block before its closing marker is forced in;
     /// `None` = three quarters of `max_tokens`.
     pub think_budget: Option<usize>,
@@ -73,6 +77,7 @@ impl Default for Sampling {
             stop: Vec::new(),
             logit_bias: Vec::new(),
             unconstrained: false,
+            no_fast_forward: false,
             think_budget: None,
         }
     }
@@ -591,7 +596,7 @@ impl<'e> Session<'e> {
             ff.clear();
             if let Some(m) = matcher.as_mut() {
                 m.consume_token(token).map_err(constraint_err)?;
-                if !m.is_stopped() {
+                if !m.is_stopped() && !s.no_fast_forward {
                     ff.extend(
                         m.compute_ff_tokens()
                             .into_iter()

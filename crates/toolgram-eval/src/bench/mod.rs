@@ -8,7 +8,9 @@
 //! - [`tools`] — tokens of each grammar tool's grammar form against its JSON forms;
 //! - [`server_call`] — one tool call end to end, the embedded engine against llama-server;
 //! - [`concurrent`] — throughput with concurrent clients, `toolgram serve` (continuous
-//!   batching) against llama-server `-np N`.
+//!   batching) against llama-server `-np N`;
+//! - [`e2e`] — one tool call end to end beside its peers and its limit, in one run: the
+//!   ratios of docs/benchmarks.md.
 //!
 //! Measurements only: nothing here decides pass/fail of a test, and nothing here prints
 //! (progress is reported through callbacks; the CLI prints).
@@ -18,6 +20,7 @@ mod child_server;
 pub mod compile;
 mod compile_gbnf;
 pub mod concurrent;
+pub mod e2e;
 mod key_order;
 pub mod mask;
 pub mod server_call;

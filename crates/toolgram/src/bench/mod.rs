@@ -1,4 +1,4 @@
-//! `toolgram bench call | compile | mask | tools | server-call | concurrent`: the benchmarks of
+//! `toolgram bench call | compile | mask | tools | server-call | concurrent | e2e`: the benchmarks of
 //! `toolgram-eval`'s `bench` module, each subcommand's flags turned into its options and its
 //! report printed (JSON on stdout; `compile` prints a table and its JSON summary on stderr).
 //! Grammar vs JSON vs prompt on BFCL is `toolgram eval bfcl`.
@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::models;
-use toolgram_eval::bench::{call, concurrent, mask, server_call, tools};
+use toolgram_eval::bench::{call, concurrent, e2e, mask, server_call, tools};
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
@@ -37,6 +37,48 @@ pub(crate) enum BenchCommand {
     /// Throughput with concurrent clients: `toolgram serve --parallel N` (continuous
     /// batching) vs llama-server `-np N`, the same GGUF, threads, context and requests.
     Concurrent(ConcurrentArgs),
+    /// A tool call end to end, in one run: toolgram constrained and unconstrained, llama-server
+    /// warm, a one-shot CLI call cold and warm, 1 vs 4 clients; each request against its limit.
+    E2e(E2eArgs),
+}
+
+/// Arguments of `toolgram bench e2e`.
+#[derive(Args)]
+pub(crate) struct E2eArgs {
+    /// The `llama-server` binary (`scripts/build-llama-server` prints its path).
+    #[arg(long)]
+    server: PathBuf,
+    /// Tool files, each run under `auto` and `required` (default: one tool and six tools).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "examples/weather.json,crates/toolgram-engine/tests/data/tools.json"
+    )]
+    tools: Vec<PathBuf>,
+    /// Prompts for the concurrent clients (an array of strings or of objects with `prompt`).
+    #[arg(long, default_value = "crates/toolgram-engine/tests/data/prompts.json")]
+    prompts: PathBuf,
+    /// The user's message of each single request.
+    #[arg(long, default_value = "What's the weather like in Paris right now?")]
+    prompt: String,
+    /// Model (default: the default model).
+    #[arg(long)]
+    model: Option<String>,
+    /// CPU threads, every side (default: the engine's default).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Context per sequence, every side.
+    #[arg(long, default_value_t = 4096)]
+    ctx_size: u32,
+    /// Most tokens per reply.
+    #[arg(long, default_value_t = 128)]
+    max_tokens: usize,
+    /// Fewer concurrent requests.
+    #[arg(long)]
+    quick: bool,
+    /// Print only the report's JSON (default: the table on stderr, then the JSON).
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `toolgram bench concurrent`.
@@ -120,6 +162,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Tools(args) => run_tools(&args),
         BenchCommand::ServerCall(args) => run_server_call(&args),
         BenchCommand::Concurrent(args) => run_concurrent(&args),
+        BenchCommand::E2e(args) => run_e2e(&args),
     }
 }
 
@@ -190,13 +233,10 @@ fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
-    let tools_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&args.tools)?)?;
-    let tools = ToolSet::from_json_str(&tools_json.to_string())?;
-    let prompts_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&args.prompts)?)?;
-    let prompts: Vec<String> = prompts_json
+/// User prompts from a JSON file: an array of strings or of objects with `prompt`.
+fn read_prompts(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let prompts: Vec<String> = doc
         .as_array()
         .into_iter()
         .flatten()
@@ -206,8 +246,90 @@ fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         !prompts.is_empty(),
         "{}: no prompts (an array of strings or of objects with `prompt`)",
-        args.prompts.display()
+        path.display()
     );
+    Ok(prompts)
+}
+
+fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
+    let pools = args
+        .tools
+        .iter()
+        .map(|file| {
+            let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+            let tools = ToolSet::from_json_str(&json.to_string())?;
+            let n = tools.tools().len();
+            Ok(e2e::Pool {
+                label: format!("{n} tool{}", if n == 1 { "" } else { "s" }),
+                file: file.clone(),
+                json,
+                tools,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let prompts = read_prompts(&args.prompts)?;
+    let model = models::resolve(args.model.as_deref())?;
+    let toolgram = std::env::current_exe()?;
+    let report = e2e::run(
+        &e2e::E2eOptions {
+            toolgram: &toolgram,
+            llama_server: &args.server,
+            model: &model,
+            threads: args
+                .threads
+                .unwrap_or_else(toolgram_engine::default_threads),
+            ctx: args.ctx_size,
+            pools: &pools,
+            prompt: &args.prompt,
+            concurrent_prompts: &prompts,
+            max_tokens: args.max_tokens,
+            quick: args.quick,
+        },
+        &mut |step| eprintln!("bench e2e: {step}"),
+    )?;
+    if !args.json {
+        eprintln!(
+            "{:<9} {:<8} {:>5} {:>6} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>5} {:>3}",
+            "pool",
+            "choice",
+            "eval",
+            "cached",
+            "sampled",
+            "forced",
+            "ms",
+            "free ms",
+            "llama ms",
+            "limit ms",
+            "valid",
+            "ff="
+        );
+        for r in &report.requests {
+            eprintln!(
+                "{:<9} {:<8} {:>5} {:>6} {:>7} {:>6} {:>8.0} {:>8.0} {:>8.0} {:>8.0} {:>5} {:>3}",
+                r.pool,
+                r.tool_choice,
+                r.prompt_evaluated,
+                r.prompt_cached,
+                r.sampled,
+                r.forced,
+                r.e2e_ms,
+                r.unconstrained_ms,
+                r.llama_server_warm_ms,
+                r.limit_ms,
+                r.valid,
+                if r.ff_identical { "yes" } else { "NO" }
+            );
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
+    let tools_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&args.tools)?)?;
+    let tools = ToolSet::from_json_str(&tools_json.to_string())?;
+    let prompts = read_prompts(&args.prompts)?;
     let model = models::resolve(args.model.as_deref())?;
     let toolgram = std::env::current_exe()?;
     let report = concurrent::run(
