@@ -80,6 +80,10 @@ pub struct RequestRow {
     pub mask_us_p50: u32,
     /// 99th percentile, µs.
     pub mask_us_p99: u32,
+    /// Mask time over the whole reply, ms.
+    pub mask_ms: f64,
+    /// Generation time (masks, sampling, decodes), ms.
+    pub generate_ms: f64,
     /// Generation time per decode step (a sampled token and the tokens forced after it).
     pub decode_ms_per_step: f64,
     /// toolgram constrained, end to end (render, prefill, decode, parse, validate).
@@ -126,7 +130,7 @@ pub struct E2eReport {
     pub cli: Vec<CliRow>,
     /// Concurrent clients.
     pub concurrent: Option<ConcurrentReport>,
-    /// Mask time over decode time, summed over the requests.
+    /// Mask time over the rest of generation (decodes and sampling), summed over the requests.
     pub overhead_ratio: f64,
     /// toolgram's end-to-end time over llama-server's warm one, summed over the requests.
     pub e2e_vs_llama_server_warm: f64,
@@ -176,11 +180,8 @@ pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eR
         None => None,
     };
     let sum = |f: fn(&RequestRow) -> f64| requests.iter().map(f).sum::<f64>();
-    let mask_ms: f64 = requests
-        .iter()
-        .map(|r| f64::from(r.mask_us_p50) * r.sampled as f64 / 1e3)
-        .sum();
-    let decode_ms = sum(|r| r.decode_ms_per_step * r.sampled as f64);
+    let mask_ms = sum(|r| r.mask_ms);
+    let decode_ms = sum(|r| r.generate_ms) - mask_ms;
     let ratio = |a: f64, b: f64| {
         if b > 0.0 {
             round_to(a / b, 3)
@@ -322,6 +323,8 @@ fn row(
         forced: t.forced_tokens,
         mask_us_p50: percentile(&mask, 0.5),
         mask_us_p99: percentile(&mask, 0.99),
+        mask_ms: round_to(mask.iter().map(|&u| f64::from(u)).sum::<f64>() / 1e3, 2),
+        generate_ms: round_to(t.generate_ms, 1),
         decode_ms_per_step: round_to(t.generate_ms / sampled.max(1) as f64, 2),
         e2e_ms: round_to(e2e_ms, 1),
         unconstrained_ms: round_to(unconstrained_ms, 1),
@@ -475,6 +478,7 @@ mod tests {
         assert_eq!((row.prompt_evaluated, row.prompt_cached), (15, 285));
         assert_eq!((row.sampled, row.forced), (8, 18));
         assert_eq!((row.mask_us_p50, row.mask_us_p99), (200, 300));
+        assert_eq!((row.mask_ms, row.generate_ms), (0.6, 240.0));
         assert_eq!(row.decode_ms_per_step, 30.0);
         assert!(row.valid && row.ff_identical);
         assert_eq!(

@@ -256,8 +256,7 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
         .tools
         .iter()
         .map(|file| {
-            let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
-            let tools = ToolSet::from_json_str(&json.to_string())?;
+            let (json, tools) = read_tools(file)?;
             let n = tools.tools().len();
             Ok(e2e::Pool {
                 label: format!("{n} tool{}", if n == 1 { "" } else { "s" }),
@@ -325,10 +324,15 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A tools file: its JSON (sent to peers as it is) and the tools read from it.
+fn read_tools(path: &std::path::Path) -> anyhow::Result<(serde_json::Value, ToolSet)> {
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let tools = ToolSet::from_json_str(&json.to_string())?;
+    Ok((json, tools))
+}
+
 fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
-    let tools_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&args.tools)?)?;
-    let tools = ToolSet::from_json_str(&tools_json.to_string())?;
+    let (tools_json, tools) = read_tools(&args.tools)?;
     let prompts = read_prompts(&args.prompts)?;
     let model = models::resolve(args.model.as_deref())?;
     let toolgram = std::env::current_exe()?;
