@@ -110,7 +110,7 @@ impl Engine {
         let syntax = match &opts.syntax {
             Some(name) => syntax::by_name(name)
                 .ok_or_else(|| load_err(format!("unknown call syntax `{name}`")))?,
-            None => syntax::detect(&source),
+            None => crate::syntax_probe::detect_syntax(&template, &source),
         };
         let compile_opts = CompileOptions {
             special_tokens: syntax_markers(syntax)

@@ -778,7 +778,7 @@ fn read_free_text(
 
 fn finish_parse(
     raw: &str,
-    syntax: &CallSyntax,
+    syntax: &'static CallSyntax,
     compiled: &CompiledGrammar,
     tools: &ToolSet,
     budget: usize,

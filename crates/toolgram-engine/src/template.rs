@@ -19,6 +19,9 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     /// Whether the template renders a `tools` list itself.
     pub renders_tools: bool,
+    /// Whether the template writes an assistant message's `tool_calls` itself (some write
+    /// calls natively but describe no tools: DeepSeek V3.1).
+    pub renders_calls: bool,
     bos: String,
     eos: String,
 }
@@ -42,6 +45,7 @@ impl ChatTemplate {
         Ok(Self {
             env,
             renders_tools: source.contains("tools"),
+            renders_calls: source.contains("tool_calls"),
             bos: bos.to_owned(),
             eos: eos.to_owned(),
         })
@@ -54,10 +58,23 @@ impl ChatTemplate {
         tools: &ToolSet,
         syntax: &CallSyntax,
     ) -> Result<String, String> {
+        self.render_with(messages, tools, syntax, true)
+    }
+
+    /// Render `messages`, with the assistant turn's opening at the end or not (a
+    /// conversation that ends with the assistant's own message, as the template writes it).
+    pub fn render_with(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        syntax: &CallSyntax,
+        add_generation_prompt: bool,
+    ) -> Result<String, String> {
         let native = self.renders_tools && !tools.is_empty();
+        let native_calls = native || self.renders_calls;
         let mut msgs: Vec<Value> = messages
             .iter()
-            .map(|m| message_json(m, syntax, native))
+            .map(|m| message_json(m, syntax, native_calls))
             .collect();
         if !native && !tools.is_empty() {
             let block = toolgram_core::syntax::prompt::tools_prompt(tools, syntax);
@@ -78,7 +95,7 @@ impl ChatTemplate {
         let ctx = json!({
             "messages": msgs,
             "tools": tools_value,
-            "add_generation_prompt": true,
+            "add_generation_prompt": add_generation_prompt,
             "bos_token": self.bos,
             "eos_token": self.eos,
         });

@@ -7,15 +7,16 @@
 //! This module must not emit any target's spelling (the writers do) or run a grammar.
 
 use super::CompileOptions;
+use super::bodies::{BOOL_SPELLINGS, ValueSpelling, value_spelling};
 use super::union::{self, Slot, Target, Text, chars_class};
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
-use crate::define::tool::{ToolChoice, ToolSet};
+use crate::define::tool::{Tool, ToolChoice, ToolSet};
 use crate::error::CompileError;
 use crate::syntax::{CallSyntax, THINK};
 use std::collections::HashMap;
 use thiserror::Error;
-use toolgram_grammar::schema::{Note, SchemaError, SchemaOptions, to_grammar};
+use toolgram_grammar::schema::{Note, NoteKind, SchemaError, SchemaOptions, to_grammar};
 use toolgram_grammar::{Expr, Grammar, Rule};
 
 /// Why a pool did not compile to the IR.
@@ -89,6 +90,24 @@ pub fn compile_ir(
                 rules.extend(args.prefixed(&prefix).rules);
                 start.map_or(Expr::Seq(Vec::new()), Expr::rule)
             }
+            Slot::Value {
+                tool: i,
+                key,
+                close,
+            } => {
+                let (expr, value_rules, value_notes) = value(
+                    name,
+                    &tools.tools()[*i],
+                    *i,
+                    key.as_deref(),
+                    close,
+                    opts,
+                    lenient,
+                )?;
+                rules.extend(value_rules);
+                notes.extend(value_notes);
+                expr
+            }
             Slot::Text(Text::Any) => Expr::repeat(Expr::Any, 1, None),
             Slot::Text(Text::NotStarting { words, after_ws }) => {
                 let ws = [' ', '\t', '\n', '\r'];
@@ -122,6 +141,99 @@ pub fn compile_ir(
         callable: u.callable,
         notes,
         trigger: syntax.opener(),
+    })
+}
+
+/// A value's expression, the rules it needs, and notes on keywords left to the validator.
+type ValueRules = (Expr, Vec<Rule>, Vec<(String, Note)>);
+
+/// A tagged parameter's value then its closing marker, as IR: raw text up to the marker,
+/// one of the schema's strings, JSON for the schema, or a grammar tool's text.
+fn value(
+    name: &str,
+    tool: &Tool,
+    i: usize,
+    key: Option<&str>,
+    close: &str,
+    opts: &CompileOptions,
+    lenient: bool,
+) -> Result<ValueRules, IrCompileError> {
+    let text_rule = format!("{name}-text");
+    let raw = || {
+        (
+            Expr::seq(vec![Expr::rule(&text_rule), Expr::lit(close)]),
+            not_containing(&text_rule, close),
+        )
+    };
+    let newline = || Expr::opt(Expr::lit("\n"));
+    let (Some(key), Mode::Grammar) = (key, opts.mode) else {
+        let (e, r) = raw();
+        return Ok((e, r, Vec::new()));
+    };
+    if let Some(spec) = tool.grammar.as_ref().filter(|s| !s.checked_after) {
+        let g = toolgram_grammar::lark::parse(&spec.definition)
+            .map_err(|e| IrCompileError::Request(CompileError::ToolGrammar(e.to_string())))?;
+        let prefix = format!("t{i}-");
+        let start = g.start().unwrap_or("start").to_owned();
+        let rules = g.prefixed(&prefix).rules;
+        let expr = Expr::seq(vec![
+            Expr::rule(format!("{prefix}{start}")),
+            Expr::lit(close),
+        ]);
+        return Ok((expr, rules, Vec::new()));
+    }
+    let closed = close_objects(&tool.parameters);
+    let params = crate::validate::with_rules(&tool.rules, &closed).0;
+    Ok(match value_spelling(&params, key) {
+        ValueSpelling::Text(deferred) => {
+            let (e, r) = raw();
+            let notes = deferred
+                .into_iter()
+                .map(|(pointer, keyword)| {
+                    let note = Note {
+                        pointer,
+                        keyword,
+                        kind: NoteKind::Deferred,
+                    };
+                    (tool.name.clone(), note)
+                })
+                .collect();
+            (e, r, notes)
+        }
+        ValueSpelling::Bool => {
+            let alts = Expr::alt(BOOL_SPELLINGS.map(Expr::lit).to_vec());
+            (
+                Expr::seq(vec![newline(), alts, newline(), Expr::lit(close)]),
+                Vec::new(),
+                Vec::new(),
+            )
+        }
+        ValueSpelling::OneOf(values) => {
+            let alts = Expr::alt(values.into_iter().map(Expr::lit).collect());
+            (
+                Expr::seq(vec![newline(), alts, newline(), Expr::lit(close)]),
+                Vec::new(),
+                Vec::new(),
+            )
+        }
+        ValueSpelling::Json(schema) => {
+            let schema_opts = SchemaOptions {
+                tool: Some(tool.name.clone()),
+                lenient,
+                closed_objects: true,
+                ..SchemaOptions::default()
+            };
+            let (g, tool_notes) = to_grammar(&schema, &schema_opts)?;
+            let prefix = format!("{name}-");
+            let start = g.start().map(|s| format!("{prefix}{s}"));
+            let value = start.map_or(Expr::Seq(Vec::new()), Expr::rule);
+            let notes = tool_notes
+                .into_iter()
+                .map(|n| (tool.name.clone(), n))
+                .collect();
+            let expr = Expr::seq(vec![newline(), value, newline(), Expr::lit(close)]);
+            (expr, g.prefixed(&prefix).rules, notes)
+        }
     })
 }
 

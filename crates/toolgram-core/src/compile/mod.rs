@@ -12,6 +12,7 @@
 //! This module must not run a parser, a grammar or a model (the engine checks grammars with
 //! llguidance, the eval with llama.cpp).
 
+mod bodies;
 pub mod ir;
 pub mod keyword_pass;
 pub mod lark;

@@ -6,10 +6,11 @@
 //! The writers ([`super::lark`] for llguidance, [`super::ir`] for GBNF and OpenAI Lark) fill
 //! the slots; this module must not spell any target or compile an argument schema.
 
+use super::bodies;
 use crate::define::request::Think;
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
-use crate::syntax::{CallSyntax, JSON_FENCE, Piece, THINK};
+use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, Piece, THINK};
 use std::collections::HashMap;
 use toolgram_grammar::{CharClass, Expr, Grammar, Rule, TokenRef, ir::TokenName};
 
@@ -31,6 +32,14 @@ pub(crate) enum Slot {
     /// Tool `tool`'s arguments object; `loose` in a bare call (any spacing, as models write
     /// JSON without a template's help).
     Args { tool: usize, loose: bool },
+    /// One parameter's value in a tagged body, then `close` (the value's closing marker):
+    /// parameter `key` of tool `tool`, or any text when `key` is `None` (a key the schema
+    /// does not name).
+    Value {
+        tool: usize,
+        key: Option<String>,
+        close: String,
+    },
     /// Free text (non-empty; the skeleton makes it optional).
     Text(Text),
     /// The reasoning block's text followed by its closing marker.
@@ -118,7 +127,7 @@ pub(crate) fn build(
     };
     u.grammar.rules = think_root(think, target, answer, &mut u);
     if !callable.is_empty() {
-        u.calls(tools, parallel, syntax, target, bare);
+        u.calls(tools, parallel, syntax, target, bare)?;
     }
     Ok(u)
 }
@@ -159,7 +168,7 @@ fn think_root(think: Think, target: Target, answer: Expr, u: &mut Union) -> Vec<
 
 impl Union {
     /// A reference to slot `name`, registered once.
-    fn slot(&mut self, name: &str, slot: Slot) -> Expr {
+    pub(crate) fn slot(&mut self, name: &str, slot: Slot) -> Expr {
         if !self.slots.iter().any(|(n, _)| n == name) {
             self.slots.push((name.to_owned(), slot));
         }
@@ -182,8 +191,16 @@ impl Union {
         syntax: &CallSyntax,
         target: Target,
         bare: bool,
-    ) {
-        let sep = marker(syntax.separator, target);
+    ) -> Result<(), CompileError> {
+        // Templates differ in the gap between calls: a separator of whitespace is
+        // optional, and a newline may stand between calls of the non-JSON bodies.
+        let sep_text = crate::syntax::text_of(syntax.separator);
+        let sep = match syntax.body {
+            _ if !sep_text.trim().is_empty() => marker(syntax.separator, target),
+            _ if !sep_text.is_empty() => Expr::opt(marker(syntax.separator, target)),
+            CallBody::Json => Expr::Seq(Vec::new()),
+            _ => Expr::opt(Expr::lit("\n")),
+        };
         let more = |call: &str| {
             if parallel {
                 Expr::repeat(Expr::seq(vec![sep.clone(), Expr::rule(call)]), 0, None)
@@ -193,6 +210,7 @@ impl Union {
         };
         let section = Expr::seq(vec![
             marker(syntax.section_open, target),
+            bodies::after_section_open(syntax),
             Expr::rule("call"),
             more("call"),
             marker(syntax.section_close, target),
@@ -202,26 +220,16 @@ impl Union {
         let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
         self.rule("call", Expr::alt(alts.collect()));
         for &i in &callable {
-            let name = crate::syntax::pyjson::to_string(&tools.tools()[i].name, None);
-            let head = format!("{{\"name\": {name}, \"{}\": ", syntax.args_key);
-            let args = self.slot(
-                &format!("args-{i}"),
-                Slot::Args {
-                    tool: i,
-                    loose: false,
-                },
-            );
+            let body = bodies::call_body(self, tools, i, syntax)?;
             let call = Expr::seq(vec![
                 marker(syntax.call_open, target),
-                Expr::lit(head),
-                args,
-                Expr::lit("}"),
+                body,
                 marker(syntax.call_close, target),
             ]);
             self.rule(&format!("call-{i}"), call);
         }
         if !bare {
-            return;
+            return Ok(());
         }
         let fenced = Expr::seq(vec![
             Expr::lit(JSON_FENCE.0),
@@ -270,6 +278,7 @@ impl Union {
             }
             self.rule(&format!("bare-call-{i}"), Expr::Seq(items));
         }
+        Ok(())
     }
 }
 

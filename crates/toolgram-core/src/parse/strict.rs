@@ -1,13 +1,15 @@
 //! Strict parse of constrained output: text → content + typed [`ToolCall`]s, read with the
 //! same [`CallSyntax`] declaration that produced the grammar.
 //!
-//! Text that stops inside a call is [`ParseError::Truncated`], never a call. This parser
-//! repairs nothing: lenient reading of free model output belongs to the validation stage.
+//! JSON bodies are read here; the other bodies by the family readers of [`super::lenient`]
+//! for the same entry, with no repair allowed. Text that stops inside a call is
+//! [`ParseError::Truncated`], never a call. This parser repairs nothing.
 
 use crate::define::request::Think;
-use crate::define::tool::{ToolCall, ToolChoice, ToolSet};
+use crate::define::tool::{Tool, ToolCall, ToolChoice, ToolSet};
 use crate::error::ParseError;
-use crate::syntax::{CallSyntax, JSON_FENCE, THINK, text_of};
+use crate::parse::lenient::{self, LenientOptions, SyntaxChoice};
+use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, THINK, text_of};
 use serde_json::Value;
 
 /// What a model's reply says: optional text, then calls.
@@ -70,7 +72,7 @@ impl Cursor<'_> {
 /// Parse `text` produced under `choice` in `syntax` for the pool `tools`.
 pub fn parse_output(
     text: &str,
-    syntax: &CallSyntax,
+    syntax: &'static CallSyntax,
     tools: &ToolSet,
     choice: &ToolChoice,
 ) -> Result<ParsedOutput, ParseError> {
@@ -89,6 +91,9 @@ pub fn parse_output(
             content: content(text),
             tool_calls: Vec::new(),
         });
+    }
+    if syntax.body != CallBody::Json {
+        return read_exactly(text, syntax, tools, choice);
     }
     let opener = syntax.opener();
     let lead = text.len() - text.trim_start().len();
@@ -172,7 +177,12 @@ pub fn parse_output(
             arguments,
         });
         cur.expect(&call_close)?;
-        let after_sep = cur.rest().strip_prefix(sep.as_str()).map(str::trim_start);
+        // A separator of whitespace is optional (templates differ in the gap).
+        let after_sep = if sep.trim().is_empty() {
+            Some(cur.rest().trim_start())
+        } else {
+            cur.rest().strip_prefix(sep.as_str()).map(str::trim_start)
+        };
         let next_call = |r: &str| {
             if call_open.is_empty() {
                 r.starts_with('{')
@@ -181,7 +191,7 @@ pub fn parse_output(
             }
         };
         match after_sep {
-            Some(r) if !sep.is_empty() && next_call(r) => cur.pos = text.len() - r.len(),
+            Some(r) if next_call(r) => cur.pos = text.len() - r.len(),
             _ => break,
         }
     }
@@ -196,6 +206,78 @@ pub fn parse_output(
     Ok(ParsedOutput {
         content: content(&text[..content_end]),
         tool_calls: calls,
+    })
+}
+
+/// Calls of the other bodies (tagged parameters, a name then JSON, …): read by the family
+/// readers the lenient parser uses for the same registry entry, this family only, and
+/// refused if any of its repairs was needed — constrained output needs none.
+fn read_exactly(
+    text: &str,
+    syntax: &'static CallSyntax,
+    tools: &ToolSet,
+    choice: &ToolChoice,
+) -> Result<ParsedOutput, ParseError> {
+    let allowed = choice.callable(tools).map_err(|e| ParseError::Malformed {
+        offset: 0,
+        message: e.to_string(),
+    })?;
+    let offered: Vec<Tool> = allowed.iter().map(|&i| tools.tools()[i].clone()).collect();
+    let opts = LenientOptions {
+        syntax: SyntaxChoice::Only(syntax),
+        tools: Some(&offered),
+        ..LenientOptions::default()
+    };
+    let out = lenient::parse(text, &opts)?;
+    if out.tool_calls.is_empty() {
+        let opener = syntax.opener();
+        if text.trim().is_empty() || ends_with_prefix_of(text, &opener) {
+            return Err(ParseError::Truncated {
+                partial: text.to_owned(),
+            });
+        }
+        if choice.requires_call() {
+            return Err(ParseError::Malformed {
+                offset: 0,
+                message: format!("expected a call opening with {opener:?}"),
+            });
+        }
+    }
+    if let Some(repair) = out.repairs.first() {
+        return Err(ParseError::Malformed {
+            offset: 0,
+            message: format!("not in the `{}` syntax as written: {repair}", syntax.name),
+        });
+    }
+    if !out.tool_calls.is_empty() {
+        // The family reader forgives a missing closing marker and text after the calls;
+        // constrained output has neither.
+        let last = last_marker(syntax);
+        if !last.is_empty() && !text.trim_end().ends_with(&last) {
+            return Err(ParseError::Truncated {
+                partial: text.to_owned(),
+            });
+        }
+        let before = text.find(&syntax.opener()).map_or("", |i| text[..i].trim());
+        if out.content != before {
+            return Err(ParseError::Malformed {
+                offset: 0,
+                message: "unexpected text after the tool calls".into(),
+            });
+        }
+    }
+    Ok(ParsedOutput {
+        content: Some(out.content).filter(|c| !c.is_empty()),
+        tool_calls: out
+            .tool_calls
+            .into_iter()
+            .enumerate()
+            .map(|(n, c)| ToolCall {
+                id: format!("call_{n}"),
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect(),
     })
 }
 
@@ -216,6 +298,19 @@ pub fn split_reasoning(text: &str, think: Think) -> (Option<String>, &str) {
             &body[end + close.len()..],
         ),
         None => (None, text),
+    }
+}
+
+/// The marker a reply with calls ends with: the section's, else the call's, else a tagged
+/// body's closing marker; empty when the calls end with their JSON arguments.
+fn last_marker(syntax: &CallSyntax) -> String {
+    let section = text_of(syntax.section_close);
+    let call = text_of(syntax.call_close);
+    match syntax.body {
+        _ if !section.is_empty() => section,
+        _ if !call.is_empty() => call,
+        CallBody::Tagged { call_end, .. } => call_end.to_owned(),
+        _ => String::new(),
     }
 }
 
@@ -248,7 +343,11 @@ mod tests {
     fn tools() -> ToolSet {
         ToolSet::from_json_str(
             r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},
-                {"type":"function","function":{"name":"add","parameters":{"type":"object"}}}]"#,
+                {"type":"function","function":{"name":"add","parameters":{"type":"object"}}},
+                {"type":"function","function":{"name":"typed","parameters":{"type":"object","properties":{
+                    "s":{"type":"string"},"n":{"type":"integer"},"b":{"type":"boolean"},
+                    "l":{"type":"array","items":{"type":"integer"}},
+                    "o":{"type":"object","properties":{"k":{"type":"string"}}}}}}}]"#,
         )
         .expect("valid tools")
     }
@@ -309,6 +408,31 @@ mod tests {
         assert!(parse_output(t, s, &tools(), &ToolChoice::Named("get_weather".into())).is_err());
     }
 
+    /// Arguments for the `typed` tool: each declared property or not, in declared order.
+    fn arb_typed_args() -> impl Strategy<Value = Value> {
+        (
+            proptest::option::of("[A-Za-z0-9 ,.!?'-]{0,16}"),
+            proptest::option::of(any::<i32>()),
+            proptest::option::of(any::<bool>()),
+            proptest::option::of(prop::collection::vec(any::<i16>(), 0..3)),
+            proptest::option::of("[a-z ]{0,8}"),
+        )
+            .prop_map(|(s, n, b, l, o)| {
+                let mut m = serde_json::Map::new();
+                let mut put = |k: &str, v: Option<Value>| {
+                    if let Some(v) = v {
+                        m.insert(k.into(), v);
+                    }
+                };
+                put("s", s.map(Value::String));
+                put("n", n.map(|n| json!(n)));
+                put("b", b.map(Value::Bool));
+                put("l", l.map(|l| json!(l)));
+                put("o", o.map(|o| json!({"k": o})));
+                Value::Object(m)
+            })
+    }
+
     fn arb_json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -344,20 +468,30 @@ mod tests {
         }
 
         /// Whatever arguments a call carries, rendering it in any registered syntax and
-        /// parsing the text back gives the same calls.
+        /// parsing the text back gives the same calls. Bodies that spell values as text
+        /// (tagged parameters) are typed by the schema, so their calls follow one.
         #[test]
         fn render_then_parse_round_trips(
             args in prop::collection::vec(prop::collection::btree_map("[a-z]{1,5}", arb_json(), 0..4), 1..4),
+            typed in prop::collection::vec(arb_typed_args(), 1..4),
             prefix in "[A-Za-z ,.]{0,20}",
             which in 0..REGISTRY.len(),
         ) {
-            let compilable: Vec<&CallSyntax> = REGISTRY.iter().filter(|s| s.is_compilable()).collect();
+            let compilable: Vec<&'static CallSyntax> = REGISTRY.iter().filter(|s| s.is_compilable()).collect();
             let syntax = compilable[which % compilable.len()];
-            let calls: Vec<ToolCall> = args.into_iter().enumerate().map(|(i, m)| ToolCall {
-                id: format!("call_{i}"),
-                name: if i % 2 == 0 { "add".into() } else { "get_weather".into() },
-                arguments: Value::Object(m.into_iter().collect()),
-            }).collect();
+            let calls: Vec<ToolCall> = if syntax.body == CallBody::Json {
+                args.into_iter().enumerate().map(|(i, m)| ToolCall {
+                    id: format!("call_{i}"),
+                    name: if i % 2 == 0 { "add".into() } else { "get_weather".into() },
+                    arguments: Value::Object(m.into_iter().collect()),
+                }).collect()
+            } else {
+                typed.into_iter().enumerate().map(|(i, arguments)| ToolCall {
+                    id: format!("call_{i}"),
+                    name: "typed".into(),
+                    arguments,
+                }).collect()
+            };
             let rendered = syntax.render_calls(&calls);
             let out = parse_output(&rendered, syntax, &tools(), &ToolChoice::Required).expect("round trip parses");
             prop_assert_eq!(&out.tool_calls, &calls);

@@ -55,6 +55,9 @@ pub struct CallSyntax {
     pub separator: &'static [Piece],
     /// The key holding the arguments object.
     pub args_key: &'static str,
+    /// The key a JSON call may carry its id under, after the arguments (Mistral v3:
+    /// `"id"`); empty: none.
+    pub id_key: &'static str,
     /// Substrings of a chat template that identify this syntax.
     pub template_markers: &'static [&'static str],
     /// Whether the family also writes calls as bare JSON objects without the markers (Qwen
@@ -62,7 +65,8 @@ pub struct CallSyntax {
     /// `auto` grammar constrains it as one.
     pub bare_calls: bool,
     /// How one call's name and arguments are spelled between `call_open` and `call_close`.
-    /// Only [`CallBody::Json`] compiles to a grammar today; the lenient parser reads all.
+    /// [`CallSyntax::is_compilable`] says which compile to a grammar; the lenient parser
+    /// reads all.
     pub body: CallBody,
     /// The reasoning block markers (open, close) this family writes, if any.
     pub think: Option<(&'static str, &'static str)>,
@@ -88,6 +92,9 @@ pub enum CallBody {
         /// The text before `name_end` is the call's id (`functions.NAME:0`): the name is it
         /// without `name_prefix` and the `:N` suffix.
         name_is_id: bool,
+        /// The arguments are strict JSON; `false`: the family's own spelling (Gemma 4's
+        /// `<|"|>` quotes), which the lenient parser reads and no grammar spells yet.
+        args_json: bool,
     },
     /// XML-like arguments: `<name_open>NAME<name_close>[…tag_end]` then per argument
     /// `<key_open>KEY<key_close>[…tag_end]<value_open>VALUE<value_close>`, then `<call_end>`.
@@ -154,21 +161,22 @@ pub fn by_name(name: &str) -> Option<&'static CallSyntax> {
         .find(|s| s.name == name || s.aliases.contains(&name))
 }
 
-/// Pick the grammar-compilable syntax a chat template speaks; `generic-json` when it shows
-/// none. Families the compiler cannot spell yet are left out, so a grammar is never built
-/// for a syntax it would get wrong.
+/// Pick the grammar-compilable syntax a chat template speaks (the one with the most of its
+/// markers in the template, the earlier on a tie); `generic-json` when it shows none.
+/// Families the compiler cannot spell yet are left out, so a grammar is never built for a
+/// syntax it would get wrong.
 pub fn detect(template: &str) -> &'static CallSyntax {
-    REGISTRY
-        .iter()
-        .filter(|s| s.is_compilable())
-        .find(|s| s.template_markers.iter().any(|m| template.contains(m)))
-        .unwrap_or(&REGISTRY[REGISTRY.len() - 1])
+    best_match(template, CallSyntax::is_compilable)
 }
 
 /// Pick the family a chat template speaks among ALL registered syntaxes (for reading free
 /// output): the entry with the most of its markers in the template, the earlier on a tie;
 /// `generic-json` when none shows.
 pub fn detect_family(template: &str) -> &'static CallSyntax {
+    best_match(template, |_| true)
+}
+
+fn best_match(template: &str, eligible: impl Fn(&CallSyntax) -> bool) -> &'static CallSyntax {
     let score = |s: &CallSyntax| {
         s.template_markers
             .iter()
@@ -177,7 +185,7 @@ pub fn detect_family(template: &str) -> &'static CallSyntax {
     };
     let mut best = &REGISTRY[REGISTRY.len() - 1];
     let mut best_score = 0;
-    for s in REGISTRY {
+    for s in REGISTRY.iter().filter(|s| eligible(s)) {
         let n = score(s);
         if n > best_score {
             (best, best_score) = (s, n);
@@ -192,19 +200,32 @@ pub fn text_of(pieces: &[Piece]) -> String {
 }
 
 impl CallSyntax {
-    /// Whether [`crate::compile`] can spell this syntax as a grammar.
+    /// Whether [`crate::compile`] can spell this syntax as a grammar: JSON bodies, a name
+    /// then JSON arguments, the name as the object's key, and tagged parameters. Not yet:
+    /// XML elements (MiniMax M3), harmony channels (GPT-OSS), Python calls (LFM2), Gemma 4's
+    /// own argument spelling, and the Command R keyed objects.
     pub fn is_compilable(&self) -> bool {
-        self.body == CallBody::Json
+        match self.body {
+            CallBody::Json | CallBody::JsonNamedKey | CallBody::Tagged { .. } => true,
+            CallBody::NameThenArgs { args_json, .. } => args_json,
+            CallBody::JsonKeyed { .. }
+            | CallBody::XmlElements { .. }
+            | CallBody::Harmony
+            | CallBody::Pythonic => false,
+        }
     }
 
-    /// The text that opens a response's calls (section opener, else the first call opener);
-    /// empty when the calls are bare JSON.
+    /// The text that opens a response's calls: the section opener, else the first call
+    /// opener, else a tagged body's name opener (`<function name="`); empty when the calls
+    /// are bare JSON.
     pub fn opener(&self) -> String {
         let section = text_of(self.section_open);
-        if section.is_empty() {
-            text_of(self.call_open)
-        } else {
-            section
+        let call = text_of(self.call_open);
+        match self.body {
+            _ if !section.is_empty() => section,
+            _ if !call.is_empty() => call,
+            CallBody::Tagged { name_open, .. } => name_open.to_owned(),
+            _ => String::new(),
         }
     }
 
@@ -230,10 +251,10 @@ mod tests {
     }
 
     #[test]
-    fn detects_new_families_only_for_reading() {
+    fn detects_families_without_a_grammar_only_for_reading() {
         let coder = "<tool_call>\n<function={{ name }}>\n<parameter={{ k }}>";
-        assert_eq!(detect(coder).name, "hermes");
         assert_eq!(detect_family(coder).name, "qwen3-coder");
+        assert_eq!(detect(coder).name, "qwen3-coder");
         assert_eq!(detect_family("<|tool_call_start|>").name, "lfm2");
         assert_eq!(detect("<|tool_call_start|>").name, "generic-json");
     }

@@ -57,6 +57,7 @@ impl CallSyntax {
                 name_end,
                 id_marker,
                 name_is_id,
+                ..
             } => {
                 let suffix = if name_is_id {
                     format!(":{index}")

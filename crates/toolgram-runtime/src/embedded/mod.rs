@@ -27,7 +27,7 @@ use std::time::Instant;
 use toolgram_core::ToolChoice;
 use toolgram_core::compile::{self, CompileOptions};
 use toolgram_core::define::request::{Mode, Think};
-use toolgram_core::syntax::CallSyntax;
+use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Session;
 use toolgram_engine::{DecodeObserver, Engine, EngineOptions, PrefixStore};
 
@@ -257,7 +257,10 @@ impl<'e> Worker<'e> {
             Reply::Stream(tx) => {
                 // Read live where the grammar makes the reply final; otherwise the reply is
                 // sent once it passed validation, so no consumer sees a call taken back.
-                let live = req.response_format.is_some() || !validation_can_fail(engine, &req);
+                // The live scanner reads JSON call bodies; other bodies are sent whole.
+                let json_body = engine.syntax().body == CallBody::Json;
+                let live = req.response_format.is_some()
+                    || (json_body && !validation_can_fail(engine, &req));
                 let scan = live.then(|| ScanOptions {
                     syntax: engine.syntax(),
                     think: req.think != Think::Off,

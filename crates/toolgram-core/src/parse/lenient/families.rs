@@ -282,6 +282,7 @@ fn read_body(
             name_end,
             id_marker,
             name_is_id,
+            ..
         } => {
             let raw_start = cur.pos;
             if !name_prefix.is_empty() && !cur.rest().starts_with(name_prefix) {

@@ -32,6 +32,8 @@ pub enum SyntaxChoice {
     Auto,
     /// This family first; the others still read (free output drifts between syntaxes).
     Named(&'static CallSyntax),
+    /// This family only (output a grammar of this family produced).
+    Only(&'static CallSyntax),
 }
 
 /// How to read a reply.
@@ -87,6 +89,7 @@ pub fn syntax_for_template(template: &str) -> &'static CallSyntax {
 fn candidates(choice: SyntaxChoice) -> Vec<&'static CallSyntax> {
     match choice {
         SyntaxChoice::Auto => REGISTRY.iter().collect(),
+        SyntaxChoice::Only(s) => vec![s],
         SyntaxChoice::Named(s) => std::iter::once(s)
             .chain(REGISTRY.iter().filter(|r| !std::ptr::eq(*r, s)))
             .collect(),
@@ -150,7 +153,7 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
     pairs.push(("<think>", "</think>"));
     pairs.dedup();
     let harmony = match opts.syntax {
-        SyntaxChoice::Named(s) => s.body == CallBody::Harmony,
+        SyntaxChoice::Named(s) | SyntaxChoice::Only(s) => s.body == CallBody::Harmony,
         SyntaxChoice::Auto => text.contains("<|channel|>") && text.contains("<|message|>"),
     };
     if harmony {

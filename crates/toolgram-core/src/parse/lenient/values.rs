@@ -52,6 +52,14 @@ pub(crate) fn typed(raw: &str, schema: Option<&Value>, key: &str) -> Value {
         }
         return Value::String(text.to_owned());
     }
+    // Templates that stringify values write Python's booleans.
+    if types.iter().any(|t| t == "boolean") {
+        match text.trim() {
+            "True" => return Value::Bool(true),
+            "False" => return Value::Bool(false),
+            _ => {}
+        }
+    }
     match serde_json::from_str::<Value>(text.trim()) {
         Ok(v) if types.is_empty() || types.iter().any(|t| matches_type(&v, t)) => v,
         _ => Value::String(text.to_owned()),

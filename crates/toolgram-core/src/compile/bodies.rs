@@ -1,0 +1,452 @@
+//! One call's body in each compilable spelling ([`CallBody`]), as IR with slots for what
+//! each target spells its own way:
+//!
+//! - `Json` — `{"name": NAME, "<args_key>": ARGS}`;
+//! - `JsonNamedKey` — `{"NAME": ARGS}`;
+//! - `NameThenArgs` — `NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally fenced;
+//! - `Tagged` — the name tag, then one tag per parameter (declared order; required ones
+//!   always, optional ones may be left out; other keys only where the schema allows them),
+//!   each value a [`Slot::Value`] that a writer fills by the parameter's schema.
+//!
+//! Templates differ in the newlines between tags, so a newline is optional after every tag
+//! and closing marker; attributes a template adds to an opening tag (`string="true"`,
+//! `index="1"`) are `name="value"` pairs. This module must not spell a target or compile
+//! an argument schema: of a schema it reads only property names, `required`, whether other
+//! keys are allowed and whether a value is written as raw text.
+
+use super::union::{Slot, Union};
+use crate::define::arguments::close_objects;
+use crate::define::tool::ToolSet;
+use crate::error::CompileError;
+use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, pyjson};
+use serde_json::{Map, Value};
+use toolgram_grammar::{CharClass, Expr};
+
+/// The body of one call to tool `i`.
+pub(crate) fn call_body(
+    u: &mut Union,
+    tools: &ToolSet,
+    i: usize,
+    syntax: &CallSyntax,
+) -> Result<Expr, CompileError> {
+    let name = &tools.tools()[i].name;
+    let quoted = pyjson::to_string(&Value::String(name.clone()), None);
+    let args = |u: &mut Union| {
+        u.slot(
+            &format!("args-{i}"),
+            Slot::Args {
+                tool: i,
+                loose: false,
+            },
+        )
+    };
+    Ok(match syntax.body {
+        CallBody::Json => {
+            let id = if syntax.id_key.is_empty() {
+                Expr::Seq(Vec::new())
+            } else {
+                let id = Expr::repeat(class(ID_CHARS), 1, Some(64));
+                let key = format!(", \"{}\": \"", syntax.id_key);
+                Expr::opt(Expr::seq(vec![Expr::lit(key), id, Expr::lit("\"")]))
+            };
+            Expr::seq(vec![
+                Expr::lit(format!("{{\"name\": {quoted}, \"{}\": ", syntax.args_key)),
+                args(u),
+                id,
+                Expr::lit("}"),
+            ])
+        }
+        CallBody::JsonNamedKey => Expr::seq(vec![
+            Expr::lit(format!("{{{quoted}: ")),
+            args(u),
+            Expr::lit("}"),
+        ]),
+        CallBody::NameThenArgs {
+            name_prefix,
+            name_end,
+            id_marker,
+            name_is_id,
+            args_json: true,
+        } => {
+            let mut items = vec![Expr::lit(format!("{name_prefix}{name}"))];
+            if name_is_id {
+                items.push(Expr::lit(":"));
+                items.push(Expr::repeat(class(&[('0', '9')]), 1, Some(4)));
+            }
+            if !id_marker.is_empty() {
+                let id = Expr::repeat(class(ID_CHARS), 1, Some(64));
+                items.push(Expr::opt(Expr::seq(vec![Expr::lit(id_marker), id])));
+            }
+            items.push(Expr::lit(name_end));
+            let a = args(u);
+            let fenced = Expr::seq(vec![
+                Expr::lit(JSON_FENCE.0),
+                a.clone(),
+                Expr::lit(JSON_FENCE.1),
+            ]);
+            items.push(Expr::alt(vec![a, fenced]));
+            Expr::seq(items)
+        }
+        CallBody::Tagged { .. } => tagged(u, tools, i, syntax.body),
+        _ => return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned())),
+    })
+}
+
+/// What follows a section opener: a newline in the tagged families' templates.
+pub(crate) fn after_section_open(syntax: &CallSyntax) -> Expr {
+    match syntax.body {
+        CallBody::Tagged { .. } if !syntax.section_open.is_empty() => newline(),
+        _ => Expr::Seq(Vec::new()),
+    }
+}
+
+const ID_CHARS: &[(char, char)] = &[('a', 'z'), ('A', 'Z'), ('0', '9'), ('_', '_'), ('-', '-')];
+
+fn class(ranges: &[(char, char)]) -> Expr {
+    Expr::Class(CharClass {
+        negated: false,
+        ranges: ranges.to_vec(),
+    })
+}
+
+fn newline() -> Expr {
+    Expr::opt(Expr::lit("\n"))
+}
+
+/// Attributes a template adds to an opening tag, then the tag's end.
+fn tag_rest(tag_end: &str) -> Expr {
+    if tag_end.is_empty() {
+        return Expr::Seq(Vec::new());
+    }
+    let attribute = Expr::seq(vec![
+        Expr::lit(" "),
+        Expr::repeat(class(&[('a', 'z'), ('_', '_')]), 1, Some(32)),
+        Expr::lit("=\""),
+        Expr::repeat(
+            Expr::Class(CharClass {
+                negated: true,
+                ranges: vec![('"', '"'), ('\n', '\n')],
+            }),
+            0,
+            Some(64),
+        ),
+        Expr::lit("\""),
+    ]);
+    Expr::seq(vec![
+        Expr::repeat(attribute, 0, Some(4)),
+        Expr::lit(tag_end),
+    ])
+}
+
+fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
+    let CallBody::Tagged {
+        name_open,
+        name_close,
+        key_open,
+        key_close,
+        tag_end,
+        value_open,
+        value_close,
+        call_end,
+    } = body
+    else {
+        return Expr::Seq(Vec::new());
+    };
+    let tool = &tools.tools()[i];
+    let shape = Shape::of(&tool.parameters);
+    let value_gap = || {
+        if value_open.is_empty() {
+            Expr::Seq(Vec::new())
+        } else {
+            Expr::seq(vec![newline(), Expr::lit(value_open)])
+        }
+    };
+    let mut items = vec![
+        newline(),
+        Expr::lit(format!("{name_open}{}{name_close}", tool.name)),
+        tag_rest(tag_end),
+        newline(),
+    ];
+    for (k, key) in shape.names.iter().enumerate() {
+        let value = u.slot(
+            &format!("value-{i}-{k}"),
+            Slot::Value {
+                tool: i,
+                key: Some(key.clone()),
+                close: value_close.to_owned(),
+            },
+        );
+        let param = Expr::seq(vec![
+            Expr::lit(format!("{key_open}{key}{key_close}")),
+            tag_rest(tag_end),
+            value_gap(),
+            value,
+            newline(),
+        ]);
+        items.push(if shape.required.contains(key) {
+            param
+        } else {
+            Expr::opt(param)
+        });
+    }
+    if shape.open {
+        let value = u.slot(
+            "value-any",
+            Slot::Value {
+                tool: i,
+                key: None,
+                close: value_close.to_owned(),
+            },
+        );
+        let key = Expr::repeat(
+            class(&[
+                ('a', 'z'),
+                ('A', 'Z'),
+                ('0', '9'),
+                ('_', '_'),
+                ('-', '-'),
+                ('.', '.'),
+            ]),
+            1,
+            Some(64),
+        );
+        let param = Expr::seq(vec![
+            Expr::lit(key_open),
+            key,
+            Expr::lit(key_close),
+            tag_rest(tag_end),
+            value_gap(),
+            value,
+            newline(),
+        ]);
+        items.push(Expr::repeat(param, 0, None));
+    }
+    if !call_end.is_empty() {
+        items.push(Expr::lit(call_end));
+        items.push(newline());
+    }
+    Expr::seq(items)
+}
+
+/// The parameters a tagged body may name.
+struct Shape {
+    /// Declared properties, in order.
+    names: Vec<String>,
+    required: Vec<String>,
+    /// Keys the schema does not name are allowed (no `properties`, or not closed).
+    open: bool,
+}
+
+impl Shape {
+    fn of(parameters: &Value) -> Self {
+        let closed = close_objects(parameters);
+        let names = closed
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let required = closed
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|k| k.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let open = closed.get("additionalProperties") != Some(&Value::Bool(false));
+        Self {
+            names,
+            required,
+            open,
+        }
+    }
+}
+
+/// How a tagged boolean may be written.
+pub(crate) const BOOL_SPELLINGS: [&str; 4] = ["true", "false", "True", "False"];
+
+/// How a tagged parameter's value is written, from its schema (after the keyword pass).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ValueSpelling {
+    /// Raw text up to the closing marker; the string keywords listed (pointer, keyword) are
+    /// not expressed by the text and go to the validator.
+    Text(Vec<(String, String)>),
+    /// One of these strings, raw.
+    OneOf(Vec<String>),
+    /// A boolean: `true`/`false`, or Python's `True`/`False` as templates that stringify
+    /// values write them.
+    Bool,
+    /// JSON for this schema (the property's, with the root's definitions attached).
+    Json(Value),
+}
+
+/// The spelling of parameter `key`'s value in the arguments schema `params`.
+pub(crate) fn value_spelling(params: &Value, key: &str) -> ValueSpelling {
+    let prop = params
+        .get("properties")
+        .and_then(|p| p.get(key))
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
+    let strings = |v: Option<&Value>| -> Option<Vec<String>> {
+        match v? {
+            Value::Array(items) => items
+                .iter()
+                .map(|s| s.as_str().map(str::to_owned))
+                .collect(),
+            Value::String(s) => Some(vec![s.clone()]),
+            _ => None,
+        }
+    };
+    let type_ = prop.get("type").and_then(Value::as_str);
+    if type_ == Some("boolean") {
+        return ValueSpelling::Bool;
+    }
+    let is_string = type_ == Some("string");
+    if let Some(values) = strings(prop.get("enum")).or_else(|| {
+        prop.get("const")
+            .and_then(Value::as_str)
+            .map(|s| vec![s.to_owned()])
+    }) {
+        return ValueSpelling::OneOf(values);
+    }
+    if is_string && prop.get("$ref").is_none() {
+        let deferred = ["pattern", "minLength", "maxLength", "format"]
+            .iter()
+            .filter(|k| prop.get(**k).is_some())
+            .map(|k| {
+                (
+                    format!("/properties/{}", escape_pointer(key)),
+                    (*k).to_owned(),
+                )
+            })
+            .collect();
+        return ValueSpelling::Text(deferred);
+    }
+    let mut schema = prop;
+    if let Value::Object(m) = &mut schema {
+        for defs in ["$defs", "definitions"] {
+            if let Some(d) = params.get(defs) {
+                m.entry(defs).or_insert_with(|| d.clone());
+            }
+        }
+    }
+    ValueSpelling::Json(schema)
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{CompileOptions, compile, ir::compile_ir};
+    use crate::define::tool::ToolChoice;
+    use crate::syntax::{REGISTRY, by_name};
+    use serde_json::json;
+
+    fn tools() -> ToolSet {
+        ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{
+                "city":{"type":"string","pattern":"^[A-Z]"},"days":{"type":"integer"},
+                "unit":{"enum":["celsius","fahrenheit"]}},"required":["city"]}}},
+                {"type":"function","function":{"name":"anything","parameters":{"type":"object"}}}]"#,
+        )
+        .expect("valid tools")
+    }
+
+    #[test]
+    fn every_compilable_body_compiles_for_both_targets() {
+        for s in REGISTRY.iter().filter(|s| s.is_compilable()) {
+            for choice in [ToolChoice::Auto, ToolChoice::Required] {
+                let opts = CompileOptions::default();
+                let g = compile(&tools(), &choice, true, s, &opts)
+                    .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+                assert!(g.lark.contains("get_weather"), "{}", s.name);
+                let ir = compile_ir(&tools(), &choice, true, s, &opts, false)
+                    .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+                assert!(
+                    ir.grammar.undefined().is_empty(),
+                    "{}: {:?}",
+                    s.name,
+                    ir.grammar.undefined()
+                );
+                let text = toolgram_grammar::gbnf::emit(&ir.grammar);
+                toolgram_grammar::gbnf::parse(&text).unwrap_or_else(|e| {
+                    panic!("{}: our GBNF reader refuses it: {e}\n{text}", s.name)
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn tagged_values_follow_the_parameter_schema() {
+        let coder = by_name("qwen3-coder").expect("registered");
+        let g = compile(
+            &tools(),
+            &ToolChoice::Required,
+            false,
+            coder,
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        // A string is raw text up to the closing tag; its pattern goes to the validator.
+        assert!(
+            g.lark
+                .contains(r#"value_0_0[suffix="</parameter>"]: /(?s:.*)/"#),
+            "{}",
+            g.lark
+        );
+        assert!(
+            g.deferred
+                .iter()
+                .any(|d| d.pointer == "/properties/city" && d.keyword == "pattern")
+        );
+        // A number is JSON; an enum is one of its strings, raw.
+        assert!(
+            g.lark
+                .contains(r#"value_0_1_json: %json {"type":"integer""#),
+            "{}",
+            g.lark
+        );
+        assert!(
+            g.lark.contains(r#"("celsius" | "fahrenheit")"#),
+            "{}",
+            g.lark
+        );
+        // Required parameters are not optional; an open object takes any key.
+        assert!(g.lark.contains("value_any[suffix="), "{}", g.lark);
+    }
+
+    #[test]
+    fn value_spellings_come_from_the_schema() {
+        let params = json!({"properties": {
+            "s": {"type": "string", "maxLength": 3},
+            "e": {"type": "string", "enum": ["a", "b"]},
+            "c": {"const": "x"},
+            "n": {"type": ["integer", "null"]},
+            "r": {"$ref": "#/$defs/u"}},
+            "$defs": {"u": {"type": "integer"}}});
+        assert_eq!(
+            value_spelling(&params, "s"),
+            ValueSpelling::Text(vec![("/properties/s".into(), "maxLength".into())])
+        );
+        assert_eq!(
+            value_spelling(&params, "e"),
+            ValueSpelling::OneOf(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            value_spelling(&params, "c"),
+            ValueSpelling::OneOf(vec!["x".into()])
+        );
+        let ValueSpelling::Json(n) = value_spelling(&params, "n") else {
+            panic!("a union of types is JSON")
+        };
+        assert_eq!(n["type"], json!(["integer", "null"]));
+        let ValueSpelling::Json(r) = value_spelling(&params, "r") else {
+            panic!("a reference is JSON")
+        };
+        assert_eq!(r["$defs"]["u"], json!({"type": "integer"}));
+    }
+}

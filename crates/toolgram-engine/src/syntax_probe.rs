@@ -1,0 +1,141 @@
+//! Which registered call syntax a chat template writes, read from what it renders rather
+//! than from its source text: a probe conversation whose assistant turn holds one call is
+//! rendered through the template, and each registry entry's own reader (the lenient
+//! parser, that family only) tries to read the probe call back from the assistant's turn.
+//! Of the entries that read it exactly, the one whose markers cover most of the turn wins.
+//!
+//! Templates build their markers from variables and loops, so markers in the source are a
+//! weak signal (DeepSeek V3.2's DSML, Kimi K3, Seed-OSS beside Qwen3-Coder); the rendered
+//! turn is what the model was trained on. This module must not compile or decode; when the
+//! template renders no call of its own, it answers nothing and the caller falls back to the
+//! source's markers ([`syntax::detect`]).
+
+use crate::template::ChatTemplate;
+use serde_json::{Value, json};
+use toolgram_core::parse::lenient::{self, LenientOptions, SyntaxChoice};
+use toolgram_core::syntax::{self, CallBody, CallSyntax, REGISTRY, text_of};
+use toolgram_core::{ChatMessage, ToolSet};
+
+const PROBE_TOOL: &str = "get_probe_weather";
+const PROBE_ARGS: &str = r#"{"city": "Probeville", "days": 3}"#;
+
+/// The family the template writes calls in (compilable or not), if its rendered assistant
+/// turn holds a call any registered family reads back exactly.
+pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
+    let turn = probe_turn(template)?;
+    let want: Value = serde_json::from_str(PROBE_ARGS).ok()?;
+    let tools = probe_tools()?;
+    let mut best: Option<((bool, usize), &'static CallSyntax)> = None;
+    for s in REGISTRY {
+        let opts = LenientOptions {
+            syntax: SyntaxChoice::Only(s),
+            tools: Some(tools.tools()),
+            ..LenientOptions::default()
+        };
+        let Ok(out) = lenient::parse(&turn, &opts) else {
+            continue;
+        };
+        let read =
+            matches!(out.tool_calls.as_slice(), [c] if c.name == PROBE_TOOL && c.arguments == want);
+        let covered = markers(s)
+            .filter(|m| turn.contains(m.as_str()))
+            .map(|m| m.len())
+            .sum();
+        // Read without repairs first (Gemma 4's quotes are a repair), then most covered.
+        let score = (out.repairs.is_empty(), covered);
+        if read && covered > 0 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, s));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+/// The syntax to compile for a template: the probed family when it has a grammar, none
+/// (`generic-json`) when the probed family has none, and the source's markers when the
+/// template renders no call of its own.
+pub fn detect_syntax(template: &ChatTemplate, source: &str) -> &'static CallSyntax {
+    match probe_family(template) {
+        Some(s) if s.is_compilable() => s,
+        Some(_) => syntax::detect(""),
+        None => syntax::detect(source),
+    }
+}
+
+/// The marker texts of an entry, for measuring how much of a turn they explain.
+fn markers(s: &CallSyntax) -> impl Iterator<Item = String> {
+    let mut out = vec![
+        text_of(s.section_open),
+        text_of(s.section_close),
+        text_of(s.call_open),
+        text_of(s.call_close),
+    ];
+    match s.body {
+        CallBody::Tagged {
+            name_open,
+            key_open,
+            value_close,
+            call_end,
+            ..
+        } => out.extend([name_open, key_open, value_close, call_end].map(str::to_owned)),
+        CallBody::NameThenArgs {
+            name_prefix,
+            name_end,
+            ..
+        } => out.extend([name_prefix, name_end].map(str::to_owned)),
+        CallBody::XmlElements {
+            name_open,
+            call_end,
+            ..
+        } => out.extend([name_open, call_end].map(str::to_owned)),
+        CallBody::Json => out.push(format!("\"{}\"", s.args_key)),
+        CallBody::JsonKeyed { name_key, .. } => out.push(format!("\"{name_key}\"")),
+        _ => {}
+    }
+    out.into_iter().filter(|m| !m.trim().is_empty())
+}
+
+fn probe_tools() -> Option<ToolSet> {
+    let doc = json!([{"type": "function", "function": {"name": PROBE_TOOL,
+        "description": "Weather forecast for a city",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}]);
+    ToolSet::from_json_str(&doc.to_string()).ok()
+}
+
+/// The assistant's turn holding the probe call, as the template renders it (from a little
+/// before where it departs from the bare prompt, so a marker the prompt's end shares with
+/// the turn stays whole).
+fn probe_turn(template: &ChatTemplate) -> Option<String> {
+    if !template.renders_tools && !template.renders_calls {
+        return None;
+    }
+    let tools = probe_tools()?;
+    let plain = syntax::detect("");
+    let user = json!({"role": "user", "content": "What will the weather be in Probeville?"});
+    // Nine alphanumerics: Mistral's templates refuse other call ids.
+    let call = json!({"id": "pr0be1234", "type": "function",
+        "function": {"name": PROBE_TOOL, "arguments": PROBE_ARGS}});
+    let msgs = |v: Vec<Value>| serde_json::from_value::<Vec<ChatMessage>>(Value::Array(v)).ok();
+    // Templates that test the content's length want `""`; some write calls only when the
+    // content is null.
+    [json!(""), Value::Null].into_iter().find_map(|content| {
+        let assistant =
+            json!({"role": "assistant", "content": content, "tool_calls": [call.clone()]});
+        let prompt = template
+            .render_with(&msgs(vec![user.clone()])?, &tools, plain, true)
+            .ok()?;
+        let full = template
+            .render_with(&msgs(vec![user.clone(), assistant])?, &tools, plain, false)
+            .ok()?;
+        let shared = prompt
+            .char_indices()
+            .zip(full.chars())
+            .find(|((_, a), b)| a != b)
+            .map_or(prompt.len().min(full.len()), |((i, _), _)| i);
+        let mut from = shared.saturating_sub(32);
+        while !full.is_char_boundary(from) {
+            from -= 1;
+        }
+        Some(full[from..].to_owned()).filter(|turn| turn.contains(PROBE_TOOL))
+    })
+}
