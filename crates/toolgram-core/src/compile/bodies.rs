@@ -113,29 +113,31 @@ fn newline() -> Expr {
     Expr::opt(Expr::lit("\n"))
 }
 
-/// Attributes a template adds to an opening tag, then the tag's end.
-fn tag_rest(tag_end: &str) -> Expr {
+/// The attributes a template adds to an opening tag (`NAME="WORD"`, declared names only),
+/// then the tag's end.
+fn tag_rest(tag_end: &str, attributes: &[&str]) -> Expr {
     if tag_end.is_empty() {
         return Expr::Seq(Vec::new());
     }
-    let attribute = Expr::seq(vec![
-        Expr::lit(" "),
-        Expr::repeat(class(&[('a', 'z'), ('_', '_')]), 1, Some(32)),
-        Expr::lit("=\""),
-        Expr::repeat(
-            Expr::Class(CharClass {
-                negated: true,
-                ranges: vec![('"', '"'), ('\n', '\n')],
-            }),
-            0,
-            Some(64),
-        ),
-        Expr::lit("\""),
-    ]);
-    Expr::seq(vec![
-        Expr::repeat(attribute, 0, Some(4)),
-        Expr::lit(tag_end),
-    ])
+    let word = Expr::repeat(class(ID_CHARS), 1, Some(16));
+    let one = Expr::alt(
+        attributes
+            .iter()
+            .map(|a| {
+                Expr::seq(vec![
+                    Expr::lit(format!(" {a}=\"")),
+                    word.clone(),
+                    Expr::lit("\""),
+                ])
+            })
+            .collect(),
+    );
+    let attrs = if attributes.is_empty() {
+        Expr::Seq(Vec::new())
+    } else {
+        Expr::repeat(one, 0, Some(attributes.len() as u32))
+    };
+    Expr::seq(vec![attrs, Expr::lit(tag_end)])
 }
 
 fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
@@ -147,6 +149,7 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
         tag_end,
         value_open,
         value_close,
+        attributes,
         call_end,
     } = body
     else {
@@ -164,7 +167,7 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
     let mut items = vec![
         newline(),
         Expr::lit(format!("{name_open}{}{name_close}", tool.name)),
-        tag_rest(tag_end),
+        tag_rest(tag_end, attributes),
         newline(),
     ];
     for (k, key) in shape.names.iter().enumerate() {
@@ -174,11 +177,12 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
                 tool: i,
                 key: Some(key.clone()),
                 close: value_close.to_owned(),
+                never: never_in_values(&[value_close, key_open, name_open, call_end]),
             },
         );
         let param = Expr::seq(vec![
             Expr::lit(format!("{key_open}{key}{key_close}")),
-            tag_rest(tag_end),
+            tag_rest(tag_end, attributes),
             value_gap(),
             value,
             newline(),
@@ -196,6 +200,7 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
                 tool: i,
                 key: None,
                 close: value_close.to_owned(),
+                never: never_in_values(&[value_close, key_open, name_open, call_end]),
             },
         );
         let key = Expr::repeat(
@@ -214,7 +219,7 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
             Expr::lit(key_open),
             key,
             Expr::lit(key_close),
-            tag_rest(tag_end),
+            tag_rest(tag_end, attributes),
             value_gap(),
             value,
             newline(),
@@ -226,6 +231,34 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
         items.push(newline());
     }
     Expr::seq(items)
+}
+
+/// What a raw value never contains: its own closing marker (the parser reads a value up to
+/// the first one), the family's other tags, and the special-token-like head of each
+/// (`<|open|>`, `<｜DSML｜`) — a value that runs into the next tag is a runaway.
+fn never_in_values(markers: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in markers.iter().filter(|m| !m.is_empty()) {
+        for w in [Some(*m), special_head(m)].into_iter().flatten() {
+            if !out.iter().any(|o| o == w) {
+                out.push(w.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The leading special-token-like piece of a marker: `<|open|>` of `<|open|>call tool="`,
+/// `<｜DSML｜` of `<｜DSML｜invoke name="`.
+fn special_head(marker: &str) -> Option<&str> {
+    if !marker.starts_with('<') {
+        return None;
+    }
+    if let Some(i) = marker.find("|>") {
+        return Some(&marker[..i + 2]);
+    }
+    let mut bars = marker.match_indices('｜').map(|(i, b)| i + b.len());
+    bars.nth(1).map(|end| &marker[..end])
 }
 
 /// The parameters a tagged body may name.
@@ -269,9 +302,9 @@ pub(crate) const BOOL_SPELLINGS: [&str; 4] = ["true", "false", "True", "False"];
 /// How a tagged parameter's value is written, from its schema (after the keyword pass).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ValueSpelling {
-    /// Raw text up to the closing marker; the string keywords listed (pointer, keyword) are
-    /// not expressed by the text and go to the validator.
-    Text(Vec<(String, String)>),
+    /// Raw text up to the closing marker, under the string's keywords (which a writer
+    /// enforces or leaves to the validator).
+    Text(StringRules),
     /// One of these strings, raw.
     OneOf(Vec<String>),
     /// A boolean: `true`/`false`, or Python's `True`/`False` as templates that stringify
@@ -279,6 +312,34 @@ pub(crate) enum ValueSpelling {
     Bool,
     /// JSON for this schema (the property's, with the root's definitions attached).
     Json(Value),
+}
+
+/// A raw string value's keywords.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct StringRules {
+    /// The property's JSON pointer in the arguments schema.
+    pub(crate) pointer: String,
+    pub(crate) pattern: Option<String>,
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) format: bool,
+}
+
+impl StringRules {
+    /// The keywords present, by name.
+    pub(crate) fn keywords(&self) -> Vec<&'static str> {
+        let present = [
+            (self.pattern.is_some(), "pattern"),
+            (self.min_length.is_some(), "minLength"),
+            (self.max_length.is_some(), "maxLength"),
+            (self.format, "format"),
+        ];
+        present
+            .into_iter()
+            .filter(|(p, _)| *p)
+            .map(|(_, k)| k)
+            .collect()
+    }
 }
 
 /// The spelling of parameter `key`'s value in the arguments schema `params`.
@@ -311,17 +372,16 @@ pub(crate) fn value_spelling(params: &Value, key: &str) -> ValueSpelling {
         return ValueSpelling::OneOf(values);
     }
     if is_string && prop.get("$ref").is_none() {
-        let deferred = ["pattern", "minLength", "maxLength", "format"]
-            .iter()
-            .filter(|k| prop.get(**k).is_some())
-            .map(|k| {
-                (
-                    format!("/properties/{}", escape_pointer(key)),
-                    (*k).to_owned(),
-                )
-            })
-            .collect();
-        return ValueSpelling::Text(deferred);
+        return ValueSpelling::Text(StringRules {
+            pointer: format!("/properties/{}", escape_pointer(key)),
+            pattern: prop
+                .get("pattern")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            min_length: prop.get("minLength").and_then(Value::as_u64),
+            max_length: prop.get("maxLength").and_then(Value::as_u64),
+            format: prop.get("format").is_some(),
+        });
     }
     let mut schema = prop;
     if let Value::Object(m) = &mut schema {
@@ -391,18 +451,10 @@ mod tests {
             &CompileOptions::default(),
         )
         .expect("compiles");
-        // A string is raw text up to the closing tag; its pattern goes to the validator.
-        assert!(
-            g.lark
-                .contains(r#"value_0_0[suffix="</parameter>"]: /(?s:.*)/"#),
-            "{}",
-            g.lark
-        );
-        assert!(
-            g.deferred
-                .iter()
-                .any(|d| d.pointer == "/properties/city" && d.keyword == "pattern")
-        );
+        // A string is raw text up to the closing tag, never the next tag, under its pattern.
+        let city = r#"value_0_0[suffix="</parameter>"]: /(?s:.*)/ & ~/(?s:.*)(<\/parameter>|<parameter=|<function=|<\/function>)(?s:.*)/ & /(?:[A-Z])(?s:.*)/"#;
+        assert!(g.lark.contains(city), "{}", g.lark);
+        assert!(g.deferred.is_empty(), "{:?}", g.deferred);
         // A number is JSON; an enum is one of its strings, raw.
         assert!(
             g.lark
@@ -420,6 +472,27 @@ mod tests {
     }
 
     #[test]
+    fn raw_values_never_hold_the_family_s_tags() {
+        assert_eq!(
+            never_in_values(&[
+                "<|close|>argument<|sep|>",
+                "<|open|>argument key=\"",
+                "",
+                "<|close|>call<|sep|>"
+            ]),
+            [
+                "<|close|>argument<|sep|>",
+                "<|close|>",
+                "<|open|>argument key=\"",
+                "<|open|>",
+                "<|close|>call<|sep|>"
+            ]
+        );
+        assert_eq!(special_head("</｜DSML｜parameter>"), Some("</｜DSML｜"));
+        assert_eq!(special_head("</parameter>"), None);
+    }
+
+    #[test]
     fn value_spellings_come_from_the_schema() {
         let params = json!({"properties": {
             "s": {"type": "string", "maxLength": 3},
@@ -428,9 +501,12 @@ mod tests {
             "n": {"type": ["integer", "null"]},
             "r": {"$ref": "#/$defs/u"}},
             "$defs": {"u": {"type": "integer"}}});
+        let ValueSpelling::Text(s) = value_spelling(&params, "s") else {
+            panic!("a string is raw text")
+        };
         assert_eq!(
-            value_spelling(&params, "s"),
-            ValueSpelling::Text(vec![("/properties/s".into(), "maxLength".into())])
+            (s.pointer.as_str(), s.keywords()),
+            ("/properties/s", vec!["maxLength"])
         );
         assert_eq!(
             value_spelling(&params, "e"),

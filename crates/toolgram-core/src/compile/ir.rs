@@ -94,6 +94,7 @@ pub fn compile_ir(
                 tool: i,
                 key,
                 close,
+                ..
             } => {
                 let (expr, value_rules, value_notes) = value(
                     name,
@@ -185,14 +186,17 @@ fn value(
     let closed = close_objects(&tool.parameters);
     let params = crate::validate::with_rules(&tool.rules, &closed).0;
     Ok(match value_spelling(&params, key) {
-        ValueSpelling::Text(deferred) => {
+        ValueSpelling::Text(rules) => {
+            // Raw text here is "anything up to the marker"; the string's keywords are the
+            // validator's.
             let (e, r) = raw();
-            let notes = deferred
+            let notes = rules
+                .keywords()
                 .into_iter()
-                .map(|(pointer, keyword)| {
+                .map(|keyword| {
                     let note = Note {
-                        pointer,
-                        keyword,
+                        pointer: rules.pointer.clone(),
+                        keyword: keyword.to_owned(),
                         kind: NoteKind::Deferred,
                     };
                     (tool.name.clone(), note)

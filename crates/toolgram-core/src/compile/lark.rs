@@ -6,8 +6,8 @@
 //!
 //! This module must not run a grammar: the engine checks what it writes with llguidance.
 
-use super::bodies::{BOOL_SPELLINGS, ValueSpelling, value_spelling};
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style, loose_json_style};
+use super::lark_values::{ValueSlot, value};
 use super::union::{self, Slot, Target, Text, Union};
 use super::{CompileOptions, CompiledGrammar};
 use crate::define::arguments::{DeferredKeyword, close_objects};
@@ -39,18 +39,20 @@ pub fn compile(
     for (name, slot) in &u.slots {
         externs.push(match slot {
             Slot::Args { tool, loose } => args(name, *tool, *loose, tools, opts, &mut pass)?,
-            Slot::Value { tool, key, close } => {
-                let key = key.as_deref();
-                let close = lark_string(close);
-                value(
+            Slot::Value {
+                tool,
+                key,
+                close,
+                never,
+            } => {
+                let slot = ValueSlot {
                     name,
-                    *tool,
-                    key,
-                    &close,
-                    tools,
-                    opts,
-                    (&mut pass, &mut schemas),
-                )?
+                    tool: *tool,
+                    key: key.as_deref(),
+                    close,
+                    never,
+                };
+                value(&slot, tools, opts, (&mut pass, &mut schemas))?
             }
             Slot::Text(t) => text(name, t),
             Slot::ThinkBody => think_body(name, opts),
@@ -210,104 +212,6 @@ fn args(
     Ok(x)
 }
 
-/// A tagged parameter's value and its closing marker (`close`, a Lark string): raw text
-/// (a lazy lexeme ending at the marker), one of the schema's strings, JSON for the schema
-/// (`%json`, or the schema compiler's rules when llguidance refused a schema), or a grammar
-/// tool's text in its own grammar. Schemas pass the keyword pass once per tool.
-fn value(
-    name: &str,
-    i: usize,
-    key: Option<&str>,
-    close: &str,
-    tools: &ToolSet,
-    opts: &CompileOptions,
-    (pass, schemas): (&mut KeywordPass, &mut HashMap<usize, Value>),
-) -> Result<Extern, CompileError> {
-    let tool = &tools.tools()[i];
-    let lark_name = name.replace('-', "_");
-    let mut x = Extern {
-        name: name.to_owned(),
-        attrs: format!("[suffix={close}]"),
-        body: "/(?s:.*)/".into(),
-        defs: String::new(),
-    };
-    let (Some(key), Mode::Grammar) = (key, opts.mode) else {
-        return Ok(x);
-    };
-    if let Some(spec) = tool.grammar.as_ref().filter(|s| !s.checked_after) {
-        let g =
-            lark::parse(&spec.definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
-        let start = format!("gt{i}_start");
-        x.defs = lark::emit_named(
-            &g.prefixed(&format!("gt{i}_")),
-            LarkDialect::Llguidance,
-            &start,
-        );
-        x.attrs.clear();
-        x.body = format!("{start} {close}");
-        return Ok(x);
-    }
-    let params = schemas
-        .entry(i)
-        .or_insert_with(|| {
-            let (params, _) =
-                crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
-            grammar_schema(&tool.name, &params, pass)
-        })
-        .clone();
-    let newline = "\"\\n\"?";
-    match value_spelling(&params, key) {
-        ValueSpelling::Text(deferred) => {
-            for (pointer, keyword) in deferred {
-                let d = DeferredKeyword {
-                    tool: tool.name.clone(),
-                    pointer,
-                    keyword,
-                };
-                if !pass.deferred.contains(&d) {
-                    pass.deferred.push(d);
-                }
-            }
-        }
-        ValueSpelling::OneOf(values) => {
-            let alts: Vec<String> = values.iter().map(|v| lark_string(v)).collect();
-            x.attrs.clear();
-            x.body = format!("{newline} ({}) {newline} {close}", alts.join(" | "));
-        }
-        ValueSpelling::Bool => {
-            let alts: Vec<String> = BOOL_SPELLINGS.iter().map(|v| lark_string(v)).collect();
-            x.attrs.clear();
-            x.body = format!("{newline} ({}) {newline} {close}", alts.join(" | "));
-        }
-        ValueSpelling::Json(schema) if opts.args_from_ir => {
-            let sopts = SchemaOptions {
-                tool: Some(tool.name.clone()),
-                lenient: opts.lenient,
-                closed_objects: true,
-                ..SchemaOptions::default()
-            };
-            let (ir, _) = to_grammar(&schema, &sopts)?;
-            let start = format!("{lark_name}_json");
-            x.defs = lark::emit_named(
-                &ir.prefixed(&format!("{lark_name}_")),
-                LarkDialect::Llguidance,
-                &start,
-            );
-            x.attrs.clear();
-            x.body = format!("{newline} {start} {newline} {close}");
-        }
-        ValueSpelling::Json(mut schema) => {
-            if let Value::Object(map) = &mut schema {
-                map.insert("x-guidance".into(), json_style());
-            }
-            x.defs = format!("{lark_name}_json: %json {schema}\n");
-            x.attrs.clear();
-            x.body = format!("{newline} {lark_name}_json {newline} {close}");
-        }
-    }
-    Ok(x)
-}
-
 /// Free text as one lexeme.
 fn text(name: &str, t: &Text) -> Extern {
     let lexeme = name.to_uppercase().replace('-', "_");
@@ -369,7 +273,7 @@ pub fn lark_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
-fn regex_escape(s: &str) -> String {
+pub(super) fn regex_escape(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if "\\.+*?()|[]{}^$#&-~/".contains(c) {

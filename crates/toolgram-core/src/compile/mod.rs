@@ -16,6 +16,7 @@ mod bodies;
 pub mod ir;
 pub mod keyword_pass;
 pub mod lark;
+mod lark_values;
 mod union;
 
 pub use keyword_pass::{

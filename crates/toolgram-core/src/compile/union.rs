@@ -34,11 +34,12 @@ pub(crate) enum Slot {
     Args { tool: usize, loose: bool },
     /// One parameter's value in a tagged body, then `close` (the value's closing marker):
     /// parameter `key` of tool `tool`, or any text when `key` is `None` (a key the schema
-    /// does not name).
+    /// does not name). Raw text never contains any of `never`.
     Value {
         tool: usize,
         key: Option<String>,
         close: String,
+        never: Vec<String>,
     },
     /// Free text (non-empty; the skeleton makes it optional).
     Text(Text),

@@ -114,6 +114,9 @@ pub enum CallBody {
         value_open: &'static str,
         /// After a value (`</parameter>`).
         value_close: &'static str,
+        /// Attributes a template adds to an opening tag before `tag_end` (DSML's `string`,
+        /// Kimi K3's `index` and `type`), each `NAME="WORD"`.
+        attributes: &'static [&'static str],
         /// After the last argument (`</function>`); may be empty.
         call_end: &'static str,
     },

@@ -81,6 +81,7 @@ impl CallSyntax {
                 value_open,
                 value_close,
                 call_end,
+                ..
             } => {
                 let mut out = format!("{name_open}{}{name_close}{tag_end}", c.name);
                 if name_close.is_empty() {

@@ -26,6 +26,7 @@ pub(crate) fn read(
         value_open,
         value_close,
         call_end,
+        ..
     } = syntax.body
     else {
         return Err(Fail::NoMatch);

@@ -1,0 +1,192 @@
+//! A tagged body's parameter values ([`super::union::Slot::Value`]) written as llguidance
+//! Lark: raw text as a lazy lexeme ending at the closing marker, narrowed by the string's
+//! `pattern` and length and kept from running into the family's next tag; one of an enum's
+//! strings; a boolean as templates write it; JSON for any other schema (`%json`, or the
+//! schema compiler's rules when llguidance refused a schema); a grammar tool's text in its
+//! own grammar.
+//!
+//! This module must not choose a value's spelling (the schema does, in
+//! [`super::bodies::value_spelling`]) nor run a grammar.
+
+use super::CompileOptions;
+use super::bodies::{BOOL_SPELLINGS, StringRules, ValueSpelling, value_spelling};
+use super::keyword_pass::{KeywordPass, grammar_schema, json_style};
+use super::lark::{lark_string, regex_escape};
+use crate::define::arguments::{DeferredKeyword, close_objects};
+use crate::define::request::Mode;
+use crate::define::tool::ToolSet;
+use crate::error::CompileError;
+use serde_json::Value;
+use std::collections::HashMap;
+use toolgram_grammar::lark::{self, Extern, LarkDialect};
+use toolgram_grammar::schema::{SchemaOptions, to_grammar};
+
+/// One value slot.
+pub(super) struct ValueSlot<'a> {
+    /// The slot's rule name.
+    pub(super) name: &'a str,
+    /// The tool's index.
+    pub(super) tool: usize,
+    /// The parameter; `None`: a key the schema does not name.
+    pub(super) key: Option<&'a str>,
+    /// The value's closing marker, as text.
+    pub(super) close: &'a str,
+    /// Texts a raw value never contains.
+    pub(super) never: &'a [String],
+}
+
+/// The value and its closing marker. Schemas pass the keyword pass once per tool.
+pub(super) fn value(
+    slot: &ValueSlot,
+    tools: &ToolSet,
+    opts: &CompileOptions,
+    (pass, schemas): (&mut KeywordPass, &mut HashMap<usize, Value>),
+) -> Result<Extern, CompileError> {
+    let i = slot.tool;
+    let tool = &tools.tools()[i];
+    let close = lark_string(slot.close);
+    let lark_name = slot.name.replace('-', "_");
+    let mut x = Extern {
+        name: slot.name.to_owned(),
+        attrs: String::new(),
+        body: String::new(),
+        defs: String::new(),
+    };
+    let (Some(key), Mode::Grammar) = (slot.key, opts.mode) else {
+        x.attrs = format!("[suffix={close}]");
+        x.body = raw_text(slot, &StringRules::default());
+        return Ok(x);
+    };
+    if let Some(spec) = tool.grammar.as_ref().filter(|s| !s.checked_after) {
+        let g =
+            lark::parse(&spec.definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
+        let start = format!("gt{i}_start");
+        let rules = g.prefixed(&format!("gt{i}_"));
+        x.defs = lark::emit_named(&rules, LarkDialect::Llguidance, &start);
+        x.body = format!("{start} {close}");
+        return Ok(x);
+    }
+    let params = schemas
+        .entry(i)
+        .or_insert_with(|| {
+            let (params, _) =
+                crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+            grammar_schema(&tool.name, &params, pass)
+        })
+        .clone();
+    let newline = "\"\\n\"?";
+    let one_of = |values: &[&str]| {
+        let alts: Vec<String> = values.iter().map(|v| lark_string(v)).collect();
+        format!("{newline} ({}) {newline} {close}", alts.join(" | "))
+    };
+    match value_spelling(&params, key) {
+        ValueSpelling::Text(rules) => {
+            x.attrs = format!("[suffix={close}]");
+            x.body = raw_text(slot, &rules);
+            let mut deferred = vec!["format"];
+            if rules
+                .pattern
+                .as_deref()
+                .is_some_and(|p| pattern_regex(p).is_none())
+            {
+                deferred.push("pattern");
+            }
+            for keyword in rules
+                .keywords()
+                .into_iter()
+                .filter(|k| deferred.contains(k))
+            {
+                let d = DeferredKeyword {
+                    tool: tool.name.clone(),
+                    pointer: rules.pointer.clone(),
+                    keyword: keyword.to_owned(),
+                };
+                if !pass.deferred.contains(&d) {
+                    pass.deferred.push(d);
+                }
+            }
+        }
+        ValueSpelling::OneOf(values) => {
+            x.body = one_of(&values.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+        ValueSpelling::Bool => x.body = one_of(&BOOL_SPELLINGS),
+        ValueSpelling::Json(schema) if opts.args_from_ir => {
+            let sopts = SchemaOptions {
+                tool: Some(tool.name.clone()),
+                lenient: opts.lenient,
+                closed_objects: true,
+                ..SchemaOptions::default()
+            };
+            let (ir, _) = to_grammar(&schema, &sopts)?;
+            let start = format!("{lark_name}_json");
+            let rules = ir.prefixed(&format!("{lark_name}_"));
+            x.defs = lark::emit_named(&rules, LarkDialect::Llguidance, &start);
+            x.body = format!("{newline} {start} {newline} {close}");
+        }
+        ValueSpelling::Json(mut schema) => {
+            if let Value::Object(map) = &mut schema {
+                map.insert("x-guidance".into(), json_style());
+            }
+            x.defs = format!("{lark_name}_json: %json {schema}\n");
+            x.body = format!("{newline} {lark_name}_json {newline} {close}");
+        }
+    }
+    Ok(x)
+}
+
+/// Raw text (the lexeme before its suffix): any text, without the family's next tags, and
+/// within the string's pattern and length.
+fn raw_text(slot: &ValueSlot, rules: &StringRules) -> String {
+    let mut parts = vec!["/(?s:.*)/".to_owned()];
+    let words: Vec<String> = slot
+        .never
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| regex_escape(w))
+        .collect();
+    if !words.is_empty() {
+        parts.push(format!("~/(?s:.*)({})(?s:.*)/", words.join("|")));
+    }
+    if let Some(p) = rules.pattern.as_deref().and_then(pattern_regex) {
+        parts.push(format!("/{p}/"));
+    }
+    if rules.min_length.is_some() || rules.max_length.is_some() {
+        let min = rules.min_length.unwrap_or(0);
+        let max = rules.max_length.map(|m| m.to_string()).unwrap_or_default();
+        parts.push(format!("/(?s:.{{{min},{max}}})/"));
+    }
+    parts.join(" & ")
+}
+
+/// A JSON Schema `pattern` (a search, anchored only where it says so) as a whole-text
+/// regex for a Lark lexeme; `None` when the pattern does not parse.
+fn pattern_regex(pattern: &str) -> Option<String> {
+    toolgram_grammar::regex::parse(pattern).ok()?;
+    let (start, rest) = match pattern.strip_prefix('^') {
+        Some(r) => ("", r),
+        None => ("(?s:.*)", pattern),
+    };
+    let escaped_end = rest.ends_with("\\$") && !rest.ends_with("\\\\$");
+    let (core, end) = match rest.strip_suffix('$') {
+        Some(c) if !escaped_end => (c, ""),
+        _ => (rest, "(?s:.*)"),
+    };
+    Some(format!("{start}(?:{core}){end}").replace('/', "\\/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_search_unless_anchored() {
+        assert_eq!(pattern_regex("^[a-z]+$").as_deref(), Some("(?:[a-z]+)"));
+        assert_eq!(pattern_regex("ab").as_deref(), Some("(?s:.*)(?:ab)(?s:.*)"));
+        assert_eq!(pattern_regex("^a/b").as_deref(), Some("(?:a\\/b)(?s:.*)"));
+        assert_eq!(
+            pattern_regex("x\\$").as_deref(),
+            Some("(?s:.*)(?:x\\$)(?s:.*)")
+        );
+        assert_eq!(pattern_regex("(unclosed"), None);
+    }
+}
