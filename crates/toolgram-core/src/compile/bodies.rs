@@ -3,6 +3,7 @@
 //!
 //! - `Json` — `{"name": NAME, "<args_key>": ARGS}`;
 //! - `JsonNamedKey` — `{"NAME": ARGS}`;
+//! - `JsonKeyed` — `{"<id_key>": ID, "<name_key>": NAME, "<args_key>": ARGS}`, one per line;
 //! - `NameThenArgs` — `NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally fenced;
 //! - `Tagged` — the name tag, then one tag per parameter (declared order; required ones
 //!   always, optional ones may be left out; other keys only where the schema allows them),
@@ -55,6 +56,19 @@ pub(crate) fn call_body(
                 id,
                 Expr::lit("}"),
             ])
+        }
+        CallBody::JsonKeyed { name_key, id_key } => {
+            // Templates lay these out one per line, indented, in a JSON array.
+            let layout = Expr::seq(vec![newline(), Expr::repeat(Expr::lit(" "), 0, Some(8))]);
+            let mut items = vec![layout, Expr::lit("{")];
+            if !id_key.is_empty() {
+                items.push(Expr::lit(format!("\"{id_key}\": \"")));
+                items.push(Expr::repeat(class(ID_CHARS), 1, Some(64)));
+                items.push(Expr::lit("\", "));
+            }
+            let head = format!("\"{name_key}\": {quoted}, \"{}\": ", syntax.args_key);
+            items.extend([Expr::lit(head), args(u), Expr::lit("}"), newline()]);
+            Expr::seq(items)
         }
         CallBody::JsonNamedKey => Expr::seq(vec![
             Expr::lit(format!("{{{quoted}: ")),

@@ -204,17 +204,17 @@ pub fn text_of(pieces: &[Piece]) -> String {
 
 impl CallSyntax {
     /// Whether [`crate::compile`] can spell this syntax as a grammar: JSON bodies, a name
-    /// then JSON arguments, the name as the object's key, and tagged parameters. Not yet:
-    /// XML elements (MiniMax M3), harmony channels (GPT-OSS), Python calls (LFM2), Gemma 4's
-    /// own argument spelling, and the Command R keyed objects.
+    /// then JSON arguments, the name as the object's key, keyed objects (Command R), and
+    /// tagged parameters. Not yet: XML elements (MiniMax M3), harmony channels (GPT-OSS),
+    /// Python calls (LFM2) and Gemma 4's own argument spelling.
     pub fn is_compilable(&self) -> bool {
         match self.body {
-            CallBody::Json | CallBody::JsonNamedKey | CallBody::Tagged { .. } => true,
+            CallBody::Json
+            | CallBody::JsonNamedKey
+            | CallBody::JsonKeyed { .. }
+            | CallBody::Tagged { .. } => true,
             CallBody::NameThenArgs { args_json, .. } => args_json,
-            CallBody::JsonKeyed { .. }
-            | CallBody::XmlElements { .. }
-            | CallBody::Harmony
-            | CallBody::Pythonic => false,
+            CallBody::XmlElements { .. } | CallBody::Harmony | CallBody::Pythonic => false,
         }
     }
 
