@@ -110,7 +110,13 @@ impl Engine {
         let syntax = match &opts.syntax {
             Some(name) => syntax::by_name(name)
                 .ok_or_else(|| load_err(format!("unknown call syntax `{name}`")))?,
-            None => crate::syntax_probe::detect_syntax(&template, &source),
+            None => {
+                let found = crate::syntax_probe::detect(&template, &source);
+                if found.notable {
+                    tracing::warn!("call syntax: {}", found.how);
+                }
+                found.syntax
+            }
         };
         let compile_opts = CompileOptions {
             special_tokens: syntax_markers(syntax)

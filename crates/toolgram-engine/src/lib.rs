@@ -44,6 +44,7 @@ mod prefix;
 mod retry;
 mod sample;
 mod session;
+pub mod syntax_derive;
 pub mod syntax_probe;
 pub mod template;
 mod think;

@@ -6,17 +6,19 @@
 //!
 //! Templates build their markers from variables and loops, so markers in the source are a
 //! weak signal (DeepSeek V3.2's DSML, Kimi K3, Seed-OSS beside Qwen3-Coder); the rendered
-//! turn is what the model was trained on. This module must not compile or decode; when the
-//! template renders no call of its own, it answers nothing and the caller falls back to the
-//! source's markers ([`syntax::detect`]).
+//! turn is what the model was trained on. When no entry reads the call, [`detect`] derives a
+//! syntax from it ([`crate::syntax_derive`]); when the template renders no call of its own,
+//! the source's markers decide ([`syntax::detect`]). This module must not compile or decode.
 
+use crate::syntax_derive::DeriveError;
 use crate::template::ChatTemplate;
 use serde_json::{Value, json};
 use toolgram_core::parse::lenient::{self, LenientOptions, SyntaxChoice};
 use toolgram_core::syntax::{self, CallBody, CallSyntax, REGISTRY, text_of};
 use toolgram_core::{ChatMessage, ToolSet};
 
-const PROBE_TOOL: &str = "get_probe_weather";
+/// The probe tool's name (no real tool is called this).
+pub(crate) const PROBE_TOOL: &str = "get_probe_weather";
 const PROBE_ARGS: &str = r#"{"city": "Probeville", "days": 3}"#;
 
 /// The family the template writes calls in (compilable or not), if its rendered assistant
@@ -50,15 +52,76 @@ pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
     best.map(|(_, s)| s)
 }
 
-/// The syntax to compile for a template: the probed family when it has a grammar, none
-/// (`generic-json`) when the probed family has none, and the source's markers when the
-/// template renders no call of its own.
-pub fn detect_syntax(template: &ChatTemplate, source: &str) -> &'static CallSyntax {
+/// The syntax to compile for a template and how it was found.
+#[derive(Debug)]
+pub struct Detection {
+    /// The syntax.
+    pub syntax: &'static CallSyntax,
+    /// How it was found, in words.
+    pub how: String,
+    /// Whether a user should be told (a derived syntax, a family without a grammar, a
+    /// refused derivation).
+    pub notable: bool,
+    /// The template writes calls no entry reads and no syntax could be derived from them.
+    pub refused: bool,
+}
+
+/// The syntax to compile for a template: the probed family when it has a grammar; plain
+/// JSON calls (`generic-json`) when the probed family has none; a syntax derived from the
+/// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
+/// markers when the template renders no call of its own.
+pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
+    let found = |syntax, how: String, notable| Detection {
+        syntax,
+        how,
+        notable,
+        refused: false,
+    };
     match probe_family(template) {
-        Some(s) if s.is_compilable() => s,
-        Some(_) => syntax::detect(""),
-        None => syntax::detect(source),
+        Some(s) if s.is_compilable() => found(
+            s,
+            format!(
+                "`{}`: its reader reads back the call the template writes",
+                s.name
+            ),
+            false,
+        ),
+        Some(s) => found(
+            syntax::detect(""),
+            format!(
+                "the template writes calls as `{}`, which has no grammar yet: calls are plain JSON",
+                s.name
+            ),
+            true,
+        ),
+        None => match crate::syntax_derive::derive(template) {
+            Ok(d) => found(
+                d.syntax,
+                format!("derived from the template: {}", d.how),
+                true,
+            ),
+            Err(DeriveError::NoCalls) => {
+                let s = syntax::detect(source);
+                found(s, format!("`{}`: from the template's text", s.name), false)
+            }
+            Err(e) => {
+                let s = syntax::detect(source);
+                Detection {
+                    refused: true,
+                    ..found(
+                        s,
+                        format!("{e}; using `{}` from the template's text", s.name),
+                        true,
+                    )
+                }
+            }
+        },
     }
+}
+
+/// [`detect`]'s syntax.
+pub fn detect_syntax(template: &ChatTemplate, source: &str) -> &'static CallSyntax {
+    detect(template, source).syntax
 }
 
 /// The marker texts of an entry, for measuring how much of a turn they explain.
@@ -94,7 +157,8 @@ fn markers(s: &CallSyntax) -> impl Iterator<Item = String> {
     out.into_iter().filter(|m| !m.trim().is_empty())
 }
 
-fn probe_tools() -> Option<ToolSet> {
+/// The probe tool: a city (string) and a number of days (integer).
+pub(crate) fn probe_tools() -> Option<ToolSet> {
     let doc = json!([{"type": "function", "function": {"name": PROBE_TOOL,
         "description": "Weather forecast for a city",
         "parameters": {"type": "object", "properties": {
@@ -127,15 +191,24 @@ fn probe_turn(template: &ChatTemplate) -> Option<String> {
         let full = template
             .render_with(&msgs(vec![user.clone(), assistant])?, &tools, plain, false)
             .ok()?;
-        let shared = prompt
-            .char_indices()
-            .zip(full.chars())
-            .find(|((_, a), b)| a != b)
-            .map_or(prompt.len().min(full.len()), |((i, _), _)| i);
-        let mut from = shared.saturating_sub(32);
-        while !full.is_char_boundary(from) {
-            from -= 1;
-        }
-        Some(full[from..].to_owned()).filter(|turn| turn.contains(PROBE_TOOL))
+        Some(assistant_turn(&prompt, &full).to_owned()).filter(|turn| turn.contains(PROBE_TOOL))
     })
+}
+
+/// What `full` (a conversation ending with the assistant's message) adds to `prompt` (the
+/// same conversation up to the assistant's turn), from where they part — or from the `<` of
+/// a tag the two share the start of, so a marker stays whole (`<` + `｜tool▁calls▁begin｜>`).
+pub fn assistant_turn<'a>(prompt: &str, full: &'a str) -> &'a str {
+    let shared = prompt
+        .char_indices()
+        .zip(full.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(prompt.len().min(full.len()), |((i, _), _)| i);
+    let before = &full[..shared];
+    let from = match (before.rfind('<'), before.rfind('>')) {
+        (Some(open), Some(close)) if open > close => open,
+        (Some(open), None) => open,
+        _ => shared,
+    };
+    &full[from..]
 }

@@ -11,7 +11,7 @@ mod common;
 use serde_json::{Value, json};
 use toolgram_core::compile::{self, CompileOptions, ir::compile_ir};
 use toolgram_core::parse::parse_output;
-use toolgram_core::syntax::{CallBody, CallSyntax, text_of};
+use toolgram_core::syntax::{CallBody, CallSyntax, REGISTRY, text_of};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::gbnf_check::{self, Job};
 use toolgram_engine::template::ChatTemplate;
@@ -156,18 +156,7 @@ fn rendered_with(
 ) -> Result<String, String> {
     let prompt = t.render_with(&messages(None, content), tools, s, true)?;
     let full = t.render_with(&messages(Some(calls), content), tools, s, false)?;
-    let shared = prompt
-        .char_indices()
-        .zip(full.chars())
-        .find(|((_, a), b)| a != b)
-        .map_or(prompt.len().min(full.len()), |((i, _), _)| i);
-    // From a little before the turn departs from the prompt, so a marker the prompt's end
-    // shares with the turn stays whole.
-    let mut from = shared.saturating_sub(32);
-    while !full.is_char_boundary(from) {
-        from -= 1;
-    }
-    let reply = &full[from..];
+    let reply = syntax_probe::assistant_turn(&prompt, &full);
     let opener = match s.opener() {
         o if o.is_empty() => "{".to_owned(),
         o => o,
@@ -183,6 +172,158 @@ fn rendered_with(
     Ok(reply[start..end + last.len()].to_owned())
 }
 
+/// What the round trips found.
+struct Report {
+    checker: ByteChecker,
+    failures: Vec<String>,
+    not_rendered: Vec<String>,
+    checked: Vec<String>,
+    gbnf_jobs: Vec<(String, Job)>,
+}
+
+impl Report {
+    fn new() -> Self {
+        Self {
+            checker: ByteChecker::new().expect("checker"),
+            failures: Vec::new(),
+            not_rendered: Vec::new(),
+            checked: Vec::new(),
+            gbnf_jobs: Vec::new(),
+        }
+    }
+
+    /// The GBNF of every template checked, under llama.cpp's own grammar engine.
+    fn check_gbnf(&mut self) {
+        let model = common::test_model_path();
+        let jobs: Vec<Job> = self.gbnf_jobs.iter().map(|(_, j)| j.clone()).collect();
+        let verdicts = gbnf_check::check_many(&model, &jobs).expect("llama.cpp's checker runs");
+        for ((file, job), v) in self.gbnf_jobs.iter().zip(&verdicts) {
+            if !v.parsed {
+                self.failures.push(format!(
+                    "{file}: llama.cpp refused the GBNF\n{}",
+                    job.grammar
+                ));
+                continue;
+            }
+            for (text, ok) in job.strings.iter().zip(&v.accepted) {
+                if !ok {
+                    self.failures
+                        .push(format!("{file}: llama.cpp's grammar rejects {text:?}"));
+                }
+            }
+        }
+    }
+}
+
+/// Calls rendered by `template` (six seeds) against the grammar compiled for `s` and the
+/// strict parser; the GBNF is queued for [`Report::check_gbnf`].
+fn round_trip(
+    file: &str,
+    template: &ChatTemplate,
+    s: &'static CallSyntax,
+    tools: &ToolSet,
+    r: &mut Report,
+) {
+    let grammar = compile::compile(
+        tools,
+        &ToolChoice::Required,
+        true,
+        s,
+        &CompileOptions::default(),
+    )
+    .map_err(|e| e.to_string())
+    .and_then(|g| r.checker.compile(&g.lark).map_err(|e| e.to_string()));
+    let grammar = match grammar {
+        Ok(g) => g,
+        Err(e) => {
+            r.failures
+                .push(format!("{file}: the grammar does not compile: {e}"));
+            return;
+        }
+    };
+    let ir = compile_ir(
+        tools,
+        &ToolChoice::Required,
+        true,
+        s,
+        &CompileOptions::default(),
+        false,
+    )
+    .map(|ir| gbnf::emit(&ir.grammar));
+    let mut strings = Vec::new();
+    for seed in 1..=6u64 {
+        let mut calls = random_calls(&mut Rng(seed * 0x9E37_79B9_7F4A_7C15));
+        let mut rendered = rendered_calls(template, s, tools, &calls);
+        let dropped = |r: &Result<String, String>, calls: &[ToolCall]| match r {
+            Ok(t) => {
+                calls.iter().filter(|c| t.contains(c.name.as_str())).count() < calls.len()
+                    || (calls.len() == 2
+                        && calls[0].name == calls[1].name
+                        && t.matches(calls[0].name.as_str()).count() < 2)
+            }
+            Err(_) => true,
+        };
+        if calls.len() > 1 && dropped(&rendered, &calls) {
+            // Templates that allow one call per turn raise (Llama 3.x) or write only
+            // the first (GigaChat 3.1).
+            calls.truncate(1);
+            rendered = rendered_calls(template, s, tools, &calls);
+        }
+        let text = match rendered {
+            Ok(t) => t,
+            Err(e) if seed == 1 && e.contains("failed to render") => {
+                r.not_rendered.push(format!("{file} ({e})"));
+                return;
+            }
+            Err(e) => {
+                r.failures.push(format!("{file} seed {seed}: {e}"));
+                continue;
+            }
+        };
+        if !r.checker.accepts(&grammar, &text) {
+            let at = r.checker.accepted_len(&grammar, &text);
+            r.failures.push(format!(
+                "{file} seed {seed}: llguidance stops at byte {at}: {:?} | {:?}",
+                &text[..text.floor_char_boundary(at)],
+                &text[text.floor_char_boundary(at)..]
+            ));
+        }
+        match parse_output(&text, s, tools, &ToolChoice::Required) {
+            Ok(out) => {
+                let got: Vec<(&str, &Value)> = out
+                    .tool_calls
+                    .iter()
+                    .map(|c| (c.name.as_str(), &c.arguments))
+                    .collect();
+                let want: Vec<(&str, &Value)> = calls
+                    .iter()
+                    .map(|c| (c.name.as_str(), &c.arguments))
+                    .collect();
+                if got != want {
+                    r.failures.push(format!(
+                        "{file} seed {seed}: read back {got:?}, want {want:?}"
+                    ));
+                }
+            }
+            Err(e) => r
+                .failures
+                .push(format!("{file} seed {seed}: strict parse: {e}\n{text}")),
+        }
+        strings.push(text);
+    }
+    match ir {
+        Ok(g) => r.gbnf_jobs.push((
+            file.to_owned(),
+            Job {
+                grammar: g,
+                strings,
+            },
+        )),
+        Err(e) => r.failures.push(format!("{file}: no GBNF: {e}")),
+    }
+    r.checked.push(format!("{file} ({})", s.name));
+}
+
 #[test]
 fn calls_rendered_by_every_template_are_accepted_and_read_back() {
     let dir = common::shared_data().join("toolcall-parsing/templates");
@@ -193,14 +334,11 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
         .collect();
     files.sort();
     let tools = tools();
-    let checker = ByteChecker::new().expect("checker");
-    let mut failures = Vec::new();
+    let mut report = Report::new();
     let mut no_grammar = Vec::new();
     let mut no_syntax = Vec::new();
-    let mut not_rendered = Vec::new();
-    let mut checked = Vec::new();
-    let mut gbnf_jobs: Vec<(String, Job)> = Vec::new();
-    'templates: for path in &files {
+    let mut refused = Vec::new();
+    for path in &files {
         let file = path
             .file_name()
             .map_or(String::new(), |f| f.to_string_lossy().into_owned());
@@ -208,150 +346,59 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
         let template = match ChatTemplate::new(&source, "<s>", "</s>") {
             Ok(t) => t,
             Err(e) => {
-                not_rendered.push(format!("{file} ({e})"));
+                report.not_rendered.push(format!("{file} ({e})"));
                 continue;
             }
         };
-        let s = syntax_probe::detect_syntax(&template, &source);
+        let found = syntax_probe::detect(&template, &source);
+        if found.refused {
+            refused.push(file);
+            continue;
+        }
+        let s = found.syntax;
         match syntax_probe::probe_family(&template) {
             Some(family) if !family.is_compilable() => {
                 no_grammar.push(format!("{file} ({})", family.name));
                 continue;
             }
             Some(family) if !std::ptr::eq(family, s) => {
-                failures.push(format!(
+                report.failures.push(format!(
                     "{file}: read as {} but compiled as {}",
                     family.name, s.name
                 ));
                 continue;
             }
-            None if s.name == "generic-json" => {
+            // No entry reads a call and none was derived: the template writes none.
+            None if s.name != "derived" => {
                 no_syntax.push(file);
                 continue;
             }
             _ => {}
         }
-        let grammar = compile::compile(
-            &tools,
-            &ToolChoice::Required,
-            true,
-            s,
-            &CompileOptions::default(),
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|g| checker.compile(&g.lark).map_err(|e| e.to_string()));
-        let grammar = match grammar {
-            Ok(g) => g,
-            Err(e) => {
-                failures.push(format!("{file}: the grammar does not compile: {e}"));
-                continue;
-            }
-        };
-        let ir = compile_ir(
-            &tools,
-            &ToolChoice::Required,
-            true,
-            s,
-            &CompileOptions::default(),
-            false,
-        )
-        .map(|ir| gbnf::emit(&ir.grammar));
-        let mut strings = Vec::new();
-        for seed in 1..=6u64 {
-            let mut calls = random_calls(&mut Rng(seed * 0x9E37_79B9_7F4A_7C15));
-            let mut rendered = rendered_calls(&template, s, &tools, &calls);
-            let dropped = |r: &Result<String, String>, calls: &[ToolCall]| match r {
-                Ok(t) => {
-                    calls.iter().filter(|c| t.contains(c.name.as_str())).count() < calls.len()
-                        || (calls.len() == 2
-                            && calls[0].name == calls[1].name
-                            && t.matches(calls[0].name.as_str()).count() < 2)
-                }
-                Err(_) => true,
-            };
-            if calls.len() > 1 && dropped(&rendered, &calls) {
-                // Templates that allow one call per turn raise (Llama 3.x) or write only
-                // the first (GigaChat 3.1).
-                calls.truncate(1);
-                rendered = rendered_calls(&template, s, &tools, &calls);
-            }
-            let text = match rendered {
-                Ok(t) => t,
-                Err(e) if seed == 1 && e.contains("failed to render") => {
-                    not_rendered.push(format!("{file} ({e})"));
-                    continue 'templates;
-                }
-                Err(e) => {
-                    failures.push(format!("{file} seed {seed}: {e}"));
-                    continue;
-                }
-            };
-            if !checker.accepts(&grammar, &text) {
-                let at = checker.accepted_len(&grammar, &text);
-                failures.push(format!(
-                    "{file} seed {seed}: llguidance stops at byte {at}: {:?} | {:?}",
-                    &text[..text.floor_char_boundary(at)],
-                    &text[text.floor_char_boundary(at)..]
-                ));
-            }
-            match parse_output(&text, s, &tools, &ToolChoice::Required) {
-                Ok(out) => {
-                    let got: Vec<(&str, &Value)> = out
-                        .tool_calls
-                        .iter()
-                        .map(|c| (c.name.as_str(), &c.arguments))
-                        .collect();
-                    let want: Vec<(&str, &Value)> = calls
-                        .iter()
-                        .map(|c| (c.name.as_str(), &c.arguments))
-                        .collect();
-                    if got != want {
-                        failures.push(format!(
-                            "{file} seed {seed}: read back {got:?}, want {want:?}"
-                        ));
-                    }
-                }
-                Err(e) => failures.push(format!("{file} seed {seed}: strict parse: {e}\n{text}")),
-            }
-            strings.push(text);
-        }
-        match ir {
-            Ok(g) => gbnf_jobs.push((
-                file.clone(),
-                Job {
-                    grammar: g,
-                    strings,
-                },
-            )),
-            Err(e) => failures.push(format!("{file}: no GBNF: {e}")),
-        }
-        checked.push(format!("{file} ({})", s.name));
+        round_trip(&file, &template, s, &tools, &mut report);
     }
     eprintln!(
         "round trip on {} templates: {}",
-        checked.len(),
-        checked.join(", ")
+        report.checked.len(),
+        report.checked.join(", ")
     );
     eprintln!("no grammar yet: {}", no_grammar.join(", "));
     eprintln!("no call syntax of their own: {}", no_syntax.join(", "));
-    eprintln!("not rendered by minijinja: {}", not_rendered.join(", "));
-    let model = common::test_model_path();
-    let jobs: Vec<Job> = gbnf_jobs.iter().map(|(_, j)| j.clone()).collect();
-    let verdicts = gbnf_check::check_many(&model, &jobs).expect("llama.cpp's checker runs");
-    for ((file, job), v) in gbnf_jobs.iter().zip(&verdicts) {
-        if !v.parsed {
-            failures.push(format!(
-                "{file}: llama.cpp refused the GBNF\n{}",
-                job.grammar
-            ));
-            continue;
-        }
-        for (text, ok) in job.strings.iter().zip(&v.accepted) {
-            if !ok {
-                failures.push(format!("{file}: llama.cpp's grammar rejects {text:?}"));
-            }
-        }
-    }
+    eprintln!(
+        "calls in no shape a syntax can be derived from: {}",
+        refused.join(", ")
+    );
+    eprintln!(
+        "not rendered by minijinja: {}",
+        report.not_rendered.join(", ")
+    );
+    report.check_gbnf();
+    let Report {
+        failures,
+        not_rendered,
+        checked,
+        ..
+    } = report;
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
@@ -371,24 +418,42 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
     assert_eq!(
         names(&not_rendered),
         [
-            "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
-            "Kimi-K2-Instruct.jinja",
-            "Kimi-K2-Thinking.jinja",
             "LFM2.5-8B-A1B.jinja",
-            "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
-            "fireworks-ai-llama-3-firefunction-v2.jinja",
             "poolside-Laguna-S-2.1.jinja",
             "poolside-Laguna-XS-2.1.jinja",
             "poolside-Laguna-XS.2.jinja",
         ],
-        "templates that do not render calls here: minijinja has no list.append (Kimi K2) and \
-         no `generation` tag (LFM2.5, Laguna); R1-Distill-Llama writes calls only for null \
-         content and then adds the null to a string; FireFunction wants a `datetime` variable, Command R+ a \
-         parameter field our tools lack"
+        "templates minijinja does not compile: no `generation` tag (LFM2.5, Laguna)"
     );
-    assert!(
-        no_syntax.len() <= 13,
-        "templates read as having no call syntax: {no_syntax:?}"
+    assert_eq!(
+        no_syntax,
+        [
+            "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
+            "Kimi-K2-Instruct.jinja",
+            "Kimi-K2-Thinking.jinja",
+            "LFM2-8B-A1B.jinja",
+            "LFM2.5-Instruct.jinja",
+            "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
+            "fireworks-ai-llama-3-firefunction-v2.jinja",
+            "google-gemma-2-2b-it.jinja",
+            "ibm-granite-granite-3.3-2B-Instruct.jinja",
+            "meetkai-functionary-medium-v3.2.jinja",
+        ],
+        "templates that write no call here: none of their own (Gemma 2, LFM2, Granite 3.3, \
+         functionary 3.2), or minijinja fails rendering one (Kimi K2: list.append; \
+         R1-Distill-Llama adds a null content to a string; FireFunction wants `datetime`; \
+         Command R+ a parameter field our tools lack)"
+    );
+    assert_eq!(
+        refused,
+        [
+            "GigaChat3-10B-A1.8B.jinja",
+            "muse-glimmer.jinja",
+            "tencent-Hy3.jinja",
+            "upstage-Solar-Open-100B.jinja",
+        ],
+        "templates whose calls no syntax could be derived for (a header naming the tool, a \
+         call id inside the markers, values not read back)"
     );
     // Families with no grammar yet, by body kind: listed, not silently skipped.
     let expected_gaps = [
@@ -407,4 +472,81 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "a template's family lost its grammar: {gap}"
         );
     }
+}
+
+/// Templates written for this test whose calls no registry entry reads: the syntax is
+/// derived from what they render, and the same round trip holds for it.
+#[test]
+fn syntaxes_derived_from_templates_no_entry_reads_round_trip() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/templates");
+    let tools = tools();
+    let mut report = Report::new();
+    for (file, shape) in [
+        ("invoke-tags.jinja", "tagged parameters"),
+        ("call-brackets.jinja", "a JSON object \"tool\""),
+    ] {
+        let source = std::fs::read_to_string(dir.join(file)).expect("example template");
+        let template = ChatTemplate::new(&source, "<s>", "</s>").expect("compiles");
+        assert!(
+            syntax_probe::probe_family(&template).is_none(),
+            "{file} is in the registry"
+        );
+        let found = syntax_probe::detect(&template, &source);
+        assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
+        assert!(found.how.contains(shape), "{file}: {}", found.how);
+        round_trip(file, &template, found.syntax, &tools, &mut report);
+    }
+    report.check_gbnf();
+    assert!(report.failures.is_empty(), "{}", report.failures.join("\n"));
+    assert_eq!(report.checked.len(), 2, "{:?}", report.not_rendered);
+}
+
+/// Every compilable syntax accepts what its own renderer writes (the spelling of earlier turns
+/// and prompt examples), and its strict parser reads it back: grammar, renderer and parser
+/// from one entry agree, for entries no shared template exercises too.
+#[test]
+fn every_compilable_syntax_accepts_what_it_renders() {
+    let tools = tools();
+    let checker = ByteChecker::new().expect("checker");
+    let mut failures = Vec::new();
+    for s in REGISTRY.iter().filter(|s| s.is_compilable()) {
+        let opts = CompileOptions::default();
+        let grammar = compile::compile(&tools, &ToolChoice::Required, true, s, &opts)
+            .map_err(|e| e.to_string())
+            .and_then(|g| checker.compile(&g.lark).map_err(|e| e.to_string()));
+        let grammar = match grammar {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(format!("{}: {e}", s.name));
+                continue;
+            }
+        };
+        for seed in 1..=6u64 {
+            let calls = random_calls(&mut Rng(seed * 0x9E37_79B9_7F4A_7C15));
+            let text = s.render_calls(&calls);
+            if !checker.accepts(&grammar, &text) {
+                let at = text.floor_char_boundary(checker.accepted_len(&grammar, &text));
+                failures.push(format!(
+                    "{} seed {seed}: {:?} | {:?}",
+                    s.name,
+                    &text[..at],
+                    &text[at..]
+                ));
+            }
+            match parse_output(&text, s, &tools, &ToolChoice::Required) {
+                Ok(out)
+                    if out.tool_calls.len() == calls.len()
+                        && out
+                            .tool_calls
+                            .iter()
+                            .zip(&calls)
+                            .all(|(a, b)| a.name == b.name && a.arguments == b.arguments) => {}
+                other => failures.push(format!(
+                    "{} seed {seed}: read back {other:?} from {text:?}",
+                    s.name
+                )),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

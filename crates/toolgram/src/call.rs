@@ -99,7 +99,7 @@ pub(crate) struct CallArgs {
     pub prompt: Option<String>,
 }
 
-fn read(path: &PathBuf, what: &str) -> anyhow::Result<String> {
+pub(crate) fn read(path: &PathBuf, what: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(path).map_err(|e| {
         CliError::new(
             "io_error",

@@ -15,6 +15,7 @@ mod output;
 mod parse;
 mod provider;
 mod serve;
+mod syntax;
 mod tools;
 
 use clap::{Parser, Subcommand};
@@ -46,6 +47,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Read raw model text on stdin leniently and print the assistant message.
     Parse(parse::ParseArgs),
+    /// Print the call syntax a chat template speaks (detected or derived from its calls).
+    Syntax(syntax::SyntaxArgs),
     /// List or clear the prompt-prefix cache on disk.
     #[command(subcommand)]
     Cache(cache::CacheCommand),
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Command::Render(args) => provider::render_cmd(args),
         Command::Serve(args) => serve::run(args),
         Command::Parse(args) => parse::run(args),
+        Command::Syntax(args) => syntax::run(args),
         Command::Model(cmd) => model::run(cmd),
         Command::Cache(cmd) => cache::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),

@@ -3,10 +3,9 @@
 //! is loaded. Uses the fast test model.
 
 mod common;
-use common::toolgram;
+use common::{temp_file, toolgram};
 
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// `toolgram call --model MODEL --tools examples/weather.json EXTRA…`
 fn call_weather(model: &str, extra: &[&str]) -> (i32, String, String) {
@@ -19,14 +18,6 @@ fn error_line(stderr: &str) -> Value {
     let last = stderr.lines().last().unwrap_or_default();
     serde_json::from_str(last)
         .unwrap_or_else(|e| panic!("stderr's last line is not JSON ({e}): {stderr}"))
-}
-
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolgram-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write temp file");
-    p
 }
 
 #[test]
@@ -133,16 +124,24 @@ fn messages_file_continues_a_conversation() {
         r#"[{"role":"user","content":"What's the weather in Oslo?"},
             {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},
             {"role":"tool","tool_call_id":"call_1","content":"-3 C, snow"},
-            {"role":"user","content":"Email the forecast to ana@example.com."}]"#,
+            {"role":"user","content":"And in Bergen?"}]"#,
     );
     let msgs = msgs.to_string_lossy().into_owned();
+    // A short call: the tiny test model's greedy email bodies run away on some CPUs.
     let (code, stdout, stderr) = call_weather(
         "test",
-        &["--tool-choice", "send_email", "--messages", &msgs],
+        &["--tool-choice", "get_weather", "--messages", &msgs],
     );
     assert_eq!(code, 0, "{stderr}");
     let msg: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
-    assert_eq!(msg["tool_calls"][0]["function"]["name"], "send_email");
+    assert_eq!(msg["tool_calls"][0]["function"]["name"], "get_weather");
+    // The earlier turns were in the prompt: more tokens than the last message alone.
+    let (code, alone, stderr) =
+        call_weather("test", &["--tool-choice", "get_weather", "And in Bergen?"]);
+    assert_eq!(code, 0, "{stderr}");
+    let alone: Value = serde_json::from_str(alone.trim()).expect("one JSON object");
+    let tokens = |m: &Value| m["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+    assert!(tokens(&msg) > tokens(&alone) + 20, "{msg}\n{alone}");
 }
 
 #[test]

@@ -2,10 +2,11 @@
 //! family's chat template (`--chat-template`) calls a tool in that family's own syntax —
 //! tagged parameters (Qwen3-Coder, GLM, DeepSeek's DSML, MiniMax), a name then JSON
 //! (Mistral v11, Kimi K2) — the syntax read from what the template renders, the call
-//! constrained by the grammar compiled for it, parsed back and schema-valid.
+//! constrained by the grammar compiled for it, parsed back and schema-valid; and a template
+//! written for this test, in no family's syntax, gets a syntax derived from its calls.
 
 mod common;
-use common::{repo, toolgram};
+use common::{repo, temp_file, toolgram};
 
 use serde_json::Value;
 
@@ -13,7 +14,11 @@ fn call_with_template(template: &str, prompt: &str) -> Value {
     let path = repo()
         .join("../shared/data/toolcall-parsing/templates")
         .join(template);
-    let path = path.to_string_lossy().into_owned();
+    call_with_template_file(&path.to_string_lossy(), prompt)
+}
+
+fn call_with_template_file(path: &str, prompt: &str) -> Value {
+    let template = path;
     let (code, stdout, stderr) = toolgram(&[
         "call",
         "--model",
@@ -21,7 +26,7 @@ fn call_with_template(template: &str, prompt: &str) -> Value {
         "--tools",
         "examples/weather.json",
         "--chat-template",
-        &path,
+        path,
         "--tool-choice",
         "required",
         prompt,
@@ -75,4 +80,55 @@ fn the_default_model_calls_in_other_families_syntaxes() {
             _ => assert_eq!(args["to"], "bob@example.com", "{template}: {msg}"),
         }
     }
+}
+
+#[test]
+fn a_template_in_no_family_s_syntax_gets_a_derived_one() {
+    let file = "examples/templates/invoke-tags.jinja";
+    let (code, stdout, stderr) = toolgram(&["syntax", "--template", file]);
+    assert_eq!(code, 0, "{stderr}");
+    let found: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(found["syntax"], "derived", "{found}");
+    assert_eq!(found["grammar"], true, "{found}");
+    let how = found["how"].as_str().unwrap_or_default();
+    assert!(
+        how.contains("tagged parameters") && how.contains("<arg name="),
+        "{how}"
+    );
+
+    // The default model decodes under the derived syntax's grammar; the reply parses to a
+    // valid call, and stderr says the syntax was derived.
+    let msg = call_with_template_file(file, "What's the weather in Paris?");
+    assert_eq!(msg["toolgram"]["syntax"], "derived", "{msg}");
+    assert_eq!(
+        msg["tool_calls"][0]["function"]["name"], "get_weather",
+        "{msg}"
+    );
+    let args: Value = msg["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .and_then(|a| serde_json::from_str(a).ok())
+        .unwrap_or(Value::Null);
+    assert!(
+        args["city"].as_str().is_some_and(|c| c.contains("Paris")),
+        "{msg}"
+    );
+
+    // A template whose calls fit no shape is refused with what was found.
+    let odd = temp_file(
+        "odd.jinja",
+        "{% for m in messages %}{{ m.role }}: {{ m.content or '' }}\
+         {% for c in m.tool_calls or [] %}CALL {{ c.function.name }}\
+         {% for k, v in c.function.arguments | items %} {{ k }}={{ v }}{% endfor %}{% endfor %}\n\
+         {% endfor %}{% if add_generation_prompt %}assistant: {% endif %}",
+    );
+    let (code, _, stderr) = toolgram(&["syntax", "--template", &odd.to_string_lossy()]);
+    assert_ne!(code, 0, "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    let err: Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(err["error"]["type"], "unsupported_syntax", "{err}");
+    let message = err["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("CALL get_probe_weather city=Probeville"),
+        "{message}"
+    );
 }

@@ -9,6 +9,9 @@
 //!   always, optional ones may be left out; other keys only where the schema allows them),
 //!   each value a [`Slot::Value`] that a writer fills by the parameter's schema.
 //!
+//! - `Pythonic` — `NAME(key=VALUE, …)`, declared parameters in schema order (optional ones
+//!   may be left out), each value a [`Slot::PyValue`]: a Python literal for the schema.
+//!
 //! Templates differ in the newlines between tags, so a newline is optional after every tag
 //! and closing marker; attributes a template adds to an opening tag (`string="true"`,
 //! `index="1"`) are `name="value"` pairs. This module must not spell a target or compile
@@ -102,6 +105,7 @@ pub(crate) fn call_body(
             Expr::seq(items)
         }
         CallBody::Tagged { .. } => tagged(u, tools, i, syntax.body),
+        CallBody::Pythonic => pythonic(u, tools, i),
         _ => return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned())),
     })
 }
@@ -245,6 +249,51 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
         items.push(newline());
     }
     Expr::seq(items)
+}
+
+fn pythonic(u: &mut Union, tools: &ToolSet, i: usize) -> Expr {
+    let tool = &tools.tools()[i];
+    let shape = Shape::of(&tool.parameters);
+    // `params-i-k-first`/`-more`: parameters k.. after none / after some were written, so
+    // commas stand only between the parameters present.
+    let rule = |k: usize, first: bool| {
+        let tail = if first { "first" } else { "more" };
+        format!("py-{i}-{k}-{tail}")
+    };
+    let n = shape.names.len();
+    for k in (0..=n).rev() {
+        for first in [true, false] {
+            let expr = match shape.names.get(k) {
+                None => Expr::Seq(Vec::new()),
+                Some(key) => {
+                    let value = u.slot(
+                        &format!("pyvalue-{i}-{k}"),
+                        Slot::PyValue {
+                            tool: i,
+                            key: key.clone(),
+                        },
+                    );
+                    let comma = if first { "" } else { ", " };
+                    let present = Expr::seq(vec![
+                        Expr::lit(format!("{comma}{key}=")),
+                        value,
+                        Expr::rule(rule(k + 1, false)),
+                    ]);
+                    if shape.required.contains(key) {
+                        present
+                    } else {
+                        Expr::alt(vec![present, Expr::rule(rule(k + 1, first))])
+                    }
+                }
+            };
+            u.rule(&rule(k, first), expr);
+        }
+    }
+    Expr::seq(vec![
+        Expr::lit(format!("{}(", tool.name)),
+        Expr::rule(rule(0, true)),
+        Expr::lit(")"),
+    ])
 }
 
 /// What a raw value never contains: its own closing marker (the parser reads a value up to
@@ -397,7 +446,17 @@ pub(crate) fn value_spelling(params: &Value, key: &str) -> ValueSpelling {
             format: prop.get("format").is_some(),
         });
     }
-    let mut schema = prop;
+    ValueSpelling::Json(property_schema(params, key))
+}
+
+/// Parameter `key`'s schema in `params`, with the root's definitions attached so its
+/// references resolve on their own.
+pub(crate) fn property_schema(params: &Value, key: &str) -> Value {
+    let mut schema = params
+        .get("properties")
+        .and_then(|p| p.get(key))
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
     if let Value::Object(m) = &mut schema {
         for defs in ["$defs", "definitions"] {
             if let Some(d) = params.get(defs) {
@@ -405,7 +464,7 @@ pub(crate) fn value_spelling(params: &Value, key: &str) -> ValueSpelling {
             }
         }
     }
-    ValueSpelling::Json(schema)
+    schema
 }
 
 fn escape_pointer(key: &str) -> String {

@@ -7,7 +7,7 @@
 //! This module must not emit any target's spelling (the writers do) or run a grammar.
 
 use super::CompileOptions;
-use super::bodies::{BOOL_SPELLINGS, ValueSpelling, value_spelling};
+use super::bodies::{BOOL_SPELLINGS, ValueSpelling, property_schema, value_spelling};
 use super::union::{self, Slot, Target, Text, chars_class};
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
@@ -105,6 +105,13 @@ pub fn compile_ir(
                     opts,
                     lenient,
                 )?;
+                rules.extend(value_rules);
+                notes.extend(value_notes);
+                expr
+            }
+            Slot::PyValue { tool: i, key } => {
+                let (expr, value_rules, value_notes) =
+                    py_value(name, &tools.tools()[*i], key, opts, lenient)?;
                 rules.extend(value_rules);
                 notes.extend(value_notes);
                 expr
@@ -237,6 +244,56 @@ fn value(
                 .collect();
             let expr = Expr::seq(vec![newline(), value, newline(), Expr::lit(close)]);
             (expr, g.prefixed(&prefix).rules, notes)
+        }
+    })
+}
+
+/// A Python call's parameter value as IR: `True`/`False`, a quoted enum string, or JSON.
+fn py_value(
+    name: &str,
+    tool: &Tool,
+    key: &str,
+    opts: &CompileOptions,
+    lenient: bool,
+) -> Result<ValueRules, IrCompileError> {
+    let params = match opts.mode {
+        Mode::Grammar => {
+            let closed = close_objects(&tool.parameters);
+            crate::validate::with_rules(&tool.rules, &closed).0
+        }
+        Mode::Json | Mode::Prompt => serde_json::Value::Null,
+    };
+    let quoted = |v: &str| Expr::lit(serde_json::Value::String(v.to_owned()).to_string());
+    Ok(match value_spelling(&params, key) {
+        ValueSpelling::Bool => (
+            Expr::alt(vec![Expr::lit("True"), Expr::lit("False")]),
+            Vec::new(),
+            Vec::new(),
+        ),
+        ValueSpelling::OneOf(values) => (
+            Expr::alt(values.iter().map(|v| quoted(v)).collect()),
+            Vec::new(),
+            Vec::new(),
+        ),
+        ValueSpelling::Text(_) | ValueSpelling::Json(_) => {
+            let schema_opts = SchemaOptions {
+                tool: Some(tool.name.clone()),
+                lenient,
+                closed_objects: true,
+                ..SchemaOptions::default()
+            };
+            let (g, tool_notes) = to_grammar(&property_schema(&params, key), &schema_opts)?;
+            let prefix = format!("{name}-");
+            let start = g.start().map(|s| format!("{prefix}{s}"));
+            let notes = tool_notes
+                .into_iter()
+                .map(|n| (tool.name.clone(), n))
+                .collect();
+            (
+                start.map_or(Expr::Seq(Vec::new()), Expr::rule),
+                g.prefixed(&prefix).rules,
+                notes,
+            )
         }
     })
 }

@@ -9,7 +9,7 @@
 //! [`super::bodies::value_spelling`]) nor run a grammar.
 
 use super::CompileOptions;
-use super::bodies::{BOOL_SPELLINGS, StringRules, ValueSpelling, value_spelling};
+use super::bodies::{BOOL_SPELLINGS, StringRules, ValueSpelling, property_schema, value_spelling};
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style};
 use super::lark::{lark_string, regex_escape};
 use crate::define::arguments::{DeferredKeyword, close_objects};
@@ -129,6 +129,58 @@ pub(super) fn value(
             }
             x.defs = format!("{lark_name}_json: %json {schema}\n");
             x.body = format!("{newline} {lark_name}_json {newline} {close}");
+        }
+    }
+    Ok(x)
+}
+
+/// Parameter `key` of tool `i` as a Python literal: `True`/`False` for a boolean, a quoted
+/// string of an enum, JSON for the rest (strings and numbers are spelled alike; nested
+/// booleans and nulls stay JSON's).
+pub(super) fn py_value(
+    name: &str,
+    i: usize,
+    key: &str,
+    tools: &ToolSet,
+    opts: &CompileOptions,
+    (pass, schemas): (&mut KeywordPass, &mut HashMap<usize, Value>),
+) -> Result<Extern, CompileError> {
+    let tool = &tools.tools()[i];
+    let lark_name = name.replace('-', "_");
+    let mut x = Extern {
+        name: name.to_owned(),
+        attrs: String::new(),
+        body: String::new(),
+        defs: String::new(),
+    };
+    let params = match opts.mode {
+        Mode::Grammar => schemas
+            .entry(i)
+            .or_insert_with(|| {
+                let (params, _) =
+                    crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
+                grammar_schema(&tool.name, &params, pass)
+            })
+            .clone(),
+        Mode::Json | Mode::Prompt => Value::Null,
+    };
+    let quoted = |v: &str| lark_string(&Value::String(v.to_owned()).to_string());
+    match value_spelling(&params, key) {
+        ValueSpelling::Bool => x.body = "\"True\" | \"False\"".into(),
+        ValueSpelling::OneOf(values) => {
+            x.body = values
+                .iter()
+                .map(|v| quoted(v))
+                .collect::<Vec<_>>()
+                .join(" | ");
+        }
+        ValueSpelling::Text(_) | ValueSpelling::Json(_) => {
+            let mut schema = property_schema(&params, key);
+            if let Value::Object(map) = &mut schema {
+                map.insert("x-guidance".into(), json_style());
+            }
+            x.defs = format!("{lark_name}_json: %json {schema}\n");
+            x.body = format!("{lark_name}_json");
         }
     }
     Ok(x)

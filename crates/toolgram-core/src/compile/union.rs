@@ -41,6 +41,9 @@ pub(crate) enum Slot {
         close: String,
         never: Vec<String>,
     },
+    /// Parameter `key` of tool `tool` as a Python literal (`True`, `None`, JSON strings and
+    /// numbers), in a Python call.
+    PyValue { tool: usize, key: String },
     /// Free text (non-empty; the skeleton makes it optional).
     Text(Text),
     /// The reasoning block's text followed by its closing marker.
@@ -176,7 +179,7 @@ impl Union {
         Expr::rule(name)
     }
 
-    fn rule(&mut self, name: &str, expr: Expr) {
+    pub(crate) fn rule(&mut self, name: &str, expr: Expr) {
         self.grammar.rules.push(Rule {
             name: name.to_owned(),
             expr,

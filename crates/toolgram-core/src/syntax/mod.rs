@@ -204,17 +204,18 @@ pub fn text_of(pieces: &[Piece]) -> String {
 
 impl CallSyntax {
     /// Whether [`crate::compile`] can spell this syntax as a grammar: JSON bodies, a name
-    /// then JSON arguments, the name as the object's key, keyed objects (Command R), and
-    /// tagged parameters. Not yet: XML elements (MiniMax M3), harmony channels (GPT-OSS),
-    /// Python calls (LFM2) and Gemma 4's own argument spelling.
+    /// then JSON arguments, the name as the object's key, keyed objects (Command R), tagged
+    /// parameters and Python calls (LFM2). Not yet: XML elements (MiniMax M3), harmony
+    /// channels (GPT-OSS) and Gemma 4's own argument spelling.
     pub fn is_compilable(&self) -> bool {
         match self.body {
             CallBody::Json
             | CallBody::JsonNamedKey
             | CallBody::JsonKeyed { .. }
-            | CallBody::Tagged { .. } => true,
+            | CallBody::Tagged { .. }
+            | CallBody::Pythonic => true,
             CallBody::NameThenArgs { args_json, .. } => args_json,
-            CallBody::XmlElements { .. } | CallBody::Harmony | CallBody::Pythonic => false,
+            CallBody::XmlElements { .. } | CallBody::Harmony => false,
         }
     }
 
@@ -258,8 +259,10 @@ mod tests {
         let coder = "<tool_call>\n<function={{ name }}>\n<parameter={{ k }}>";
         assert_eq!(detect_family(coder).name, "qwen3-coder");
         assert_eq!(detect(coder).name, "qwen3-coder");
-        assert_eq!(detect_family("<|tool_call_start|>").name, "lfm2");
-        assert_eq!(detect("<|tool_call_start|>").name, "generic-json");
+        assert_eq!(detect("<|tool_call_start|>").name, "lfm2");
+        let harmony = "<|channel|>{{ c }}<|constrain|>json";
+        assert_eq!(detect_family(harmony).name, "gpt-oss");
+        assert_eq!(detect(harmony).name, "generic-json");
     }
 
     #[test]

@@ -41,3 +41,12 @@ pub(crate) fn toolgram_env(
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Write `text` to a file `name` in this process's scratch folder.
+pub(crate) fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolgram-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write temp file");
+    p
+}

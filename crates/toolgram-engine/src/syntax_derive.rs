@@ -1,0 +1,441 @@
+//! A call syntax derived from what a chat template renders, for templates whose calls no
+//! registry entry reads back ([`crate::syntax_probe`] found none). Three conversations are
+//! rendered — the assistant answering with text, with one call, with two calls — and the
+//! differences give the call region; in it the call is found as a JSON object naming the
+//! tool, as the tool's name followed by its JSON arguments, or as tagged parameters, and the
+//! text around one call and between two gives the section, call and separator markers.
+//!
+//! This module must not guess: when the regions do not fit one of those shapes the same way
+//! in the one- and two-call renders, or the syntax found does not read those calls back
+//! exactly with the strict parser, it refuses with what it found. Reasoning markers are
+//! not derived (a derived syntax has no reasoning block). A derived syntax lives for the
+//! process (its texts are leaked once per derivation).
+
+use crate::template::ChatTemplate;
+use serde_json::{Map, Value, json};
+use thiserror::Error;
+use toolgram_core::parse::parse_output;
+use toolgram_core::syntax::{self, CallBody, CallSyntax, Piece};
+use toolgram_core::{ChatMessage, ToolChoice};
+
+use crate::syntax_probe::{PROBE_TOOL as TOOL, probe_tools as tools};
+const TEXT: &str = "Zq7 plain reply";
+
+/// Why no syntax could be derived.
+#[derive(Debug, Error, PartialEq)]
+pub enum DeriveError {
+    /// The template does not write an assistant's calls.
+    #[error("the chat template writes no tool calls of its own")]
+    NoCalls,
+    /// The calls it writes fit no shape consistently.
+    #[error(
+        "no call syntax can be derived from the chat template: its rendered call {one:?} \
+         (two calls: {two:?}) is neither a JSON object naming the tool, the tool's name then \
+         its JSON arguments, nor tagged parameters, the same way for one call and for two"
+    )]
+    Inconsistent {
+        /// The call region of the one-call render.
+        one: String,
+        /// The call region of the two-call render.
+        two: String,
+    },
+}
+
+/// A derived syntax and how it was read.
+#[derive(Debug)]
+pub struct Derived {
+    /// The syntax (leaked: it lives for the process).
+    pub syntax: &'static CallSyntax,
+    /// What was found, in words.
+    pub how: String,
+}
+
+fn args(n: usize) -> Value {
+    [
+        json!({"city": "Probeville", "days": 3}),
+        json!({"city": "Testburg", "days": 5}),
+    ][n]
+        .clone()
+}
+
+/// The whole conversation `[user, assistant]`, the assistant's turn given by `calls` (none:
+/// a text answer).
+fn render(t: &ChatTemplate, calls: usize, content: &Value) -> Option<String> {
+    let tools = tools()?;
+    let user = json!({"role": "user", "content": "What will the weather be?"});
+    let assistant = if calls == 0 {
+        json!({"role": "assistant", "content": TEXT})
+    } else {
+        let calls: Vec<Value> = (0..calls)
+            .map(|i| {
+                json!({"id": format!("pr0be123{i}"), "type": "function",
+                "function": {"name": TOOL, "arguments": args(i).to_string()}})
+            })
+            .collect();
+        json!({"role": "assistant", "content": content, "tool_calls": calls})
+    };
+    let msgs: Vec<ChatMessage> = serde_json::from_value(json!([user, assistant])).ok()?;
+    t.render_with(&msgs, &tools, syntax::detect(""), false).ok()
+}
+
+/// Derive the syntax `t` writes calls in.
+pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
+    let (one, two) = regions(t).ok_or(DeriveError::NoCalls)?;
+    let refuse = || DeriveError::Inconsistent {
+        one: one.clone(),
+        two: two.clone(),
+    };
+    let shapes = [json_object, name_then_args, tagged];
+    let found = shapes
+        .iter()
+        .find_map(|shape| shape(&one, &two))
+        .ok_or_else(refuse)?;
+    let how = format!("{}; {}", found.how, found.frame.describe());
+    let syntax = leak_syntax(&found);
+    // The derived syntax must read back the calls it was derived from, exactly.
+    let tools = tools().ok_or_else(refuse)?;
+    let reads = |text: &str, n: usize| {
+        parse_output(text, syntax, &tools, &ToolChoice::Required).is_ok_and(|out| {
+            out.tool_calls.len() == n
+                && out
+                    .tool_calls
+                    .iter()
+                    .enumerate()
+                    .all(|(i, c)| c.name == TOOL && c.arguments == args(i))
+        })
+    };
+    if !reads(one.trim(), 1) || !reads(two.trim(), 2) {
+        return Err(refuse());
+    }
+    Ok(Derived { syntax, how })
+}
+
+/// The call regions of the one- and two-call renders: what differs from the text answer.
+fn regions(t: &ChatTemplate) -> Option<(String, String)> {
+    [json!(""), Value::Null].iter().find_map(|content| {
+        let text = render(t, 0, content)?;
+        let one = render(t, 1, content)?;
+        let two = render(t, 2, content)?;
+        let p = common_prefix(common_prefix(&text, &one), &two).len();
+        let s = common_suffix(common_suffix(&text, &one), &two).len();
+        let cut = |x: &str| x.get(p..x.len().saturating_sub(s)).map(str::to_owned);
+        // A template that names the tool only in its tools list writes no call.
+        Some((cut(&one)?, cut(&two)?)).filter(|(one, _)| one.contains(TOOL))
+    })
+}
+
+fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
+    let n = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i);
+    &a[..n]
+}
+
+fn common_suffix<'a>(a: &'a str, b: &str) -> &'a str {
+    let n: usize = a
+        .chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(c, _)| c.len_utf8())
+        .sum();
+    &a[a.len() - n..]
+}
+
+/// The markers around the calls.
+#[derive(Debug, Default)]
+struct Frame {
+    section_open: String,
+    section_close: String,
+    call_open: String,
+    call_close: String,
+    separator: String,
+}
+
+impl Frame {
+    /// From the text before the first call, after the last, and between two: the per-call
+    /// opener is what the text before and between share at their ends, the per-call closer
+    /// what the text after and between share at their starts.
+    fn from(before: &str, between: &str, after: &str) -> Self {
+        let call_open = common_suffix(before, between).to_owned();
+        let rest = &between[..between.len() - call_open.len()];
+        let call_close = common_prefix(after, rest).to_owned();
+        Self {
+            section_open: before[..before.len() - call_open.len()].to_owned(),
+            section_close: after[call_close.len()..].to_owned(),
+            separator: rest[call_close.len()..].to_owned(),
+            call_open,
+            call_close,
+        }
+    }
+
+    /// No marker holds the probe's data (the tool's name or an argument): a template that
+    /// names the tool outside the call (a `to=NAME` header) is not a fixed marker.
+    fn clean(&self) -> bool {
+        ![
+            &self.section_open,
+            &self.section_close,
+            &self.call_open,
+            &self.call_close,
+            &self.separator,
+        ]
+        .iter()
+        .any(|m| names_data(m))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "section {:?}…{:?}, each call {:?}…{:?}, between calls {:?}",
+            self.section_open, self.section_close, self.call_open, self.call_close, self.separator
+        )
+    }
+}
+
+/// A shape found in the call regions.
+struct Found {
+    body: CallBody,
+    frame: Frame,
+    /// What was found, in words.
+    how: String,
+    /// The key of the arguments object (JSON shapes).
+    args_key: String,
+}
+
+type Shape = Option<Found>;
+
+/// JSON objects at or after `from` that hold the tool's name under one key and `want`
+/// under another: (start, end, name key, arguments key).
+fn json_calls(text: &str, want: &[Value]) -> Vec<(usize, usize, String, String)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for w in want {
+        let found = text[from..].match_indices('{').find_map(|(i, _)| {
+            let at = from + i;
+            let mut s =
+                serde_json::Deserializer::from_str(&text[at..]).into_iter::<Map<String, Value>>();
+            let obj = s.next()?.ok()?;
+            let name_key = obj
+                .iter()
+                .find(|(_, v)| v.as_str() == Some(TOOL))?
+                .0
+                .clone();
+            let args_key = obj.iter().find(|(_, v)| *v == w)?.0.clone();
+            (obj.len() == 2).then(|| (at, at + s.byte_offset(), name_key, args_key))
+        });
+        match found {
+            Some(f) => {
+                from = f.1;
+                out.push(f);
+            }
+            None => return Vec::new(),
+        }
+    }
+    out
+}
+
+fn json_object(one: &str, two: &str) -> Shape {
+    let [a] = json_calls(one, &[args(0)]).try_into().ok()?;
+    let [b, c] = json_calls(two, &[args(0), args(1)]).try_into().ok()?;
+    if (&a.2, &a.3) != (&b.2, &b.3) || one[..a.0] != two[..b.0] || one[a.1..] != two[c.1..] {
+        return None;
+    }
+    let frame = Frame::from(&one[..a.0], &two[b.1..c.0], &one[a.1..]);
+    if !frame.clean() {
+        return None;
+    }
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    let body = if a.2 == "name" {
+        CallBody::Json
+    } else {
+        CallBody::JsonKeyed {
+            name_key: leak(&a.2),
+            id_key: "",
+        }
+    };
+    let how = format!("a JSON object {:?}: NAME, {:?}: ARGUMENTS", a.2, a.3);
+    Some(Found {
+        body,
+        frame,
+        how,
+        args_key: a.3,
+    })
+}
+
+/// Where the arguments object `want` starts and ends at or after `from`.
+fn args_at(text: &str, from: usize, want: &Value) -> Option<(usize, usize)> {
+    text[from..].match_indices('{').find_map(|(i, _)| {
+        let at = from + i;
+        let mut s = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+        (s.next()?.ok()? == *want).then(|| (at, at + s.byte_offset()))
+    })
+}
+
+fn name_then_args(one: &str, two: &str) -> Shape {
+    let n1 = one.find(TOOL)?;
+    let (a1, e1) = args_at(one, n1, &args(0))?;
+    let n2 = two.find(TOOL)?;
+    let (a2, e2) = args_at(two, n2, &args(0))?;
+    let m2 = n2 + TOOL.len() + two[n2 + TOOL.len()..].find(TOOL)?;
+    let (a3, e3) = args_at(two, m2, &args(1))?;
+    let name_end = &one[n1 + TOOL.len()..a1];
+    let consistent = one[..n1] == two[..n2]
+        && two[n2 + TOOL.len()..a2] == *name_end
+        && two[m2 + TOOL.len()..a3] == *name_end
+        && one[e1..] == two[e3..];
+    if !consistent || name_end.contains('{') {
+        return None;
+    }
+    let frame = Frame::from(&one[..n1], &two[e2..m2], &one[e1..]);
+    if !frame.clean() || names_data(name_end) {
+        return None;
+    }
+    let body = CallBody::NameThenArgs {
+        name_prefix: "",
+        name_end: Box::leak(name_end.to_owned().into_boxed_str()),
+        id_marker: "",
+        name_is_id: false,
+        args_json: true,
+    };
+    let how = format!("the name, {name_end:?}, then the arguments as JSON");
+    Some(Found {
+        body,
+        frame,
+        how,
+        args_key: "arguments".into(),
+    })
+}
+
+/// Whether marker text holds the probe's data.
+fn names_data(marker: &str) -> bool {
+    ["get_probe", "Probeville", "Testburg", "pr0be123"]
+        .iter()
+        .any(|d| marker.contains(d))
+}
+
+/// Positions of `words` in order from `from`: the end of each.
+fn in_order(text: &str, from: usize, words: &[&str]) -> Option<Vec<(usize, usize)>> {
+    let mut at = from;
+    let mut out = Vec::new();
+    for w in words {
+        let i = at + text[at..].find(w)?;
+        at = i + w.len();
+        out.push((i, at));
+    }
+    Some(out)
+}
+
+fn tagged(one: &str, two: &str) -> Shape {
+    // The name nearest the first key (a header may name the tool earlier: `to=NAME`).
+    let first = in_order(one, 0, &[TOOL, "city"])?;
+    let name_at = one[..first[1].0].rfind(TOOL)?;
+    let words = [TOOL, "city", "Probeville", "days", "3"];
+    let p = in_order(one, name_at, &words)?;
+    let [name, city, pv, days, three] = p.as_slice() else {
+        return None;
+    };
+    let after_name = &one[name.1..city.0];
+    let gap = &one[city.1..pv.0];
+    let between = &one[pv.1..days.0];
+    if gap != &one[days.1..three.0] || gap.is_empty() {
+        return None;
+    }
+    // The opener the name and a value share before the next key, from its first `<` when it
+    // has one (`</arg>\n` closes a value, `<arg name="` opens a key).
+    let shared = common_suffix(after_name, between);
+    let key_open = shared.find('<').map_or(shared, |i| &shared[i..]);
+    let value_close = &between[..between.len() - key_open.len()];
+    let name_close = &after_name[..after_name.len() - key_open.len()];
+    if key_open.trim().is_empty() || value_close.trim().is_empty() {
+        return None;
+    }
+    // The two-call render: the same tags around the second call's values.
+    let q = in_order(two, 0, &[TOOL, "Probeville", "3", TOOL, "Testburg", "5"])?;
+    let first_end = q[2].1 + value_close.len();
+    let second_end = q[5].1 + value_close.len();
+    let consistent = one[..name.0] == two[..q[0].0]
+        && two.get(q[2].1..first_end) == Some(value_close)
+        && two.get(q[5].1..second_end) == Some(value_close)
+        && one[three.1 + value_close.len()..] == two[second_end..];
+    if !consistent {
+        return None;
+    }
+    let after = &one[three.1 + value_close.len()..];
+    let frame = Frame::from(&one[..name.0], &two[first_end..q[3].0], after);
+    if !frame.clean()
+        || [name_close, key_open, gap, value_close]
+            .iter()
+            .any(|m| names_data(m))
+    {
+        return None;
+    }
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    let body = CallBody::Tagged {
+        name_open: "",
+        name_close: leak(name_close),
+        key_open: leak(key_open),
+        key_close: leak(gap),
+        tag_end: "",
+        value_open: "",
+        value_close: leak(value_close),
+        attributes: &[],
+        call_end: "",
+    };
+    let how = format!(
+        "tagged parameters: the name then {name_close:?}, each parameter {key_open:?}KEY{gap:?}VALUE{value_close:?}"
+    );
+    Some(Found {
+        body,
+        frame,
+        how,
+        args_key: "arguments".into(),
+    })
+}
+
+/// Marker text as pieces: each `<…>` run a piece that may be one special token, the rest
+/// text.
+fn pieces(text: &str) -> &'static [Piece] {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let start = rest.find('<').unwrap_or(rest.len());
+        if start > 0 {
+            out.push(Piece::Text(Box::leak(
+                rest[..start].to_owned().into_boxed_str(),
+            )));
+        }
+        rest = &rest[start..];
+        if rest.is_empty() {
+            break;
+        }
+        let end = rest.find('>').map_or(rest.len(), |e| e + 1);
+        out.push(Piece::Token(Box::leak(
+            rest[..end].to_owned().into_boxed_str(),
+        )));
+        rest = &rest[end..];
+    }
+    Box::leak(out.into_boxed_slice())
+}
+
+fn leak_syntax(found: &Found) -> &'static CallSyntax {
+    let f = &found.frame;
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    Box::leak(Box::new(CallSyntax {
+        name: "derived",
+        aliases: &[],
+        description: leak(format!("derived from the chat template: {}", found.how)),
+        section_open: pieces(&f.section_open),
+        section_close: pieces(&f.section_close),
+        call_open: pieces(&f.call_open),
+        call_close: pieces(&f.call_close),
+        separator: pieces(&f.separator),
+        args_key: leak(found.args_key.clone()),
+        id_key: "",
+        bare_calls: false,
+        template_markers: &[],
+        body: found.body,
+        think: None,
+        noise: &[],
+    }))
+}

@@ -1,0 +1,41 @@
+//! `toolgram syntax --template FILE`: which call syntax a chat template speaks — the
+//! registry entry that reads back the calls the template renders, one derived from them, or
+//! the template's own markers when it renders none — printed as one JSON object. A
+//! template whose calls fit no shape is an error that shows what was found. This module
+//! must not detect anything itself (the engine's `syntax_probe` does).
+
+use crate::call::read;
+use crate::output::CliError;
+use serde_json::json;
+use std::path::PathBuf;
+use toolgram_engine::syntax_probe;
+use toolgram_engine::template::ChatTemplate;
+
+/// Arguments of `toolgram syntax`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct SyntaxArgs {
+    /// A chat template (Jinja) file, e.g. one taken from a GGUF.
+    #[arg(long)]
+    template: PathBuf,
+}
+
+pub(crate) fn run(args: SyntaxArgs) -> anyhow::Result<()> {
+    let source = read(&args.template, "chat template")?;
+    let template =
+        ChatTemplate::new(&source, "", "").map_err(|e| CliError::new("invalid_request", e))?;
+    let found = syntax_probe::detect(&template, &source);
+    if found.refused {
+        return Err(CliError::new("unsupported_syntax", found.how).into());
+    }
+    let s = found.syntax;
+    let out = json!({
+        "syntax": s.name,
+        "how": found.how,
+        "grammar": s.is_compilable(),
+        "description": s.description,
+        "opener": s.opener(),
+        "body": format!("{:?}", s.body),
+    });
+    println!("{out}");
+    Ok(())
+}
