@@ -11,7 +11,7 @@ mod common;
 use serde_json::{Value, json};
 use toolgram_core::compile::{self, CompileOptions, ir::compile_ir};
 use toolgram_core::parse::parse_output;
-use toolgram_core::syntax::{CallBody, CallSyntax, REGISTRY, text_of};
+use toolgram_core::syntax::{CallSyntax, REGISTRY};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::gbnf_check::{self, Job};
 use toolgram_engine::template::ChatTemplate;
@@ -120,17 +120,6 @@ fn messages(calls: Option<&[ToolCall]>, content: &Value) -> Vec<ChatMessage> {
     serde_json::from_value(Value::Array(m)).expect("messages")
 }
 
-/// The marker the calls end with (see the strict parser); `}` for bare JSON arguments.
-fn last_marker(s: &CallSyntax) -> String {
-    let (section, call) = (text_of(s.section_close), text_of(s.call_close));
-    match s.body {
-        _ if !section.is_empty() => section,
-        _ if !call.is_empty() => call,
-        CallBody::Tagged { call_end, .. } if !call_end.is_empty() => call_end.to_owned(),
-        _ => "}".into(),
-    }
-}
-
 /// The calls as the template writes them in the assistant's turn: from the syntax's opener
 /// to its last closing marker, after the prompt the conversation shares. The assistant's
 /// content is `""` (templates that test its length) or, failing that, `null` (templates
@@ -164,7 +153,10 @@ fn rendered_with(
     let start = reply
         .find(&opener)
         .ok_or_else(|| format!("no {opener:?} in the reply {reply:?}"))?;
-    let last = last_marker(s);
+    let last = match s.closer() {
+        c if c.is_empty() => "}".to_owned(),
+        c => c,
+    };
     let end = reply
         .rfind(&last)
         .filter(|&e| e >= start)

@@ -252,7 +252,7 @@ fn read_exactly(
     if !out.tool_calls.is_empty() {
         // The family reader forgives a missing closing marker and text after the calls;
         // constrained output has neither.
-        let last = last_marker(syntax);
+        let last = syntax.closer();
         if !last.is_empty() && !text.trim_end().ends_with(&last) {
             return Err(ParseError::Truncated {
                 partial: text.to_owned(),
@@ -298,19 +298,6 @@ pub fn split_reasoning(text: &str, think: Think) -> (Option<String>, &str) {
             &body[end + close.len()..],
         ),
         None => (None, text),
-    }
-}
-
-/// The marker a reply with calls ends with: the section's, else the call's, else a tagged
-/// body's closing marker; empty when the calls end with their JSON arguments.
-fn last_marker(syntax: &CallSyntax) -> String {
-    let section = text_of(syntax.section_close);
-    let call = text_of(syntax.call_close);
-    match syntax.body {
-        _ if !section.is_empty() => section,
-        _ if !call.is_empty() => call,
-        CallBody::Tagged { call_end, .. } => call_end.to_owned(),
-        _ => String::new(),
     }
 }
 

@@ -233,6 +233,19 @@ impl CallSyntax {
         }
     }
 
+    /// The text that closes a response's calls: the section closer, else the call closer,
+    /// else a tagged body's end marker; empty when the calls end with their JSON arguments.
+    pub fn closer(&self) -> String {
+        let section = text_of(self.section_close);
+        let call = text_of(self.call_close);
+        match self.body {
+            _ if !section.is_empty() => section,
+            _ if !call.is_empty() => call,
+            CallBody::Tagged { call_end, .. } => call_end.to_owned(),
+            _ => String::new(),
+        }
+    }
+
     /// The first marker piece of the calls, if any.
     pub fn first_piece(&self) -> Option<Piece> {
         self.section_open
