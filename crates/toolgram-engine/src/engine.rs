@@ -111,7 +111,7 @@ impl Engine {
             Some(name) => syntax::by_name(name)
                 .ok_or_else(|| load_err(format!("unknown call syntax `{name}`")))?,
             None => {
-                let found = crate::syntax_probe::detect(&template, &source);
+                let found = crate::syntax_detect::detect(&template, &source);
                 if found.notable {
                     tracing::warn!("call syntax: {}", found.how);
                 }

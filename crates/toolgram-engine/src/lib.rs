@@ -45,6 +45,7 @@ mod retry;
 mod sample;
 mod session;
 pub mod syntax_derive;
+pub mod syntax_detect;
 pub mod syntax_probe;
 pub mod template;
 mod think;

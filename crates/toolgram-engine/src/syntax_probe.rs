@@ -6,11 +6,9 @@
 //!
 //! Templates build their markers from variables and loops, so markers in the source are a
 //! weak signal (DeepSeek V3.2's DSML, Kimi K3, Seed-OSS beside Qwen3-Coder); the rendered
-//! turn is what the model was trained on. When no entry reads the call, [`detect`] derives a
-//! syntax from it ([`crate::syntax_derive`]); when the template renders no call of its own,
-//! the source's markers decide ([`syntax::detect`]). This module must not compile or decode.
+//! turn is what the model was trained on. This module must not compile or decode, nor
+//! decide what to use when no entry reads the call ([`crate::syntax_detect`] does).
 
-use crate::syntax_derive::DeriveError;
 use crate::template::ChatTemplate;
 use serde_json::{Value, json};
 use toolgram_core::parse::lenient::{self, LenientOptions, SyntaxChoice};
@@ -50,78 +48,6 @@ pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
         }
     }
     best.map(|(_, s)| s)
-}
-
-/// The syntax to compile for a template and how it was found.
-#[derive(Debug)]
-pub struct Detection {
-    /// The syntax.
-    pub syntax: &'static CallSyntax,
-    /// How it was found, in words.
-    pub how: String,
-    /// Whether a user should be told (a derived syntax, a family without a grammar, a
-    /// refused derivation).
-    pub notable: bool,
-    /// The template writes calls no entry reads and no syntax could be derived from them.
-    pub refused: bool,
-}
-
-/// The syntax to compile for a template: the probed family when it has a grammar; plain
-/// JSON calls (`generic-json`) when the probed family has none; a syntax derived from the
-/// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
-/// markers when the template renders no call of its own.
-pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
-    let found = |syntax, how: String, notable| Detection {
-        syntax,
-        how,
-        notable,
-        refused: false,
-    };
-    match probe_family(template) {
-        Some(s) if s.is_compilable() => found(
-            s,
-            format!(
-                "`{}`: its reader reads back the call the template writes",
-                s.name
-            ),
-            false,
-        ),
-        Some(s) => found(
-            syntax::detect(""),
-            format!(
-                "the template writes calls as `{}`, which has no grammar yet: calls are plain JSON",
-                s.name
-            ),
-            true,
-        ),
-        None => match crate::syntax_derive::derive(template) {
-            Ok(d) => found(
-                d.syntax,
-                format!("derived from the template: {}", d.how),
-                true,
-            ),
-            Err(DeriveError::NoCalls) => {
-                let s = syntax::detect(source);
-                found(s, format!("`{}`: from the template's text", s.name), false)
-            }
-            Err(e) => {
-                let s = syntax::detect(source);
-                Detection {
-                    refused: true,
-                    ..found(
-                        s,
-                        format!("{e}; using `{}` from the template's text", s.name),
-                        true,
-                    )
-                }
-            }
-        },
-    }
-}
-
-/// [`detect`]'s syntax.
-pub fn detect_syntax(template: &ChatTemplate, source: &str) -> &'static CallSyntax {
-    detect(template, source).syntax
 }
 
 /// The marker texts of an entry, for measuring how much of a turn they explain.

@@ -15,7 +15,7 @@ use toolgram_core::syntax::{CallSyntax, REGISTRY};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::gbnf_check::{self, Job};
 use toolgram_engine::template::ChatTemplate;
-use toolgram_engine::{ByteChecker, syntax_probe};
+use toolgram_engine::{ByteChecker, syntax_detect, syntax_probe};
 use toolgram_grammar::gbnf;
 
 fn tools() -> ToolSet {
@@ -342,7 +342,7 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
                 continue;
             }
         };
-        let found = syntax_probe::detect(&template, &source);
+        let found = syntax_detect::detect(&template, &source);
         if found.refused {
             refused.push(file);
             continue;
@@ -483,7 +483,7 @@ fn syntaxes_derived_from_templates_no_entry_reads_round_trip() {
             syntax_probe::probe_family(&template).is_none(),
             "{file} is in the registry"
         );
-        let found = syntax_probe::detect(&template, &source);
+        let found = syntax_detect::detect(&template, &source);
         assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
         assert!(found.how.contains(shape), "{file}: {}", found.how);
         round_trip(file, &template, found.syntax, &tools, &mut report);

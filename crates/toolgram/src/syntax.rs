@@ -8,7 +8,7 @@ use crate::call::read;
 use crate::output::CliError;
 use serde_json::json;
 use std::path::PathBuf;
-use toolgram_engine::syntax_probe;
+use toolgram_engine::syntax_detect;
 use toolgram_engine::template::ChatTemplate;
 
 /// Arguments of `toolgram syntax`.
@@ -23,7 +23,7 @@ pub(crate) fn run(args: SyntaxArgs) -> anyhow::Result<()> {
     let source = read(&args.template, "chat template")?;
     let template =
         ChatTemplate::new(&source, "", "").map_err(|e| CliError::new("invalid_request", e))?;
-    let found = syntax_probe::detect(&template, &source);
+    let found = syntax_detect::detect(&template, &source);
     if found.refused {
         return Err(CliError::new("unsupported_syntax", found.how).into());
     }

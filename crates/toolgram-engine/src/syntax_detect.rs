@@ -1,0 +1,82 @@
+//! The call syntax to compile for a chat template, and how it was found: the registry entry
+//! that reads back the call the template renders ([`crate::syntax_probe`]); plain JSON calls
+//! when that family has no grammar yet (said, never silent); a syntax derived from the
+//! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
+//! markers when it renders no call of its own. This module must not probe or derive itself.
+
+use crate::syntax_derive::{self, DeriveError};
+use crate::syntax_probe::probe_family;
+use crate::template::ChatTemplate;
+use toolgram_core::syntax::{self, CallSyntax};
+
+/// The syntax to compile for a template and how it was found.
+#[derive(Debug)]
+pub struct Detection {
+    /// The syntax.
+    pub syntax: &'static CallSyntax,
+    /// How it was found, in words.
+    pub how: String,
+    /// Whether a user should be told (a derived syntax, a family without a grammar, a
+    /// refused derivation).
+    pub notable: bool,
+    /// The template writes calls no entry reads and no syntax could be derived from them.
+    pub refused: bool,
+}
+
+/// The syntax to compile for a template: the probed family when it has a grammar; plain
+/// JSON calls (`generic-json`) when the probed family has none; a syntax derived from the
+/// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
+/// markers when the template renders no call of its own.
+pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
+    let found = |syntax, how: String, notable| Detection {
+        syntax,
+        how,
+        notable,
+        refused: false,
+    };
+    match probe_family(template) {
+        Some(s) if s.is_compilable() => found(
+            s,
+            format!(
+                "`{}`: its reader reads back the call the template writes",
+                s.name
+            ),
+            false,
+        ),
+        Some(s) => found(
+            syntax::detect(""),
+            format!(
+                "the template writes calls as `{}`, which has no grammar yet: calls are plain JSON",
+                s.name
+            ),
+            true,
+        ),
+        None => match syntax_derive::derive(template) {
+            Ok(d) => found(
+                d.syntax,
+                format!("derived from the template: {}", d.how),
+                true,
+            ),
+            Err(DeriveError::NoCalls) => {
+                let s = syntax::detect(source);
+                found(s, format!("`{}`: from the template's text", s.name), false)
+            }
+            Err(e) => {
+                let s = syntax::detect(source);
+                Detection {
+                    refused: true,
+                    ..found(
+                        s,
+                        format!("{e}; using `{}` from the template's text", s.name),
+                        true,
+                    )
+                }
+            }
+        },
+    }
+}
+
+/// [`detect`]'s syntax.
+pub fn detect_syntax(template: &ChatTemplate, source: &str) -> &'static CallSyntax {
+    detect(template, source).syntax
+}
