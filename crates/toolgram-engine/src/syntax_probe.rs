@@ -2,7 +2,8 @@
 //! than from its source text: a probe conversation whose assistant turn holds one call is
 //! rendered through the template, and each registry entry's own reader (the lenient
 //! parser, that family only) tries to read the probe call back from the assistant's turn.
-//! Of the entries that read it exactly, the one whose markers cover most of the turn wins.
+//! Of the entries that read the call back (those needing no repair first), the one whose
+//! markers cover most of the turn wins.
 //!
 //! Templates build their markers from variables and loops, so markers in the source are a
 //! weak signal (DeepSeek V3.2's DSML, Kimi K3, Seed-OSS beside Qwen3-Coder); the rendered

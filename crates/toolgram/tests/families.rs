@@ -18,6 +18,11 @@ fn call_with_template(template: &str, prompt: &str) -> Value {
 }
 
 fn call_with_template_file(path: &str, prompt: &str) -> Value {
+    call_with_template_stderr(path, prompt).0
+}
+
+/// The reply and what the CLI said on stderr.
+fn call_with_template_stderr(path: &str, prompt: &str) -> (Value, String) {
     let template = path;
     let (code, stdout, stderr) = toolgram(&[
         "call",
@@ -32,7 +37,9 @@ fn call_with_template_file(path: &str, prompt: &str) -> Value {
         prompt,
     ]);
     assert_eq!(code, 0, "{template}: {stderr}");
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{template}: {e}: {stdout}"))
+    let reply =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{template}: {e}: {stdout}"));
+    (reply, stderr)
 }
 
 #[test]
@@ -98,8 +105,12 @@ fn a_template_in_no_family_s_syntax_gets_a_derived_one() {
 
     // The default model decodes under the derived syntax's grammar; the reply parses to a
     // valid call, and stderr says the syntax was derived.
-    let msg = call_with_template_file(file, "What's the weather in Paris?");
+    let (msg, said) = call_with_template_stderr(file, "What's the weather in Paris?");
     assert_eq!(msg["toolgram"]["syntax"], "derived", "{msg}");
+    assert!(
+        said.contains("call syntax: derived from the template: tagged parameters"),
+        "{said}"
+    );
     assert_eq!(
         msg["tool_calls"][0]["function"]["name"], "get_weather",
         "{msg}"

@@ -7,16 +7,16 @@
 //! - `NameThenArgs` — `NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally fenced;
 //! - `Tagged` — the name tag, then one tag per parameter (declared order; required ones
 //!   always, optional ones may be left out; other keys only where the schema allows them),
-//!   each value a [`Slot::Value`] that a writer fills by the parameter's schema.
-//!
+//!   each value a [`Slot::Value`] that a writer fills by the parameter's schema;
 //! - `Pythonic` — `NAME(key=VALUE, …)`, declared parameters in schema order (optional ones
 //!   may be left out), each value a [`Slot::PyValue`]: a Python literal for the schema.
 //!
 //! Templates differ in the newlines between tags, so a newline is optional after every tag
 //! and closing marker; attributes a template adds to an opening tag (`string="true"`,
-//! `index="1"`) are `name="value"` pairs. This module must not spell a target or compile
-//! an argument schema: of a schema it reads only property names, `required`, whether other
-//! keys are allowed and whether a value is written as raw text.
+//! `index="1"`) are the entry's declared names, each `NAME="WORD"`. This module must not
+//! spell a target or compile an argument schema: of a schema it reads the property names,
+//! `required`, whether other keys are allowed, and how each value is spelled
+//! ([`value_spelling`]: type, `enum`/`const`, a string's keywords); the writers compile it.
 
 use super::union::{Slot, Union};
 use crate::define::arguments::close_objects;
