@@ -208,17 +208,8 @@ impl Engine {
 }
 
 fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {
-    [
-        s.section_open,
-        s.section_close,
-        s.call_open,
-        s.call_close,
-        s.separator,
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|p| match p {
-        syntax::Piece::Token(t) => Some(*t),
+    s.marker_pieces().into_iter().filter_map(|p| match p {
+        syntax::Piece::Token(t) => Some(t),
         syntax::Piece::Text(_) => None,
     })
 }

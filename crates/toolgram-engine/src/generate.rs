@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::time::Instant;
 use toolgram_core::compile::{CompileOptions, around_answer};
 use toolgram_core::define::request::Think;
+use toolgram_core::syntax::Reasoning;
 use toolgram_core::{ChatMessage, ToolSet, parse};
 
 /// The grammar free generation runs under.
@@ -118,6 +119,7 @@ impl Session<'_> {
                 req.sampling
                     .think_budget
                     .unwrap_or(req.sampling.max_tokens * 3 / 4),
+                Reasoning::THINK,
             )
         });
         let t1 = Instant::now();
@@ -131,7 +133,7 @@ impl Session<'_> {
             other => other?,
         };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
-        let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think);
+        let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think, Reasoning::THINK);
         let content = match reasoning_content {
             Some(_) => answer.trim_start_matches([' ', '\n']).to_owned(),
             None => answer.to_owned(),

@@ -26,7 +26,7 @@ use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::parse::{self, ParsedOutput};
-use toolgram_core::syntax::THINK;
+use toolgram_core::syntax::Reasoning;
 use toolgram_core::syntax::prompt;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
@@ -332,6 +332,7 @@ impl<'e> Session<'e> {
                 req.sampling
                     .think_budget
                     .unwrap_or(req.sampling.max_tokens * 3 / 4),
+                engine.syntax.reasoning(),
             )
         });
         let t1 = Instant::now();
@@ -340,7 +341,8 @@ impl<'e> Session<'e> {
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
-        let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think);
+        let (reasoning_content, answer) =
+            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning());
         let parsed = if req.sampling.unconstrained {
             ParsedOutput {
                 content: Some(answer.to_owned()),
@@ -536,7 +538,11 @@ impl<'e> Session<'e> {
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
         let engine = self.engine;
-        let think_close = self.think_close();
+        let reasoning = watch
+            .as_ref()
+            .map_or(Reasoning::THINK, ThinkWatch::reasoning);
+        let think_close = self.think_close(reasoning);
+        let think_close_text = reasoning.close_text();
         // Unconstrained runs (prompt mode, bench baselines) skip llguidance entirely.
         let everything = matcher
             .is_none()
@@ -641,9 +647,9 @@ impl<'e> Session<'e> {
                 timings.forced_tokens += think_close.len();
                 produced += think_close.len();
                 step.extend(think_close.iter().map(|&t| LlamaToken::new(t as i32)));
-                self.text.extend_from_slice(THINK.1.text().as_bytes());
+                self.text.extend_from_slice(think_close_text.as_bytes());
                 if let Some(o) = self.observer.as_mut() {
-                    o.piece(THINK.1.text().as_bytes());
+                    o.piece(think_close_text.as_bytes());
                 }
             }
             if matcher.as_ref().is_some_and(Matcher::is_stopped) {
@@ -687,20 +693,25 @@ impl<'e> Session<'e> {
         }
     }
 
-    /// The tokens of the think block's closing marker: its special token, or its text.
-    fn think_close(&self) -> Vec<u32> {
-        let close = THINK.1.text();
-        match self.engine.tok.specials.get(close) {
-            Some(&id) => vec![id],
-            None => self
-                .engine
-                .model
-                .vocab()
-                .tokenize(close.as_bytes(), false, false)
-                .into_iter()
-                .map(|t| t.0 as u32)
-                .collect(),
+    /// The tokens of a reasoning block's closing markers: each marker's special token, or
+    /// its text.
+    fn think_close(&self, reasoning: Reasoning) -> Vec<u32> {
+        let mut out = Vec::new();
+        for piece in reasoning.close {
+            let text = piece.text();
+            match self.engine.tok.specials.get(text) {
+                Some(&id) => out.push(id),
+                None => out.extend(
+                    self.engine
+                        .model
+                        .vocab()
+                        .tokenize(text.as_bytes(), false, false)
+                        .into_iter()
+                        .map(|t| t.0 as u32),
+                ),
+            }
         }
+        out
     }
 }
 

@@ -58,3 +58,58 @@ fn an_optional_think_block_may_be_left_out() {
         .expect("compiles");
     assert!(!c.accepts(&off, &format!("<think>x</think>{CALL}")));
 }
+
+/// Harmony (GPT-OSS): a call is a commentary message to `functions.NAME` in the model's or
+/// the template's header spelling; reasoning is the analysis message; `auto` may answer on
+/// the final channel; `<|call|>` may end the reply or be left to the engine's stop.
+#[test]
+fn harmony_messages_are_calls_answers_and_reasoning() {
+    let c = ByteChecker::new().expect("checker");
+    let harmony = syntax::by_name("gpt-oss").expect("gpt-oss");
+    let compiled = |choice: ToolChoice, think: Think, parallel: bool| {
+        let opts = CompileOptions {
+            think,
+            ..CompileOptions::default()
+        };
+        let lark = compile(&tools(), &choice, parallel, harmony, &opts)
+            .expect("compiles")
+            .lark;
+        c.compile(&lark).expect("llguidance takes it")
+    };
+    let args = r#"{"city": "Rome"}"#;
+    let model = format!(
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{args}"
+    );
+    let template = format!(" to=functions.get_weather<|channel|>commentary json<|message|>{args}");
+    let analysis = "<|channel|>analysis<|message|>Rome, so weather.<|end|><|start|>assistant";
+    let required = compiled(ToolChoice::Required, Think::Off, false);
+    for call in [&model, &template] {
+        assert!(c.accepts(&required, call), "{call}");
+        assert!(c.accepts(&required, &format!("{call}<|call|>")), "{call}");
+    }
+    assert!(
+        !c.accepts(&required, &format!("{analysis}{model}")),
+        "think is off"
+    );
+    assert!(!c.accepts(&required, "<|channel|>final<|message|>Hi"));
+    assert!(!c.accepts(
+        &required,
+        &format!("{model}<|call|><|start|>assistant{model}")
+    ));
+    let unknown = model.replace("get_weather", "get_time");
+    assert!(!c.accepts(&required, &unknown));
+    let auto = compiled(ToolChoice::Auto, Think::Optional, true);
+    assert!(c.accepts(&auto, "<|channel|>final<|message|>It is sunny."));
+    assert!(c.accepts(&auto, &format!("{analysis}{model}")));
+    assert!(c.accepts(
+        &auto,
+        &format!("{analysis}{model}<|call|><|start|>assistant{template}<|call|>")
+    ));
+    assert!(!c.accepts(&auto, &format!("{analysis}{analysis}{model}")));
+    let thinking = compiled(ToolChoice::Required, Think::Required, false);
+    assert!(!c.accepts(&thinking, &model), "the analysis is required");
+    assert!(c.accepts(
+        &thinking,
+        "<|channel|>analysis<|message|>a <|en b<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Rome\"}"
+    ));
+}

@@ -1,7 +1,7 @@
 //! Every model family as a user meets it: the default model (Qwen2.5-Coder) given another
 //! family's chat template (`--chat-template`) calls a tool in that family's own syntax —
 //! tagged parameters (Qwen3-Coder, GLM, DeepSeek's DSML, MiniMax), a name then JSON
-//! (Mistral v11, Kimi K2) — the syntax read from what the template renders, the call
+//! (Mistral v11, Kimi K2), harmony messages (GPT-OSS) — the syntax read from what the template renders, the call
 //! constrained by the grammar compiled for it, parsed back and schema-valid; and a template
 //! written for this test, in no family's syntax, gets a syntax derived from its calls.
 
@@ -68,6 +68,12 @@ fn the_default_model_calls_in_other_families_syntaxes() {
             weather,
             "get_weather",
         ),
+        (
+            "openai-gpt-oss-120b.jinja",
+            "gpt-oss",
+            weather,
+            "get_weather",
+        ),
     ] {
         let msg = call_with_template(template, prompt);
         assert_eq!(msg["toolgram"]["syntax"], syntax, "{template}: {msg}");
@@ -87,6 +93,43 @@ fn the_default_model_calls_in_other_families_syntaxes() {
             _ => assert_eq!(args["to"], "bob@example.com", "{template}: {msg}"),
         }
     }
+}
+
+/// GPT-OSS reasons in harmony's analysis message: with `--think required` and a small
+/// budget the engine forces the message closed (`<|end|><|start|>assistant`), the call
+/// follows, and the analysis comes back as `reasoning_content`.
+#[test]
+fn harmony_reasoning_is_the_analysis_message() {
+    let path = repo().join("../shared/data/toolcall-parsing/templates/openai-gpt-oss-120b.jinja");
+    let (code, stdout, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "default",
+        "--tools",
+        "examples/weather.json",
+        "--chat-template",
+        &path.to_string_lossy(),
+        "--tool-choice",
+        "required",
+        "--think",
+        "required",
+        "--think-budget",
+        "24",
+        "What's the weather in Paris?",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let msg: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(msg["toolgram"]["syntax"], "gpt-oss", "{msg}");
+    let reasoning = msg["reasoning_content"].as_str().unwrap_or_default();
+    assert!(
+        !reasoning.is_empty() && !reasoning.contains("<|"),
+        "the analysis text alone: {msg}"
+    );
+    assert_eq!(
+        msg["tool_calls"][0]["function"]["name"], "get_weather",
+        "{msg}"
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::{Tool, ToolChoice, ToolSet};
 use crate::error::CompileError;
-use crate::syntax::{CallSyntax, THINK};
+use crate::syntax::CallSyntax;
 use std::collections::HashMap;
 use thiserror::Error;
 use toolgram_grammar::schema::{Note, NoteKind, SchemaError, SchemaOptions, to_grammar};
@@ -131,11 +131,11 @@ pub fn compile_ir(
                 rules.extend(not_containing(name, word));
                 continue;
             }
-            Slot::ThinkBody => {
-                let close = THINK.1.text();
+            Slot::ThinkBody(reasoning) => {
+                let first = reasoning.close.first().map_or("", |p| p.text());
                 let inner = format!("{name}-text");
-                rules.extend(not_containing(&inner, close));
-                Expr::seq(vec![Expr::rule(inner), Expr::lit(close)])
+                rules.extend(not_containing(&inner, first));
+                Expr::seq(vec![Expr::rule(inner), Expr::lit(reasoning.close_text())])
             }
             Slot::Answer => Expr::repeat(Expr::Any, 0, None),
         };

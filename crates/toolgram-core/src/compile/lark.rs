@@ -14,7 +14,7 @@ use crate::define::arguments::{DeferredKeyword, close_objects};
 use crate::define::request::Mode;
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
-use crate::syntax::{CallSyntax, Piece, THINK};
+use crate::syntax::{CallSyntax, Piece, Reasoning};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use toolgram_grammar::lark::{self, Emit, Extern, LarkDialect};
@@ -58,7 +58,7 @@ pub fn compile(
                 py_value(name, *tool, key, tools, opts, (&mut pass, &mut schemas))?
             }
             Slot::Text(t) => text(name, t),
-            Slot::ThinkBody => think_body(name, opts),
+            Slot::ThinkBody(reasoning) => think_body(name, opts, reasoning),
             Slot::Answer => Extern {
                 name: name.clone(),
                 attrs: String::new(),
@@ -101,7 +101,7 @@ pub fn around_answer(opts: &CompileOptions, answer: &str) -> String {
         .slots
         .iter()
         .map(|(name, slot)| match slot {
-            Slot::ThinkBody => think_body(name, opts),
+            Slot::ThinkBody(reasoning) => think_body(name, opts, reasoning),
             _ => Extern {
                 name: name.clone(),
                 attrs: String::new(),
@@ -235,23 +235,32 @@ fn text(name: &str, t: &Text) -> Extern {
     }
 }
 
-/// The reasoning text and its closing marker: text then the marker's token, or a lazy
-/// lexeme that ends at the marker's text.
-fn think_body(name: &str, opts: &CompileOptions) -> Extern {
-    let close = THINK.1.text();
+/// The reasoning text and its closing markers: text then the first marker's token and the
+/// rest, or a lazy lexeme that ends at the markers' text.
+fn think_body(name: &str, opts: &CompileOptions, reasoning: &Reasoning) -> Extern {
+    let token = |p: &Piece| match p {
+        Piece::Token(t) => opts.special_tokens.get(*t).copied(),
+        Piece::Text(_) => None,
+    };
     let mut x = Extern {
         name: name.to_owned(),
         attrs: String::new(),
         body: String::new(),
         defs: String::new(),
     };
-    match (THINK.1, opts.special_tokens.get(close)) {
-        (Piece::Token(_), Some(id)) => {
-            x.body = format!("THINK_TEXT? <[{id}]>");
+    match reasoning.close.split_first() {
+        Some((first, _)) if token(first).is_some() => {
+            let mut body = vec!["THINK_TEXT?".to_owned()];
+            body.extend(
+                reasoning.close.iter().map(|p| {
+                    token(p).map_or_else(|| lark_string(p.text()), |id| format!("<[{id}]>"))
+                }),
+            );
+            x.body = body.join(" ");
             x.defs = "THINK_TEXT: /(?s:.+)/\n".into();
         }
         _ => {
-            x.attrs = format!("[suffix={}]", lark_string(close));
+            x.attrs = format!("[suffix={}]", lark_string(&reasoning.close_text()));
             x.body = "/(?s:.*)/".into();
         }
     }
@@ -361,7 +370,7 @@ mod tests {
                 Err(CompileError::UnsupportedSyntax(s.name.to_owned())),
             );
         }
-        assert!(by_name("gpt-oss").is_some_and(|s| !s.is_compilable()));
+        assert!(by_name("minimax-m3").is_some_and(|s| !s.is_compilable()));
     }
 
     /// A grammar tool is decoded under its own grammar, unless its text is to be checked after

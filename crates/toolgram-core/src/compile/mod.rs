@@ -13,6 +13,7 @@
 //! llguidance, the eval with llama.cpp).
 
 mod bodies;
+mod harmony;
 pub mod ir;
 pub mod keyword_pass;
 pub mod lark;

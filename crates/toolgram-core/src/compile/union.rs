@@ -6,11 +6,11 @@
 //! The writers ([`super::lark`] for llguidance, [`super::ir`] for GBNF and OpenAI Lark) fill
 //! the slots; this module must not spell any target or compile an argument schema.
 
-use super::bodies;
+use super::{bodies, harmony};
 use crate::define::request::Think;
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
-use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, Piece, THINK};
+use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, Piece, Reasoning};
 use std::collections::HashMap;
 use toolgram_grammar::{CharClass, Expr, Grammar, Rule, TokenRef, ir::TokenName};
 
@@ -46,8 +46,8 @@ pub(crate) enum Slot {
     PyValue { tool: usize, key: String },
     /// Free text (non-empty; the skeleton makes it optional).
     Text(Text),
-    /// The reasoning block's text followed by its closing marker.
-    ThinkBody,
+    /// The reasoning block's text followed by its closing markers.
+    ThinkBody(Reasoning),
     /// Whatever the caller supplies as the answer (free generation under a user grammar).
     Answer,
 }
@@ -99,7 +99,16 @@ pub(crate) fn build(
     let opener = syntax.opener();
     let text = |u: &mut Union, t: Text| Expr::opt(u.slot("text", Slot::Text(t)));
     let calls = Expr::rule("calls");
-    let answer = if callable.is_empty() {
+    let answer = if syntax.body == CallBody::Harmony {
+        let final_message = harmony::final_message(&mut u, target);
+        if callable.is_empty() {
+            final_message
+        } else if choice.requires_call() {
+            calls
+        } else {
+            Expr::alt(vec![final_message, calls])
+        }
+    } else if callable.is_empty() {
         text(&mut u, Text::Any)
     } else if choice.requires_call() {
         calls
@@ -129,7 +138,7 @@ pub(crate) fn build(
         let prose = u.slot("text", Slot::Text(Text::NotContaining(opener)));
         Expr::seq(vec![prose, Expr::opt(calls)])
     };
-    u.grammar.rules = think_root(think, target, answer, &mut u);
+    u.grammar.rules = think_root(think, syntax.reasoning(), target, answer, &mut u);
     if !callable.is_empty() {
         u.calls(tools, parallel, syntax, target, bare)?;
     }
@@ -144,17 +153,23 @@ pub(crate) fn around_answer(think: Think, target: Target) -> Union {
         callable: Vec::new(),
     };
     let answer = u.slot("answer", Slot::Answer);
-    u.grammar.rules = think_root(think, target, answer, &mut u);
+    u.grammar.rules = think_root(think, Reasoning::THINK, target, answer, &mut u);
     u
 }
 
 /// The start rule: the answer, after a reasoning block when `think` asks for one (up to
 /// four spaces/newlines may follow the block).
-fn think_root(think: Think, target: Target, answer: Expr, u: &mut Union) -> Vec<Rule> {
+fn think_root(
+    think: Think,
+    reasoning: Reasoning,
+    target: Target,
+    answer: Expr,
+    u: &mut Union,
+) -> Vec<Rule> {
     let mut block = || {
-        let body = u.slot("think-body", Slot::ThinkBody);
+        let body = u.slot("think-body", Slot::ThinkBody(reasoning));
         Expr::seq(vec![
-            marker(&[THINK.0], target),
+            marker(reasoning.open, target),
             body,
             Expr::repeat(Expr::class(&[(' ', ' '), ('\n', '\n')]), 0, Some(4)),
         ])
@@ -212,6 +227,27 @@ impl Union {
                 Expr::Seq(Vec::new())
             }
         };
+        if syntax.body == CallBody::Harmony {
+            // Each call is a message ending in `<|call|>`, which ends the generation of
+            // the model the syntax is for: required between calls, optional after the last.
+            let close = marker(syntax.call_close, target);
+            let next = Expr::seq(vec![close.clone(), marker(syntax.separator, target)]);
+            let more = if parallel {
+                Expr::repeat(Expr::seq(vec![next, Expr::rule("call")]), 0, None)
+            } else {
+                Expr::Seq(Vec::new())
+            };
+            let section = Expr::seq(vec![Expr::rule("call"), more, Expr::opt(close)]);
+            self.rule("calls", section);
+            let callable = self.callable.clone();
+            let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
+            self.rule("call", Expr::alt(alts.collect()));
+            for &i in &callable {
+                let call = harmony::call(self, tools, i, target);
+                self.rule(&format!("call-{i}"), call);
+            }
+            return Ok(());
+        }
         let section = Expr::seq(vec![
             marker(syntax.section_open, target),
             bodies::after_section_open(syntax),
@@ -287,7 +323,7 @@ impl Union {
 }
 
 /// Marker pieces: a special token by id where the target's vocabulary has one, else text.
-fn marker(pieces: &[Piece], target: Target) -> Expr {
+pub(crate) fn marker(pieces: &[Piece], target: Target) -> Expr {
     Expr::seq(
         pieces
             .iter()

@@ -9,7 +9,7 @@ use crate::define::request::Think;
 use crate::define::tool::{Tool, ToolCall, ToolChoice, ToolSet};
 use crate::error::ParseError;
 use crate::parse::lenient::{self, LenientOptions, SyntaxChoice};
-use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, THINK, text_of};
+use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, Reasoning, text_of};
 use serde_json::Value;
 
 /// What a model's reply says: optional text, then calls.
@@ -281,18 +281,19 @@ fn read_exactly(
     })
 }
 
-/// Split a reply produced with thinking on into its reasoning block (trimmed) and the rest.
-/// With [`Think::Off`], or when the reply does not open with a complete block, there is no
-/// reasoning and the text is returned whole.
-pub fn split_reasoning(text: &str, think: Think) -> (Option<String>, &str) {
-    let (open, close) = (THINK.0.text(), THINK.1.text());
+/// Split a reply produced with thinking on into its reasoning block (trimmed) and the rest;
+/// `reasoning` is the block's markers ([`CallSyntax::reasoning`]). With [`Think::Off`], or
+/// when the reply does not open with a complete block, there is no reasoning and the text
+/// is returned whole.
+pub fn split_reasoning(text: &str, think: Think, reasoning: Reasoning) -> (Option<String>, &str) {
+    let (open, close) = (reasoning.open_text(), reasoning.close_text());
     if think == Think::Off {
         return (None, text);
     }
-    let Some(body) = text.trim_start().strip_prefix(open) else {
+    let Some(body) = text.trim_start().strip_prefix(open.as_str()) else {
         return (None, text);
     };
-    match body.find(close) {
+    match body.find(close.as_str()) {
         Some(end) => (
             Some(body[..end].trim().to_owned()),
             &body[end + close.len()..],
@@ -316,15 +317,21 @@ mod tests {
     fn reasoning_is_split_only_when_thinking_is_on() {
         let text = "<think>\nweigh it\n</think>\n\nHello";
         assert_eq!(
-            split_reasoning(text, Think::Optional),
+            split_reasoning(text, Think::Optional, Reasoning::THINK),
             (Some("weigh it".to_owned()), "\n\nHello")
         );
-        assert_eq!(split_reasoning(text, Think::Off), (None, text));
         assert_eq!(
-            split_reasoning("<think> unfinished", Think::Required),
+            split_reasoning(text, Think::Off, Reasoning::THINK),
+            (None, text)
+        );
+        assert_eq!(
+            split_reasoning("<think> unfinished", Think::Required, Reasoning::THINK),
             (None, "<think> unfinished")
         );
-        assert_eq!(split_reasoning("Hi", Think::Optional), (None, "Hi"));
+        assert_eq!(
+            split_reasoning("Hi", Think::Optional, Reasoning::THINK),
+            (None, "Hi")
+        );
     }
 
     fn tools() -> ToolSet {
@@ -346,6 +353,38 @@ mod tests {
         let out = parse_output(t, s, &tools(), &ToolChoice::Auto).expect("parses");
         assert_eq!(out.content.as_deref(), Some("Let me check."));
         assert_eq!(out.tool_calls[0].arguments, json!({"city": "Oslo"}));
+    }
+
+    #[test]
+    fn harmony_calls_answers_and_reasoning() {
+        let s = by_name("gpt-oss").expect("registered");
+        let analysis = "<|channel|>analysis<|message|>Oslo, so weather.<|end|><|start|>assistant";
+        let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\"}";
+        let whole = format!("{analysis}{call}");
+        let (reasoning, rest) = split_reasoning(&whole, Think::Optional, s.reasoning());
+        assert_eq!(reasoning.as_deref(), Some("Oslo, so weather."));
+        assert_eq!(rest, call);
+        for text in [
+            call.to_owned(),
+            format!("{call}<|call|>"),
+            " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}"
+                .into(),
+        ] {
+            let out = parse_output(&text, s, &tools(), &ToolChoice::Required).expect("parses");
+            assert_eq!(out.tool_calls.len(), 1, "{text}");
+            assert_eq!(out.tool_calls[0].arguments, json!({"city": "Oslo"}));
+            assert_eq!(out.content, None);
+        }
+        let answer = parse_output(
+            "<|channel|>final<|message|>Sunny.",
+            s,
+            &tools(),
+            &ToolChoice::Auto,
+        )
+        .expect("parses");
+        assert_eq!(answer.content.as_deref(), Some("Sunny."));
+        let cut = parse_output(&call[..call.len() - 3], s, &tools(), &ToolChoice::Required);
+        assert!(matches!(cut, Err(ParseError::Truncated { .. })), "{cut:?}");
     }
 
     #[test]

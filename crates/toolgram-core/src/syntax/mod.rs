@@ -157,6 +157,55 @@ pub const JSON_FENCE: (&str, &str) = ("```json\n", "\n```");
 /// vocabularies that have them, e.g. Qwen3, DeepSeek-R1; plain text elsewhere).
 pub const THINK: (Piece, Piece) = (Piece::Token("<think>"), Piece::Token("</think>"));
 
+/// Harmony's message-header markers: channel, message, content-type constraint.
+pub const HARMONY_HEADER: [Piece; 3] = [
+    Piece::Token("<|channel|>"),
+    Piece::Token("<|message|>"),
+    Piece::Token("<|constrain|>"),
+];
+
+/// The markers around a reasoning block a grammar allows before the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reasoning {
+    /// Before the reasoning text.
+    pub open: &'static [Piece],
+    /// After it: the first piece ends the text, the rest follow it.
+    pub close: &'static [Piece],
+}
+
+impl Reasoning {
+    /// `<think>` … `</think>` ([`THINK`]).
+    pub const THINK: Reasoning = Reasoning {
+        open: &[THINK.0],
+        close: &[THINK.1],
+    };
+
+    /// Harmony's analysis message: `<|channel|>analysis<|message|>` … `<|end|>`, then the
+    /// next message's `<|start|>assistant`.
+    pub const HARMONY: Reasoning = Reasoning {
+        open: &[
+            Piece::Token("<|channel|>"),
+            Piece::Text("analysis"),
+            Piece::Token("<|message|>"),
+        ],
+        close: &[
+            Piece::Token("<|end|>"),
+            Piece::Token("<|start|>"),
+            Piece::Text("assistant"),
+        ],
+    };
+
+    /// The opening text.
+    pub fn open_text(&self) -> String {
+        text_of(self.open)
+    }
+
+    /// The closing text.
+    pub fn close_text(&self) -> String {
+        text_of(self.close)
+    }
+}
+
 /// Find a syntax by name or alias.
 pub fn by_name(name: &str) -> Option<&'static CallSyntax> {
     REGISTRY
@@ -205,17 +254,48 @@ pub fn text_of(pieces: &[Piece]) -> String {
 impl CallSyntax {
     /// Whether [`crate::compile`] can spell this syntax as a grammar: JSON bodies, a name
     /// then JSON arguments, the name as the object's key, keyed objects (Command R), tagged
-    /// parameters and Python calls (LFM2). Not yet: XML elements (MiniMax M3), harmony
-    /// channels (GPT-OSS) and Gemma 4's own argument spelling.
+    /// parameters, Python calls (LFM2) and harmony messages (GPT-OSS). Not yet: XML
+    /// elements (MiniMax M3) and Gemma 4's own argument spelling.
     pub fn is_compilable(&self) -> bool {
         match self.body {
             CallBody::Json
             | CallBody::JsonNamedKey
             | CallBody::JsonKeyed { .. }
             | CallBody::Tagged { .. }
+            | CallBody::Harmony
             | CallBody::Pythonic => true,
             CallBody::NameThenArgs { args_json, .. } => args_json,
-            CallBody::XmlElements { .. } | CallBody::Harmony => false,
+            CallBody::XmlElements { .. } => false,
+        }
+    }
+
+    /// Every marker piece a grammar for this syntax may spell: the calls' markers, the
+    /// reasoning block's, and harmony's message headers.
+    pub fn marker_pieces(&self) -> Vec<Piece> {
+        let reasoning = self.reasoning();
+        let header: &[Piece] = match self.body {
+            CallBody::Harmony => &HARMONY_HEADER,
+            _ => &[],
+        };
+        [
+            self.section_open,
+            self.section_close,
+            self.call_open,
+            self.call_close,
+            self.separator,
+            reasoning.open,
+            reasoning.close,
+            header,
+        ]
+        .concat()
+    }
+
+    /// The reasoning block a grammar for this syntax allows before the answer: harmony's
+    /// analysis message, `<think>` elsewhere.
+    pub fn reasoning(&self) -> Reasoning {
+        match self.body {
+            CallBody::Harmony => Reasoning::HARMONY,
+            _ => Reasoning::THINK,
         }
     }
 
@@ -234,11 +314,14 @@ impl CallSyntax {
     }
 
     /// The text that closes a response's calls: the section closer, else the call closer,
-    /// else a tagged body's end marker; empty when the calls end with their JSON arguments.
+    /// else a tagged body's end marker; empty when the calls end with their JSON arguments,
+    /// and for harmony, whose `<|call|>` ends the generation (an engine stopping there
+    /// need not write it).
     pub fn closer(&self) -> String {
         let section = text_of(self.section_close);
         let call = text_of(self.call_close);
         match self.body {
+            CallBody::Harmony => String::new(),
             _ if !section.is_empty() => section,
             _ if !call.is_empty() => call,
             CallBody::Tagged { call_end, .. } => call_end.to_owned(),
@@ -275,7 +358,7 @@ mod tests {
         assert_eq!(detect("<|tool_call_start|>").name, "lfm2");
         let harmony = "<|channel|>{{ c }}<|constrain|>json";
         assert_eq!(detect_family(harmony).name, "gpt-oss");
-        assert_eq!(detect(harmony).name, "generic-json");
+        assert_eq!(detect(harmony).name, "gpt-oss");
     }
 
     #[test]

@@ -628,9 +628,11 @@ pub static REGISTRY: &[CallSyntax] = &[
         description: "GPT-OSS harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>",
         section_open: &[],
         section_close: &[],
-        call_open: &[Piece::Token("<|start|>"), Piece::Text("assistant")],
+        call_open: &[],
         call_close: &[Piece::Token("<|call|>")],
-        separator: &[],
+        // Each call is a message of its own; the reply continues after the prompt's
+        // `<|start|>assistant`, so the next ones open with it.
+        separator: &[Piece::Token("<|start|>"), Piece::Text("assistant")],
         args_key: "arguments",
         id_key: "",
         bare_calls: false,
