@@ -113,3 +113,50 @@ fn harmony_messages_are_calls_answers_and_reasoning() {
         "<|channel|>analysis<|message|>a <|en b<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Rome\"}"
     ));
 }
+
+/// Gemma 4: `call:NAME{key:VALUE}` with bare keys in sorted order and `<|"|>`-quoted
+/// strings; a nested object is Gemma-spelled, its shape left to the validator and said so.
+#[test]
+fn gemma_calls_are_spelled_gemma_s_way() {
+    let c = ByteChecker::new().expect("checker");
+    let gemma = syntax::by_name("gemma4").expect("gemma4");
+    let pool = ToolSet::from_json_str(
+        r#"[{"type":"function","function":{"name":"book","parameters":{"type":"object",
+            "properties":{"where":{"type":"string"},"nights":{"type":"integer","minimum":1},
+            "guest":{"type":"object","properties":{"name":{"type":"string"}}}},
+            "required":["where","nights"]}}}]"#,
+    )
+    .expect("tools");
+    let compiled = compile(
+        &pool,
+        &ToolChoice::Required,
+        false,
+        gemma,
+        &CompileOptions::default(),
+    )
+    .expect("compiles");
+    let deferred: Vec<(&str, &str)> = compiled
+        .deferred
+        .iter()
+        .map(|d| (d.pointer.as_str(), d.keyword.as_str()))
+        .collect();
+    assert_eq!(deferred, [("/properties/guest", "type")]);
+    let g = c.compile(&compiled.lark).expect("llguidance takes it");
+    let q = "<|\"|>";
+    assert!(c.accepts(
+        &g,
+        &format!("<|tool_call>call:book{{nights:2,where:{q}Rome{q}}}<tool_call|>")
+    ));
+    assert!(c.accepts(
+        &g,
+        &format!("<|tool_call>call:book{{guest:{{name:{q}Ada{q}}},nights:2,where:{q}Rome{q}}}<tool_call|>")
+    ));
+    for wrong in [
+        format!("<|tool_call>call:book{{where:{q}Rome{q},nights:2}}<tool_call|>"),
+        "<|tool_call>call:book{nights:2,where:\"Rome\"}<tool_call|>".to_owned(),
+        format!("<|tool_call>call:book{{nights:0,where:{q}Rome{q}}}<tool_call|>"),
+        format!("<|tool_call>call:book{{where:{q}Rome{q}}}<tool_call|>"),
+    ] {
+        assert!(!c.accepts(&g, &wrong), "{wrong}");
+    }
+}

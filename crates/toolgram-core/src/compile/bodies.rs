@@ -9,7 +9,9 @@
 //!   always, optional ones may be left out; other keys only where the schema allows them),
 //!   each value a [`Slot::Value`] that a writer fills by the parameter's schema;
 //! - `Pythonic` — `NAME(key=VALUE, …)`, declared parameters in schema order (optional ones
-//!   may be left out), each value a [`Slot::PyValue`]: a Python literal for the schema.
+//!   may be left out), each value a [`Slot::PyValue`]: a Python literal for the schema;
+//! - `NameThenArgs` without JSON arguments (Gemma 4) — `call:NAME{key:VALUE,…}`, declared
+//!   parameters in sorted order, values in Gemma's spelling (`<|"|>`-quoted strings).
 //!
 //! Templates differ in the newlines between tags, so a newline is optional after every tag
 //! and closing marker; attributes a template adds to an opening tag (`string="true"`,
@@ -104,6 +106,11 @@ pub(crate) fn call_body(
             items.push(Expr::alt(vec![a, fenced]));
             Expr::seq(items)
         }
+        CallBody::NameThenArgs {
+            name_prefix,
+            args_json: false,
+            ..
+        } => gemma(u, tools, i, name_prefix),
         CallBody::Tagged { .. } => tagged(u, tools, i, syntax.body),
         CallBody::Pythonic => pythonic(u, tools, i),
         _ => return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned())),
@@ -254,46 +261,201 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
 fn pythonic(u: &mut Union, tools: &ToolSet, i: usize) -> Expr {
     let tool = &tools.tools()[i];
     let shape = Shape::of(&tool.parameters);
-    // `params-i-k-first`/`-more`: parameters k.. after none / after some were written, so
-    // commas stand only between the parameters present.
+    let params = listed(u, &format!("py-{i}"), &shape, ", ", |u, k, key| {
+        let value = u.slot(
+            &format!("pyvalue-{i}-{k}"),
+            Slot::PyValue {
+                tool: i,
+                key: key.to_owned(),
+            },
+        );
+        Expr::seq(vec![Expr::lit(format!("{key}=")), value])
+    });
+    Expr::seq(vec![
+        Expr::lit(format!("{}(", tool.name)),
+        params,
+        Expr::lit(")"),
+    ])
+}
+
+/// Gemma 4's call: `call:NAME{key:VALUE,…}`, parameters in sorted order as its template's
+/// `dictsort` writes them, strings between `<|"|>` quotes (raw text, under the string's
+/// keywords), enum strings quoted, booleans bare, numbers as JSON for their schema; objects
+/// and arrays in Gemma's spelling (bare keys, quoted strings), their shape left to the
+/// validator (listed in [`Union::deferred`]).
+fn gemma(u: &mut Union, tools: &ToolSet, i: usize, name_prefix: &str) -> Expr {
+    let tool = &tools.tools()[i];
+    let mut shape = Shape::of(&tool.parameters);
+    shape.names.sort();
+    let params = if shape.names.is_empty() && shape.open {
+        let pairs = Expr::seq(vec![
+            Expr::rule("gemma-pair"),
+            Expr::repeat(
+                Expr::seq(vec![Expr::lit(","), Expr::rule("gemma-pair")]),
+                0,
+                None,
+            ),
+        ]);
+        gemma_rules(u, i);
+        Expr::opt(pairs)
+    } else {
+        let closed = close_objects(&tool.parameters);
+        listed(u, &format!("gemma-{i}"), &shape, ",", |u, k, key| {
+            let value = match value_spelling(&closed, key) {
+                ValueSpelling::Text(_) => Expr::seq(vec![
+                    Expr::lit(GEMMA_QUOTE),
+                    u.slot(
+                        &format!("gemma-{i}-{k}"),
+                        Slot::Value {
+                            tool: i,
+                            key: Some(key.to_owned()),
+                            close: GEMMA_QUOTE.to_owned(),
+                            never: vec![GEMMA_QUOTE.to_owned()],
+                        },
+                    ),
+                ]),
+                ValueSpelling::OneOf(values) => Expr::seq(vec![
+                    Expr::lit(GEMMA_QUOTE),
+                    Expr::alt(values.into_iter().map(Expr::lit).collect()),
+                    Expr::lit(GEMMA_QUOTE),
+                ]),
+                ValueSpelling::Bool => Expr::alt(vec![Expr::lit("true"), Expr::lit("false")]),
+                ValueSpelling::Json(schema) if is_number(&schema) => u.slot(
+                    &format!("gemma-{i}-{k}"),
+                    Slot::Value {
+                        tool: i,
+                        key: Some(key.to_owned()),
+                        close: String::new(),
+                        never: Vec::new(),
+                    },
+                ),
+                ValueSpelling::Json(_) => {
+                    gemma_rules(u, i);
+                    let pointer = format!("/properties/{}", escape_pointer(key));
+                    if !u.deferred.contains(&(i, pointer.clone())) {
+                        u.deferred.push((i, pointer));
+                    }
+                    Expr::rule("gemma-value")
+                }
+            };
+            Expr::seq(vec![Expr::lit(format!("{key}:")), value])
+        })
+    };
+    Expr::seq(vec![
+        Expr::lit(format!("{name_prefix}{}{{", tool.name)),
+        params,
+        Expr::lit("}"),
+    ])
+}
+
+/// Gemma 4's string quote.
+pub(crate) const GEMMA_QUOTE: &str = "<|\"|>";
+
+fn is_number(schema: &Value) -> bool {
+    matches!(
+        schema.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    )
+}
+
+/// Any value in Gemma 4's spelling, once per grammar: a quoted string, a JSON number,
+/// `true`/`false`, an object with bare keys, an array.
+fn gemma_rules(u: &mut Union, i: usize) {
+    if u.grammar.rules.iter().any(|r| r.name == "gemma-value") {
+        return;
+    }
+    let text = u.slot(
+        "gemma-text",
+        Slot::Value {
+            tool: i,
+            key: None,
+            close: GEMMA_QUOTE.to_owned(),
+            never: vec![GEMMA_QUOTE.to_owned()],
+        },
+    );
+    let digits = || Expr::repeat(class(&[('0', '9')]), 1, None);
+    let number = Expr::seq(vec![
+        Expr::opt(Expr::lit("-")),
+        digits(),
+        Expr::opt(Expr::seq(vec![Expr::lit("."), digits()])),
+        Expr::opt(Expr::seq(vec![
+            class(&[('e', 'e'), ('E', 'E')]),
+            Expr::opt(class(&[('+', '+'), ('-', '-')])),
+            digits(),
+        ])),
+    ]);
+    let list = |item: Expr| {
+        Expr::opt(Expr::seq(vec![
+            item.clone(),
+            Expr::repeat(Expr::seq(vec![Expr::lit(","), item]), 0, None),
+        ]))
+    };
+    let value = Expr::alt(vec![
+        Expr::seq(vec![Expr::lit(GEMMA_QUOTE), text]),
+        number,
+        Expr::lit("true"),
+        Expr::lit("false"),
+        Expr::seq(vec![
+            Expr::lit("{"),
+            list(Expr::rule("gemma-pair")),
+            Expr::lit("}"),
+        ]),
+        Expr::seq(vec![
+            Expr::lit("["),
+            list(Expr::rule("gemma-value")),
+            Expr::lit("]"),
+        ]),
+    ]);
+    u.rule("gemma-value", value);
+    let key = Expr::seq(vec![
+        class(&[('a', 'z'), ('A', 'Z'), ('_', '_')]),
+        Expr::repeat(class(ID_CHARS), 0, Some(63)),
+    ]);
+    u.rule(
+        "gemma-pair",
+        Expr::seq(vec![key, Expr::lit(":"), Expr::rule("gemma-value")]),
+    );
+}
+
+/// Declared parameters in `shape`'s order (required ones always, optional ones may be left
+/// out), `comma` only between those present, each written by `present(u, k, key)`. Two rules
+/// per parameter, `PREFIX-k-first`/`-more`: parameters k.. after none / after some.
+fn listed(
+    u: &mut Union,
+    prefix: &str,
+    shape: &Shape,
+    comma: &str,
+    mut present: impl FnMut(&mut Union, usize, &str) -> Expr,
+) -> Expr {
     let rule = |k: usize, first: bool| {
         let tail = if first { "first" } else { "more" };
-        format!("py-{i}-{k}-{tail}")
+        format!("{prefix}-{k}-{tail}")
     };
     let n = shape.names.len();
     for k in (0..=n).rev() {
+        let item = shape.names.get(k).map(|key| present(u, k, key));
         for first in [true, false] {
-            let expr = match shape.names.get(k) {
-                None => Expr::Seq(Vec::new()),
-                Some(key) => {
-                    let value = u.slot(
-                        &format!("pyvalue-{i}-{k}"),
-                        Slot::PyValue {
-                            tool: i,
-                            key: key.clone(),
-                        },
-                    );
-                    let comma = if first { "" } else { ", " };
-                    let present = Expr::seq(vec![
-                        Expr::lit(format!("{comma}{key}=")),
-                        value,
-                        Expr::rule(rule(k + 1, false)),
-                    ]);
-                    if shape.required.contains(key) {
-                        present
+            let expr = match (shape.names.get(k), &item) {
+                (Some(key), Some(item)) => {
+                    let mut here = if first {
+                        Vec::new()
                     } else {
-                        Expr::alt(vec![present, Expr::rule(rule(k + 1, first))])
+                        vec![Expr::lit(comma)]
+                    };
+                    here.extend([item.clone(), Expr::rule(rule(k + 1, false))]);
+                    let here = Expr::seq(here);
+                    if shape.required.contains(key) {
+                        here
+                    } else {
+                        Expr::alt(vec![here, Expr::rule(rule(k + 1, first))])
                     }
                 }
+                _ => Expr::Seq(Vec::new()),
             };
             u.rule(&rule(k, first), expr);
         }
     }
-    Expr::seq(vec![
-        Expr::lit(format!("{}(", tool.name)),
-        Expr::rule(rule(0, true)),
-        Expr::lit(")"),
-    ])
+    Expr::rule(rule(0, true))
 }
 
 /// What a raw value never contains: its own closing marker (the parser reads a value up to

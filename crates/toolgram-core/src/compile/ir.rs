@@ -144,6 +144,14 @@ pub fn compile_ir(
             expr,
         });
     }
+    for (i, pointer) in &u.deferred {
+        let note = Note {
+            pointer: pointer.clone(),
+            keyword: "type".into(),
+            kind: NoteKind::Deferred,
+        };
+        notes.push((tools.tools()[*i].name.clone(), note));
+    }
     Ok(IrGrammar {
         grammar: Grammar { rules },
         callable: u.callable,

@@ -67,6 +67,16 @@ pub fn compile(
             },
         });
     }
+    for (i, pointer) in &u.deferred {
+        let d = DeferredKeyword {
+            tool: tools.tools()[*i].name.clone(),
+            pointer: pointer.clone(),
+            keyword: "type".into(),
+        };
+        if !pass.deferred.contains(&d) {
+            pass.deferred.push(d);
+        }
+    }
     if let (false, Some(k)) = (opts.lenient, pass.unknown.first()) {
         return Err(CompileError::UnsupportedKeyword {
             tool: k.tool.clone(),

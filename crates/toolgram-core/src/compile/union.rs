@@ -24,6 +24,9 @@ pub(crate) struct Union {
     pub(crate) slots: Vec<(String, Slot)>,
     /// Indices of the tools a call may name.
     pub(crate) callable: Vec<usize>,
+    /// Parameters whose values the skeleton spells without their schema (tool, JSON
+    /// pointer): the validator checks them after parsing.
+    pub(crate) deferred: Vec<(usize, String)>,
 }
 
 /// What a slot rule must match.
@@ -93,6 +96,7 @@ pub(crate) fn build(
         grammar: Grammar::default(),
         slots: Vec::new(),
         callable: callable.clone(),
+        deferred: Vec::new(),
     };
     let opener_is_token = matches!(syntax.first_piece(), Some(Piece::Token(t)) if target.special_tokens.contains_key(t));
     let bare = opener_is_token && syntax.bare_calls && !callable.is_empty();
@@ -151,6 +155,7 @@ pub(crate) fn around_answer(think: Think, target: Target) -> Union {
         grammar: Grammar::default(),
         slots: Vec::new(),
         callable: Vec::new(),
+        deferred: Vec::new(),
     };
     let answer = u.slot("answer", Slot::Answer);
     u.grammar.rules = think_root(think, Reasoning::THINK, target, answer, &mut u);

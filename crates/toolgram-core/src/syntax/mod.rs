@@ -92,8 +92,8 @@ pub enum CallBody {
         /// The text before `name_end` is the call's id (`functions.NAME:0`): the name is it
         /// without `name_prefix` and the `:N` suffix.
         name_is_id: bool,
-        /// The arguments are strict JSON; `false`: the family's own spelling (Gemma 4's
-        /// `<|"|>` quotes), which the lenient parser reads and no grammar spells yet.
+        /// The arguments are strict JSON; `false`: Gemma 4's own spelling (bare keys in
+        /// sorted order, `<|"|>`-quoted strings).
         args_json: bool,
     },
     /// XML-like arguments: `<name_open>NAME<name_close>[…tag_end]` then per argument
@@ -254,8 +254,8 @@ pub fn text_of(pieces: &[Piece]) -> String {
 impl CallSyntax {
     /// Whether [`crate::compile`] can spell this syntax as a grammar: JSON bodies, a name
     /// then JSON arguments, the name as the object's key, keyed objects (Command R), tagged
-    /// parameters, Python calls (LFM2) and harmony messages (GPT-OSS). Not yet: XML
-    /// elements (MiniMax M3) and Gemma 4's own argument spelling.
+    /// parameters, Python calls (LFM2), harmony messages (GPT-OSS) and Gemma 4's own
+    /// argument spelling. Not yet: XML elements (MiniMax M3).
     pub fn is_compilable(&self) -> bool {
         match self.body {
             CallBody::Json
@@ -263,8 +263,8 @@ impl CallSyntax {
             | CallBody::JsonKeyed { .. }
             | CallBody::Tagged { .. }
             | CallBody::Harmony
+            | CallBody::NameThenArgs { .. }
             | CallBody::Pythonic => true,
-            CallBody::NameThenArgs { args_json, .. } => args_json,
             CallBody::XmlElements { .. } => false,
         }
     }

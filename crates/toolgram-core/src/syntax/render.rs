@@ -69,7 +69,11 @@ impl CallSyntax {
                 } else {
                     format!("{id_marker}{}", c.id)
                 };
-                let args = json(&c.arguments);
+                let args = if self.body_is_gemma() {
+                    gemma_value(&c.arguments)
+                } else {
+                    json(&c.arguments)
+                };
                 format!("{name_prefix}{}{suffix}{id}{name_end}{args}", c.name)
             }
             CallBody::Tagged {
@@ -128,6 +132,39 @@ impl CallSyntax {
                 format!("{}({})", c.name, args.join(", "))
             }
         }
+    }
+}
+
+impl CallSyntax {
+    fn body_is_gemma(&self) -> bool {
+        matches!(
+            self.body,
+            CallBody::NameThenArgs {
+                args_json: false,
+                ..
+            }
+        )
+    }
+}
+
+/// A value in Gemma 4's spelling: keys bare and sorted, strings between `<|"|>`, no spaces.
+fn gemma_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("<|\"|>{s}<|\"|>"),
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k}:{}", gemma_value(&m[k])))
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(gemma_value).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
     }
 }
 

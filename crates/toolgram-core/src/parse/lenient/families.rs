@@ -60,7 +60,7 @@ impl<'a> Ctx<'a> {
             .map(|t| &t.parameters)
     }
 
-    fn note(&mut self, what: impl Into<String>) {
+    pub(crate) fn note(&mut self, what: impl Into<String>) {
         let what = what.into();
         if !self.repairs.contains(&what) {
             self.repairs.push(what);
@@ -246,8 +246,14 @@ fn skip_fence_open(cur: &mut Cur) -> bool {
 }
 
 fn read_json(cur: &mut Cur, ctx: &mut Ctx) -> Result<Value, JsonFail> {
+    read_json_keys(cur, ctx, false)
+}
+
+/// Read JSON; `bare_keys`: keys without quotes are the syntax (Gemma 4), not a repair.
+fn read_json_keys(cur: &mut Cur, ctx: &mut Ctx, bare_keys: bool) -> Result<Value, JsonFail> {
     let fenced = skip_fence_open(cur);
     let mut r = JsonReader::new(cur.text, cur.pos);
+    r.bare_keys = bare_keys;
     let v = r.value()?;
     cur.pos = r.pos;
     for rep in r.repairs {
@@ -282,7 +288,7 @@ fn read_body(
             name_end,
             id_marker,
             name_is_id,
-            ..
+            args_json,
         } => {
             let raw_start = cur.pos;
             if !name_prefix.is_empty() && !cur.rest().starts_with(name_prefix) {
@@ -325,7 +331,7 @@ fn read_body(
             }
             ctx.check(&name)?;
             let args_start = cur.pos;
-            match read_json(cur, ctx) {
+            match read_json_keys(cur, ctx, !args_json) {
                 Ok(Value::Object(m)) => Ok(vec![call(id, name, Value::Object(m), ctx)]),
                 Ok(_) => Err(Fail::NoMatch),
                 Err(e) => Err(json_fail(

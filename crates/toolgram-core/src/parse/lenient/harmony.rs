@@ -55,6 +55,12 @@ pub(crate) fn read(text: &str, format: ReasoningFormat, ctx: &mut Ctx) -> Result
             let mut r = JsonReader::new(body, 0);
             match r.value() {
                 Ok(v) => {
+                    if !body[r.pos..].trim().is_empty() {
+                        ctx.note("ignored text after a call's arguments");
+                    }
+                    for rep in r.repairs.drain(..) {
+                        ctx.note(rep);
+                    }
                     let c = call(String::new(), name, v, ctx);
                     out.calls.push(c);
                 }

@@ -26,6 +26,8 @@ pub(crate) struct JsonReader<'a> {
     pub pos: usize,
     /// What was repaired, in reading order.
     pub repairs: Vec<String>,
+    /// Bare keys are the spelling read (Gemma 4's arguments), not a repair.
+    pub bare_keys: bool,
 }
 
 impl<'a> JsonReader<'a> {
@@ -34,6 +36,7 @@ impl<'a> JsonReader<'a> {
             text,
             pos,
             repairs: Vec::new(),
+            bare_keys: false,
         }
     }
 
@@ -220,7 +223,9 @@ impl<'a> JsonReader<'a> {
                 if len == rest.len() {
                     return Err(JsonFail::Truncated);
                 }
-                self.note("quoted a bare key");
+                if !self.bare_keys {
+                    self.note("quoted a bare key");
+                }
                 self.pos += len;
                 Ok(rest[..len].to_owned())
             }
