@@ -1,9 +1,10 @@
 //! Every model family as a user meets it: the default model (Qwen2.5-Coder) given another
 //! family's chat template (`--chat-template`) calls a tool in that family's own syntax —
 //! tagged parameters (Qwen3-Coder, GLM, DeepSeek's DSML, MiniMax), a name then JSON
-//! (Mistral v11, Kimi K2), harmony messages (GPT-OSS), Gemma 4's own values — the syntax read from what the template renders, the call
-//! constrained by the grammar compiled for it, parsed back and schema-valid; and a template
-//! written for this test, in no family's syntax, gets a syntax derived from its calls.
+//! (Mistral v11, Kimi K2), harmony messages (GPT-OSS), Gemma 4's own values — the syntax
+//! read from what the template renders, the call constrained by the grammar compiled for
+//! it, parsed back and schema-valid; and a template written for this test, in no family's
+//! syntax, gets a syntax derived from its calls.
 
 mod common;
 use common::{repo, temp_file, toolgram};
