@@ -7,9 +7,11 @@
 //!
 //! This module must not guess: when the regions do not fit one of those shapes the same way
 //! in the one- and two-call renders, or the syntax found does not read those calls back
-//! exactly with the strict parser, it refuses with what it found. Reasoning markers are
-//! not derived (a derived syntax has no reasoning block). A derived syntax lives for the
-//! process (its texts are leaked once per derivation).
+//! exactly with the strict parser, it refuses with what it found. A template that renders
+//! neither tools nor calls writes no call of its own: nothing is derived from it. Reasoning
+//! markers are not derived (a derived syntax's grammar allows `<think>`, as every non-harmony
+//! syntax's does). A derived syntax lives for the process (its texts are leaked once per
+//! derivation attempt, refused ones included).
 
 use crate::template::ChatTemplate;
 use serde_json::{Map, Value, json};
@@ -18,7 +20,7 @@ use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::{self, CallBody, CallSyntax, Piece};
 use toolgram_core::{ChatMessage, ToolChoice};
 
-use crate::syntax_probe::{PROBE_TOOL as TOOL, probe_tools as tools};
+use crate::syntax_probe::{PROBE_TOOL as TOOL, probe_args, probe_tools as tools};
 const TEXT: &str = "Zq7 plain reply";
 
 /// Why no syntax could be derived.
@@ -50,14 +52,6 @@ pub struct Derived {
     pub how: String,
 }
 
-fn args(n: usize) -> Value {
-    [
-        json!({"city": "Probeville", "days": 3}),
-        json!({"city": "Testburg", "days": 5}),
-    ][n]
-        .clone()
-}
-
 /// The whole conversation `[user, assistant]`, the assistant's turn given by `calls` (none:
 /// a text answer).
 fn render(t: &ChatTemplate, calls: usize, content: &Value) -> Option<String> {
@@ -69,7 +63,7 @@ fn render(t: &ChatTemplate, calls: usize, content: &Value) -> Option<String> {
         let calls: Vec<Value> = (0..calls)
             .map(|i| {
                 json!({"id": format!("pr0be123{i}"), "type": "function",
-                "function": {"name": TOOL, "arguments": args(i).to_string()}})
+                "function": {"name": TOOL, "arguments": probe_args(i).to_string()}})
             })
             .collect();
         json!({"role": "assistant", "content": content, "tool_calls": calls})
@@ -101,7 +95,7 @@ pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
                     .tool_calls
                     .iter()
                     .enumerate()
-                    .all(|(i, c)| c.name == TOOL && c.arguments == args(i))
+                    .all(|(i, c)| c.name == TOOL && c.arguments == probe_args(i))
         })
     };
     if !reads(one.trim(), 1) || !reads(two.trim(), 2) {
@@ -112,6 +106,11 @@ pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
 
 /// The call regions of the one- and two-call renders: what differs from the text answer.
 fn regions(t: &ChatTemplate) -> Option<(String, String)> {
+    // A template that writes neither tools nor calls leaves both to toolgram's own
+    // spelling: reading that back would derive toolgram's syntax, not the template's.
+    if !t.renders_tools && !t.renders_calls {
+        return None;
+    }
     [json!(""), Value::Null].iter().find_map(|content| {
         let text = render(t, 0, content)?;
         let one = render(t, 1, content)?;
@@ -145,7 +144,7 @@ fn common_suffix<'a>(a: &'a str, b: &str) -> &'a str {
 }
 
 /// The markers around the calls.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Frame {
     section_open: String,
     section_close: String,
@@ -236,8 +235,10 @@ fn json_calls(text: &str, want: &[Value]) -> Vec<(usize, usize, String, String)>
 }
 
 fn json_object(one: &str, two: &str) -> Shape {
-    let [a] = json_calls(one, &[args(0)]).try_into().ok()?;
-    let [b, c] = json_calls(two, &[args(0), args(1)]).try_into().ok()?;
+    let [a] = json_calls(one, &[probe_args(0)]).try_into().ok()?;
+    let [b, c] = json_calls(two, &[probe_args(0), probe_args(1)])
+        .try_into()
+        .ok()?;
     if (&a.2, &a.3) != (&b.2, &b.3) || one[..a.0] != two[..b.0] || one[a.1..] != two[c.1..] {
         return None;
     }
@@ -274,11 +275,11 @@ fn args_at(text: &str, from: usize, want: &Value) -> Option<(usize, usize)> {
 
 fn name_then_args(one: &str, two: &str) -> Shape {
     let n1 = one.find(TOOL)?;
-    let (a1, e1) = args_at(one, n1, &args(0))?;
+    let (a1, e1) = args_at(one, n1, &probe_args(0))?;
     let n2 = two.find(TOOL)?;
-    let (a2, e2) = args_at(two, n2, &args(0))?;
+    let (a2, e2) = args_at(two, n2, &probe_args(0))?;
     let m2 = n2 + TOOL.len() + two[n2 + TOOL.len()..].find(TOOL)?;
-    let (a3, e3) = args_at(two, m2, &args(1))?;
+    let (a3, e3) = args_at(two, m2, &probe_args(1))?;
     let name_end = &one[n1 + TOOL.len()..a1];
     let consistent = one[..n1] == two[..n2]
         && two[n2 + TOOL.len()..a2] == *name_end
@@ -354,15 +355,17 @@ fn tagged(one: &str, two: &str) -> Shape {
     let q = in_order(two, 0, &[TOOL, "Probeville", "3", TOOL, "Testburg", "5"])?;
     let first_end = q[2].1 + value_close.len();
     let second_end = q[5].1 + value_close.len();
+    let after = one.get(three.1..)?.strip_prefix(value_close)?;
     let consistent = one[..name.0] == two[..q[0].0]
         && two.get(q[2].1..first_end) == Some(value_close)
         && two.get(q[5].1..second_end) == Some(value_close)
-        && one[three.1 + value_close.len()..] == two[second_end..];
+        && two.get(second_end..) == Some(after);
     if !consistent {
         return None;
     }
-    let after = &one[three.1 + value_close.len()..];
-    let frame = Frame::from(&one[..name.0], &two[first_end..q[3].0], after);
+    // A closing tag holding the tool's name puts the second call's name inside the first
+    // call's tags: no frame between them.
+    let frame = Frame::from(&one[..name.0], two.get(first_end..q[3].0)?, after);
     if !frame.clean()
         || [name_close, key_open, gap, value_close]
             .iter()
@@ -438,4 +441,26 @@ fn leak_syntax(found: &Found) -> &'static CallSyntax {
         think: None,
         noise: &[],
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closing tag that holds the tool's name puts the second call's name inside the
+    /// first call's tags: refused (or derived), never a panic.
+    #[test]
+    fn a_closing_tag_naming_the_tool_is_no_panic() {
+        let source = "{%- for message in messages %}{{ message.role }}: {{ message.content or '' }}\
+            {%- for call in message.tool_calls or [] %}\n<call {{ call.function.name }}>\n\
+            {% for key, value in call.function.arguments | items %}<arg {{ key }}>{{ value }}\
+            </arg of {{ call.function.name }}>\n{% endfor %}</call>{% endfor %}\n{% endfor %}\
+            {%- if add_generation_prompt %}assistant: {% endif %}";
+        let t = ChatTemplate::new(source, "<s>", "</s>").expect("compiles");
+        let found = derive(&t);
+        assert!(
+            !matches!(found, Err(DeriveError::NoCalls)),
+            "the template writes calls: {found:?}"
+        );
+    }
 }

@@ -2,7 +2,9 @@
 //! that reads back the call the template renders ([`crate::syntax_probe`]); plain JSON calls
 //! when that family has no grammar yet (said, never silent); a syntax derived from the
 //! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
-//! markers when it renders no call of its own. This module must not probe or derive itself.
+//! markers when it renders no call of its own, or when no syntax could be derived (said, and
+//! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
+//! This module must not probe or derive itself.
 
 use crate::syntax_derive::{self, DeriveError};
 use crate::syntax_probe::probe_family;
@@ -74,9 +76,4 @@ pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
             }
         },
     }
-}
-
-/// [`detect`]'s syntax.
-pub fn detect_syntax(template: &ChatTemplate, source: &str) -> &'static CallSyntax {
-    detect(template, source).syntax
 }

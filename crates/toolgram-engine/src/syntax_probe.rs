@@ -18,13 +18,21 @@ use toolgram_core::{ChatMessage, ToolSet};
 
 /// The probe tool's name (no real tool is called this).
 pub(crate) const PROBE_TOOL: &str = "get_probe_weather";
-const PROBE_ARGS: &str = r#"{"city": "Probeville", "days": 3}"#;
+
+/// The probe calls' arguments: the first call's, then a second call's (the derivation
+/// renders two).
+pub(crate) fn probe_args(n: usize) -> Value {
+    match n {
+        0 => json!({"city": "Probeville", "days": 3}),
+        _ => json!({"city": "Testburg", "days": 5}),
+    }
+}
 
 /// The family the template writes calls in (compilable or not), if its rendered assistant
 /// turn holds a call any registered family reads back exactly.
 pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
     let turn = probe_turn(template)?;
-    let want: Value = serde_json::from_str(PROBE_ARGS).ok()?;
+    let want = probe_args(0);
     let tools = probe_tools()?;
     let mut best: Option<((bool, usize), &'static CallSyntax)> = None;
     for s in REGISTRY {
@@ -105,7 +113,7 @@ fn probe_turn(template: &ChatTemplate) -> Option<String> {
     let user = json!({"role": "user", "content": "What will the weather be in Probeville?"});
     // Nine alphanumerics: Mistral's templates refuse other call ids.
     let call = json!({"id": "pr0be1234", "type": "function",
-        "function": {"name": PROBE_TOOL, "arguments": PROBE_ARGS}});
+        "function": {"name": PROBE_TOOL, "arguments": probe_args(0).to_string()}});
     let msgs = |v: Vec<Value>| serde_json::from_value::<Vec<ChatMessage>>(Value::Array(v)).ok();
     // Templates that test the content's length want `""`; some write calls only when the
     // content is null.

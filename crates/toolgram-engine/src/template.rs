@@ -2,8 +2,9 @@
 //! (`minijinja`), tools passed in the way the template expects.
 //!
 //! Templates that know tools (Qwen's `# Tools` block) receive the OpenAI `tools` array;
-//! templates without tool syntax get the tools described in the system prompt and earlier
-//! calls spelled in the generic syntax. Filters follow Hugging Face's Jinja environment
+//! templates without tool syntax get the tools described in the system prompt; earlier calls
+//! go to templates that write `tool_calls` as they are, and to the others as text in the
+//! syntax the engine compiles. Filters follow Hugging Face's Jinja environment
 //! (`tojson` = Python `json.dumps`, `trim_blocks`, `lstrip_blocks`). This module must not
 //! tokenize or decode.
 

@@ -102,4 +102,19 @@ mod tests {
         let mut none = ThinkWatch::new(1, Reasoning::THINK);
         assert!(!none.must_close(b"Hello", 9));
     }
+
+    #[test]
+    fn harmony_s_analysis_message_is_watched_by_its_own_markers() {
+        let mut w = ThinkWatch::new(3, Reasoning::HARMONY);
+        assert!(!w.must_close(b"<|channel|>analysis<|message|>a", 1));
+        assert!(w.must_close(b"<|channel|>analysis<|message|>a b c", 3));
+        let mut closed = ThinkWatch::new(2, Reasoning::HARMONY);
+        let done = b"<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>";
+        assert!(!closed.must_close(done, 5), "the message closed itself");
+        let mut think = ThinkWatch::new(1, Reasoning::HARMONY);
+        assert!(
+            !think.must_close(b"<think>a b c", 4),
+            "<think> opens no analysis message"
+        );
+    }
 }

@@ -160,3 +160,37 @@ fn gemma_calls_are_spelled_gemma_s_way() {
         assert!(!c.accepts(&g, &wrong), "{wrong}");
     }
 }
+
+/// Tagged parameters (Qwen3-Coder): a required parameter cannot be left out, an undeclared
+/// one cannot be added (the object is closed), and a raw value cannot run into the next tag.
+#[test]
+fn tagged_calls_keep_required_parameters_and_nothing_else() {
+    let c = ByteChecker::new().expect("checker");
+    let coder = syntax::by_name("qwen3-coder").expect("qwen3-coder");
+    let lark = compile(
+        &tools(),
+        &ToolChoice::Required,
+        false,
+        coder,
+        &CompileOptions::default(),
+    )
+    .expect("compiles")
+    .lark;
+    let g = c.compile(&lark).expect("llguidance takes it");
+    let call = |args: serde_json::Value| {
+        coder.render_calls(&[toolgram_core::ToolCall {
+            id: "call_0".into(),
+            name: "get_weather".into(),
+            arguments: args,
+        }])
+    };
+    let good = call(serde_json::json!({"city": "Rome"}));
+    assert!(c.accepts(&g, &good), "{good}");
+    for bad in [
+        call(serde_json::json!({})),
+        call(serde_json::json!({"city": "Rome", "country": "IT"})),
+        call(serde_json::json!({"city": "Rome</parameter>"})),
+    ] {
+        assert!(!c.accepts(&g, &bad), "{bad}");
+    }
+}

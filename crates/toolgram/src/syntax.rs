@@ -2,7 +2,7 @@
 //! registry entry that reads back the calls the template renders, one derived from them, or
 //! the template's own markers when it renders none — printed as one JSON object. A
 //! template whose calls fit no shape is an error that shows what was found. This module
-//! must not detect anything itself (the engine's `syntax_probe` does).
+//! must not detect anything itself (the engine's `syntax_detect` does).
 
 use crate::call::read;
 use crate::output::CliError;

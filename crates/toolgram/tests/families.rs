@@ -19,13 +19,12 @@ fn call_with_template(template: &str, prompt: &str) -> Value {
 }
 
 fn call_with_template_file(path: &str, prompt: &str) -> Value {
-    call_with_template_stderr(path, prompt).0
+    call_with_template_stderr(path, prompt, &[]).0
 }
 
-/// The reply and what the CLI said on stderr.
-fn call_with_template_stderr(path: &str, prompt: &str) -> (Value, String) {
-    let template = path;
-    let (code, stdout, stderr) = toolgram(&[
+/// The reply and what the CLI said on stderr; `extra` flags go before the prompt.
+fn call_with_template_stderr(path: &str, prompt: &str, extra: &[&str]) -> (Value, String) {
+    let mut args = vec![
         "call",
         "--model",
         "default",
@@ -35,11 +34,13 @@ fn call_with_template_stderr(path: &str, prompt: &str) -> (Value, String) {
         path,
         "--tool-choice",
         "required",
-        prompt,
-    ]);
-    assert_eq!(code, 0, "{template}: {stderr}");
+    ];
+    args.extend_from_slice(extra);
+    args.push(prompt);
+    let (code, stdout, stderr) = toolgram(&args);
+    assert_eq!(code, 0, "{path}: {stderr}");
     let reply =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{template}: {e}: {stdout}"));
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{path}: {e}: {stdout}"));
     (reply, stderr)
 }
 
@@ -102,25 +103,12 @@ fn the_default_model_calls_in_other_families_syntaxes() {
 #[test]
 fn harmony_reasoning_is_the_analysis_message() {
     let path = repo().join("../shared/data/toolcall-parsing/templates/openai-gpt-oss-120b.jinja");
-    let (code, stdout, stderr) = toolgram(&[
-        "call",
-        "--model",
-        "default",
-        "--tools",
-        "examples/weather.json",
-        "--chat-template",
+    let think = ["--think", "required", "--think-budget", "24"];
+    let (msg, _) = call_with_template_stderr(
         &path.to_string_lossy(),
-        "--tool-choice",
-        "required",
-        "--think",
-        "required",
-        "--think-budget",
-        "24",
         "What's the weather in Paris?",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let msg: Value =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        &think,
+    );
     assert_eq!(msg["toolgram"]["syntax"], "gpt-oss", "{msg}");
     let reasoning = msg["reasoning_content"].as_str().unwrap_or_default();
     assert!(
@@ -149,7 +137,7 @@ fn a_template_in_no_family_s_syntax_gets_a_derived_one() {
 
     // The default model decodes under the derived syntax's grammar; the reply parses to a
     // valid call, and stderr says the syntax was derived.
-    let (msg, said) = call_with_template_stderr(file, "What's the weather in Paris?");
+    let (msg, said) = call_with_template_stderr(file, "What's the weather in Paris?", &[]);
     assert_eq!(msg["toolgram"]["syntax"], "derived", "{msg}");
     assert!(
         said.contains("call syntax: derived from the template: tagged parameters"),

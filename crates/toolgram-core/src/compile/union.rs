@@ -35,7 +35,8 @@ pub(crate) enum Slot {
     /// Tool `tool`'s arguments object; `loose` in a bare call (any spacing, as models write
     /// JSON without a template's help).
     Args { tool: usize, loose: bool },
-    /// One parameter's value in a tagged body, then `close` (the value's closing marker):
+    /// One parameter's value in a tagged body or a Gemma 4 call, then `close` (the value's
+    /// closing marker, possibly empty):
     /// parameter `key` of tool `tool`, or any text when `key` is `None` (a key the schema
     /// does not name). Raw text never contains any of `never`.
     Value {

@@ -388,6 +388,26 @@ mod tests {
     }
 
     #[test]
+    fn a_whitespace_separator_may_be_left_out() {
+        let s = by_name("hermes").expect("registered");
+        let one = |city: &str| {
+            format!(
+                "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{city}\"}}}}\n</tool_call>"
+            )
+        };
+        for gap in ["", "\n", "\n\n"] {
+            let t = format!("{}{gap}{}", one("Oslo"), one("Rome"));
+            let out = parse_output(&t, s, &tools(), &ToolChoice::Auto).expect("parses");
+            let cities: Vec<&Value> = out
+                .tool_calls
+                .iter()
+                .map(|c| &c.arguments["city"])
+                .collect();
+            assert_eq!(cities, [&json!("Oslo"), &json!("Rome")], "gap {gap:?}");
+        }
+    }
+
+    #[test]
     fn hermes_bare_json_is_a_call() {
         let s = by_name("hermes").expect("registered");
         let t = "{\"name\": \"add\", \"arguments\": {}}\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}";

@@ -32,9 +32,11 @@ impl Piece {
     }
 }
 
-/// One model family's call syntax. Each call is the JSON object
-/// `{"name": <tool>, <args_key>: <arguments>}` between `call_open` and `call_close`; calls are
-/// separated by `separator`; the whole list sits between `section_open` and `section_close`.
+/// One model family's call syntax. Each call is a body spelled as [`CallBody`] says (the JSON
+/// object `{"name": <tool>, <args_key>: <arguments>}` for most) between `call_open` and
+/// `call_close`; calls are separated by `separator`; the whole list sits between
+/// `section_open` and `section_close`. `think` is the reasoning block the lenient parser
+/// reads; a grammar's reasoning block is [`CallSyntax::reasoning`].
 #[derive(Debug, PartialEq, Eq)]
 pub struct CallSyntax {
     /// Registry name.
@@ -359,6 +361,10 @@ mod tests {
         let harmony = "<|channel|>{{ c }}<|constrain|>json";
         assert_eq!(detect_family(harmony).name, "gpt-oss");
         assert_eq!(detect(harmony).name, "gpt-oss");
+        // MiniMax M3's XML elements have no grammar: read as M3, compiled as plain JSON.
+        let m3 = "{{ ']<]minimax[>[' + '<invoke name=\"' }}<mm:think>";
+        assert_eq!(detect_family(m3).name, "minimax-m3");
+        assert_eq!(detect(m3).name, "generic-json");
     }
 
     #[test]
