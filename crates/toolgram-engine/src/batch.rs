@@ -100,7 +100,9 @@ impl Lane {
 
 impl Engine {
     /// One context for up to `lanes` sessions decoding at once, each lane with the engine's
-    /// whole context window (the KV cache is `lanes` × `n_ctx` cells, one stream per lane).
+    /// whole context window (the KV cache is `lanes` × `n_ctx` cells, one stream per lane:
+    /// a lane's greedy reply is the one it gets alone, which a unified buffer does not keep —
+    /// see docs/benchmarks.md, "Concurrent clients").
     pub fn batch(&self, lanes: usize) -> Result<Arc<Batch<'_>>, EngineError> {
         let lanes = lanes.max(1);
         let backend = backend()?;

@@ -97,6 +97,11 @@ impl Session<'_> {
         let engine = self.engine();
         let grammar = generation_grammar(req.grammar, req.think, &engine.compile_opts);
         let no_tools = ToolSet::new(Vec::new())?;
+        let t_grammar = Instant::now();
+        // Built before the prompt is evaluated, so a refused grammar costs nothing.
+        let matcher = self.engine().matcher(grammar)?;
+        let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
+        let t_template = Instant::now();
         let prompt = engine
             .template
             .render(req.messages, &no_tools, engine.syntax)
@@ -109,10 +114,12 @@ impl Session<'_> {
                 n_ctx,
             });
         }
-        let mut timings = Timings::default();
-        let t0 = Instant::now();
-        timings.prompt_evaluated = self.prefill(&tokens, 0)?;
-        timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let mut timings = Timings {
+            grammar_ms,
+            template_ms: t_template.elapsed().as_secs_f64() * 1e3,
+            ..Timings::default()
+        };
+        self.prefill_timed(&tokens, 0, &mut timings)?;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
         let watch = (req.think != Think::Off).then(|| {
             ThinkWatch::new(
@@ -123,7 +130,6 @@ impl Session<'_> {
             )
         });
         let t1 = Instant::now();
-        let matcher = self.engine().matcher(grammar)?;
         let outcome = self.generate(Some(matcher), &req.sampling, watch, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         // Free text may stop at the token limit before the grammar is complete: that is a

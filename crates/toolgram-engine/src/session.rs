@@ -133,8 +133,13 @@ pub struct Timings {
     pub prompt_evaluated: usize,
     /// Time to evaluate them.
     pub prompt_ms: f64,
+    /// Rendering the prompt and tokenizing it (with the probe that finds its reusable prefix).
+    pub template_ms: f64,
     /// Time spent generating (masks, sampling, decoding).
     pub generate_ms: f64,
+    /// The part of `generate_ms` spent handing steps to the batch and waiting for their
+    /// logits: llama.cpp's decode, and on a shared batch the wait for the other lanes.
+    pub decode_ms: f64,
     /// Mask computation time of each sampled step, in µs.
     pub mask_us: Vec<u32>,
     /// Tokens appended by fast-forward without sampling.
@@ -301,6 +306,7 @@ impl<'e> Session<'e> {
             Some(self.matcher_with_fallback(req, &opts, &mut compiled)?)
         };
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
+        let t_template = Instant::now();
         let messages = if prompted {
             with_instructions(req, engine.syntax)
         } else {
@@ -318,14 +324,13 @@ impl<'e> Session<'e> {
                 n_ctx,
             });
         }
+        let keep = self.reusable_prefix(&messages, req.tools, &tokens);
         let mut timings = Timings {
             grammar_ms,
+            template_ms: t_template.elapsed().as_secs_f64() * 1e3,
             ..Timings::default()
         };
-        let t0 = Instant::now();
-        let keep = self.reusable_prefix(&messages, req.tools, &tokens);
-        timings.prompt_evaluated = self.prefill(&tokens, keep)?;
-        timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.prefill_timed(&tokens, keep, &mut timings)?;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
         let watch = (req.think != Think::Off && !unconstrained).then(|| {
             ThinkWatch::new(
@@ -412,6 +417,20 @@ impl<'e> Session<'e> {
             .map_or(0, |text| {
                 prefix::common_prefix(&self.tokenize_prompt(&text), tokens)
             })
+    }
+
+    /// Evaluate the prompt `tokens` (see [`Session::prefill`]), recording tokens evaluated
+    /// and time in `timings`.
+    pub(crate) fn prefill_timed(
+        &mut self,
+        tokens: &[LlamaToken],
+        keep: usize,
+        timings: &mut Timings,
+    ) -> Result<(), EngineError> {
+        let t0 = Instant::now();
+        timings.prompt_evaluated = self.prefill(tokens, keep)?;
+        timings.prompt_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(())
     }
 
     /// Evaluate `tokens`, reusing the cached prefix (or a longer stored one); the first
@@ -617,13 +636,7 @@ impl<'e> Session<'e> {
             step.extend(ff.iter().map(|&t| LlamaToken::new(t as i32)));
             let step_start = self.text.len();
             for t in &step {
-                let piece = engine
-                    .tok
-                    .pieces
-                    .get(t.0 as usize)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
-                self.text.extend_from_slice(piece);
+                self.text.extend_from_slice(engine.tok.piece(t.0 as u32));
             }
             produced += step.len();
             if let Some(cut) = stop_at(&self.text, step_start, &s.stop)
@@ -657,7 +670,9 @@ impl<'e> Session<'e> {
             }
             if produced < budget {
                 let toks = std::mem::take(&mut step);
+                let td = Instant::now();
                 let r = self.decode(&toks, true);
+                timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
                 step = toks;
                 r?;
             }

@@ -65,6 +65,16 @@ impl LlamaTokEnv {
     }
 }
 
+impl LlamaTokEnv {
+    /// The display bytes of token `id` (empty for an id outside the vocabulary).
+    pub(crate) fn piece(&self, id: u32) -> &[u8] {
+        self.pieces
+            .get(id as usize)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
 impl TokenizerEnv for LlamaTokEnv {
     fn tok_trie(&self) -> &TokTrie {
         &self.trie

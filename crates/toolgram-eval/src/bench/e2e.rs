@@ -6,9 +6,12 @@
 //! (d) a one-shot `toolgram call` process, cold and again with the persistent prefix cache;
 //! (e) concurrent clients ([`super::concurrent`]). Per request: prompt tokens evaluated and
 //! cached, sampled and forced tokens, mask µs p50/p99, decode ms per step, end-to-end ms, valid
-//! call, whether the fast-forwarded reply is byte-identical to sampling every token, and the
-//! request's **limit**: its own prefill time plus its sampled tokens × the measured one-token
-//! decode step (what llama.cpp alone needs for the work the grammar left to sample).
+//! call, whether the fast-forwarded reply is byte-identical to sampling every token, where the
+//! time went (grammar, template, prefill, decode, masks, the rest), and the request's
+//! **limit**: what llama.cpp alone needs for the same work — every token the request had to
+//! evaluate (its new prompt tokens and its forced tokens) at the per-token prefill time of its
+//! own prompt batch, plus its sampled tokens × the one-token decode step measured on the same
+//! request unconstrained (same context).
 //!
 //! Measurements only; this module must not print. Child processes are killed when done.
 
@@ -86,14 +89,26 @@ pub struct RequestRow {
     pub generate_ms: f64,
     /// Generation time per decode step (a sampled token and the tokens forced after it).
     pub decode_ms_per_step: f64,
+    /// Compiling the grammar and building its matcher, ms.
+    pub grammar_ms: f64,
+    /// Rendering and tokenizing the prompt, ms.
+    pub template_ms: f64,
+    /// Evaluating the new prompt tokens, ms.
+    pub prefill_ms: f64,
+    /// The part of `generate_ms` inside llama.cpp's decode, ms.
+    pub decode_ms: f64,
+    /// The one-token decode step of this request unconstrained (same prompt and context), ms.
+    pub step_ms: f64,
     /// toolgram constrained, end to end (render, prefill, decode, parse, validate).
     pub e2e_ms: f64,
     /// The same prompt with no grammar.
     pub unconstrained_ms: f64,
     /// llama-server's own tool calling, its prompt cache warm.
     pub llama_server_warm_ms: f64,
-    /// Prefill of the evaluated tokens + sampled tokens × the one-token decode step.
+    /// Evaluated and forced tokens at this request's prefill rate + sampled tokens × `step_ms`.
     pub limit_ms: f64,
+    /// The limit with forced tokens free: prefill of the prompt + sampled × `step_ms`.
+    pub limit_forced_free_ms: f64,
     /// toolgram's reply is a valid call.
     pub valid: bool,
     /// llama-server's reply is a valid call.
@@ -107,9 +122,9 @@ pub struct RequestRow {
 pub struct CliRow {
     /// The pool.
     pub pool: String,
-    /// The first call with an empty prefix cache, ms (process start to exit).
+    /// The call with an empty prefix cache, ms (process start to exit; median of three).
     pub cold_ms: f64,
-    /// The same call again, the prefix stored by the first.
+    /// The same call again, the prefix stored by a cold one (median of three).
     pub warm_ms: f64,
 }
 
@@ -122,7 +137,7 @@ pub struct E2eReport {
     pub threads: u32,
     /// Context per sequence.
     pub ctx: u32,
-    /// The one-token decode step measured unconstrained, ms.
+    /// The one-token decode step measured unconstrained, ms (median over the requests).
     pub decode_step_ms: f64,
     /// One row per request.
     pub requests: Vec<RequestRow>,
@@ -144,6 +159,8 @@ pub struct E2eReport {
     pub throughput_vs_llama_server_np4: Option<f64>,
     /// The worst request's end-to-end time over its limit.
     pub e2e_vs_limit: f64,
+    /// The same with forced tokens counted free (`limit_forced_free_ms`).
+    pub e2e_vs_limit_forced_free: f64,
     /// Every request's fast-forwarded reply equals its token-by-token reply.
     pub ff_identical: bool,
 }
@@ -213,6 +230,10 @@ pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eR
             .iter()
             .map(|r| ratio(r.e2e_ms, r.limit_ms))
             .fold(0.0, f64::max),
+        e2e_vs_limit_forced_free: requests
+            .iter()
+            .map(|r| ratio(r.e2e_ms, r.limit_forced_free_ms))
+            .fold(0.0, f64::max),
         ff_identical: requests.iter().all(|r| r.ff_identical),
         requests,
         cli,
@@ -237,7 +258,7 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64), EvalErro
     )?;
     let messages = [ChatMessage::text("user", opts.prompt)];
     let warm_up = [ChatMessage::text("user", WARM_UP)];
-    let mut rows = Vec::new();
+    let mut measured = Vec::new();
     let mut steps = Vec::new();
     for pool in opts.pools {
         let mut session = engine.session()?;
@@ -287,33 +308,54 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64), EvalErro
                 },
             );
             let free = free?;
-            if free.completion_tokens > 0 {
-                steps.push(free.timings.generate_ms / free.completion_tokens as f64);
-            }
-            rows.push(row(pool, choice, &r, e2e_ms, unconstrained_ms, slow.ok()));
+            // A reply of no tokens measured no step: it takes the median of the others.
+            let step = (free.completion_tokens > 0)
+                .then(|| free.timings.generate_ms / free.completion_tokens as f64);
+            steps.extend(step);
+            measured.push((pool, choice, r, e2e_ms, unconstrained_ms, step, slow.ok()));
         }
     }
     steps.sort_by(f64::total_cmp);
-    let step = percentile(&steps, 0.5);
-    for r in &mut rows {
-        r.limit_ms = round_to(r.limit_ms + r.sampled as f64 * step, 1);
-    }
-    Ok((rows, step))
+    let median = percentile(&steps, 0.5);
+    let rows = measured
+        .into_iter()
+        .map(|(pool, choice, r, e2e_ms, unconstrained_ms, step, slow)| {
+            let sides = Sides {
+                e2e_ms,
+                unconstrained_ms,
+                step_ms: step.unwrap_or(median),
+            };
+            row(pool, choice, &r, &sides, slow)
+        })
+        .collect();
+    Ok((rows, median))
 }
 
-/// A request's row from its constrained reply (limit: its prefill, sampled steps added later).
+/// A request's measurements besides its constrained reply.
+struct Sides {
+    /// The constrained request end to end, ms.
+    e2e_ms: f64,
+    /// The same request unconstrained, ms.
+    unconstrained_ms: f64,
+    /// Its one-token decode step unconstrained, ms.
+    step_ms: f64,
+}
+
+/// A request's row from its constrained reply.
 fn row(
     pool: &Pool,
     choice: &'static str,
     r: &CallResponse,
-    e2e_ms: f64,
-    unconstrained_ms: f64,
+    sides: &Sides,
     token_by_token: Option<CallResponse>,
 ) -> RequestRow {
     let t = &r.timings;
     let mut mask = t.mask_us.clone();
     mask.sort_unstable();
     let sampled = r.completion_tokens.saturating_sub(t.forced_tokens);
+    let prefill_rate = t.prompt_ms / t.prompt_evaluated.max(1) as f64;
+    let sampled_ms = sampled as f64 * sides.step_ms;
+    let prompt_only_ms = prefill_rate * t.prompt_evaluated as f64;
     RequestRow {
         pool: pool.label.clone(),
         tool_choice: choice,
@@ -326,10 +368,19 @@ fn row(
         mask_ms: round_to(mask.iter().map(|&u| f64::from(u)).sum::<f64>() / 1e3, 2),
         generate_ms: round_to(t.generate_ms, 1),
         decode_ms_per_step: round_to(t.generate_ms / sampled.max(1) as f64, 2),
-        e2e_ms: round_to(e2e_ms, 1),
-        unconstrained_ms: round_to(unconstrained_ms, 1),
+        grammar_ms: round_to(t.grammar_ms, 2),
+        template_ms: round_to(t.template_ms, 2),
+        prefill_ms: round_to(t.prompt_ms, 1),
+        decode_ms: round_to(t.decode_ms, 1),
+        step_ms: round_to(sides.step_ms, 2),
+        e2e_ms: round_to(sides.e2e_ms, 1),
+        unconstrained_ms: round_to(sides.unconstrained_ms, 1),
         llama_server_warm_ms: 0.0,
-        limit_ms: t.prompt_ms,
+        limit_ms: round_to(
+            prefill_rate * (t.prompt_evaluated + t.forced_tokens) as f64 + sampled_ms,
+            1,
+        ),
+        limit_forced_free_ms: round_to(prompt_only_ms + sampled_ms, 1),
         valid: !r.tool_calls.is_empty()
             && r.tool_calls
                 .iter()
@@ -386,6 +437,14 @@ fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(
 
 /// (d): `toolgram call` as a new process, twice per pool, with a prefix cache of its own (the
 /// model folder, and the model's remembered checksum, stay the user's).
+/// One-shot processes timed per pool and cache state.
+const CLI_RUNS: usize = 3;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    percentile(v, 0.5)
+}
+
 fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, EvalError> {
     let cache = std::env::temp_dir().join(format!("toolgram-e2e-{}", std::process::id()));
     let models = toolgram_engine::models::cache_dir();
@@ -417,8 +476,19 @@ fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, EvalError> {
             }
             Ok(t0.elapsed().as_secs_f64() * 1e3)
         };
-        let cold_ms = round_to(once()?, 0);
-        let warm_ms = round_to(once()?, 0);
+        // Medians of three: one process start varies by a few hundred ms.
+        let mut cold = Vec::with_capacity(CLI_RUNS);
+        for _ in 0..CLI_RUNS {
+            let _ = std::fs::remove_dir_all(&cache);
+            cold.push(once()?);
+        }
+        // The cache now holds the prefix the last cold call stored.
+        let mut warm = Vec::with_capacity(CLI_RUNS);
+        for _ in 0..CLI_RUNS {
+            warm.push(once()?);
+        }
+        let cold_ms = round_to(median(&mut cold), 0);
+        let warm_ms = round_to(median(&mut warm), 0);
         rows.push(CliRow {
             pool: pool.label.clone(),
             cold_ms,
@@ -449,6 +519,7 @@ mod tests {
                 generate_ms: 240.0,
                 mask_us: vec![300, 100, 200],
                 forced_tokens: 18,
+                decode_ms: 210.0,
                 ..Timings::default()
             },
             mode: Default::default(),
@@ -474,19 +545,28 @@ mod tests {
         };
         let r = reply("<tool_call>x</tool_call>", vec![call]);
         let same = reply("<tool_call>x</tool_call>", Vec::new());
-        let row = row(&pool, "required", &r, 500.0, 700.0, Some(same));
+        let sides = Sides {
+            e2e_ms: 500.0,
+            unconstrained_ms: 700.0,
+            step_ms: 30.0,
+        };
+        let row = row(&pool, "required", &r, &sides, Some(same));
         assert_eq!((row.prompt_evaluated, row.prompt_cached), (15, 285));
         assert_eq!((row.sampled, row.forced), (8, 18));
         assert_eq!((row.mask_us_p50, row.mask_us_p99), (200, 300));
         assert_eq!((row.mask_ms, row.generate_ms), (0.6, 240.0));
-        assert_eq!(row.decode_ms_per_step, 30.0);
+        assert_eq!((row.decode_ms_per_step, row.decode_ms), (30.0, 210.0));
         assert!(row.valid && row.ff_identical);
+        // 200 ms for 15 prompt tokens: 13.3 ms a token evaluated.
+        let rate = 200.0 / 15.0;
         assert_eq!(
-            row.limit_ms, 200.0,
-            "prefill now; sampled steps are added once measured"
+            row.limit_ms,
+            round_to(rate * (15 + 18) as f64 + 8.0 * 30.0, 1),
+            "every evaluated and forced token at the prefill rate, sampled ones at the step"
         );
+        assert_eq!(row.limit_forced_free_ms, 200.0 + 8.0 * 30.0);
         let other = reply("<tool_call>y</tool_call>", Vec::new());
-        assert!(!super::row(&pool, "auto", &r, 1.0, 1.0, Some(other)).ff_identical);
-        assert!(!super::row(&pool, "auto", &r, 1.0, 1.0, None).ff_identical);
+        assert!(!super::row(&pool, "auto", &r, &sides, Some(other)).ff_identical);
+        assert!(!super::row(&pool, "auto", &r, &sides, None).ff_identical);
     }
 }

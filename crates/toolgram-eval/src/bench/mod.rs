@@ -10,7 +10,7 @@
 //! - [`concurrent`] — throughput with concurrent clients, `toolgram serve` (continuous
 //!   batching) against llama-server `-np N`;
 //! - [`e2e`] — one tool call end to end beside its peers and its limit, in one run: the
-//!   ratios of docs/benchmarks.md.
+//!   ratios of docs/benchmarks.md; [`e2e_chart`] draws where its time goes.
 //!
 //! Measurements only: nothing here decides pass/fail of a test, and nothing here prints
 //! (progress is reported through callbacks; the CLI prints).
@@ -21,6 +21,7 @@ pub mod compile;
 mod compile_gbnf;
 pub mod concurrent;
 pub mod e2e;
+pub mod e2e_chart;
 mod key_order;
 pub mod mask;
 pub mod server_call;

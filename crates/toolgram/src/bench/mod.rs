@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::models;
-use toolgram_eval::bench::{call, concurrent, e2e, mask, server_call, tools};
+use toolgram_eval::bench::{call, concurrent, e2e, e2e_chart, mask, server_call, tools};
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
@@ -76,6 +76,9 @@ pub(crate) struct E2eArgs {
     /// Fewer concurrent requests.
     #[arg(long)]
     quick: bool,
+    /// Also draw where each request's time goes (an SVG) to this file.
+    #[arg(long)]
+    chart: Option<PathBuf>,
     /// Print only the report's JSON (default: the table on stderr, then the JSON).
     #[arg(long)]
     json: bool,
@@ -321,6 +324,18 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
         }
     }
     println!("{}", serde_json::to_string_pretty(&report)?);
+    // After the report: a chart that cannot be written must not lose the run.
+    if let Some(path) = &args.chart {
+        let title = format!(
+            "where the time of a tool call goes ({}, {} threads)",
+            report.model.as_deref().unwrap_or("model"),
+            report.threads
+        );
+        match e2e_chart::draw(&report.requests, &title, path) {
+            Ok(()) => eprintln!("bench e2e: wrote {}", path.display()),
+            Err(e) => eprintln!("bench e2e: no chart: {e}"),
+        }
+    }
     Ok(())
 }
 
