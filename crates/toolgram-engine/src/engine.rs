@@ -99,11 +99,8 @@ impl Engine {
         let tok = Arc::new(LlamaTokEnv::new(model.clone()));
         let vocab = model.vocab();
         let piece = |t: llama_cpp_2::token::LlamaToken| {
-            let i = usize::try_from(t.0).unwrap_or(usize::MAX);
-            tok.pieces
-                .get(i)
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .unwrap_or_default()
+            let id = u32::try_from(t.0).unwrap_or(u32::MAX);
+            String::from_utf8_lossy(tok.piece(id)).into_owned()
         };
         let (bos, eos) = (piece(vocab.bos()), piece(vocab.eos()));
         let template = ChatTemplate::new(&source, &bos, &eos).map_err(EngineError::Template)?;

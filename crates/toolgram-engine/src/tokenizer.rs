@@ -63,9 +63,7 @@ impl LlamaTokEnv {
             pieces,
         }
     }
-}
 
-impl LlamaTokEnv {
     /// The display bytes of token `id` (empty for an id outside the vocabulary).
     pub(crate) fn piece(&self, id: u32) -> &[u8] {
         self.pieces

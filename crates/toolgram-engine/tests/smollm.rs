@@ -320,3 +320,30 @@ fn temperature_sampling_is_reproducible_with_a_seed() {
     assert!(!a.is_empty());
     assert_eq!(a, b);
 }
+
+#[test]
+fn timings_split_a_call_into_grammar_template_prefill_and_decode() {
+    let _g = lock();
+    let tools = tools();
+    let e = engine("test");
+    let mut s = e.session().expect("session");
+    let started = std::time::Instant::now();
+    let r = ask(
+        &mut s,
+        &tools,
+        "Set the office to 20 degrees.",
+        ToolChoice::Required,
+        greedy(64),
+    )
+    .expect("a call");
+    let wall_ms = started.elapsed().as_secs_f64() * 1e3;
+    let t = &r.timings;
+    assert!(t.template_ms > 0.0 && t.prompt_ms > 0.0, "{t:?}");
+    // Some decode happened after the first sampled token, and it is part of generation.
+    assert!(t.decode_ms > 0.0 && t.decode_ms <= t.generate_ms, "{t:?}");
+    let parts = t.grammar_ms + t.template_ms + t.prompt_ms + t.generate_ms;
+    assert!(
+        parts <= wall_ms,
+        "parts {parts} ms over the call's {wall_ms} ms: {t:?}"
+    );
+}

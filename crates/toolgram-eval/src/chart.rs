@@ -1,10 +1,11 @@
 //! The SVG chart: accuracy (top) and schema-valid first replies (bottom) per category, one bar
-//! per mode, drawn with `plotters`.
+//! per mode, drawn with `plotters`; its error and legend helpers serve `bench::e2e_chart` too.
 //!
 //! This module must not compute rows: it draws the ones it is given.
 
 use crate::EvalError;
 use crate::report::Row;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -20,7 +21,8 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-fn err(path: &Path, e: impl std::fmt::Display) -> EvalError {
+/// A plotting failure, as the error of writing `path`.
+pub(crate) fn err(path: &Path, e: impl std::fmt::Display) -> EvalError {
     EvalError::Io {
         path: path.to_path_buf(),
         message: format!("chart: {e}"),
@@ -99,14 +101,22 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
                     Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| err(path, e))?;
+        legend(&mut chart, path)?;
     }
     root.present().map_err(|e| err(path, e))?;
     Ok(())
+}
+
+/// The legend of every series drawn on `chart`, boxed, in its upper right corner.
+pub(crate) fn legend<'a, 'b: 'a>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    path: &Path,
+) -> Result<(), EvalError> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| err(path, e))
 }

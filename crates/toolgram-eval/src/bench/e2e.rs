@@ -435,8 +435,6 @@ fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(
     Ok(())
 }
 
-/// (d): `toolgram call` as a new process, twice per pool, with a prefix cache of its own (the
-/// model folder, and the model's remembered checksum, stay the user's).
 /// One-shot processes timed per pool and cache state.
 const CLI_RUNS: usize = 3;
 
@@ -445,6 +443,9 @@ fn median(v: &mut [f64]) -> f64 {
     percentile(v, 0.5)
 }
 
+/// (d): `toolgram call` as a new process, [`CLI_RUNS`] times cold and as many warm per pool,
+/// with a prefix cache of its own (the model folder, and the model's remembered checksum,
+/// stay the user's).
 fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, EvalError> {
     let cache = std::env::temp_dir().join(format!("toolgram-e2e-{}", std::process::id()));
     let models = toolgram_engine::models::cache_dir();

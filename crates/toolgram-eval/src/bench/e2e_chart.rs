@@ -6,6 +6,7 @@
 
 use super::e2e::RequestRow;
 use crate::EvalError;
+use crate::chart::{err, legend};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -38,13 +39,6 @@ const MARKERS: [Marker; 3] = [
 fn rest_ms(r: &RequestRow) -> f64 {
     let parts = r.grammar_ms + r.template_ms + r.prefill_ms + r.decode_ms + r.mask_ms;
     (r.e2e_ms - parts).max(0.0)
-}
-
-fn err(path: &Path, e: impl std::fmt::Display) -> EvalError {
-    EvalError::Io {
-        path: path.to_path_buf(),
-        message: format!("chart: {e}"),
-    }
 }
 
 /// Draw `rows` to `path` under `title`.
@@ -140,13 +134,7 @@ pub fn draw(rows: &[RequestRow], title: &str, path: &Path) -> Result<(), EvalErr
                 PathElement::new(vec![(x + 5, y - 6), (x + 5, y + 6)], color.stroke_width(3))
             });
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| err(path, e))?;
+    legend(&mut chart, path)?;
     root.present().map_err(|e| err(path, e))?;
     Ok(())
 }
