@@ -50,7 +50,7 @@ pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
             .filter(|m| turn.contains(m.as_str()))
             .map(|m| m.len())
             .sum();
-        // Read without repairs first (Gemma 4's quotes are a repair), then most covered.
+        // A reader that needed no repairs first, then the one whose markers cover most.
         let score = (out.repairs.is_empty(), covered);
         if read && covered > 0 && best.is_none_or(|(b, _)| score > b) {
             best = Some((score, s));

@@ -3,8 +3,8 @@
 //!
 //! Templates that know tools (Qwen's `# Tools` block) receive the OpenAI `tools` array;
 //! templates without tool syntax get the tools described in the system prompt; earlier calls
-//! go to templates that write `tool_calls` as they are, and to the others as text in the
-//! syntax the engine compiles. Filters follow Hugging Face's Jinja environment
+//! go as they are to templates that render a tools list or `tool_calls`, and to the others as
+//! text in the syntax the engine compiles. Filters follow Hugging Face's Jinja environment
 //! (`tojson` = Python `json.dumps`, `trim_blocks`, `lstrip_blocks`). This module must not
 //! tokenize or decode.
 

@@ -76,6 +76,12 @@ fn the_default_model_calls_in_other_families_syntaxes() {
             weather,
             "get_weather",
         ),
+        (
+            "google-gemma-4-31B-it.jinja",
+            "gemma4",
+            weather,
+            "get_weather",
+        ),
     ] {
         let msg = call_with_template(template, prompt);
         assert_eq!(msg["toolgram"]["syntax"], syntax, "{template}: {msg}");

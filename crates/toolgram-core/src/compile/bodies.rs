@@ -24,7 +24,7 @@ use super::union::{Slot, Union};
 use crate::define::arguments::close_objects;
 use crate::define::tool::ToolSet;
 use crate::error::CompileError;
-use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, pyjson};
+use crate::syntax::{CallBody, CallSyntax, GEMMA_QUOTE, JSON_FENCE, pyjson};
 use serde_json::{Map, Value};
 use toolgram_grammar::{CharClass, Expr};
 
@@ -347,9 +347,6 @@ fn gemma(u: &mut Union, tools: &ToolSet, i: usize, name_prefix: &str) -> Expr {
         Expr::lit("}"),
     ])
 }
-
-/// Gemma 4's string quote.
-pub(crate) const GEMMA_QUOTE: &str = "<|\"|>";
 
 fn is_number(schema: &Value) -> bool {
     matches!(

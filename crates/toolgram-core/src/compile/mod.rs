@@ -1,7 +1,8 @@
 //! Compile a tool pool + `tool_choice` + `parallel_tool_calls` into ONE grammar in a model
 //! family's native call syntax: a discriminated union in which each callable tool's literal
 //! name selects that tool's argument grammar. Under `auto` the model writes free text and
-//! then, optionally, calls; under `none` only text; under `required`/named it must call.
+//! then, optionally, calls (harmony: a final-channel message or calls); under `none` only
+//! text; under `required`/named it must call.
 //!
 //! - [`union`] — the one construction: an IR skeleton with named slots.
 //! - [`lark`] — llguidance's Lark ([`compile()`]): slots as `%json` blocks, lexemes and

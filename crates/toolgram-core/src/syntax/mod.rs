@@ -159,6 +159,9 @@ pub const JSON_FENCE: (&str, &str) = ("```json\n", "\n```");
 /// vocabularies that have them, e.g. Qwen3, DeepSeek-R1; plain text elsewhere).
 pub const THINK: (Piece, Piece) = (Piece::Token("<think>"), Piece::Token("</think>"));
 
+/// Gemma 4's string quote: `<|"|>text<|"|>`.
+pub const GEMMA_QUOTE: &str = "<|\"|>";
+
 /// Harmony's message-header markers: channel, message, content-type constraint.
 pub const HARMONY_HEADER: [Piece; 3] = [
     Piece::Token("<|channel|>"),
@@ -186,9 +189,9 @@ impl Reasoning {
     /// next message's `<|start|>assistant`.
     pub const HARMONY: Reasoning = Reasoning {
         open: &[
-            Piece::Token("<|channel|>"),
+            HARMONY_HEADER[0],
             Piece::Text("analysis"),
-            Piece::Token("<|message|>"),
+            HARMONY_HEADER[1],
         ],
         close: &[
             Piece::Token("<|end|>"),

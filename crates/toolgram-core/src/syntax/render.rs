@@ -4,7 +4,7 @@
 //!
 //! This module must not parse or compile: it only writes text.
 
-use super::{CallBody, CallSyntax, text_of};
+use super::{CallBody, CallSyntax, GEMMA_QUOTE, text_of};
 use crate::define::tool::ToolCall;
 use crate::syntax::pyjson;
 use serde_json::{Map, Value};
@@ -150,7 +150,7 @@ impl CallSyntax {
 /// A value in Gemma 4's spelling: keys bare and sorted, strings between `<|"|>`, no spaces.
 fn gemma_value(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("<|\"|>{s}<|\"|>"),
+        Value::String(s) => format!("{GEMMA_QUOTE}{s}{GEMMA_QUOTE}"),
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();

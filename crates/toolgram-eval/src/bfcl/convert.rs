@@ -15,6 +15,7 @@
 
 use super::Language;
 use serde_json::{Map, Value, json};
+use toolgram_core::syntax::pyjson;
 
 /// The OpenAI tool name of a BFCL function name (`math.factorial` → `math_factorial`).
 pub fn tool_name(name: &str) -> String {
@@ -39,24 +40,6 @@ fn hint(language: Language) -> &'static str {
         Language::Python => " Note that the provided function is in Python 3 syntax.",
         Language::Java => " Note that the provided function is in Java 8 SDK syntax.",
         Language::JavaScript => " Note that the provided function is in JavaScript syntax.",
-    }
-}
-
-/// Python's `json.dumps` spacing (`", "` and `": "`), as BFCL writes schemas into text.
-fn python_dumps(v: &Value) -> String {
-    match v {
-        Value::Object(m) => {
-            let items: Vec<String> = m
-                .iter()
-                .map(|(k, x)| format!("{}: {}", Value::String(k.clone()), python_dumps(x)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        Value::Array(a) => {
-            let items: Vec<String> = a.iter().map(python_dumps).collect();
-            format!("[{}]", items.join(", "))
-        }
-        other => other.to_string(),
     }
 }
 
@@ -118,7 +101,7 @@ fn as_expression(p: &mut Map<String, Value>, language: Language) {
             "description",
             &format!(
                 " The dictionary entries have the following schema; they are not in string representation. {}",
-                python_dumps(&props)
+                pyjson::to_string(&props, None)
             ),
         );
     }

@@ -527,6 +527,18 @@ fn tools_are_prepared_as_bfcl_prepares_them() {
         json!({"type": "string", "description":
         "Xs. This is Java ArrayList type parameter in string representation. The list elements are of type String; they are not in string representation."})
     );
+    // A JavaScript dict's entries are written into its description as Python's json.dumps
+    // writes them (`", "` and `": "`, keys in their order).
+    let j = json!({"name": "f", "description": "D.", "parameters": {"type": "dict", "properties": {
+        "o": {"type": "dict", "description": "O.", "properties": {
+            "b": {"type": "integer"}, "a": {"type": "array", "items": {"type": "string"}}}}}}});
+    let t = convert::openai_tool(&j, Language::JavaScript).unwrap_or_default();
+    assert_eq!(
+        t["function"]["parameters"]["properties"]["o"]["description"],
+        "O. This is JavaScript dict type parameter in string representation. The dictionary \
+         entries have the following schema; they are not in string representation. \
+         {\"b\": {\"type\": \"integer\"}, \"a\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}"
+    );
 }
 
 fn shared_bfcl() -> std::path::PathBuf {

@@ -1,10 +1,12 @@
 //! Lenient JSON: reads one JSON-like value from free model output and says what it repaired
-//! (single quotes, unquoted keys, trailing commas, comments, Python literals, Gemma's
-//! `<|"|>` string quotes).
+//! (single quotes, unquoted keys, trailing commas, comments, Python literals). Gemma 4's
+//! `<|"|>` strings, and bare keys when the caller asks for them, are read as that family's
+//! spelling, not as repairs.
 //!
 //! It must NOT guess: text that stops inside a value is [`JsonFail::Truncated`], never
 //! completed into a value.
 
+use crate::syntax::GEMMA_QUOTE;
 use serde_json::{Map, Number, Value};
 
 /// Why no value was read.
@@ -15,9 +17,6 @@ pub(crate) enum JsonFail {
     /// Not a value at this byte offset.
     Invalid(usize),
 }
-
-/// Gemma 4's string delimiter.
-const GEMMA_QUOTE: &str = "<|\"|>";
 
 /// Reads values; `repairs` collects what had to be repaired.
 pub(crate) struct JsonReader<'a> {
