@@ -40,10 +40,6 @@ pub enum CompileError {
     /// `tool_choice` needs a call but the pool is empty.
     #[error("tool_choice `{0}` needs at least one tool, but the pool is empty")]
     EmptyPool(String),
-    /// The call syntax is registered for reading free output, but the grammar compiler
-    /// cannot spell it yet.
-    #[error("call syntax `{0}` cannot be compiled to a grammar yet (only read leniently)")]
-    UnsupportedSyntax(String),
     /// A grammar tool's grammar cannot be read (it was checked when the tools were read).
     #[error("grammar tool: {0}")]
     ToolGrammar(String),

@@ -105,7 +105,7 @@ fn run_case(case: &Value, defs: &Value, dir: &Path) -> Result<(), String> {
         .find_map(|f| std::fs::read_to_string(dir.join("toolcall-parsing/templates").join(f)).ok());
     let syntax = template_text
         .as_deref()
-        .map(|t| SyntaxChoice::Named(lenient::syntax_for_template(t)))
+        .map(|t| SyntaxChoice::Named(toolgram_core::syntax::detect(t)))
         .unwrap_or(SyntaxChoice::Auto);
     let tools = tools_of(case, defs);
     let format = match s["reasoning_format"].as_str() {

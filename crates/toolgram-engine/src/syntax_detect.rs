@@ -1,6 +1,5 @@
 //! The call syntax to compile for a chat template, and how it was found: the registry entry
-//! that reads back the call the template renders ([`crate::syntax_probe`]); plain JSON calls
-//! when that family has no grammar yet (said, never silent); a syntax derived from the
+//! that reads back the call the template renders ([`crate::syntax_probe`]); a syntax derived from the
 //! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
 //! markers when it renders no call of its own, or when no syntax could be derived (said, and
 //! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
@@ -18,15 +17,13 @@ pub struct Detection {
     pub syntax: &'static CallSyntax,
     /// How it was found, in words.
     pub how: String,
-    /// Whether a user should be told (a derived syntax, a family without a grammar, a
-    /// refused derivation).
+    /// Whether a user should be told (a derived syntax, a refused derivation).
     pub notable: bool,
     /// The template writes calls no entry reads and no syntax could be derived from them.
     pub refused: bool,
 }
 
-/// The syntax to compile for a template: the probed family when it has a grammar; plain
-/// JSON calls (`generic-json`) when the probed family has none; a syntax derived from the
+/// The syntax to compile for a template: the probed family; a syntax derived from the
 /// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
 /// markers when the template renders no call of its own.
 pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
@@ -37,21 +34,13 @@ pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
         refused: false,
     };
     match probe_family(template) {
-        Some(s) if s.is_compilable() => found(
+        Some(s) => found(
             s,
             format!(
                 "`{}`: its reader reads back the call the template writes",
                 s.name
             ),
             false,
-        ),
-        Some(s) => found(
-            syntax::detect(""),
-            format!(
-                "the template writes calls as `{}`, which has no grammar yet: calls are plain JSON",
-                s.name
-            ),
-            true,
         ),
         None => match syntax_derive::derive(template) {
             Ok(d) => found(

@@ -68,7 +68,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
         None => None,
     };
     let choice = match (&template, args.syntax.as_deref()) {
-        (Some(text), _) => SyntaxChoice::Named(lenient::syntax_for_template(text)),
+        (Some(text), _) => SyntaxChoice::Named(toolgram_core::syntax::detect(text)),
         (None, None | Some("auto")) => SyntaxChoice::Auto,
         (None, Some(name)) => SyntaxChoice::Named(syntax::by_name(name).ok_or_else(|| {
             let names: Vec<&str> = syntax::REGISTRY.iter().map(|s| s.name).collect();

@@ -31,7 +31,6 @@ pub(crate) fn run(args: SyntaxArgs) -> anyhow::Result<()> {
     let out = json!({
         "syntax": s.name,
         "how": found.how,
-        "grammar": s.is_compilable(),
         "description": s.description,
         "opener": s.opener(),
         "body": format!("{:?}", s.body),

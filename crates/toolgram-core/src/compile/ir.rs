@@ -7,7 +7,9 @@
 //! This module must not emit any target's spelling (the writers do) or run a grammar.
 
 use super::CompileOptions;
-use super::bodies::{BOOL_SPELLINGS, ValueSpelling, property_schema, value_spelling};
+use super::bodies::{
+    BOOL_SPELLINGS, ValueSpelling, property_pointer, property_schema, value_spelling,
+};
 use super::union::{self, Slot, Target, Text, chars_class};
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
@@ -91,16 +93,13 @@ pub fn compile_ir(
                 start.map_or(Expr::Seq(Vec::new()), Expr::rule)
             }
             Slot::Value {
-                tool: i,
-                key,
-                close,
-                ..
+                tool: i, at, close, ..
             } => {
                 let (expr, value_rules, value_notes) = value(
                     name,
                     &tools.tools()[*i],
                     *i,
-                    key.as_deref(),
+                    at.as_deref(),
                     close,
                     opts,
                     lenient,
@@ -144,10 +143,10 @@ pub fn compile_ir(
             expr,
         });
     }
-    for (i, pointer) in &u.deferred {
+    for (i, pointer, keyword) in &u.deferred {
         let note = Note {
             pointer: pointer.clone(),
-            keyword: "type".into(),
+            keyword: (*keyword).into(),
             kind: NoteKind::Deferred,
         };
         notes.push((tools.tools()[*i].name.clone(), note));
@@ -169,7 +168,7 @@ fn value(
     name: &str,
     tool: &Tool,
     i: usize,
-    key: Option<&str>,
+    at: Option<&str>,
     close: &str,
     opts: &CompileOptions,
     lenient: bool,
@@ -182,7 +181,7 @@ fn value(
         )
     };
     let newline = || Expr::opt(Expr::lit("\n"));
-    let (Some(key), Mode::Grammar) = (key, opts.mode) else {
+    let (Some(at), Mode::Grammar) = (at, opts.mode) else {
         let (e, r) = raw();
         return Ok((e, r, Vec::new()));
     };
@@ -200,7 +199,7 @@ fn value(
     }
     let closed = close_objects(&tool.parameters);
     let params = crate::validate::with_rules(&tool.rules, &closed).0;
-    Ok(match value_spelling(&params, key) {
+    Ok(match value_spelling(&params, at) {
         ValueSpelling::Text(rules) => {
             // Raw text here is "anything up to the marker"; the string's keywords are the
             // validator's.
@@ -272,7 +271,8 @@ fn py_value(
         Mode::Json | Mode::Prompt => serde_json::Value::Null,
     };
     let quoted = |v: &str| Expr::lit(serde_json::Value::String(v.to_owned()).to_string());
-    Ok(match value_spelling(&params, key) {
+    let at = property_pointer(key);
+    Ok(match value_spelling(&params, &at) {
         ValueSpelling::Bool => (
             Expr::alt(vec![Expr::lit("True"), Expr::lit("False")]),
             Vec::new(),
@@ -290,7 +290,7 @@ fn py_value(
                 closed_objects: true,
                 ..SchemaOptions::default()
             };
-            let (g, tool_notes) = to_grammar(&property_schema(&params, key), &schema_opts)?;
+            let (g, tool_notes) = to_grammar(&property_schema(&params, &at), &schema_opts)?;
             let prefix = format!("{name}-");
             let start = g.start().map(|s| format!("{prefix}{s}"));
             let notes = tool_notes

@@ -41,14 +41,14 @@ pub fn compile(
             Slot::Args { tool, loose } => args(name, *tool, *loose, tools, opts, &mut pass)?,
             Slot::Value {
                 tool,
-                key,
+                at,
                 close,
                 never,
             } => {
                 let slot = ValueSlot {
                     name,
                     tool: *tool,
-                    key: key.as_deref(),
+                    at: at.as_deref(),
                     close,
                     never,
                 };
@@ -67,11 +67,11 @@ pub fn compile(
             },
         });
     }
-    for (i, pointer) in &u.deferred {
+    for (i, pointer, keyword) in &u.deferred {
         let d = DeferredKeyword {
             tool: tools.tools()[*i].name.clone(),
             pointer: pointer.clone(),
-            keyword: "type".into(),
+            keyword: (*keyword).into(),
         };
         if !pass.deferred.contains(&d) {
             pass.deferred.push(d);
@@ -367,20 +367,6 @@ mod tests {
             "{}",
             opt.lark
         );
-    }
-
-    #[test]
-    fn syntaxes_without_a_grammar_are_a_typed_error() {
-        for s in crate::syntax::REGISTRY
-            .iter()
-            .filter(|s| !s.is_compilable())
-        {
-            assert_eq!(
-                compile(&tools(), &ToolChoice::Auto, true, s, &Default::default()).map(|_| ()),
-                Err(CompileError::UnsupportedSyntax(s.name.to_owned())),
-            );
-        }
-        assert!(by_name("minimax-m3").is_some_and(|s| !s.is_compilable()));
     }
 
     /// A grammar tool is decoded under its own grammar, unless its text is to be checked after

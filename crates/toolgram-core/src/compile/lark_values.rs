@@ -9,7 +9,9 @@
 //! [`super::bodies::value_spelling`]) nor run a grammar.
 
 use super::CompileOptions;
-use super::bodies::{BOOL_SPELLINGS, StringRules, ValueSpelling, property_schema, value_spelling};
+use super::bodies::{
+    BOOL_SPELLINGS, StringRules, ValueSpelling, property_pointer, property_schema, value_spelling,
+};
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style};
 use super::lark::{lark_string, regex_escape};
 use crate::define::arguments::{DeferredKeyword, close_objects};
@@ -27,8 +29,9 @@ pub(super) struct ValueSlot<'a> {
     pub(super) name: &'a str,
     /// The tool's index.
     pub(super) tool: usize,
-    /// The parameter; `None`: a key the schema does not name.
-    pub(super) key: Option<&'a str>,
+    /// The value's JSON pointer in the arguments schema; `None`: a key the schema does not
+    /// name.
+    pub(super) at: Option<&'a str>,
     /// The value's closing marker, as text.
     pub(super) close: &'a str,
     /// Texts a raw value never contains.
@@ -52,7 +55,7 @@ pub(super) fn value(
         body: String::new(),
         defs: String::new(),
     };
-    let (Some(key), Mode::Grammar) = (slot.key, opts.mode) else {
+    let (Some(at), Mode::Grammar) = (slot.at, opts.mode) else {
         x.attrs = format!("[suffix={close}]");
         x.body = raw_text(slot, &StringRules::default());
         return Ok(x);
@@ -79,7 +82,7 @@ pub(super) fn value(
         let alts: Vec<String> = values.iter().map(|v| lark_string(v)).collect();
         format!("{newline} ({}) {newline} {close}", alts.join(" | "))
     };
-    match value_spelling(&params, key) {
+    match value_spelling(&params, at) {
         ValueSpelling::Text(rules) => {
             x.attrs = format!("[suffix={close}]");
             x.body = raw_text(slot, &rules);
@@ -165,7 +168,8 @@ pub(super) fn py_value(
         Mode::Json | Mode::Prompt => Value::Null,
     };
     let quoted = |v: &str| lark_string(&Value::String(v.to_owned()).to_string());
-    match value_spelling(&params, key) {
+    let at = property_pointer(key);
+    match value_spelling(&params, &at) {
         ValueSpelling::Bool => x.body = "\"True\" | \"False\"".into(),
         ValueSpelling::OneOf(values) => {
             x.body = values
@@ -175,7 +179,7 @@ pub(super) fn py_value(
                 .join(" | ");
         }
         ValueSpelling::Text(_) | ValueSpelling::Json(_) => {
-            let mut schema = property_schema(&params, key);
+            let mut schema = property_schema(&params, &at);
             if let Value::Object(map) = &mut schema {
                 map.insert("x-guidance".into(), json_style());
             }

@@ -20,6 +20,7 @@ pub mod keyword_pass;
 pub mod lark;
 mod lark_values;
 mod union;
+mod xml;
 
 pub use keyword_pass::{
     KeywordPass, bare_grammar_schema, grammar_schema, json_style, loose_json_style,

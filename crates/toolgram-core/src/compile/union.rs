@@ -24,9 +24,9 @@ pub(crate) struct Union {
     pub(crate) slots: Vec<(String, Slot)>,
     /// Indices of the tools a call may name.
     pub(crate) callable: Vec<usize>,
-    /// Parameters whose values the skeleton spells without their schema (tool, JSON
-    /// pointer): the validator checks them after parsing.
-    pub(crate) deferred: Vec<(usize, String)>,
+    /// Keywords the skeleton spells values without (tool, JSON pointer, keyword): the
+    /// validator checks them after parsing.
+    pub(crate) deferred: Vec<(usize, String, &'static str)>,
 }
 
 /// What a slot rule must match.
@@ -35,13 +35,13 @@ pub(crate) enum Slot {
     /// Tool `tool`'s arguments object; `loose` in a bare call (any spacing, as models write
     /// JSON without a template's help).
     Args { tool: usize, loose: bool },
-    /// One parameter's value in a tagged body or a Gemma 4 call, then `close` (the value's
-    /// closing marker, possibly empty):
-    /// parameter `key` of tool `tool`, or any text when `key` is `None` (a key the schema
-    /// does not name). Raw text never contains any of `never`.
+    /// One value in a tagged body, an XML element or a Gemma 4 call, then `close` (the
+    /// value's closing marker, possibly empty): the value at JSON pointer `at` in tool
+    /// `tool`'s arguments schema (`/properties/city`), or any text when `at` is `None` (a
+    /// key the schema does not name). Raw text never contains any of `never`.
     Value {
         tool: usize,
-        key: Option<String>,
+        at: Option<String>,
         close: String,
         never: Vec<String>,
     },
@@ -89,9 +89,6 @@ pub(crate) fn build(
     think: Think,
     target: Target,
 ) -> Result<Union, CompileError> {
-    if !syntax.is_compilable() {
-        return Err(CompileError::UnsupportedSyntax(syntax.name.to_owned()));
-    }
     let callable = choice.callable(tools)?;
     let mut u = Union {
         grammar: Grammar::default(),
@@ -200,6 +197,14 @@ impl Union {
         Expr::rule(name)
     }
 
+    /// Note that `keyword` at `pointer` in tool `tool`'s arguments is left to the validator.
+    pub(crate) fn defer(&mut self, tool: usize, pointer: String, keyword: &'static str) {
+        let d = (tool, pointer, keyword);
+        if !self.deferred.contains(&d) {
+            self.deferred.push(d);
+        }
+    }
+
     pub(crate) fn rule(&mut self, name: &str, expr: Expr) {
         self.grammar.rules.push(Rule {
             name: name.to_owned(),
@@ -249,7 +254,7 @@ impl Union {
             let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
             self.rule("call", Expr::alt(alts.collect()));
             for &i in &callable {
-                let call = harmony::call(self, tools, i, target);
+                let call = bodies::call_body(self, tools, i, syntax, target);
                 self.rule(&format!("call-{i}"), call);
             }
             return Ok(());
@@ -259,6 +264,7 @@ impl Union {
             bodies::after_section_open(syntax),
             Expr::rule("call"),
             more("call"),
+            bodies::before_section_close(syntax),
             marker(syntax.section_close, target),
         ]);
         self.rule("calls", section);
@@ -266,7 +272,7 @@ impl Union {
         let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
         self.rule("call", Expr::alt(alts.collect()));
         for &i in &callable {
-            let body = bodies::call_body(self, tools, i, syntax)?;
+            let body = bodies::call_body(self, tools, i, syntax, target);
             let call = Expr::seq(vec![
                 marker(syntax.call_open, target),
                 body,

@@ -67,8 +67,6 @@ pub struct CallSyntax {
     /// `auto` grammar constrains it as one.
     pub bare_calls: bool,
     /// How one call's name and arguments are spelled between `call_open` and `call_close`.
-    /// [`CallSyntax::is_compilable`] says which compile to a grammar; the lenient parser
-    /// reads all.
     pub body: CallBody,
     /// The reasoning block markers (open, close) this family writes, if any.
     pub think: Option<(&'static str, &'static str)>,
@@ -134,7 +132,7 @@ pub enum CallBody {
     JsonNamedKey,
     /// XML elements named after the arguments: `<name_open>NAME<name_close>…tag_end`, then
     /// `<KEY>VALUE</KEY>` per argument (nested elements are objects, `<item>` lists are
-    /// arrays), then `call_end` (MiniMax M3).
+    /// arrays), then `call_end`; `glue` before every tag (MiniMax M3).
     XmlElements {
         /// Before the name.
         name_open: &'static str,
@@ -144,6 +142,9 @@ pub enum CallBody {
         tag_end: &'static str,
         /// After the last argument.
         call_end: &'static str,
+        /// Written before every tag of a call and before the section's closer (MiniMax's
+        /// `]<]minimax[>[`); may be empty. Also listed in the entry's `noise`.
+        glue: &'static str,
     },
     /// OpenAI harmony (GPT-OSS): messages `<|channel|>CHANNEL[ to=functions.NAME]
     /// [<|constrain|>json]<|message|>BODY<|call|>`; reasoning in the `analysis` channel.
@@ -218,22 +219,9 @@ pub fn by_name(name: &str) -> Option<&'static CallSyntax> {
         .find(|s| s.name == name || s.aliases.contains(&name))
 }
 
-/// Pick the grammar-compilable syntax a chat template speaks (the one with the most of its
-/// markers in the template, the earlier on a tie); `generic-json` when it shows none.
-/// Families the compiler cannot spell yet are left out, so a grammar is never built for a
-/// syntax it would get wrong.
+/// Pick the syntax a chat template speaks: the entry with the most of its markers in the
+/// template, the earlier on a tie; `generic-json` when it shows none.
 pub fn detect(template: &str) -> &'static CallSyntax {
-    best_match(template, CallSyntax::is_compilable)
-}
-
-/// Pick the family a chat template speaks among ALL registered syntaxes (for reading free
-/// output): the entry with the most of its markers in the template, the earlier on a tie;
-/// `generic-json` when none shows.
-pub fn detect_family(template: &str) -> &'static CallSyntax {
-    best_match(template, |_| true)
-}
-
-fn best_match(template: &str, eligible: impl Fn(&CallSyntax) -> bool) -> &'static CallSyntax {
     let score = |s: &CallSyntax| {
         s.template_markers
             .iter()
@@ -242,7 +230,7 @@ fn best_match(template: &str, eligible: impl Fn(&CallSyntax) -> bool) -> &'stati
     };
     let mut best = &REGISTRY[REGISTRY.len() - 1];
     let mut best_score = 0;
-    for s in REGISTRY.iter().filter(|s| eligible(s)) {
+    for s in REGISTRY {
         let n = score(s);
         if n > best_score {
             (best, best_score) = (s, n);
@@ -257,20 +245,12 @@ pub fn text_of(pieces: &[Piece]) -> String {
 }
 
 impl CallSyntax {
-    /// Whether [`crate::compile`] can spell this syntax as a grammar: JSON bodies, a name
-    /// then JSON arguments, the name as the object's key, keyed objects (Command R), tagged
-    /// parameters, Python calls (LFM2), harmony messages (GPT-OSS) and Gemma 4's own
-    /// argument spelling. Not yet: XML elements (MiniMax M3).
-    pub fn is_compilable(&self) -> bool {
+    /// What this syntax writes before every tag of a call and before the section's closer
+    /// (MiniMax M3's `]<]minimax[>[`); empty for most.
+    pub fn glue(&self) -> &'static str {
         match self.body {
-            CallBody::Json
-            | CallBody::JsonNamedKey
-            | CallBody::JsonKeyed { .. }
-            | CallBody::Tagged { .. }
-            | CallBody::Harmony
-            | CallBody::NameThenArgs { .. }
-            | CallBody::Pythonic => true,
-            CallBody::XmlElements { .. } => false,
+            CallBody::XmlElements { glue, .. } => glue,
+            _ => "",
         }
     }
 
@@ -356,18 +336,14 @@ mod tests {
     }
 
     #[test]
-    fn detects_families_without_a_grammar_only_for_reading() {
+    fn detects_families_of_every_body() {
         let coder = "<tool_call>\n<function={{ name }}>\n<parameter={{ k }}>";
-        assert_eq!(detect_family(coder).name, "qwen3-coder");
         assert_eq!(detect(coder).name, "qwen3-coder");
         assert_eq!(detect("<|tool_call_start|>").name, "lfm2");
         let harmony = "<|channel|>{{ c }}<|constrain|>json";
-        assert_eq!(detect_family(harmony).name, "gpt-oss");
         assert_eq!(detect(harmony).name, "gpt-oss");
-        // MiniMax M3's XML elements have no grammar: read as M3, compiled as plain JSON.
         let m3 = "{{ ']<]minimax[>[' + '<invoke name=\"' }}<mm:think>";
-        assert_eq!(detect_family(m3).name, "minimax-m3");
-        assert_eq!(detect(m3).name, "generic-json");
+        assert_eq!(detect(m3).name, "minimax-m3");
     }
 
     #[test]

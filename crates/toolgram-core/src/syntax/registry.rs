@@ -618,6 +618,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_close: "\"",
             tag_end: ">",
             call_end: "</invoke>",
+            glue: "]<]minimax[>[",
         },
         think: Some(("<mm:think>", "</mm:think>")),
         noise: &["]<]minimax[>["],

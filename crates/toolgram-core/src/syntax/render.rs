@@ -30,6 +30,9 @@ impl CallSyntax {
             out.push_str(&self.render_body(i, c));
             out.push_str(&text_of(self.call_close));
         }
+        if !self.section_close.is_empty() {
+            out.push_str(self.glue());
+        }
         out.push_str(&text_of(self.section_close));
         out
     }
@@ -108,11 +111,13 @@ impl CallSyntax {
                 name_close,
                 tag_end,
                 call_end,
+                glue,
             } => {
-                let mut out = format!("{name_open}{}{name_close}{tag_end}", c.name);
-                for (k, v) in c.arguments.as_object().into_iter().flatten() {
-                    out.push_str(&xml_element(k, v));
+                let mut out = format!("{glue}{name_open}{}{name_close}{tag_end}", c.name);
+                if let Some(args) = c.arguments.as_object() {
+                    out.push_str(&xml_members(args, glue));
                 }
+                out.push_str(glue);
                 out.push_str(call_end);
                 out
             }
@@ -168,15 +173,25 @@ fn gemma_value(v: &Value) -> String {
     }
 }
 
-/// A JSON value as XML elements: objects nest, arrays repeat `<item>`.
-fn xml_element(key: &str, v: &Value) -> String {
+/// An object's members as XML elements, `glue` before every tag; members that are null are
+/// left out (as MiniMax's template does).
+fn xml_members(m: &Map<String, Value>, glue: &str) -> String {
+    m.iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| xml_element(k, v, glue))
+        .collect()
+}
+
+/// A JSON value as an XML element: objects nest, arrays repeat `<item>`, a null is empty.
+fn xml_element(key: &str, v: &Value, glue: &str) -> String {
     let inner = match v {
+        Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        Value::Object(m) => m.iter().map(|(k, v)| xml_element(k, v)).collect(),
-        Value::Array(items) => items.iter().map(|v| xml_element("item", v)).collect(),
+        Value::Object(m) => xml_members(m, glue),
+        Value::Array(items) => items.iter().map(|v| xml_element("item", v, glue)).collect(),
         other => other.to_string(),
     };
-    format!("<{key}>{inner}</{key}>")
+    format!("{glue}<{key}>{inner}{glue}</{key}>")
 }
 
 /// A JSON value spelled as a Python literal (`True`, `None`, dicts and lists).

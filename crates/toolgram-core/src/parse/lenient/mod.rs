@@ -80,12 +80,6 @@ pub struct LenientOutput {
     pub repairs: Vec<String>,
 }
 
-/// The registry entry a chat template's text speaks, for reading (see
-/// [`crate::syntax::detect_family`]).
-pub fn syntax_for_template(template: &str) -> &'static CallSyntax {
-    crate::syntax::detect_family(template)
-}
-
 fn candidates(choice: SyntaxChoice) -> Vec<&'static CallSyntax> {
     match choice {
         SyntaxChoice::Auto => REGISTRY.iter().collect(),

@@ -96,7 +96,7 @@ pub(crate) fn read(
         let Some(raw) = cur.until(value_close) else {
             return Err(partial(&args, Some(&key)));
         };
-        let v = values::typed(raw, schema.as_ref(), &key);
+        let v = values::typed(raw, values::property(schema.as_ref(), &key));
         args.insert(key, v);
     }
     let end = if call_end.is_empty() {

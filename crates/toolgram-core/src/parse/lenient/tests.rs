@@ -179,3 +179,32 @@ mod props {
         }
     }
 }
+
+/// MiniMax M3's elements are read by the schema: a string keeps text that looks like
+/// elements, a nested string keeps digits, an empty element is the empty object or array
+/// its schema names, and without a schema children are read as elements.
+#[test]
+fn xml_elements_are_read_by_their_schema() {
+    let mut t = tool("note");
+    t.parameters = json!({"type": "object", "properties": {
+        "html": {"type": "string"},
+        "meta": {"type": "object", "properties": {"code": {"type": "string"}}},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "opts": {"type": "object"}}});
+    let tools = [t];
+    let opts = LenientOptions {
+        syntax: SyntaxChoice::Only(crate::syntax::by_name("minimax-m3").expect("registered")),
+        tools: Some(&tools),
+        ..Default::default()
+    };
+    let g = "]<]minimax[>[";
+    let text = format!(
+        "<tool_call>\n{g}<invoke name=\"note\">{g}<html><b>hi</b>{g}</html>{g}<meta>{g}<code>42{g}</code>{g}</meta>{g}<tags>{g}</tags>{g}<opts>{g}</opts>{g}<free>{g}<a>1{g}</a>{g}</free>{g}</invoke>\n{g}</tool_call>"
+    );
+    let out = parse(&text, &opts).expect("reads");
+    assert_eq!(
+        out.tool_calls[0].arguments,
+        json!({"html": "<b>hi</b>", "meta": {"code": "42"}, "tags": [], "opts": {}, "free": {"a": 1}}),
+        "{out:?}"
+    );
+}

@@ -5,12 +5,14 @@
 
 use serde_json::{Map, Value};
 
-/// The JSON types a property schema allows (empty: unknown).
-fn types_of(schema: Option<&Value>, key: &str) -> Vec<String> {
-    let Some(prop) = schema
-        .and_then(|s| s.get("properties"))
-        .and_then(|p| p.get(key))
-    else {
+/// Property `key`'s schema in an object schema.
+pub(crate) fn property<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    schema?.get("properties")?.get(key)
+}
+
+/// The JSON types a value's schema allows (empty: unknown).
+pub(crate) fn types_of(prop: Option<&Value>) -> Vec<String> {
+    let Some(prop) = prop else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -31,9 +33,9 @@ fn types_of(schema: Option<&Value>, key: &str) -> Vec<String> {
     out
 }
 
-/// A value written as text (XML-like parameters): the schema decides; without one, JSON
-/// if it reads as JSON, else the text. One framing newline on each side is dropped.
-pub(crate) fn typed(raw: &str, schema: Option<&Value>, key: &str) -> Value {
+/// A value written as text (XML-like parameters): its schema `prop` decides; without one,
+/// JSON if it reads as JSON, else the text. One framing newline on each side is dropped.
+pub(crate) fn typed(raw: &str, prop: Option<&Value>) -> Value {
     let text = match raw.strip_prefix('\n') {
         Some(inner) => inner.strip_suffix('\n').unwrap_or(inner),
         None => raw,
@@ -44,7 +46,7 @@ pub(crate) fn typed(raw: &str, schema: Option<&Value>, key: &str) -> Value {
         .strip_prefix("<![CDATA[")
         .and_then(|t| t.strip_suffix("]]>"))
         .unwrap_or(text);
-    let types = types_of(schema, key);
+    let types = types_of(prop);
     let only_string = !types.is_empty() && types.iter().all(|t| t == "string" || t == "null");
     if only_string {
         if text.trim() == "null" && types.iter().any(|t| t == "null") {
@@ -110,7 +112,7 @@ pub(crate) fn coerce_arguments(
         .map(|(k, v)| {
             let v = match v {
                 Value::String(s) => {
-                    let types = types_of(schema, &k);
+                    let types = types_of(property(schema, &k));
                     let wants = types.iter().any(|t| t == "object" || t == "array");
                     let allows_string = types.iter().any(|t| t == "string");
                     match serde_json::from_str::<Value>(&s) {
@@ -137,20 +139,23 @@ mod tests {
     #[test]
     fn a_cdata_section_is_its_text() {
         let s = json!({"properties": {"code": {"type": "string"}, "n": {"type": "integer"}}});
-        let v = typed("<![CDATA[a < b && c]]>", Some(&s), "code");
+        let v = typed("<![CDATA[a < b && c]]>", property(Some(&s), "code"));
         assert_eq!(v, json!("a < b && c"));
-        assert_eq!(typed("\n<![CDATA[42]]>\n", Some(&s), "n"), json!(42));
+        assert_eq!(
+            typed("\n<![CDATA[42]]>\n", property(Some(&s), "n")),
+            json!(42)
+        );
     }
 
     #[test]
     fn schema_decides_text_values() {
         let s =
             json!({"properties": {"n": {"type": ["string", "null"]}, "i": {"type": "integer"}}});
-        assert_eq!(typed("\n42\n", Some(&s), "n"), json!("42"));
-        assert_eq!(typed("null", Some(&s), "n"), Value::Null);
-        assert_eq!(typed("\n42\n", Some(&s), "i"), json!(42));
-        assert_eq!(typed("2 dollars", None, "x"), json!("2 dollars"));
-        assert_eq!(typed("{\"a\": 1}", None, "x"), json!({"a": 1}));
+        assert_eq!(typed("\n42\n", property(Some(&s), "n")), json!("42"));
+        assert_eq!(typed("null", property(Some(&s), "n")), Value::Null);
+        assert_eq!(typed("\n42\n", property(Some(&s), "i")), json!(42));
+        assert_eq!(typed("2 dollars", None), json!("2 dollars"));
+        assert_eq!(typed("{\"a\": 1}", None), json!({"a": 1}));
     }
 
     #[test]

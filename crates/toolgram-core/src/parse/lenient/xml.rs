@@ -1,5 +1,8 @@
 //! XML-element arguments (`<city>Paris</city>`, nested elements as objects, `<item>` lists
-//! as arrays): one call at the cursor, for [`CallBody::XmlElements`] families.
+//! as arrays): one call at the cursor, for [`CallBody::XmlElements`] families. Each value is
+//! read by its schema: children only where an object or array may stand, a string's text
+//! as it is (even when it looks like elements), an empty element as `{}`/`[]` where the
+//! schema says so.
 //!
 //! It must NOT accept unbalanced elements: text ending before a close tag is truncation.
 
@@ -15,6 +18,7 @@ pub(crate) fn read(cur: &mut Cur, body: CallBody, ctx: &mut Ctx) -> Result<RawCa
         name_close,
         tag_end,
         call_end,
+        ..
     } = body
     else {
         return Err(Fail::NoMatch);
@@ -57,11 +61,7 @@ pub(crate) fn read(cur: &mut Cur, body: CallBody, ctx: &mut Ctx) -> Result<RawCa
         let Some((key, inner)) = element(cur)? else {
             return Err(Fail::NoMatch);
         };
-        let v = if has_children(inner) {
-            nested(inner)
-        } else {
-            values::typed(inner, schema, &key)
-        };
+        let v = value_of(inner, values::property(schema, &key));
         args.insert(key, v);
     }
     Ok(call(String::new(), name, Value::Object(args), ctx))
@@ -117,8 +117,34 @@ fn has_children(inner: &str) -> bool {
     t.starts_with('<') && t.len() > 1 && !t.starts_with("</") && !t.starts_with("<![CDATA[")
 }
 
-/// Child elements as an object, or as an array when they are all `<item>`.
-fn nested(inner: &str) -> Value {
+/// An element's text as the value its schema `prop` allows: its children where an object
+/// or array may stand (or the schema is unknown), else the typed text.
+fn value_of(inner: &str, prop: Option<&Value>) -> Value {
+    let types = values::types_of(prop);
+    let may = |t: &str| types.is_empty() || types.iter().any(|x| x == t);
+    if may("object") || may("array") {
+        children(inner, prop, &types).unwrap_or_else(|| values::typed(inner, prop))
+    } else {
+        values::typed(inner, prop)
+    }
+}
+
+/// Child elements as an object, or as an array when they are all `<item>` and the schema
+/// allows one; an empty element is `[]` or `{}` when the schema names exactly one of them.
+/// `None` when the text is not all elements.
+fn children(inner: &str, prop: Option<&Value>, types: &[String]) -> Option<Value> {
+    let array = types.iter().any(|t| t == "array");
+    let object = types.iter().any(|t| t == "object");
+    if inner.trim().is_empty() {
+        return match (array, object) {
+            (true, false) => Some(Value::Array(Vec::new())),
+            (false, true) => Some(Value::Object(Map::new())),
+            _ => None,
+        };
+    }
+    if !has_children(inner) {
+        return None;
+    }
     let mut cur = Cur {
         text: inner,
         pos: 0,
@@ -127,23 +153,26 @@ fn nested(inner: &str) -> Value {
     loop {
         cur.ws();
         match element(&mut cur) {
-            Ok(Some((k, v))) => {
-                let v = if has_children(v) {
-                    nested(v)
-                } else {
-                    values::typed(v, None, &k)
-                };
-                items.push((k, v));
-            }
+            Ok(Some(kv)) => items.push(kv),
             _ => break,
         }
     }
     if !cur.rest().trim().is_empty() || items.is_empty() {
-        return Value::String(inner.to_owned());
+        return None;
     }
-    if items.iter().all(|(k, _)| k == "item") {
-        Value::Array(items.into_iter().map(|(_, v)| v).collect())
+    if items.iter().all(|(k, _)| k == "item") && (array || !object) {
+        let item = prop.and_then(|p| p.get("items"));
+        Some(Value::Array(
+            items.into_iter().map(|(_, v)| value_of(v, item)).collect(),
+        ))
     } else {
-        Value::Object(items.into_iter().collect())
+        let members = items
+            .into_iter()
+            .map(|(k, v)| {
+                let v = value_of(v, values::property(prop, &k));
+                (k, v)
+            })
+            .collect();
+        Some(Value::Object(members))
     }
 }
