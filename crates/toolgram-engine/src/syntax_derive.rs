@@ -294,6 +294,7 @@ fn name_then_args(one: &str, two: &str) -> Shape {
     }
     let body = CallBody::NameThenArgs {
         name_prefix: "",
+        id_first: "",
         name_end: Box::leak(name_end.to_owned().into_boxed_str()),
         id_marker: "",
         name_is_id: false,

@@ -77,9 +77,10 @@ fn markers(s: &CallSyntax) -> impl Iterator<Item = String> {
         } => out.extend([name_open, key_open, value_close, call_end].map(str::to_owned)),
         CallBody::NameThenArgs {
             name_prefix,
+            id_first,
             name_end,
             ..
-        } => out.extend([name_prefix, name_end].map(str::to_owned)),
+        } => out.extend([name_prefix, id_first, name_end].map(str::to_owned)),
         CallBody::XmlElements {
             name_open,
             call_end,

@@ -5,8 +5,9 @@
 //! templates without tool syntax get the tools described in the system prompt; earlier calls
 //! go as they are to templates that render a tools list or `tool_calls`, and to the others as
 //! text in the syntax the engine compiles. Filters follow Hugging Face's Jinja environment
-//! (`tojson` = Python `json.dumps`, `trim_blocks`, `lstrip_blocks`). This module must not
-//! tokenize or decode.
+//! (`tojson` = Python `json.dumps`, `trim_blocks`, `lstrip_blocks`, and its
+//! `{% generation %}` block, which renders its body unchanged). This module must not tokenize
+//! or decode.
 
 use minijinja::value::{Kwargs, Value as JValue};
 use minijinja::{Environment, Error as JError, ErrorKind};
@@ -41,7 +42,7 @@ impl ChatTemplate {
             Err(JError::new(ErrorKind::InvalidOperation, msg))
         });
         env.add_function("strftime_now", |_fmt: String| -> String { String::new() });
-        env.add_template_owned(TEMPLATE_NAME, source.to_owned())
+        env.add_template_owned(TEMPLATE_NAME, without_generation_tags(source))
             .map_err(|e| format!("chat template does not compile: {e:#}"))?;
         Ok(Self {
             env,
@@ -153,10 +154,61 @@ fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, JError> {
     Ok(JValue::from_safe_string(pyjson::to_string(&json, indent)))
 }
 
+/// Hugging Face's `{% generation %}…{% endgeneration %}` (it marks the assistant's tokens for
+/// training masks and renders its body unchanged) as `{% if true %}…{% endif %}`, which
+/// minijinja knows; whitespace control (`-`, `+`) is kept.
+fn without_generation_tags(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(i) = rest.find("{%") {
+        let (before, tag) = rest.split_at(i);
+        out.push_str(before);
+        let Some(end) = tag.find("%}") else {
+            out.push_str(tag);
+            return out;
+        };
+        let inner = &tag[2..end];
+        let word = inner.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        let with = match word {
+            "generation" => Some("if true"),
+            "endgeneration" => Some("endif"),
+            _ => None,
+        };
+        match with {
+            Some(w) => out.push_str(&format!("{{%{}%}}", inner.replacen(word, w, 1))),
+            None => out.push_str(&tag[..end + 2]),
+        }
+        rest = &tag[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use toolgram_core::syntax::by_name;
+
+    #[test]
+    fn generation_blocks_render_their_body() {
+        let src = "{%- for m in messages -%}{%- generation -%}[{{ m.content }}]{%- endgeneration -%}\n{%- endfor -%}";
+        assert_eq!(
+            without_generation_tags(src),
+            "{%- for m in messages -%}{%- if true -%}[{{ m.content }}]{%- endif -%}\n{%- endfor -%}"
+        );
+        assert_eq!(without_generation_tags("a {% x %"), "a {% x %");
+        let t = ChatTemplate::new(src, "", "").expect("compiles");
+        let msgs: Vec<ChatMessage> =
+            serde_json::from_value(json!([{"role": "user", "content": "hi"}])).expect("messages");
+        let out = t
+            .render(
+                &msgs,
+                &ToolSet::new(Vec::new()).expect("an empty pool"),
+                by_name("hermes").expect("registered"),
+            )
+            .expect("renders");
+        assert_eq!(out, "[hi]");
+    }
 
     const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 

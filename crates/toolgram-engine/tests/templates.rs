@@ -414,8 +414,10 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja (command-r7b)",
             "GLM-4.6.jinja (glm)",
             "GLM-4.7-Flash.jinja (glm)",
+            "GigaChat3-10B-A1.8B.jinja (gigachat3)",
             "GigaChat3.1-10B-A1.8B.jinja (gigachat3.1)",
             "Kimi-K3.jinja (kimi-k3)",
+            "LFM2.5-8B-A1B.jinja (lfm2)",
             "MiMo-VL.jinja (hermes)",
             "MiniMax-M1.jinja (minimax-m1)",
             "MiniMax-M2.jinja (minimax-m2)",
@@ -453,26 +455,20 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "moonshotai-Kimi-K2.jinja (kimi-k2)",
             "openai-gpt-oss-120b.jinja (gpt-oss)",
             "openbmb-MiniCPM5-1B.jinja (minicpm5)",
+            "poolside-Laguna-S-2.1.jinja (glm)",
+            "poolside-Laguna-XS-2.1.jinja (glm)",
+            "poolside-Laguna-XS.2.jinja (glm)",
+            "tencent-Hy3.jinja (hunyuan3)",
             "unsloth-Apriel-1.5.jinja (apriel)",
             "unsloth-mistral-Devstral-Small-2507.jinja (mistral-v11)",
+            "upstage-Solar-Open-100B.jinja (solar-open)",
         ],
         "templates round-tripped, by the syntax compiled for each"
     );
     // What is not round-tripped is listed by name, so neither list grows silently.
-    let names = |v: &[String]| -> Vec<String> {
-        v.iter()
-            .map(|s| s.split(' ').next().unwrap_or_default().to_owned())
-            .collect()
-    };
-    assert_eq!(
-        names(&not_rendered),
-        [
-            "LFM2.5-8B-A1B.jinja",
-            "poolside-Laguna-S-2.1.jinja",
-            "poolside-Laguna-XS-2.1.jinja",
-            "poolside-Laguna-XS.2.jinja",
-        ],
-        "templates minijinja does not compile: no `generation` tag (LFM2.5, Laguna)"
+    assert!(
+        not_rendered.is_empty(),
+        "templates minijinja does not render: {not_rendered:?}"
     );
     assert_eq!(
         no_syntax,
@@ -499,14 +495,8 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
     );
     assert_eq!(
         refused,
-        [
-            "GigaChat3-10B-A1.8B.jinja",
-            "muse-glimmer.jinja",
-            "tencent-Hy3.jinja",
-            "upstage-Solar-Open-100B.jinja",
-        ],
-        "templates whose calls no syntax could be derived for (a header naming the tool, a \
-         call id inside the markers, values not read back)"
+        ["muse-glimmer.jinja"],
+        "templates whose calls no syntax could be derived for (a header naming the tool)"
     );
 }
 

@@ -4,7 +4,8 @@
 //! - `Json` — `{"name": NAME, "<args_key>": ARGS}`;
 //! - `JsonNamedKey` — `{"NAME": ARGS}`;
 //! - `JsonKeyed` — `{"<id_key>": ID, "<name_key>": NAME, "<args_key>": ARGS}`, one per line;
-//! - `NameThenArgs` — `NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally fenced;
+//! - `NameThenArgs` — `[ID<id_first>]NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally
+//!   fenced;
 //! - `Tagged` — the name tag, then one tag per parameter (declared order; required ones
 //!   always, optional ones may be left out; other keys only where the schema allows them),
 //!   each value a [`Slot::Value`] that a writer fills by the parameter's schema;
@@ -82,12 +83,18 @@ pub(crate) fn call_body(
         ]),
         CallBody::NameThenArgs {
             name_prefix,
+            id_first,
             name_end,
             id_marker,
             name_is_id,
             args_json: true,
         } => {
-            let mut items = vec![Expr::lit(format!("{name_prefix}{name}"))];
+            let mut items = vec![Expr::lit(name_prefix)];
+            if !id_first.is_empty() {
+                items.push(Expr::repeat(class(ID_CHARS), 1, Some(64)));
+                items.push(Expr::lit(id_first));
+            }
+            items.push(Expr::lit(name.as_str()));
             if name_is_id {
                 items.push(Expr::lit(":"));
                 items.push(Expr::repeat(class(&[('0', '9')]), 1, Some(4)));

@@ -15,7 +15,7 @@ use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::{Tool, ToolChoice, ToolSet};
 use crate::error::CompileError;
-use crate::syntax::CallSyntax;
+use crate::syntax::{CallSyntax, pyjson};
 use std::collections::HashMap;
 use thiserror::Error;
 use toolgram_grammar::schema::{Note, NoteKind, SchemaError, SchemaOptions, to_grammar};
@@ -270,7 +270,12 @@ fn py_value(
         }
         Mode::Json | Mode::Prompt => serde_json::Value::Null,
     };
-    let quoted = |v: &str| Expr::lit(serde_json::Value::String(v.to_owned()).to_string());
+    let quoted = |v: &str| {
+        Expr::alt(vec![
+            Expr::lit(serde_json::Value::String(v.to_owned()).to_string()),
+            Expr::lit(pyjson::repr(v)),
+        ])
+    };
     let at = property_pointer(key);
     Ok(match value_spelling(&params, &at) {
         ValueSpelling::Bool => (
@@ -283,7 +288,7 @@ fn py_value(
             Vec::new(),
             Vec::new(),
         ),
-        ValueSpelling::Text(_) | ValueSpelling::Json(_) => {
+        spelling @ (ValueSpelling::Text(_) | ValueSpelling::Json(_)) => {
             let schema_opts = SchemaOptions {
                 tool: Some(tool.name.clone()),
                 lenient,
@@ -293,17 +298,38 @@ fn py_value(
             let (g, tool_notes) = to_grammar(&property_schema(&params, &at), &schema_opts)?;
             let prefix = format!("{name}-");
             let start = g.start().map(|s| format!("{prefix}{s}"));
-            let notes = tool_notes
+            let mut notes: Vec<(String, Note)> = tool_notes
                 .into_iter()
                 .map(|n| (tool.name.clone(), n))
                 .collect();
-            (
-                start.map_or(Expr::Seq(Vec::new()), Expr::rule),
-                g.prefixed(&prefix).rules,
-                notes,
-            )
+            let mut value = start.map_or(Expr::Seq(Vec::new()), Expr::rule);
+            // A string may also be Python's single-quoted literal (LFM2's template writes
+            // `repr`); its keywords are then the validator's.
+            if let ValueSpelling::Text(rules) = spelling {
+                value = Expr::alt(vec![value, single_quoted()]);
+                notes.extend(rules.keywords().into_iter().map(|keyword| {
+                    let note = Note {
+                        pointer: rules.pointer.clone(),
+                        keyword: keyword.to_owned(),
+                        kind: NoteKind::Deferred,
+                    };
+                    (tool.name.clone(), note)
+                }));
+            }
+            (value, g.prefixed(&prefix).rules, notes)
         }
     })
+}
+
+/// A Python string literal in single quotes (escapes allowed).
+fn single_quoted() -> Expr {
+    let plain = chars_class(true, ['\'', '\\', '\n']);
+    let escaped = Expr::seq(vec![Expr::lit("\\"), Expr::Any]);
+    Expr::seq(vec![
+        Expr::lit("'"),
+        Expr::repeat(Expr::alt(vec![plain, escaped]), 0, None),
+        Expr::lit("'"),
+    ])
 }
 
 /// Text (possibly empty) that does not start with any of `words` (all non-empty), and

@@ -18,6 +18,7 @@ use crate::define::arguments::{DeferredKeyword, close_objects};
 use crate::define::request::Mode;
 use crate::define::tool::ToolSet;
 use crate::error::CompileError;
+use crate::syntax::pyjson;
 use serde_json::Value;
 use std::collections::HashMap;
 use toolgram_grammar::lark::{self, Extern, LarkDialect};
@@ -167,9 +168,13 @@ pub(super) fn py_value(
             .clone(),
         Mode::Json | Mode::Prompt => Value::Null,
     };
-    let quoted = |v: &str| lark_string(&Value::String(v.to_owned()).to_string());
+    let quoted = |v: &str| {
+        let json = lark_string(&Value::String(v.to_owned()).to_string());
+        format!("{json} | {}", lark_string(&pyjson::repr(v)))
+    };
     let at = property_pointer(key);
-    match value_spelling(&params, &at) {
+    let spelling = value_spelling(&params, &at);
+    match &spelling {
         ValueSpelling::Bool => x.body = "\"True\" | \"False\"".into(),
         ValueSpelling::OneOf(values) => {
             x.body = values
@@ -187,8 +192,26 @@ pub(super) fn py_value(
             x.body = format!("{lark_name}_json");
         }
     }
+    // A string may also be Python's single-quoted literal (LFM2's template writes `repr`);
+    // its keywords are then the validator's.
+    if let ValueSpelling::Text(rules) = spelling {
+        x.body = format!("{} | /{SINGLE_QUOTED}/", x.body);
+        for keyword in rules.keywords() {
+            let d = DeferredKeyword {
+                tool: tool.name.clone(),
+                pointer: rules.pointer.clone(),
+                keyword: keyword.to_owned(),
+            };
+            if !pass.deferred.contains(&d) {
+                pass.deferred.push(d);
+            }
+        }
+    }
     Ok(x)
 }
+
+/// A Python string literal in single quotes, as a Lark regex (escapes allowed).
+const SINGLE_QUOTED: &str = r"'([^'\\\n]|\\.)*'";
 
 /// Raw text (the lexeme before its suffix): any text, without the family's next tags, and
 /// within the string's pattern and length.

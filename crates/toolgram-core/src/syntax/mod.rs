@@ -80,11 +80,14 @@ pub enum CallBody {
     /// A JSON object `{"name": …, <args_key>: {…}}` (a JSON array of them after a section
     /// opener is read too).
     Json,
-    /// `<name_prefix>NAME<name_end>` then the arguments as one JSON object
-    /// (Mistral `name[ARGS]{…}`, DeepSeek, Kimi K2, functionary, Gemma 4).
+    /// `<name_prefix>[ID<id_first>]NAME<name_end>` then the arguments as one JSON object
+    /// (Mistral `name[ARGS]{…}`, DeepSeek, Kimi K2, functionary, Gemma 4, Solar Open).
     NameThenArgs {
         /// Text right before the name (may be empty).
         name_prefix: &'static str,
+        /// Marker after a call id written before the name (Solar Open's
+        /// `ID<|tool_call:name|>NAME`); empty: no id there.
+        id_first: &'static str,
         /// Text ending the name; empty: the name ends where the arguments' `{` starts.
         name_end: &'static str,
         /// Marker between the name and a call id (`[CALL_ID]`); empty: none.

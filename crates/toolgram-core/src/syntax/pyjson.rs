@@ -111,8 +111,42 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T, indent: Option<usize>) -> Str
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// A string as Python's `repr` writes it (LFM2's template writes string arguments so):
+/// single quotes, double quotes when the text holds a `'` and no `"`.
+pub fn repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn strings_as_python_repr_writes_them() {
+        assert_eq!(super::repr("São Paulo"), "'São Paulo'");
+        assert_eq!(super::repr("It's"), "\"It's\"");
+        assert_eq!(super::repr("a'\"b\n"), "'a\\'\"b\\n'");
+    }
+
     use super::*;
     use serde_json::json;
 

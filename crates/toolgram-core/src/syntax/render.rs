@@ -57,11 +57,17 @@ impl CallSyntax {
             }
             CallBody::NameThenArgs {
                 name_prefix,
+                id_first,
                 name_end,
                 id_marker,
                 name_is_id,
                 ..
             } => {
+                let first = if id_first.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}{id_first}", c.id)
+                };
                 let suffix = if name_is_id {
                     format!(":{index}")
                 } else {
@@ -77,7 +83,7 @@ impl CallSyntax {
                 } else {
                     json(&c.arguments)
                 };
-                format!("{name_prefix}{}{suffix}{id}{name_end}{args}", c.name)
+                format!("{name_prefix}{first}{}{suffix}{id}{name_end}{args}", c.name)
             }
             CallBody::Tagged {
                 name_open,

@@ -285,6 +285,7 @@ fn read_body(
         }
         CallBody::NameThenArgs {
             name_prefix,
+            id_first,
             name_end,
             id_marker,
             name_is_id,
@@ -299,6 +300,19 @@ fn read_body(
                 });
             }
             cur.pos += name_prefix.len();
+            let first_id = if id_first.is_empty() {
+                None
+            } else {
+                let rest = cur.rest();
+                match rest.find(id_first) {
+                    Some(i) if !rest[..i].contains(['\n', '{', '<']) => {
+                        cur.pos += i + id_first.len();
+                        Some(rest[..i].trim().to_owned())
+                    }
+                    Some(_) => return Err(Fail::NoMatch),
+                    None => return Err(Fail::Truncated(Vec::new())),
+                }
+            };
             let name_start = cur.pos;
             let raw = if name_end.is_empty() {
                 let r = cur.rest();
@@ -325,6 +339,9 @@ fn read_body(
                 {
                     name = n.to_owned();
                 }
+            }
+            if let Some(first) = first_id {
+                id = first;
             }
             if !is_name(&name) {
                 return Err(Fail::NoMatch);
