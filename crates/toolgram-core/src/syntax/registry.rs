@@ -616,7 +616,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: true,
         },
         think: None,
-        noise: &["<|content|>", "<|end|>"],
+        noise: &["<|content|>"],
     },
     CallSyntax {
         name: "gigachat3.1",
