@@ -23,6 +23,15 @@ fn text(r: Result<toolgram_engine::CallResponse, EngineError>) -> String {
     }
 }
 
+/// Sessions decoding together share decodes and each gets the reply it gets alone.
+///
+/// Which tokens share a decode depends on thread timing, and llama.cpp's CPU kernels are not
+/// batch-invariant (a token's matmul can run in a different kernel, with a different summation
+/// order, depending on how many columns the batch holds), so a greedy choice between two
+/// near-equal logits can flip with the batch's composition (seen once in about ten full
+/// runs here). A real batching fault (another lane's logits, a mixed-up KV cache) fails
+/// every round, so the batched round is run up to twice and must match in one; a
+/// first-round difference is printed.
 #[test]
 fn concurrent_sessions_share_decodes_and_reply_as_they_would_alone() {
     let _g = lock();
@@ -36,33 +45,52 @@ fn concurrent_sessions_share_decodes_and_reply_as_they_would_alone() {
             text(ask(&mut s, &tools, p, ToolChoice::Required, greedy()))
         })
         .collect();
-
-    let batch = engine.batch(prompts.len()).expect("batch");
-    let together: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = prompts
-            .iter()
-            .map(|p| {
-                let (batch, tools) = (&batch, &tools);
-                scope.spawn(move || {
-                    let mut s = batch.session().expect("a free lane");
-                    text(ask(&mut s, tools, p, ToolChoice::Required, greedy()))
+    let mut differences = Vec::new();
+    for round in 1..=2 {
+        let batch = engine.batch(prompts.len()).expect("batch");
+        let together: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = prompts
+                .iter()
+                .map(|p| {
+                    let (batch, tools) = (&batch, &tools);
+                    scope.spawn(move || {
+                        let mut s = batch.session().expect("a free lane");
+                        text(ask(&mut s, tools, p, ToolChoice::Required, greedy()))
+                    })
                 })
-            })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("lane thread"))
+                .collect()
+        });
+        let stats = batch.stats();
+        assert!(
+            stats.lane_steps > stats.decodes,
+            "no decode was shared by two lanes: {stats:?}"
+        );
+        for (p, t) in prompts.iter().zip(&together) {
+            assert!(t.starts_with("{\"name\": "), "{p}: not a call: {t:?}");
+        }
+        differences = prompts
+            .iter()
+            .zip(&alone)
+            .zip(&together)
+            .filter(|((_, a), t)| a != t)
+            .map(|((p, a), t)| format!("{p}: alone {a:?}, batched {t:?}"))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("lane thread"))
-            .collect()
-    });
-    let stats = batch.stats();
-    assert!(
-        stats.lane_steps > stats.decodes,
-        "no decode was shared by two lanes: {stats:?}"
-    );
-    for ((p, a), t) in prompts.iter().zip(&alone).zip(&together) {
-        assert!(t.starts_with("{\"name\": "), "{p}: not a call: {t:?}");
-        assert_eq!(a, t, "{p}: batched reply differs from the reply alone");
+        if differences.is_empty() {
+            return;
+        }
+        eprintln!(
+            "round {round}: batched replies differ:\n{}",
+            differences.join("\n")
+        );
     }
+    panic!(
+        "batched replies differ from the replies alone in both rounds:\n{}",
+        differences.join("\n")
+    );
 }
 
 #[test]
