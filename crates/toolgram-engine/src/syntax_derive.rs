@@ -377,6 +377,7 @@ fn tagged(one: &str, two: &str) -> Shape {
     let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let body = CallBody::Tagged {
         name_open: "",
+        name_again: "",
         name_close: leak(name_close),
         key_open: leak(key_open),
         key_close: leak(gap),

@@ -453,6 +453,7 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "mistralai-Ministral-3-14B-Reasoning-2512.jinja (mistral-v11)",
             "mistralai-Mistral-Nemo-Instruct-2407.jinja (mistral)",
             "moonshotai-Kimi-K2.jinja (kimi-k2)",
+            "muse-glimmer.jinja (muse-glimmer)",
             "openai-gpt-oss-120b.jinja (gpt-oss)",
             "openbmb-MiniCPM5-1B.jinja (minicpm5)",
             "poolside-Laguna-S-2.1.jinja (glm)",
@@ -493,10 +494,9 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
          R1-Distill-Llama adds a null content to a string; FireFunction wants `datetime`; \
          Command R+ a parameter field our tools lack)"
     );
-    assert_eq!(
-        refused,
-        ["muse-glimmer.jinja"],
-        "templates whose calls no syntax could be derived for (a header naming the tool)"
+    assert!(
+        refused.is_empty(),
+        "templates whose calls no syntax could be derived for: {refused:?}"
     );
 }
 

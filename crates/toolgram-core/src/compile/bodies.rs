@@ -191,7 +191,6 @@ fn tag_rest(tag_end: &str, attributes: &[&str]) -> Expr {
 fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
     let CallBody::Tagged {
         name_open,
-        name_close,
         key_open,
         key_close,
         tag_end,
@@ -199,6 +198,7 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
         value_close,
         attributes,
         call_end,
+        ..
     } = body
     else {
         return Expr::Seq(Vec::new());
@@ -214,7 +214,7 @@ fn tagged(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
     };
     let mut items = vec![
         newline(),
-        Expr::lit(format!("{name_open}{}{name_close}", tool.name)),
+        Expr::lit(body.name_tag(&tool.name)),
         tag_rest(tag_end, attributes),
         newline(),
     ];
@@ -476,18 +476,24 @@ fn listed(
 }
 
 /// What a raw value never contains: its own closing marker (the parser reads a value up to
-/// the first one), the family's other tags, and the special-token-like head of each
-/// (`<|open|>`, `<｜DSML｜`) — a value that runs into the next tag is a runaway.
+/// the first one), the family's other tags, and the special-token-like head (`<|open|>`,
+/// `<｜DSML｜`) or tag name (`</parameter`) of each — a value that runs into the next tag is a
+/// runaway.
 fn never_in_values(markers: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in markers.iter().filter(|m| !m.is_empty()) {
-        for w in [Some(*m), special_head(m)].into_iter().flatten() {
+        for w in [Some(*m), special_head(m), tag_head(m)]
+            .into_iter()
+            .flatten()
+        {
             if !out.iter().any(|o| o == w) {
                 out.push(w.to_owned());
             }
         }
     }
-    out
+    // A word that holds another is already excluded by it.
+    let held = |w: &String| out.iter().any(|o| o != w && w.contains(o.as_str()));
+    out.iter().filter(|w| !held(w)).cloned().collect()
 }
 
 /// The leading special-token-like piece of a marker: `<|open|>` of `<|open|>call tool="`,
@@ -501,6 +507,17 @@ fn special_head(marker: &str) -> Option<&str> {
     }
     let mut bars = marker.match_indices('｜').map(|(i, b)| i + b.len());
     bars.nth(1).map(|end| &marker[..end])
+}
+
+/// An XML-like marker's tag name with its `<` or `</`: `</parameter` of `</parameter>`,
+/// `<atem:parameter` of `<atem:parameter name="` — a value that writes it is starting the
+/// next tag, however it goes on.
+fn tag_head(marker: &str) -> Option<&str> {
+    if !marker.starts_with('<') || special_head(marker).is_some() {
+        return None;
+    }
+    let end = marker.find([' ', '=', '>'])?;
+    Some(&marker[..end]).filter(|h| h.trim_start_matches(['<', '/']).len() > 1)
 }
 
 /// The parameters a tagged body may name.
@@ -704,7 +721,7 @@ mod tests {
         )
         .expect("compiles");
         // A string is raw text up to the closing tag, never the next tag, under its pattern.
-        let city = r#"value_0_0[suffix="</parameter>"]: /(?s:.*)/ & ~/(?s:.*)(<\/parameter>|<parameter=|<function=|<\/function>)(?s:.*)/ & /(?:[A-Z])(?s:.*)/"#;
+        let city = r#"value_0_0[suffix="</parameter>"]: /(?s:.*)/ & ~/(?s:.*)(<\/parameter|<parameter|<function|<\/function)(?s:.*)/ & /(?:[A-Z])(?s:.*)/"#;
         assert!(g.lark.contains(city), "{}", g.lark);
         assert!(g.deferred.is_empty(), "{:?}", g.deferred);
         // A number is JSON; an enum is one of its strings, raw.
@@ -732,16 +749,20 @@ mod tests {
                 "",
                 "<|close|>call<|sep|>"
             ]),
-            [
-                "<|close|>argument<|sep|>",
-                "<|close|>",
-                "<|open|>argument key=\"",
-                "<|open|>",
-                "<|close|>call<|sep|>"
-            ]
+            ["<|close|>", "<|open|>"],
+            "the markers' special heads, which every marker holds"
+        );
+        assert_eq!(
+            never_in_values(&["</parameter>", "<parameter=", "<function=", "</function>"]),
+            ["</parameter", "<parameter", "<function", "</function"],
+            "the tags' names, however a tag goes on"
         );
         assert_eq!(special_head("</｜DSML｜parameter>"), Some("</｜DSML｜"));
         assert_eq!(special_head("</parameter>"), None);
+        assert_eq!(tag_head("</parameter>"), Some("</parameter"));
+        assert_eq!(tag_head("<atem:parameter name=\""), Some("<atem:parameter"));
+        assert_eq!(tag_head("<|open|>call tool=\""), None);
+        assert_eq!(tag_head("<>"), None);
     }
 
     #[test]

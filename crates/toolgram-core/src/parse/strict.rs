@@ -299,8 +299,12 @@ pub fn split_reasoning(text: &str, think: Think, reasoning: Reasoning) -> (Optio
     }
 }
 
+/// Whether `text` ends with a proper prefix of `marker` that is more than whitespace (a
+/// marker that opens with a space, Muse Glimmer's ` to=`, is not begun by every space).
 fn ends_with_prefix_of(text: &str, marker: &str) -> bool {
-    (1..marker.len()).any(|n| marker.is_char_boundary(n) && text.ends_with(&marker[..n]))
+    (1..marker.len()).any(|n| {
+        marker.is_char_boundary(n) && !marker[..n].trim().is_empty() && text.ends_with(&marker[..n])
+    })
 }
 
 #[cfg(test)]

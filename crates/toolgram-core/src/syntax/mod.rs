@@ -104,6 +104,10 @@ pub enum CallBody {
     Tagged {
         /// Before the name (`<function=`); empty: the name starts the call.
         name_open: &'static str,
+        /// Where a header names the tool before the call's own name tag (Muse Glimmer's
+        /// ` to=NAME<|message|>…<atem:invoke name="NAME"`): the text between the two names;
+        /// empty: the name is written once.
+        name_again: &'static str,
         /// After the name (`>`); empty: the name ends at the line end or the first key.
         name_close: &'static str,
         /// Before a key (`<parameter=`).
@@ -154,6 +158,28 @@ pub enum CallBody {
     Harmony,
     /// Python call syntax `[name(a=1, b="x"), …]` (LFM2, Llama 3.2 pythonic).
     Pythonic,
+}
+
+impl CallBody {
+    /// A tagged call's name tag for tool `name`: `<name_open>NAME[<name_again>NAME]<name_close>`
+    /// (empty for other bodies).
+    pub fn name_tag(&self, name: &str) -> String {
+        match self {
+            CallBody::Tagged {
+                name_open,
+                name_again: "",
+                name_close,
+                ..
+            } => format!("{name_open}{name}{name_close}"),
+            CallBody::Tagged {
+                name_open,
+                name_again,
+                name_close,
+                ..
+            } => format!("{name_open}{name}{name_again}{name}{name_close}"),
+            _ => String::new(),
+        }
+    }
 }
 
 /// The markdown fence a family writing bare calls may put around them (```` ```json ````).

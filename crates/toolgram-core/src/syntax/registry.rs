@@ -71,6 +71,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<function=", "<parameter="],
         body: CallBody::Tagged {
             name_open: "<function=",
+            name_again: "",
             name_close: ">",
             key_open: "<parameter=",
             key_close: ">",
@@ -98,6 +99,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<seed:tool_call>"],
         body: CallBody::Tagged {
             name_open: "<function=",
+            name_again: "",
             name_close: ">",
             key_open: "<parameter=",
             key_close: ">",
@@ -125,6 +127,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<arg_key>"],
         body: CallBody::Tagged {
             name_open: "",
+            name_again: "",
             name_close: "",
             key_open: "<arg_key>",
             key_close: "</arg_key>",
@@ -152,6 +155,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<tool_sep{}>", "<arg_value{}>"],
         body: CallBody::Tagged {
             name_open: "",
+            name_again: "",
             name_close: "<tool_sep:opensource>",
             key_open: "<arg_key:opensource>",
             key_close: "</arg_key:opensource>",
@@ -179,6 +183,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<minimax:tool_call>"],
         body: CallBody::Tagged {
             name_open: "<invoke name=\"",
+            name_again: "",
             name_close: "\"",
             key_open: "<parameter name=\"",
             key_close: "\"",
@@ -206,6 +211,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<｜DSML｜function_calls>"],
         body: CallBody::Tagged {
             name_open: "<｜DSML｜invoke name=\"",
+            name_again: "",
             name_close: "\"",
             key_open: "<｜DSML｜parameter name=\"",
             key_close: "\"",
@@ -233,6 +239,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<｜DSML｜tool_calls>"],
         body: CallBody::Tagged {
             name_open: "<｜DSML｜invoke name=\"",
+            name_again: "",
             name_close: "\"",
             key_open: "<｜DSML｜parameter name=\"",
             key_close: "\"",
@@ -260,6 +267,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<|open|>call tool="],
         body: CallBody::Tagged {
             name_open: "<|open|>call tool=\"",
+            name_again: "",
             name_close: "\"",
             key_open: "<|open|>argument key=\"",
             key_close: "\"",
@@ -582,6 +590,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         template_markers: &["<param name="],
         body: CallBody::Tagged {
             name_open: "<function name=\"",
+            name_again: "",
             name_close: "\"",
             key_open: "<param name=\"",
             key_close: "\"",
@@ -680,6 +689,46 @@ pub static REGISTRY: &[CallSyntax] = &[
         },
         think: Some(("<mm:think>", "</mm:think>")),
         noise: &["]<]minimax[>["],
+    },
+    CallSyntax {
+        name: "muse-glimmer",
+        aliases: &["atem"],
+        description: "Muse Glimmer ATEM: to=NAME<|message|><atem:function_calls><atem:invoke name=\"NAME\"><atem:parameter name=\"KEY\">VALUE</atem:parameter></atem:invoke></atem:function_calls>, one message per call",
+        section_open: &[],
+        section_close: &[],
+        call_open: &[],
+        call_close: &[],
+        // Each call is a message of its own; the reply continues after the prompt's
+        // `<|start|>assistant`, so the next ones open with it.
+        separator: &[
+            Piece::Token("<|eom|>"),
+            Piece::Token("<|start|>"),
+            Piece::Text("assistant"),
+        ],
+        args_key: "arguments",
+        id_key: "",
+        bare_calls: false,
+        template_markers: &["<atem:function_calls>", "<atem:invoke name="],
+        body: CallBody::Tagged {
+            name_open: " to=",
+            name_again: "<|message|><atem:function_calls>\n<atem:invoke name=\"",
+            name_close: "\"",
+            key_open: "<atem:parameter name=\"",
+            key_close: "\"",
+            tag_end: ">",
+            value_open: "",
+            value_close: "</atem:parameter>",
+            attributes: &[],
+            call_end: "</atem:invoke>\n</atem:function_calls>",
+        },
+        think: None,
+        // A text answer is a message to the user; a message ends with `<|eot|>`, or with
+        // `<|eom|>` and the next one's start (`<|start|>assistant` alone is harmony's too).
+        noise: &[
+            " to=user<|message|>",
+            "<|eot|>",
+            "<|eom|><|start|>assistant",
+        ],
     },
     CallSyntax {
         name: "gpt-oss",

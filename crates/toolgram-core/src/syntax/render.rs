@@ -86,7 +86,6 @@ impl CallSyntax {
                 format!("{name_prefix}{first}{}{suffix}{id}{name_end}{args}", c.name)
             }
             CallBody::Tagged {
-                name_open,
                 name_close,
                 key_open,
                 key_close,
@@ -96,7 +95,7 @@ impl CallSyntax {
                 call_end,
                 ..
             } => {
-                let mut out = format!("{name_open}{}{name_close}{tag_end}", c.name);
+                let mut out = format!("{}{tag_end}", self.body.name_tag(&c.name));
                 if name_close.is_empty() {
                     out.push('\n');
                 }

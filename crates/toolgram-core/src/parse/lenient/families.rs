@@ -90,6 +90,11 @@ impl<'a> Cur<'a> {
 
     /// Eat `m` (after whitespace); `true` if it was there (or empty).
     pub(crate) fn eat(&mut self, m: &str) -> bool {
+        // A marker that starts with whitespace (Muse Glimmer's ` to=`) is matched as written.
+        if !m.is_empty() && self.rest().starts_with(m) {
+            self.pos += m.len();
+            return true;
+        }
         let save = self.pos;
         self.ws();
         if self.rest().starts_with(m) {
@@ -164,7 +169,7 @@ pub(crate) fn read_calls(
         if !opened {
             cur.pos = save;
         }
-        cur.ws();
+        ws_before_body(&mut cur, syntax);
         if cur.at_end() {
             if calls.is_empty() || opened {
                 return Err(Fail::Truncated(calls));
@@ -191,7 +196,7 @@ pub(crate) fn read_calls(
         if !sep.is_empty() && !cur.eat(&sep) {
             cur.pos = save;
         }
-        cur.ws();
+        ws_before_body(&mut cur, syntax);
         let rest = cur.rest();
         let again = if !open_first.is_empty() {
             rest.starts_with(open_first)
@@ -214,6 +219,14 @@ pub(crate) fn read_calls(
         }
     }
     Ok((calls, cur.pos))
+}
+
+/// Skip whitespace before a call's body, unless the body's anchor starts with it (Muse
+/// Glimmer's ` to=`).
+fn ws_before_body(cur: &mut Cur, syntax: &CallSyntax) {
+    if !body_anchor(syntax).is_some_and(|a| cur.rest().starts_with(a)) {
+        cur.ws();
+    }
 }
 
 /// Text that starts a call of this body even without the call/section opener.

@@ -2,7 +2,8 @@
 //! following llama.cpp's semantics: with `reasoning_format` `none` nothing moves; otherwise a
 //! leading open marker starts reasoning; a close marker with no opener before it means the
 //! prompt opened the block (text up to it is reasoning); and when the template was rendered
-//! with thinking on and no marker comes, text up to the first call is reasoning.
+//! with thinking on (and it knows of thinking) and no marker comes, text up to the first
+//! call is reasoning.
 //!
 //! It must NOT look for calls itself: the caller passes where the first call starts.
 
@@ -78,12 +79,17 @@ pub(crate) fn split(
     // thinking setting said.
     let opened_by_prompt =
         close.filter(|(i, _)| !pairs.iter().any(|(o, _)| text[..*i].contains(o)));
+    // Thinking on opens a block in the prompt only where the template knows of thinking
+    // (Muse Glimmer's reasoning is a message of its own, `to=self`, never opened by it).
+    let can_open = template.is_none_or(|t| {
+        t.to_lowercase().contains("think") || pairs.iter().any(|(o, _)| t.contains(o))
+    });
     match (opened_by_prompt, thinking) {
         (Some((i, n)), _) => Split {
             reasoning: text[..i].to_owned(),
             rest: text[i + n..].to_owned(),
         },
-        (None, true) if close.is_none() => until_call(text, &first_call),
+        (None, true) if close.is_none() && can_open => until_call(text, &first_call),
         _ => Split {
             reasoning: String::new(),
             rest: text.to_owned(),

@@ -19,6 +19,7 @@ pub(crate) fn read(
 ) -> Result<RawCall, Fail> {
     let CallBody::Tagged {
         name_open,
+        name_again,
         name_close,
         key_open,
         key_close,
@@ -49,8 +50,16 @@ pub(crate) fn read(
         }
         cur.pos += end;
         r[..end].trim().to_owned()
-    } else {
+    } else if name_again.is_empty() {
         cur.until(name_close).ok_or_else(trunc)?.trim().to_owned()
+    } else {
+        // A header names the tool, then the call's own tag names it again: the same name.
+        let first = cur.until(name_again).ok_or_else(trunc)?.trim().to_owned();
+        let again = cur.until(name_close).ok_or_else(trunc)?.trim();
+        if again != first {
+            return Err(Fail::NoMatch);
+        }
+        first
     };
     if !is_name(&name) {
         return Err(if cur.at_end() { trunc() } else { Fail::NoMatch });
