@@ -197,10 +197,12 @@ fn shared_parsing_cases() {
         "| **all** | {pass} | {run} | {skipped} |\npass rate {:.1}%",
         rate * 100.0
     );
-    let floor = 0.95;
+    // The issue asks for 95%; the floor sits just under what the parser reads today
+    // (253/256), so losing one case fails here instead of hiding under the issue's bar.
+    let floor = 0.985;
     assert!(
         rate >= floor,
-        "pass rate {:.1}% below {:.0}%",
+        "pass rate {:.1}% below {:.1}%",
         rate * 100.0,
         floor * 100.0
     );

@@ -28,8 +28,8 @@ fn text(r: Result<toolgram_engine::CallResponse, EngineError>) -> String {
 /// Which tokens share a decode depends on thread timing, and llama.cpp's CPU kernels are not
 /// batch-invariant (a token's matmul can run in a different kernel, with a different summation
 /// order, depending on how many columns the batch holds), so a greedy choice between two
-/// near-equal logits can flip with the batch's composition (seen once in about ten full
-/// runs here). A real batching fault (another lane's logits, a mixed-up KV cache) fails
+/// near-equal logits can flip with the batch's composition (seen once in 11 runs on
+/// 2026-11-24: the first of three full test runs; eight targeted runs passed). A real batching fault (another lane's logits, a mixed-up KV cache) fails
 /// every round, so the batched round is run up to twice and must match in one; a
 /// first-round difference is printed.
 #[test]

@@ -1,12 +1,13 @@
-//! One call's body in each compilable spelling ([`CallBody`]), as IR with slots for what
-//! each target spells its own way:
+//! One call's body in each spelling ([`CallBody`]), as IR with slots for what each target
+//! spells its own way (`XmlElements` in [`super::xml`], `Harmony` in [`super::harmony`]):
 //!
 //! - `Json` — `{"name": NAME, "<args_key>": ARGS}`;
 //! - `JsonNamedKey` — `{"NAME": ARGS}`;
 //! - `JsonKeyed` — `{"<id_key>": ID, "<name_key>": NAME, "<args_key>": ARGS}`, one per line;
 //! - `NameThenArgs` — `[ID<id_first>]NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally
 //!   fenced;
-//! - `Tagged` — the name tag, then one tag per parameter (declared order; required ones
+//! - `Tagged` — the name tag (the name twice where a header names the tool first:
+//!   `name_again`), then one tag per parameter (declared order; required ones
 //!   always, optional ones may be left out; other keys only where the schema allows them),
 //!   each value a [`Slot::Value`] that a writer fills by the parameter's schema;
 //! - `Pythonic` — `NAME(key=VALUE, …)`, declared parameters in schema order (optional ones

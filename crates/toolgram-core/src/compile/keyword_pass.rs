@@ -30,6 +30,20 @@ pub struct KeywordPass {
     pub unknown: Vec<DeferredKeyword>,
 }
 
+impl KeywordPass {
+    /// List `keyword` at `pointer` in tool `tool`'s arguments as enforced after parsing, once.
+    pub fn defer(&mut self, tool: &str, pointer: &str, keyword: &str) {
+        let d = DeferredKeyword {
+            tool: tool.to_owned(),
+            pointer: pointer.to_owned(),
+            keyword: keyword.to_owned(),
+        };
+        if !self.deferred.contains(&d) {
+            self.deferred.push(d);
+        }
+    }
+}
+
 /// Whether the schema declares a draft (4, 6 or 7, or 3) in which `$ref` overrides its
 /// sibling keywords; in 2019-09 and later (and without `$schema`) siblings apply too.
 fn legacy_ref(schema: &Value) -> bool {

@@ -10,7 +10,7 @@ use super::keyword_pass::{KeywordPass, grammar_schema, json_style, loose_json_st
 use super::lark_values::{ValueSlot, py_value, value};
 use super::union::{self, Slot, Target, Text, Union};
 use super::{CompileOptions, CompiledGrammar};
-use crate::define::arguments::{DeferredKeyword, close_objects};
+use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::{ToolChoice, ToolSet};
 use crate::error::CompileError;
@@ -68,14 +68,7 @@ pub fn compile(
         });
     }
     for (i, pointer, keyword) in &u.deferred {
-        let d = DeferredKeyword {
-            tool: tools.tools()[*i].name.clone(),
-            pointer: pointer.clone(),
-            keyword: (*keyword).into(),
-        };
-        if !pass.deferred.contains(&d) {
-            pass.deferred.push(d);
-        }
+        pass.defer(&tools.tools()[*i].name, pointer, keyword);
     }
     if let (false, Some(k)) = (opts.lenient, pass.unknown.first()) {
         return Err(CompileError::UnsupportedKeyword {
@@ -181,15 +174,8 @@ fn args(
         };
         let (ir, notes) = to_grammar(&params, &sopts)?;
         // What our compiler leaves to the validator is listed too.
-        for n in notes {
-            let d = DeferredKeyword {
-                tool: tool.name.clone(),
-                pointer: n.pointer,
-                keyword: n.keyword,
-            };
-            if n.kind == NoteKind::Deferred && !pass.deferred.contains(&d) {
-                pass.deferred.push(d);
-            }
+        for n in notes.iter().filter(|n| n.kind == NoteKind::Deferred) {
+            pass.defer(&tool.name, &n.pointer, &n.keyword);
         }
         x.body = format!("ir{i}_args");
         x.defs = lark::emit_named(

@@ -14,7 +14,7 @@ use super::bodies::{
 };
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style};
 use super::lark::{lark_string, regex_escape};
-use crate::define::arguments::{DeferredKeyword, close_objects};
+use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::ToolSet;
 use crate::error::CompileError;
@@ -100,14 +100,7 @@ pub(super) fn value(
                 .into_iter()
                 .filter(|k| deferred.contains(k))
             {
-                let d = DeferredKeyword {
-                    tool: tool.name.clone(),
-                    pointer: rules.pointer.clone(),
-                    keyword: keyword.to_owned(),
-                };
-                if !pass.deferred.contains(&d) {
-                    pass.deferred.push(d);
-                }
+                pass.defer(&tool.name, &rules.pointer, keyword);
             }
         }
         ValueSpelling::OneOf(values) => {
@@ -197,14 +190,7 @@ pub(super) fn py_value(
     if let ValueSpelling::Text(rules) = spelling {
         x.body = format!("{} | /{SINGLE_QUOTED}/", x.body);
         for keyword in rules.keywords() {
-            let d = DeferredKeyword {
-                tool: tool.name.clone(),
-                pointer: rules.pointer.clone(),
-                keyword: keyword.to_owned(),
-            };
-            if !pass.deferred.contains(&d) {
-                pass.deferred.push(d);
-            }
+            pass.defer(&tool.name, &rules.pointer, keyword);
         }
     }
     Ok(x)

@@ -330,6 +330,10 @@ mod tests {
                 );
             }
         }
+        // A reply that ends in a space has not begun Muse Glimmer's ` to=` opener.
+        let muse = by_name("muse-glimmer").expect("registered");
+        let out = parse_output("It is sunny ", muse, &tools(), &ToolChoice::Auto);
+        assert_eq!(out.map(|o| o.content), Ok(Some("It is sunny".into())));
     }
 
     #[test]

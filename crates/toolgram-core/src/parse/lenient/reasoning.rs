@@ -166,4 +166,17 @@ mod tests {
         );
         assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("plan ", "<call>"));
     }
+
+    /// Thinking on, no marker in the reply: reasoning only where the template knows of
+    /// thinking (Muse Glimmer's reasoning is a message of its own, never opened by it).
+    #[test]
+    fn thinking_opens_a_block_only_in_templates_that_know_of_it() {
+        let none = |_: &str| None;
+        let muse = Some("{{- '<|start|>assistant to=self<|message|>' -}}");
+        let s = split("Hello", P, true, ReasoningFormat::Auto, muse, none);
+        assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("", "Hello"));
+        let qwen = Some("{%- if enable_thinking %}<think>{% endif %}");
+        let s = split("Hello", P, true, ReasoningFormat::Auto, qwen, none);
+        assert_eq!((s.reasoning.as_str(), s.rest.as_str()), ("Hello", ""));
+    }
 }

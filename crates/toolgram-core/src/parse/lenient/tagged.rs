@@ -1,6 +1,7 @@
 //! XML-like tagged arguments (`<function=NAME><parameter=KEY>VALUE</parameter></function>`,
-//! GLM's `<arg_key>`/`<arg_value>`, DSML, MiniMax M2, Kimi K3, MiniCPM 5): one call at the
-//! cursor, spelled by the entry's [`CallBody::Tagged`] markers.
+//! GLM's `<arg_key>`/`<arg_value>`, DSML, MiniMax M2, Kimi K3, MiniCPM 5, Hunyuan 3, Muse
+//! Glimmer's header then `<atem:invoke>`): one call at the cursor, spelled by the entry's
+//! [`CallBody::Tagged`] markers; where a header names the tool, both names must agree.
 //!
 //! It must NOT type values itself (the tool schema does, in `values`) nor accept a call
 //! whose closing marker never comes: that is truncation.

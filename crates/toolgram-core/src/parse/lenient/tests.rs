@@ -208,3 +208,23 @@ fn xml_elements_are_read_by_their_schema() {
         "{out:?}"
     );
 }
+
+/// Muse Glimmer's header names the tool, then its invoke tag names it again: both must agree.
+#[test]
+fn a_header_and_a_call_naming_different_tools_is_no_call() {
+    let tools = [tool("get_weather"), tool("add")];
+    let opts = LenientOptions {
+        syntax: SyntaxChoice::Only(crate::syntax::by_name("muse-glimmer").expect("registered")),
+        tools: Some(&tools),
+        ..Default::default()
+    };
+    let call = |header: &str| {
+        format!(
+            " to={header}<|message|><atem:function_calls>\n<atem:invoke name=\"add\">\n<atem:parameter name=\"city\">x</atem:parameter>\n</atem:invoke>\n</atem:function_calls>"
+        )
+    };
+    let out = parse(&call("add"), &opts).expect("reads");
+    assert_eq!(out.tool_calls.len(), 1, "{out:?}");
+    let out = parse(&call("get_weather"), &opts).expect("reads");
+    assert!(out.tool_calls.is_empty(), "{out:?}");
+}
