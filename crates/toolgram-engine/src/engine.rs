@@ -7,7 +7,7 @@
 use crate::error::EngineError;
 use crate::grammar_cache::GrammarCache;
 use crate::template::ChatTemplate;
-use crate::tokenizer::LlamaTokEnv;
+use crate::tokenizer::{LlamaTokEnv, Vocab};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -43,6 +43,26 @@ pub fn default_threads() -> u32 {
         .unwrap_or(1)
 }
 
+/// The environment and mask factory of the vocabulary read from the GGUF header at `path`,
+/// not yet bound to a model; `None` when the header cannot be read that way.
+fn early_vocabulary(path: &Path) -> Option<(Arc<LlamaTokEnv>, ParserFactory)> {
+    let (vocab, eos) = crate::gguf_vocab::read(path)?;
+    let tok = Arc::new(LlamaTokEnv::draft(vocab, eos.as_slice()));
+    let factory = mask_factory(&tok).ok()?;
+    Some((tok, factory))
+}
+
+/// llguidance's parser factory over `tok`, with its default token-set slices (they keep
+/// masks fast inside free strings) and the engine's limits.
+fn mask_factory(tok: &Arc<LlamaTokEnv>) -> Result<ParserFactory, EngineError> {
+    let env: TokEnv = tok.clone();
+    let mut factory =
+        ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
+    factory.quiet();
+    raise_item_limit(factory.limits_mut());
+    Ok(factory)
+}
+
 /// A loaded model, ready to serve sessions.
 pub struct Engine {
     pub(crate) model: Arc<LlamaModel>,
@@ -55,6 +75,7 @@ pub struct Engine {
     pub(crate) n_ctx: u32,
     grammars: GrammarCache,
     name: String,
+    vocab_early: bool,
 }
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -81,9 +102,34 @@ impl Engine {
             return Err(load_err("no such file".into()));
         }
         let backend = backend()?;
-        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|e| load_err(e.to_string()))?;
-        let model = Arc::new(model);
+        let (model, tok, factory, vocab_early) = std::thread::scope(|s| {
+            // The trie and mask slices of the vocabulary in the GGUF header are built on a
+            // second thread while llama.cpp loads the weights (see `gguf_vocab`).
+            let early = s.spawn(|| early_vocabulary(path));
+            let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+                .map_err(|e| load_err(e.to_string()))?;
+            let (vocab, eog) = Vocab::of_model(&model);
+            if eog.is_empty() {
+                return Err(load_err(
+                    "the vocabulary has no end-of-generation token".into(),
+                ));
+            }
+            let model = Arc::new(model);
+            let early = early.join().ok().flatten();
+            let (tok, factory, vocab_early) = match early {
+                Some((tok, factory)) if tok.spells(&vocab) => (tok, factory, true),
+                early => {
+                    if early.is_some() {
+                        tracing::debug!("the GGUF header's vocabulary differs from llama.cpp's");
+                    }
+                    let tok = Arc::new(LlamaTokEnv::draft(vocab, &eog));
+                    let factory = mask_factory(&tok)?;
+                    (tok, factory, false)
+                }
+            };
+            tok.bind(model.clone(), eog);
+            Ok((model, tok, factory, vocab_early))
+        })?;
         let source = match &opts.chat_template {
             Some(t) => t.clone(),
             None => model
@@ -96,7 +142,6 @@ impl Engine {
                 .to_string()
                 .map_err(|e| load_err(format!("chat template is not UTF-8: {e}")))?,
         };
-        let tok = Arc::new(LlamaTokEnv::new(model.clone()));
         let vocab = model.vocab();
         let piece = |t: llama_cpp_2::token::LlamaToken| {
             let id = u32::try_from(t.0).unwrap_or(u32::MAX);
@@ -123,11 +168,6 @@ impl Engine {
             lenient: opts.lenient,
             ..CompileOptions::default()
         };
-        let env: TokEnv = tok.clone();
-        let mut factory =
-            ParserFactory::new_simple(&env).map_err(|e| EngineError::Grammar(e.to_string()))?;
-        factory.quiet();
-        raise_item_limit(factory.limits_mut());
         let n_ctx = opts
             .n_ctx
             .unwrap_or_else(|| model.n_ctx_train().clamp(512, 8192));
@@ -146,12 +186,20 @@ impl Engine {
             n_ctx,
             grammars: GrammarCache::default(),
             name,
+            vocab_early,
         })
     }
 
     /// The call syntax this engine speaks.
     pub fn syntax(&self) -> &'static CallSyntax {
         self.syntax
+    }
+
+    /// Whether the vocabulary's token trie and mask slices were built from the GGUF header
+    /// while llama.cpp loaded the weights (llama.cpp's spelling of every token agreeing), not
+    /// after it.
+    pub fn vocab_built_early(&self) -> bool {
+        self.vocab_early
     }
 
     /// The model file's name.
@@ -171,7 +219,7 @@ impl Engine {
 
     /// End-of-generation token ids.
     pub fn eog_tokens(&self) -> &[u32] {
-        &self.tok.eog
+        self.tok.eog()
     }
 
     /// How many tokens this model's tokenizer makes of `text` (no BOS, specials as text).

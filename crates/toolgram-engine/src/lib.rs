@@ -37,6 +37,7 @@ mod engine;
 mod error;
 pub mod gbnf_check;
 mod generate;
+mod gguf_vocab;
 mod grammar_cache;
 pub mod instrument;
 pub mod models;

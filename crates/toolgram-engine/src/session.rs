@@ -613,7 +613,7 @@ impl<'e> Session<'e> {
                 .ok_or_else(|| {
                     EngineError::Constraint("the grammar allows no token here".into())
                 })?;
-            if engine.tok.eog.contains(&token) {
+            if engine.tok.eog().contains(&token) {
                 return Ok((produced, false));
             }
             step.clear();

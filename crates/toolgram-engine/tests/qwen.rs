@@ -140,3 +140,10 @@ fn none_gives_text_only() {
         assert!(r.content.is_some());
     }
 }
+
+#[test]
+fn the_vocabulary_read_from_the_gguf_header_matches_llama_cpp_token_for_token() {
+    // Qwen's vocabulary holds `</s>` as a normal token that llama.cpp makes a control one.
+    let _g = lock();
+    assert!(engine("default").vocab_built_early());
+}

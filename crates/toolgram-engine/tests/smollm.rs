@@ -347,3 +347,11 @@ fn timings_split_a_call_into_grammar_template_prefill_and_decode() {
         "parts {parts} ms over the call's {wall_ms} ms: {t:?}"
     );
 }
+
+#[test]
+fn the_vocabulary_read_from_the_gguf_header_matches_llama_cpp_token_for_token() {
+    // The token trie and mask slices are built from the GGUF header while the weights load;
+    // any token llama.cpp spells otherwise would have sent the engine the slow way.
+    let _g = lock();
+    assert!(engine("test").vocab_built_early());
+}
