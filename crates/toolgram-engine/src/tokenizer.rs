@@ -182,15 +182,28 @@ mod tests {
 
     #[test]
     fn a_draft_spells_only_the_vocabulary_it_was_built_from() {
-        let read = [(false, "a"), (false, "</s>"), (true, "<|im_end|>"), (false, "")];
+        let read = [
+            (false, "a"),
+            (false, "</s>"),
+            (true, "<|im_end|>"),
+            (false, ""),
+        ];
         let draft = LlamaTokEnv::draft(vocab(&read), &[2]);
         assert!(draft.spells(&vocab(&read)));
         // llama.cpp making `</s>` a control token changes its trie word, not its piece.
-        let loaded = [(false, "a"), (true, "</s>"), (true, "<|im_end|>"), (false, "")];
+        let loaded = [
+            (false, "a"),
+            (true, "</s>"),
+            (true, "<|im_end|>"),
+            (false, ""),
+        ];
         assert!(!draft.spells(&vocab(&loaded)));
         assert!(!draft.spells(&vocab(&read[..3])));
         assert_eq!(draft.tok_trie().eos_tokens(), &[2]);
         assert!(draft.eog().is_empty(), "unbound");
-        assert!(draft.tokenize_bytes(b"a").is_empty(), "no model, no tokenizer");
+        assert!(
+            draft.tokenize_bytes(b"a").is_empty(),
+            "no model, no tokenizer"
+        );
     }
 }

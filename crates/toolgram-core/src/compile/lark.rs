@@ -414,7 +414,19 @@ mod tests {
             "{}",
             g.lark
         );
-        assert!(g.lark.contains("call_0: <[7]> \"\\n{"), "{}", g.lark);
+        assert!(
+            g.lark
+                .contains("call_0: <[7]> \"\\n\" body_0 \"\\n\" <[8]>\n"),
+            "{}",
+            g.lark
+        );
+        // A bare call spelled as inside the markers is that same body; an indented one is
+        // spaced freely.
+        assert!(
+            g.lark.contains("bare_call_0: body_0 | \"{\" /"),
+            "{}",
+            g.lark
+        );
         assert!(g.lark.contains("calls_1: \"\\n\"? call\n"), "{}", g.lark);
     }
 

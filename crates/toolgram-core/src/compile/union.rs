@@ -272,7 +272,12 @@ impl Union {
         let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
         self.rule("call", Expr::alt(alts.collect()));
         for &i in &callable {
-            let body = bodies::call_body(self, tools, i, syntax, target);
+            let mut body = bodies::call_body(self, tools, i, syntax, target);
+            if bare {
+                // The bare form spelled as inside the markers shares the body's rule.
+                self.rule(&format!("body-{i}"), body);
+                body = Expr::rule(format!("body-{i}"));
+            }
             let call = Expr::seq(vec![
                 marker(syntax.call_open, target),
                 body,
@@ -298,10 +303,10 @@ impl Union {
             .iter()
             .map(|i| Expr::rule(format!("bare-call-{i}")));
         self.rule("bare-call", Expr::alt(alts.collect()));
-        let ws = || {
+        let ws = |min| {
             Expr::repeat(
                 Expr::class(&[(' ', ' '), ('\t', '\n'), ('\r', '\r')]),
-                0,
+                min,
                 Some(16),
             )
         };
@@ -314,8 +319,8 @@ impl Union {
                     loose: true,
                 },
             );
-            let mut items = vec![Expr::lit("{")];
-            for part in [
+            let mut items = vec![Expr::lit("{"), ws(1)];
+            for (k, part) in [
                 Expr::lit("\"name\""),
                 Expr::lit(":"),
                 Expr::lit(name),
@@ -324,11 +329,20 @@ impl Union {
                 Expr::lit(":"),
                 args,
                 Expr::lit("}"),
-            ] {
-                items.push(ws());
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if k > 0 {
+                    items.push(ws(0));
+                }
                 items.push(part);
             }
-            self.rule(&format!("bare-call-{i}"), Expr::Seq(items));
+            // `{"` goes on exactly as `json.dumps` spells the call (most of it forced);
+            // `{` and whitespace, as an indented object, with any spacing.
+            let spaced = Expr::Seq(items);
+            let call = Expr::alt(vec![Expr::rule(format!("body-{i}")), spaced]);
+            self.rule(&format!("bare-call-{i}"), call);
         }
         Ok(())
     }
