@@ -19,7 +19,12 @@ fn parse(args: &[&str], stdin: &str) -> (i32, Value, String) {
         .spawn()
         .expect("binary runs");
     if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin.as_bytes()).expect("stdin written");
+        // A run refused before it reads its input (a bad flag or tools file) may have exited
+        // already: a broken pipe is then expected, anything else is not.
+        match input.write_all(stdin.as_bytes()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("stdin: {e}"),
+            _ => {}
+        }
     }
     let out = child.wait_with_output().expect("binary ends");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
