@@ -355,6 +355,38 @@ mod tests {
         );
     }
 
+    #[test]
+    fn think_opens_the_block_each_family_writes() {
+        let opts = CompileOptions {
+            think: Think::Required,
+            special_tokens: HashMap::from([("[THINK]".into(), 7), ("[/THINK]".into(), 8)]),
+            ..Default::default()
+        };
+        let mistral = by_name("mistral").expect("registered");
+        let g = compile(&tools(), &ToolChoice::Auto, false, mistral, &opts).expect("compiles");
+        assert!(g.lark.contains("start: <[7]> think_body"), "{}", g.lark);
+        assert!(
+            g.lark.contains("think_body: THINK_TEXT? <[8]>"),
+            "{}",
+            g.lark
+        );
+        assert!(!g.lark.contains("<think>"), "{}", g.lark);
+        // A marker spelled as tokens and text, the vocabulary lacking the tokens: all text.
+        let opts = CompileOptions {
+            think: Think::Required,
+            ..Default::default()
+        };
+        for syntax in crate::syntax::REGISTRY {
+            let Some(r) = syntax.think else { continue };
+            let g = compile(&tools(), &ToolChoice::Auto, false, syntax, &opts)
+                .unwrap_or_else(|e| panic!("{}: {e}", syntax.name));
+            let open = format!("start: {}", lark_string(&r.open_text()));
+            let close = format!("[suffix={}]", lark_string(&r.close_text()));
+            assert!(g.lark.contains(&open), "{}: {}", syntax.name, g.lark);
+            assert!(g.lark.contains(&close), "{}: {}", syntax.name, g.lark);
+        }
+    }
+
     /// A grammar tool is decoded under its own grammar, unless its text is to be checked after
     /// parsing: then its call is the JSON fallback with that schema enforced and the text free.
     #[test]

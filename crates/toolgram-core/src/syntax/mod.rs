@@ -68,8 +68,8 @@ pub struct CallSyntax {
     pub bare_calls: bool,
     /// How one call's name and arguments are spelled between `call_open` and `call_close`.
     pub body: CallBody,
-    /// The reasoning block markers (open, close) this family writes, if any.
-    pub think: Option<(&'static str, &'static str)>,
+    /// The reasoning block this family writes, if any (`--think` asks for this one).
+    pub think: Option<Reasoning>,
     /// Turn/channel markers that may wrap or end the reply's text; never part of content.
     pub noise: &'static [&'static str],
 }
@@ -305,11 +305,11 @@ impl CallSyntax {
     }
 
     /// The reasoning block a grammar for this syntax allows before the answer: harmony's
-    /// analysis message, `<think>` elsewhere.
+    /// analysis message, else the family's own block, else `<think>`.
     pub fn reasoning(&self) -> Reasoning {
         match self.body {
             CallBody::Harmony => Reasoning::HARMONY,
-            _ => Reasoning::THINK,
+            _ => self.think.unwrap_or(Reasoning::THINK),
         }
     }
 

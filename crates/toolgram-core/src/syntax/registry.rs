@@ -1,7 +1,7 @@
 //! THE registry of call syntaxes: one entry per model family, data only. Adding a family
 //! means adding one entry here; no other table of syntaxes may exist.
 
-use super::{CallBody, CallSyntax, Piece};
+use super::{CallBody, CallSyntax, Piece, Reasoning};
 
 /// Every known syntax; [`detect`] tries them in this order and falls back to the last.
 pub static REGISTRY: &[CallSyntax] = &[
@@ -19,7 +19,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: true,
         template_markers: &["<tool_call>"],
         body: CallBody::Json,
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -36,7 +36,10 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: false,
         template_markers: &["[TOOL_CALLS]"],
         body: CallBody::Json,
-        think: Some(("[THINK]", "[/THINK]")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("[THINK]")],
+            close: &[Piece::Token("[/THINK]")],
+        }),
         noise: &[],
     },
     CallSyntax {
@@ -81,7 +84,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &[],
             call_end: "</function>",
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -109,7 +112,10 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &[],
             call_end: "</function>",
         },
-        think: Some(("<seed:think>", "</seed:think>")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("<seed:think>")],
+            close: &[Piece::Token("</seed:think>")],
+        }),
         noise: &[],
     },
     CallSyntax {
@@ -137,7 +143,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &[],
             call_end: "",
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &["<|role_end|>"],
     },
     CallSyntax {
@@ -165,7 +171,10 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &[],
             call_end: "</tool_call:opensource>",
         },
-        think: Some(("<think:opensource>", "</think:opensource>")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("<think:opensource>")],
+            close: &[Piece::Token("</think:opensource>")],
+        }),
         noise: &["<｜hy_eos:opensource｜>"],
     },
     CallSyntax {
@@ -193,7 +202,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &[],
             call_end: "</invoke>",
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -221,7 +230,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &["string"],
             call_end: "</｜DSML｜invoke>",
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -249,7 +258,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &["string"],
             call_end: "</｜DSML｜invoke>",
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -277,7 +286,18 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &["index", "type"],
             call_end: "<|close|>call<|sep|>",
         },
-        think: Some(("<|open|>think<|sep|>", "<|close|>think<|sep|>")),
+        think: Some(Reasoning {
+            open: &[
+                Piece::Token("<|open|>"),
+                Piece::Text("think"),
+                Piece::Token("<|sep|>"),
+            ],
+            close: &[
+                Piece::Token("<|close|>"),
+                Piece::Text("think"),
+                Piece::Token("<|sep|>"),
+            ],
+        }),
         noise: &[
             "<|open|>response<|sep|>",
             "<|close|>response<|sep|>",
@@ -298,7 +318,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: false,
         template_markers: &["<|tool_call_start|>"],
         body: CallBody::Pythonic,
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -322,7 +342,10 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: true,
             name_is_id: false,
         },
-        think: Some(("[THINK]", "[/THINK]")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("[THINK]")],
+            close: &[Piece::Token("[/THINK]")],
+        }),
         noise: &[],
     },
     CallSyntax {
@@ -346,7 +369,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: true,
             name_is_id: false,
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -370,7 +393,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: true,
             name_is_id: false,
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -394,7 +417,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: true,
             name_is_id: true,
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -442,7 +465,10 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: false,
             name_is_id: false,
         },
-        think: Some(("<|channel>thought", "<channel|>")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("<|channel>"), Piece::Text("thought")],
+            close: &[Piece::Token("<channel|>")],
+        }),
         noise: &[],
     },
     CallSyntax {
@@ -462,7 +488,10 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_key: "tool_name",
             id_key: "tool_call_id",
         },
-        think: Some(("<|START_THINKING|>", "<|END_THINKING|>")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("<|START_THINKING|>")],
+            close: &[Piece::Token("<|END_THINKING|>")],
+        }),
         noise: &[
             "<|START_RESPONSE|>",
             "<|END_RESPONSE|>",
@@ -504,7 +533,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: false,
         template_markers: &["<tool_calls>\\n"],
         body: CallBody::Json,
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -521,7 +550,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: false,
         template_markers: &["<TOOLCALL>"],
         body: CallBody::Json,
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -538,7 +567,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: false,
         template_markers: &["<tool_calls>"],
         body: CallBody::Json,
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -600,7 +629,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             attributes: &[],
             call_end: "</function>",
         },
-        think: Some(("<think>", "</think>")),
+        think: Some(Reasoning::THINK),
         noise: &[],
     },
     CallSyntax {
@@ -687,7 +716,10 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "</invoke>",
             glue: "]<]minimax[>[",
         },
-        think: Some(("<mm:think>", "</mm:think>")),
+        think: Some(Reasoning {
+            open: &[Piece::Token("<mm:think>")],
+            close: &[Piece::Token("</mm:think>")],
+        }),
         noise: &["]<]minimax[>["],
     },
     CallSyntax {

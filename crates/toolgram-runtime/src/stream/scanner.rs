@@ -5,7 +5,7 @@
 //! module must not decide validity: the final parse and validation do.
 
 use super::canonical::Canonical;
-use toolgram_core::syntax::{CallSyntax, JSON_FENCE, THINK};
+use toolgram_core::syntax::{CallSyntax, JSON_FENCE};
 
 /// One piece of what the model is writing.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +47,8 @@ pub(crate) struct ScanOptions {
 pub(crate) struct Scanner {
     opts: ScanOptions,
     opener: String,
+    /// The syntax's reasoning block markers (open, close).
+    think: (String, String),
     pending: Vec<u8>,
     text: String,
     phase: Phase,
@@ -59,6 +61,10 @@ impl Scanner {
     pub(crate) fn new(opts: ScanOptions) -> Self {
         Self {
             opener: opts.syntax.opener(),
+            think: {
+                let r = opts.syntax.reasoning();
+                (r.open_text(), r.close_text())
+            },
             calls: CallReader::new(opts.syntax.args_key),
             opts,
             pending: Vec::new(),
@@ -102,7 +108,7 @@ impl Scanner {
     }
 
     fn start(&mut self) {
-        let open = THINK.0.text();
+        let open = self.think.0.as_str();
         if !self.opts.think {
             self.phase = Phase::Answer(0);
             return;
@@ -118,15 +124,17 @@ impl Scanner {
     }
 
     fn reasoning(&mut self, from: usize, out: &mut Vec<Delta>) {
-        let close = THINK.1.text();
+        let close = self.think.1.as_str();
         let body = &self.text[from..];
-        if let Some(end) = body.find(close) {
+        let (found, held) = (body.find(close), held_back(body, close));
+        let (body_len, close_len) = (body.len(), close.len());
+        if let Some(end) = found {
             self.emit_trimmed(from + end, from, out, Delta::Reasoning);
-            self.phase = Phase::Answer(from + end + close.len());
-            self.sent = from + end + close.len();
+            self.phase = Phase::Answer(from + end + close_len);
+            self.sent = from + end + close_len;
             return;
         }
-        let safe = from + body.len() - held_back(body, close);
+        let safe = from + body_len - held;
         self.emit_trimmed(safe, from, out, Delta::Reasoning);
     }
 
@@ -431,6 +439,24 @@ mod tests {
                 name: "get_weather".into()
             }));
             assert_eq!(d.last(), Some(&Delta::CallEnd { index: 0 }));
+        }
+    }
+
+    #[test]
+    fn a_family_streams_reasoning_inside_its_own_markers() {
+        let text = "[THINK]plan it[/THINK]Sure.";
+        for step in [1, 3, 64] {
+            let d = scan("mistral", true, text, step);
+            let reasoning = joined(&d, |d| match d {
+                Delta::Reasoning(t) => Some(t),
+                _ => None,
+            });
+            let content = joined(&d, |d| match d {
+                Delta::Content(t) => Some(t),
+                _ => None,
+            });
+            assert_eq!(reasoning, "plan it", "step {step}: {d:?}");
+            assert_eq!(content, "Sure.", "step {step}: {d:?}");
         }
     }
 

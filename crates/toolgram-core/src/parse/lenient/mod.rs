@@ -22,7 +22,7 @@ pub use reasoning::ReasoningFormat;
 
 use crate::define::tool::Tool;
 use crate::error::ParseError;
-use crate::syntax::{CallBody, CallSyntax, REGISTRY};
+use crate::syntax::{CallBody, CallSyntax, REGISTRY, Reasoning};
 use families::{Ctx, Fail, body_anchor, marker, read_calls};
 
 /// Which syntaxes to try.
@@ -143,9 +143,17 @@ pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseEr
         cleaned = cleaned.replace(n, "");
     }
     let text = cleaned.as_str();
-    let mut pairs: Vec<(&str, &str)> = syntaxes.iter().filter_map(|s| s.think).collect();
-    pairs.push(("<think>", "</think>"));
-    pairs.dedup();
+    let mut markers: Vec<(String, String)> = syntaxes
+        .iter()
+        .filter_map(|s| s.think)
+        .chain([Reasoning::THINK])
+        .map(|r| (r.open_text(), r.close_text()))
+        .collect();
+    markers.dedup();
+    let pairs: Vec<(&str, &str)> = markers
+        .iter()
+        .map(|(o, c)| (o.as_str(), c.as_str()))
+        .collect();
     let harmony = match opts.syntax {
         SyntaxChoice::Named(s) | SyntaxChoice::Only(s) => s.body == CallBody::Harmony,
         SyntaxChoice::Auto => text.contains("<|channel|>") && text.contains("<|message|>"),
