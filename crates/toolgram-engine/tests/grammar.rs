@@ -194,3 +194,41 @@ fn tagged_calls_keep_required_parameters_and_nothing_else() {
         assert!(!c.accepts(&g, &bad), "{bad}");
     }
 }
+
+/// Under `auto`, a Hermes reply that opens with `{` is a bare call: opened with `{"` it is
+/// spelled exactly as inside `<tool_call>` (so most of it is forced); opened with `{` and
+/// whitespace it is an indented object with any spacing.
+#[test]
+fn a_bare_call_is_json_dumps_after_a_brace_quote_and_free_when_indented() {
+    let c = ByteChecker::new().expect("checker");
+    let opts = CompileOptions {
+        // The opener must be a special token for the bare form (ids of the byte vocabulary).
+        special_tokens: [
+            ("<tool_call>".to_owned(), 1),
+            ("</tool_call>".to_owned(), 2),
+        ]
+        .into(),
+        ..CompileOptions::default()
+    };
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    let lark = compile(&tools(), &ToolChoice::Auto, false, hermes, &opts)
+        .expect("compiles")
+        .lark;
+    let g = c.compile(&lark).expect("llguidance takes it");
+    let dumps = r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#;
+    let indented =
+        "{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"city\": \"Rome\"\n  }\n}";
+    let fenced = format!("```json\n{indented}\n```");
+    let compact = r#"{"name":"get_weather","arguments":{"city":"Rome"}}"#;
+    let half = "{\"name\": \"get_weather\",\n \"arguments\": {\"city\": \"Rome\"}}";
+    assert!(c.accepts(&g, dumps));
+    assert!(c.accepts(&g, indented));
+    assert!(c.accepts(&g, &fenced));
+    assert!(
+        !c.accepts(&g, compact),
+        "after {{\" the spelling is json.dumps'"
+    );
+    assert!(!c.accepts(&g, half), "one spelling per call");
+    assert!(!c.accepts(&g, r#"{"name": "nope", "arguments": {}}"#));
+    assert!(c.accepts(&g, "Rome is sunny."));
+}
