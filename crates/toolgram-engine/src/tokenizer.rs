@@ -98,13 +98,14 @@ struct Bound {
 }
 
 impl LlamaTokEnv {
-    /// An unbound environment over `vocab`, `eog` standing in for the end-of-generation
-    /// tokens until [`Self::bind`] (token 0 when empty).
+    /// An unbound environment over `vocab`, `eog` (those in the vocabulary) standing in for
+    /// the end-of-generation tokens until [`Self::bind`] (token 0 when none is).
     pub(crate) fn draft(vocab: Vocab, eog: &[u32]) -> Self {
+        let eog: Vec<u32> = eog.iter().copied().filter(|&t| t < vocab.len()).collect();
         let eos = eog.first().copied().unwrap_or(0);
         let mut draft = TokTrie::from(&TokRxInfo::new(vocab.len(), eos), &vocab.words);
-        if !eog.is_empty() && eog.iter().all(|&t| t < vocab.len()) {
-            draft = draft.with_eos_tokens(eog);
+        if !eog.is_empty() {
+            draft = draft.with_eos_tokens(&eog);
         }
         Self {
             draft,
@@ -205,5 +206,10 @@ mod tests {
             draft.tokenize_bytes(b"a").is_empty(),
             "no model, no tokenizer"
         );
+        // A header's end-of-sequence id outside the vocabulary is not taken.
+        let corrupt = LlamaTokEnv::draft(vocab(&read), &[99, 1]);
+        assert_eq!(corrupt.tok_trie().eos_tokens(), &[1]);
+        let none = LlamaTokEnv::draft(vocab(&read), &[99]);
+        assert_eq!(none.tok_trie().eos_token(), 0);
     }
 }
