@@ -163,7 +163,8 @@ fn without_generation_tags(source: &str) -> String {
     while let Some(i) = rest.find("{%") {
         let (before, tag) = rest.split_at(i);
         out.push_str(before);
-        let Some(end) = tag.find("%}") else {
+        // `tag` opens with `{%`; its end is searched after that (`{%}` must not end itself).
+        let Some(end) = tag[2..].find("%}").map(|e| e + 2) else {
             out.push_str(tag);
             return out;
         };
@@ -197,6 +198,8 @@ mod tests {
             "{%- for m in messages -%}{%- if true -%}[{{ m.content }}]{%- endif -%}\n{%- endfor -%}"
         );
         assert_eq!(without_generation_tags("a {% x %"), "a {% x %");
+        assert_eq!(without_generation_tags("a {%} b"), "a {%} b");
+        assert_eq!(without_generation_tags("{%}"), "{%}", "not a tag, and no panic");
         let t = ChatTemplate::new(src, "", "").expect("compiles");
         let msgs: Vec<ChatMessage> =
             serde_json::from_value(json!([{"role": "user", "content": "hi"}])).expect("messages");

@@ -55,7 +55,16 @@ pub(crate) fn read(
         cur.until(name_close).ok_or_else(trunc)?.trim().to_owned()
     } else {
         // A header names the tool, then the call's own tag names it again: the same name.
-        let first = cur.until(name_again).ok_or_else(trunc)?.trim().to_owned();
+        // Without the tag, the reply ends inside the header only if what is left is a name
+        // and then a beginning of the tag; otherwise ` to=` was text (`to='EUR'`).
+        let Some(first) = cur.until(name_again) else {
+            return Err(if ends_in_header(cur.rest(), name_again) {
+                trunc()
+            } else {
+                Fail::NoMatch
+            });
+        };
+        let first = first.trim().to_owned();
         let again = cur.until(name_close).ok_or_else(trunc)?.trim();
         if again != first {
             return Err(Fail::NoMatch);
@@ -125,4 +134,12 @@ pub(crate) fn read(
         cur.pos -= call_close.len();
     }
     Ok(call(String::new(), name, Value::Object(args), ctx))
+}
+
+/// Whether `rest` is a tool name (or a beginning of one) followed by a beginning of `tag`.
+fn ends_in_header(rest: &str, tag: &str) -> bool {
+    let name_len = rest
+        .find(|c: char| !(c.is_alphanumeric() || "_-.:/".contains(c)))
+        .unwrap_or(rest.len());
+    tag.starts_with(&rest[name_len..])
 }

@@ -228,3 +228,30 @@ fn a_header_and_a_call_naming_different_tools_is_no_call() {
     let out = parse(&call("get_weather"), &opts).expect("reads");
     assert!(out.tool_calls.is_empty(), "{out:?}");
 }
+
+/// ` to=` in plain text is not Muse Glimmer's header: only a name and then a beginning of its
+/// call tag at the end of a reply is a truncated call.
+#[test]
+fn to_equals_in_text_is_not_a_truncated_header() {
+    let tools = [tool("get_weather")];
+    for syntax in [
+        SyntaxChoice::Auto,
+        SyntaxChoice::Only(crate::syntax::by_name("muse-glimmer").expect("registered")),
+    ] {
+        let opts = LenientOptions {
+            syntax,
+            tools: Some(&tools),
+            ..Default::default()
+        };
+        let text = "Use convert(x, to='EUR') for that.";
+        let out = parse(text, &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.tool_calls.is_empty(), "{out:?}");
+        assert_eq!(out.content, text);
+        for cut in [" to=get_wea", " to=get_weather<|mess"] {
+            assert!(
+                matches!(parse(cut, &opts), Err(ParseError::Truncated { .. })),
+                "{cut}"
+            );
+        }
+    }
+}
