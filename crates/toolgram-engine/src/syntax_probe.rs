@@ -28,7 +28,7 @@ pub(crate) fn probe_args(n: usize) -> Value {
     }
 }
 
-/// The family the template writes calls in (compilable or not), if its rendered assistant
+/// The family the template writes calls in, if its rendered assistant
 /// turn holds a call any registered family reads back exactly.
 pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
     let turn = probe_turn(template)?;

@@ -199,7 +199,11 @@ mod tests {
         );
         assert_eq!(without_generation_tags("a {% x %"), "a {% x %");
         assert_eq!(without_generation_tags("a {%} b"), "a {%} b");
-        assert_eq!(without_generation_tags("{%}"), "{%}", "not a tag, and no panic");
+        assert_eq!(
+            without_generation_tags("{%}"),
+            "{%}",
+            "not a tag, and no panic"
+        );
         let t = ChatTemplate::new(src, "", "").expect("compiles");
         let msgs: Vec<ChatMessage> =
             serde_json::from_value(json!([{"role": "user", "content": "hi"}])).expect("messages");

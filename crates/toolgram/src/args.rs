@@ -19,9 +19,9 @@ pub enum ModeArg {
 pub enum ThinkArg {
     /// No reasoning block.
     Off,
-    /// The reply may open with <think>…</think>.
+    /// The reply may open with a reasoning block (the family's own, else <think>…</think>).
     Optional,
-    /// The reply must open with <think>…</think>.
+    /// The reply must open with a reasoning block (the family's own, else <think>…</think>).
     Required,
 }
 

@@ -66,11 +66,12 @@ pub(crate) struct CallArgs {
     /// mode); prompt: nothing is enforced while decoding, everything is checked after.
     #[arg(long, value_enum, default_value = "grammar")]
     pub mode: ModeArg,
-    /// Allow or demand a <think>…</think> block before the answer (returned as
-    /// reasoning_content).
+    /// Allow or demand a reasoning block before the answer — the model family's own
+    /// ([THINK]…[/THINK] for Mistral), else <think>…</think> — returned as reasoning_content.
     #[arg(long, value_enum, default_value = "off")]
     pub think: ThinkArg,
-    /// Most tokens of reasoning before </think> is forced in (default: 3/4 of --max-tokens).
+    /// Most tokens of reasoning before the block's closing marker is forced in (default: 3/4
+    /// of --max-tokens).
     #[arg(long)]
     pub think_budget: Option<usize>,
     /// Most attempts: a call that fails validation is sent back to the model with the error.

@@ -53,7 +53,8 @@ pub(crate) struct GrammarArgs {
     /// Call syntax (hermes, mistral, llama3-json, generic-json).
     #[arg(long, default_value = "hermes")]
     pub syntax: String,
-    /// Allow or demand a <think>…</think> block before the answer or call.
+    /// Allow or demand a reasoning block (the family's own, else <think>…</think>) before the
+    /// answer or call.
     #[arg(long, value_enum, default_value = "off")]
     pub think: ThinkArg,
     /// Provider profile for `--format json-schema`: openai-strict, anthropic, gemini.

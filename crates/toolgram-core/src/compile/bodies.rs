@@ -665,7 +665,10 @@ pub(crate) fn property_schema(params: &Value, at: &str) -> Value {
 
 /// The JSON pointer of parameter `key` in an arguments schema: `/properties/KEY`.
 pub(crate) fn property_pointer(key: &str) -> String {
-    format!("/properties/{}", key.replace('~', "~0").replace('/', "~1"))
+    format!(
+        "/properties/{}",
+        toolgram_grammar::schema::refs::escape_token(key)
+    )
 }
 
 #[cfg(test)]

@@ -208,14 +208,17 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPa
     }
     map.retain(|k, _| !k.starts_with("x-"));
     for (key, child) in map.iter_mut() {
-        let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        let here = format!("{at}/{}", toolgram_grammar::schema::refs::escape_token(key));
         match key.as_str() {
             "properties" | "$defs" | "definitions" | "patternProperties" => {
                 if let Value::Object(m) = child {
                     for (name, sub) in m.iter_mut() {
                         strip(
                             sub,
-                            &format!("{here}/{}", name.replace('~', "~0").replace('/', "~1")),
+                            &format!(
+                                "{here}/{}",
+                                toolgram_grammar::schema::refs::escape_token(name)
+                            ),
                             tool,
                             legacy,
                             pass,

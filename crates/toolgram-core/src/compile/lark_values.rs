@@ -1,12 +1,13 @@
-//! A tagged body's parameter values ([`super::union::Slot::Value`]) written as llguidance
-//! Lark: raw text as a lazy lexeme ending at the closing marker, narrowed by the string's
+//! Value slots ([`super::union::Slot::Value`]: tagged parameters, XML elements, Gemma 4
+//! values, each at a JSON pointer of its tool's schema) written as llguidance Lark: raw text as a lazy lexeme ending at the closing marker, narrowed by the string's
 //! `pattern` and length and kept from running into the family's next tag; one of an enum's
 //! strings; a boolean as templates write it; JSON for any other schema (`%json`, or the
 //! schema compiler's rules when llguidance refused a schema); a grammar tool's text in its
 //! own grammar.
 //!
-//! This module must not choose a value's spelling (the schema does, in
-//! [`super::bodies::value_spelling`]) nor run a grammar.
+//! This module must not choose between a value's spellings (raw, enum, boolean, JSON: the
+//! schema does, in [`super::bodies::value_spelling`]) nor run a grammar; it writes the one
+//! chosen, a pythonic string in either of Python's quotes.
 
 use super::CompileOptions;
 use super::bodies::{

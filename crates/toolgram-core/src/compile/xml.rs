@@ -4,8 +4,8 @@
 //! - the call — `GLUE<invoke name="NAME">`, one element per declared parameter (declared
 //!   order; required ones always, optional ones may be left out), `GLUE</invoke>`;
 //! - an element — `GLUE<KEY>VALUE GLUE</KEY>`, where VALUE is spelled by the schema at its
-//!   JSON pointer: an object that declares its properties (and nothing else about its keys)
-//!   is its members as elements, an array of one item schema is `<item>` elements within
+//!   JSON pointer: an object (of one `type` or none) that declares its properties and says
+//!   nothing else but annotations (its keys closed) is its members as elements, an array of one item schema is `<item>` elements within
 //!   `minItems`/`maxItems`, recursively; any other schema is a [`Slot::Value`] at that
 //!   pointer, which a writer fills (raw text for a string, one of an enum's strings, a
 //!   boolean, JSON for the rest) before the closing tag.
@@ -23,6 +23,7 @@ use crate::define::tool::ToolSet;
 use crate::syntax::CallBody;
 use serde_json::Value;
 use toolgram_grammar::Expr;
+use toolgram_grammar::schema::keywords::{self, Class};
 
 /// The body of one call to tool `i`.
 pub(crate) fn call(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> Expr {
@@ -53,33 +54,25 @@ pub(crate) fn call(u: &mut Union, tools: &ToolSet, i: usize, body: CallBody) -> 
     ])
 }
 
-/// The keys of an object schema besides `properties`, `required` and annotations: with any
-/// of them the object is JSON text, whose grammar enforces them.
-const OBJECT_BEYOND_MEMBERS: &[&str] = &[
-    "patternProperties",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
-    "unevaluatedProperties",
+/// The keywords an object's members as elements spell by themselves. A schema with any other
+/// (bar annotations, per the keyword table) is JSON text, whose grammar enforces it.
+const SPELLED_BY_MEMBERS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$defs",
+    "definitions",
 ];
 
-/// The keys of an array schema besides `items`, `minItems` and `maxItems`.
-const ARRAY_BEYOND_ITEMS: &[&str] = &[
-    "prefixItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "uniqueItems",
-    "unevaluatedItems",
-    "additionalItems",
-];
-
-/// Keys that make any schema more than one plain shape.
-const COMPOSED: &[&str] = &[
-    "$ref", "anyOf", "oneOf", "allOf", "not", "if", "enum", "const",
+/// The keywords `<item>` elements spell by themselves.
+const SPELLED_BY_ITEMS: &[&str] = &[
+    "type",
+    "items",
+    "minItems",
+    "maxItems",
+    "$defs",
+    "definitions",
 ];
 
 /// How the value at a pointer is spelled.
@@ -93,25 +86,39 @@ enum Shape {
 }
 
 fn shape(schema: &Value) -> Shape {
-    let has = |keys: &[&str]| keys.iter().any(|k| schema.get(*k).is_some());
-    let type_ = schema.get("type").and_then(Value::as_str);
-    if has(COMPOSED) {
+    let Some(node) = schema.as_object() else {
         return Shape::Leaf;
-    }
+    };
+    let only = |spelled: &[&str]| {
+        node.keys().all(|k| {
+            spelled.contains(&k.as_str())
+                || keywords::lookup(k).is_some_and(|kw| kw.ours == Class::Annotation)
+        })
+    };
+    // One type or none: a type list (`["object", "null"]`) is JSON text.
+    let is = |t: &str| node.get("type").is_none_or(|v| v == t);
     let count = |k: &str| {
-        schema
-            .get(k)
+        node.get(k)
             .and_then(Value::as_u64)
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
     };
-    let properties = schema.get("properties").is_some_and(Value::is_object);
-    let items = schema.get("items").is_some_and(Value::is_object);
-    match type_ {
-        Some("object") | None if properties && !has(OBJECT_BEYOND_MEMBERS) => Shape::Members,
-        Some("array") | None if items && !has(ARRAY_BEYOND_ITEMS) => {
-            Shape::Items(count("minItems").unwrap_or(0), count("maxItems"))
-        }
-        _ => Shape::Leaf,
+    // Keys a schema does not name are never spelled, so an object open to others is text.
+    let closed = node
+        .get("additionalProperties")
+        .is_none_or(|v| *v == Value::Bool(false));
+    if is("object")
+        && node.get("properties").is_some_and(Value::is_object)
+        && closed
+        && only(SPELLED_BY_MEMBERS)
+    {
+        Shape::Members
+    } else if is("array")
+        && node.get("items").is_some_and(Value::is_object)
+        && only(SPELLED_BY_ITEMS)
+    {
+        Shape::Items(count("minItems").unwrap_or(0), count("maxItems"))
+    } else {
+        Shape::Leaf
     }
 }
 
@@ -204,7 +211,11 @@ mod tests {
                 "filters":{"type":"object","properties":{"lang":{"type":"string"},"year":{"type":"integer"}},"required":["lang"]},
                 "sites":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":3},
                 "any":{"type":"object"},
-                "pick":{"anyOf":[{"type":"integer"},{"type":"object","properties":{"max":{"type":"integer"}}}]}},
+                "pick":{"anyOf":[{"type":"integer"},{"type":"object","properties":{"max":{"type":"integer"}}}]},
+                "maybe":{"type":["object","null"],"properties":{"a":{"type":"string"}}},
+                "open":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true},
+                "noted":{"type":"object","title":"N","x-ui":1,"properties":{"b":{"type":"string"}}},
+                "cond":{"type":"object","properties":{"c":{"type":"string"}},"if":{"required":["c"]},"then":{"required":["c"]}}},
                 "required":["query"]}}}]"#,
         )
         .expect("valid tools")
@@ -221,7 +232,7 @@ mod tests {
         let has = |line: &str| assert!(g.lark.contains(line), "{line}\n{}", g.lark);
         has(r#"calls: "<tool_call>" "\n"? call "\n"? "]<]minimax[>[</tool_call>""#);
         has(
-            r#"call_0: "]<]minimax[>[<invoke name=\"search\">]<]minimax[>[<query>" xml_0_0 call_0_2? call_0_4? call_0_5? call_0_6? "]<]minimax[>[</invoke>""#,
+            r#"call_0: "]<]minimax[>[<invoke name=\"search\">]<]minimax[>[<query>" xml_0_0 call_0_2? call_0_4? call_0_5? call_0_6? call_0_7? call_0_8? call_0_10? call_0_11? "]<]minimax[>[</invoke>""#,
         );
         has(
             r#"call_0_2: "]<]minimax[>[<filters>]<]minimax[>[<lang>" xml_0_1 call_0_1? "]<]minimax[>[</filters>""#,
@@ -232,7 +243,24 @@ mod tests {
         );
         has(r#"xml_0_4_json: %json {"type":"object""#);
         has(r#"xml_0_5_json: %json {"anyOf":"#);
-        assert!(g.deferred.is_empty(), "{:?}", g.deferred);
+        // A type list, an object open to other keys, a conditional: JSON text; annotations
+        // do not stop an object from being its members.
+        has(r#"xml_0_6_json: %json {"type":["object","null"]"#);
+        has(
+            r#"xml_0_7_json: %json {"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true"#,
+        );
+        has(r#"call_0_10: "]<]minimax[>[<noted>" call_0_9? "]<]minimax[>[</noted>""#);
+        has(r#"call_0_11: "]<]minimax[>[<cond>" xml_0_9"#);
+        let deferred: Vec<(&str, &str)> = g
+            .deferred
+            .iter()
+            .map(|d| (d.pointer.as_str(), d.keyword.as_str()))
+            .collect();
+        assert_eq!(
+            deferred,
+            [("/properties/cond", "if"), ("/properties/cond", "then")],
+            "the conditional's keywords are left to the validator, named"
+        );
         let ir = compile_ir(&tools(), &ToolChoice::Required, false, m3, &opts, false)
             .expect("compiles to IR");
         assert!(

@@ -3,10 +3,11 @@
 //! ([`Think`]) — and what a reply took ([`Path`]). Shared by compile, parse, decode, the
 //! providers and run; this module must not act on them.
 
-/// Whether the reply may or must open with a reasoning block (`syntax::THINK`).
+/// Whether the reply may or must open with a reasoning block (`CallSyntax::reasoning`: the
+/// family's own, `<think>` by default; `<think>` under a user grammar).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Think {
-    /// No reasoning block: `<think>` is ordinary text.
+    /// No reasoning block: its markers are ordinary text.
     #[default]
     Off,
     /// The reply may open with one reasoning block.

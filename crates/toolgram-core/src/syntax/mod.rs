@@ -185,8 +185,9 @@ impl CallBody {
 /// The markdown fence a family writing bare calls may put around them (```` ```json ````).
 pub const JSON_FENCE: (&str, &str) = ("```json\n", "\n```");
 
-/// The reasoning block `--think` allows or demands before the answer (special tokens in
-/// vocabularies that have them, e.g. Qwen3, DeepSeek-R1; plain text elsewhere).
+/// The default reasoning block (special tokens in vocabularies that have them, e.g. Qwen3,
+/// DeepSeek-R1; plain text elsewhere): `--think` asks for it where a family has none of its
+/// own ([`CallSyntax::think`]), and under a user grammar.
 pub const THINK: (Piece, Piece) = (Piece::Token("<think>"), Piece::Token("</think>"));
 
 /// Gemma 4's string quote: `<|"|>text<|"|>`.

@@ -1,5 +1,6 @@
-//! JSON text the way Python's `json.dumps` writes it by default: `", "` between items,
-//! `": "` between key and value, no HTML escaping, non-ASCII kept as is.
+//! JSON text the way Hugging Face's `tojson` (Python's `json.dumps` with
+//! `ensure_ascii=False`) writes it: `", "` between items, `": "` between key and value, no
+//! HTML escaping, non-ASCII kept as is.
 //!
 //! Chat templates were trained on this spelling (`tojson` in Hugging Face's Jinja), so the
 //! grammar, the renderer and the template filter all use it. Must not reorder keys.

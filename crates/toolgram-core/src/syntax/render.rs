@@ -1,6 +1,6 @@
-//! Calls rendered in a syntax: exactly the text the compiled grammar accepts for the
-//! compilable syntaxes, each family's native spelling for the others (as a chat template
-//! would write them, for few-shot examples and round-trip tests).
+//! Calls rendered in a syntax: exactly the text the compiled grammar accepts, each family's
+//! native spelling as a chat template would write it (for few-shot examples and round-trip
+//! tests).
 //!
 //! This module must not parse or compile: it only writes text.
 
@@ -18,8 +18,8 @@ impl CallSyntax {
         pyjson::to_string(&Value::Object(obj), None)
     }
 
-    /// Render calls in this syntax: for compilable syntaxes exactly the text the compiled
-    /// grammar accepts for them; for the others the family's native spelling.
+    /// Render calls in this syntax: exactly the text the compiled grammar accepts, the
+    /// family's native spelling.
     pub fn render_calls(&self, calls: &[ToolCall]) -> String {
         let mut out = text_of(self.section_open);
         for (i, c) in calls.iter().enumerate() {

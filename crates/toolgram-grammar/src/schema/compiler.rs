@@ -35,10 +35,6 @@ const BUDGET: usize = 20_000;
 
 const TYPES: [&str; 6] = ["object", "array", "string", "number", "boolean", "null"];
 
-fn escape_ptr(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
 fn ws() -> Expr {
     Expr::rule(WS_RULE)
 }
@@ -642,7 +638,7 @@ impl<'a> Compiler<'a> {
         // (key, value grammar, required)
         let mut items: Vec<(Expr, bool)> = Vec::new();
         for (name, sub) in props {
-            let here = format!("{ptr}/properties/{}", escape_ptr(name));
+            let here = format!("{ptr}/properties/{}", super::refs::escape_token(name));
             let is_req = required.contains(&name.as_str());
             if *sub == Value::Bool(false) {
                 if is_req {

@@ -30,10 +30,6 @@ fn types(schema: &Value) -> Option<Vec<&str>> {
     }
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 /// The first self-contradicting subschema of `schema`: its JSON pointer (relative to
 /// `schema`) and what is wrong.
 pub fn contradiction(schema: &Value) -> Option<(String, String)> {
@@ -67,7 +63,7 @@ pub fn contradiction(schema: &Value) -> Option<(String, String)> {
         if let Some(Value::Object(children)) = map.get(key) {
             for (name, child) in children {
                 if let Some((p, m)) = contradiction(child) {
-                    return Some((format!("/{key}/{}{p}", escape(name)), m));
+                    return Some((format!("/{key}/{}{p}", super::refs::escape_token(name)), m));
                 }
             }
         }
