@@ -3,6 +3,12 @@
 
 use super::{CallBody, CallSyntax, Piece, Reasoning};
 
+/// Mistral's reasoning block (Magistral, Mistral Small 3.2+), shared by its two entries.
+const MISTRAL_THINK: Reasoning = Reasoning {
+    open: &[Piece::Token("[THINK]")],
+    close: &[Piece::Token("[/THINK]")],
+};
+
 /// Every known syntax; [`detect`] tries them in this order and falls back to the last.
 pub static REGISTRY: &[CallSyntax] = &[
     CallSyntax {
@@ -36,10 +42,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         bare_calls: false,
         template_markers: &["[TOOL_CALLS]"],
         body: CallBody::Json,
-        think: Some(Reasoning {
-            open: &[Piece::Token("[THINK]")],
-            close: &[Piece::Token("[/THINK]")],
-        }),
+        think: Some(MISTRAL_THINK),
         noise: &[],
     },
     CallSyntax {
@@ -342,10 +345,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             args_json: true,
             name_is_id: false,
         },
-        think: Some(Reasoning {
-            open: &[Piece::Token("[THINK]")],
-            close: &[Piece::Token("[/THINK]")],
-        }),
+        think: Some(MISTRAL_THINK),
         noise: &[],
     },
     CallSyntax {
