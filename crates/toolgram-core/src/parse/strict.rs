@@ -116,9 +116,22 @@ pub fn parse_output(
         text.find(&opener)
     };
     let Some(start) = start else {
-        if !opener.is_empty() && ends_with_prefix_of(text, &opener) {
+        // As for the other bodies: an empty reply stopped before a call only where one was
+        // due, and a reply without one where one was due is not a call.
+        let stopped_early = if text.trim().is_empty() {
+            choice.requires_call()
+        } else {
+            !opener.is_empty() && ends_with_prefix_of(text, &opener)
+        };
+        if stopped_early {
             return Err(ParseError::Truncated {
                 partial: text.to_owned(),
+            });
+        }
+        if choice.requires_call() {
+            return Err(ParseError::Malformed {
+                offset: 0,
+                message: format!("expected a call opening with {opener:?}"),
             });
         }
         return Ok(ParsedOutput {
@@ -321,14 +334,12 @@ mod tests {
         for s in REGISTRY {
             let out = parse_output(" \n", s, &tools(), &ToolChoice::Auto);
             assert_eq!(out, Ok(ParsedOutput::default()), "{}", s.name);
-            if s.body != CallBody::Json {
-                let out = parse_output("", s, &tools(), &ToolChoice::Required);
-                assert!(
-                    matches!(out, Err(ParseError::Truncated { .. })),
-                    "{}: {out:?}",
-                    s.name
-                );
-            }
+            let out = parse_output("", s, &tools(), &ToolChoice::Required);
+            assert!(
+                matches!(out, Err(ParseError::Truncated { .. })),
+                "{}: {out:?}",
+                s.name
+            );
         }
         // A reply that ends in a space has not begun Muse Glimmer's ` to=` opener.
         let muse = by_name("muse-glimmer").expect("registered");

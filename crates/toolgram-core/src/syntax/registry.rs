@@ -3,7 +3,7 @@
 
 use super::{CallBody, CallSyntax, Piece, Reasoning};
 
-/// Mistral's reasoning block (Magistral, Mistral Small 3.2+), shared by its two entries.
+/// Mistral's reasoning block, shared by its two entries.
 const MISTRAL_THINK: Reasoning = Reasoning {
     open: &[Piece::Token("[THINK]")],
     close: &[Piece::Token("[/THINK]")],
