@@ -23,6 +23,7 @@
 //!     parallel: false,
 //!     mode: Default::default(),
 //!     think: Default::default(),
+//!     few_shot: false,
 //!     sampling: Sampling::default(),
 //! })?;
 //! assert_eq!(reply.tool_calls[0].name, "get_weather");

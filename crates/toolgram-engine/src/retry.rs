@@ -24,6 +24,8 @@ pub struct EngineModel<'s, 'e> {
     pub mode: Mode,
     /// Whether a `<think>` block may or must open the reply.
     pub think: Think,
+    /// Prompt mode's instructions in every mode ([`CallRequest::few_shot`]).
+    pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
     /// The last engine response (usage, timings, deferred keywords).
@@ -46,6 +48,7 @@ impl CallModel for EngineModel<'_, '_> {
             parallel: self.parallel,
             mode: self.mode,
             think: self.think,
+            few_shot: self.few_shot,
             sampling: self.sampling.clone(),
         };
         match self.session.reply(&req) {

@@ -97,6 +97,11 @@ pub struct CallRequest<'a> {
     pub mode: Mode,
     /// Whether a `<think>` block may or must open the reply.
     pub think: Think,
+    /// Write prompt mode's instructions (what the tool choice demands and one example call
+    /// per tool, in the model's syntax) into the system prompt in grammar and json modes too;
+    /// prompt mode always has them. Same prompt, constraint on or off: an A/B of the grammar
+    /// alone (`toolgram eval bfcl --mode grammar-fewshot`).
+    pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
 }
@@ -280,7 +285,8 @@ impl<'e> Session<'e> {
 
     /// Run one request and parse the reply, without validating the arguments. Under
     /// [`Mode::Prompt`] nothing constrains decoding: the tools and example calls go into the
-    /// system prompt and a reply that cannot be read as calls is [`EngineError::Unreadable`].
+    /// system prompt (as they do in any mode with [`CallRequest::few_shot`]) and a reply that
+    /// cannot be read as calls is [`EngineError::Unreadable`].
     pub fn reply(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let out = self.reply_on_lane(req);
         self.pause();
@@ -307,7 +313,7 @@ impl<'e> Session<'e> {
         };
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
-        let messages = if prompted {
+        let messages = if prompted || req.few_shot {
             with_instructions(req, engine.syntax)
         } else {
             req.messages.to_vec()

@@ -374,6 +374,46 @@ fn a_whole_tool_pool_compiles_to_gbnf_that_llama_cpp_runs_as_the_call_union() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// A tagged family's raw value in GBNF stops at its closing tag and never holds the family's
+/// other tags either — the same words llguidance's grammar excludes — so a value cannot run
+/// on into the next parameter under llama.cpp's engine.
+#[test]
+fn gbnf_raw_values_never_hold_the_family_s_next_tags() {
+    use toolgram_core::compile::CompileOptions;
+    use toolgram_core::compile::ir::compile_ir;
+    use toolgram_core::{ToolCall, ToolChoice, syntax};
+    let tools = common::tools();
+    let coder = syntax::by_name("qwen3-coder").expect("qwen3-coder");
+    let weather = |city: &str| {
+        coder.render_calls(&[ToolCall {
+            id: String::new(),
+            name: "get_weather".into(),
+            arguments: serde_json::json!({"city": city, "unit": "celsius"}),
+        }])
+    };
+    let ir = compile_ir(
+        &tools,
+        &ToolChoice::Required,
+        false,
+        coder,
+        &CompileOptions::default(),
+        false,
+    )
+    .expect("compiles");
+    let bad = judge(vec![(
+        "qwen3-coder".into(),
+        gbnf::emit(&ir.grammar),
+        vec![weather("Paris"), weather("Paris <b>, </p> and </func")],
+        vec![
+            weather("Paris</parameter>"),
+            weather("Paris\n<parameter=unit>\nkelvin"),
+            weather("Paris <function=get_weather>"),
+            weather("Paris </function"),
+        ],
+    )]);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// Every registered grammar tool (`toolgram_tools::BUILTINS`): its Lark compiles under
 /// llguidance in both dialects, accepts its sample texts (which its own parser reads) and
 /// refuses the others, and its GBNF gives the same verdicts under llama.cpp's engine. A new

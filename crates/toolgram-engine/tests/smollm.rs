@@ -284,6 +284,7 @@ fn multi_turn_conversation_with_tool_results_continues() {
         parallel: true,
         mode: Default::default(),
         think: Default::default(),
+        few_shot: false,
         sampling: greedy(256),
     };
     let r = s.call(&req).expect("reply");

@@ -28,6 +28,9 @@ use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime};
 pub enum EvalMode {
     /// Call and arguments decoded under the grammar.
     Grammar,
+    /// Grammar mode given prompt mode's instructions (tool-choice rule, one example call per
+    /// tool): the same prompt as `prompt`, the constraint on — the grammar's effect alone.
+    GrammarFewShot,
     /// Call shape and tool name enforced; arguments validated after.
     Json,
     /// Nothing enforced: lenient parse, validation, retries.
@@ -47,6 +50,7 @@ impl EvalMode {
     pub fn name(self) -> &'static str {
         match self {
             Self::Grammar => "grammar",
+            Self::GrammarFewShot => "grammar-fewshot",
             Self::Json => "json",
             Self::Prompt => "prompt",
             Self::Fallback => "fallback",
@@ -58,21 +62,27 @@ impl EvalMode {
     pub fn parse(s: &str) -> Result<Self, EvalError> {
         Ok(match s {
             "grammar" => Self::Grammar,
+            "grammar-fewshot" => Self::GrammarFewShot,
             "json" => Self::Json,
             "prompt" => Self::Prompt,
             "fallback" => Self::Fallback,
             "native" => Self::Native,
             other => {
                 return Err(EvalError::Unsupported(format!(
-                    "unknown mode `{other}` (grammar, json, prompt, native; fallback for eval tools)"
+                    "unknown mode `{other}` (grammar, grammar-fewshot, json, prompt, native; fallback for eval tools)"
                 )));
             }
         })
     }
 
-    fn core(self) -> Option<Mode> {
+    /// Whether prompt mode's instructions go into the system prompt in a constrained mode.
+    pub fn few_shot(self) -> bool {
+        self == Self::GrammarFewShot
+    }
+
+    pub(crate) fn core(self) -> Option<Mode> {
         match self {
-            Self::Grammar => Some(Mode::Grammar),
+            Self::Grammar | Self::GrammarFewShot => Some(Mode::Grammar),
             Self::Json => Some(Mode::Json),
             Self::Prompt => Some(Mode::Prompt),
             Self::Fallback | Self::Native => None,
@@ -142,7 +152,7 @@ pub fn run_items(
                             mode.name()
                         ))
                     })?;
-                    vec![run_one(runtime, item, core, base, options)?]
+                    vec![run_one(runtime, item, mode, core, base, options)?]
                 }
                 (None, Ok(_)) if mode == EvalMode::Fallback => {
                     return Err(EvalError::Unsupported(
@@ -192,20 +202,22 @@ pub(crate) fn partial_text(e: &RunError) -> String {
 fn run_one(
     runtime: &Runtime,
     item: &Item,
-    mode: Mode,
+    mode: EvalMode,
+    core: Mode,
     base: &Request,
     options: RunOptions,
 ) -> Result<ItemRecord, EvalError> {
     let mut req = base.clone();
     req.tool_choice = ToolChoice::Auto;
     req.parallel_tool_calls = true;
-    req.mode = mode;
+    req.mode = core;
+    req.few_shot = mode.few_shot();
     req.sampling.max_tokens = options.max_tokens;
     req.retry = RetryPolicy {
         max_attempts: options.max_attempts.max(1),
         consecutive_blocked: 2,
     };
-    let name = mode.as_str();
+    let name = mode.name();
     let t0 = Instant::now();
     let outcome = runtime.run(&req);
     let latency_ms = t0.elapsed().as_secs_f64() * 1e3;

@@ -59,6 +59,7 @@ fn refuse_unsent(req: &Request) -> Result<(), RunError> {
         ("stop", !s.stop.is_empty()),
         ("logit_bias", !s.logit_bias.is_empty()),
         ("think", req.think != Think::Off),
+        ("few_shot", req.few_shot && req.mode != Mode::Prompt),
     ];
     match unsent.iter().find(|(_, set)| *set) {
         Some((name, _)) => Err(RunError::InvalidRequest(format!(
@@ -169,5 +170,23 @@ impl Remote {
             enforced_after_parse: Vec::new(),
             timings: RunTimings::default(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgram_core::ToolSet;
+
+    #[test]
+    fn few_shot_outside_prompt_mode_is_refused_for_providers_not_dropped() {
+        let tools = ToolSet::from_json_str("[]").expect("an empty pool");
+        let mut req = Request::new(Vec::new(), tools);
+        req.few_shot = true;
+        let e = refuse_unsent(&req).expect_err("refused").to_string();
+        assert!(e.contains("`few_shot`"), "{e}");
+        // Prompt mode sends its instructions anyway: nothing is lost.
+        req.mode = Mode::Prompt;
+        assert!(refuse_unsent(&req).is_ok());
     }
 }

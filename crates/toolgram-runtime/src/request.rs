@@ -25,6 +25,10 @@ pub struct Request {
     pub mode: Mode,
     /// Whether a `<think>` block may or must open the reply.
     pub think: Think,
+    /// Prompt mode's instructions (what the tool choice demands, one example call per tool)
+    /// in the system prompt in grammar and json modes too — the same prompt as prompt mode
+    /// with the constraint on. Embedded engine only; prompt mode always has them.
+    pub few_shot: bool,
     /// Sampling.
     pub sampling: SamplingOptions,
     /// How often a reply that fails validation is sent back with its errors.
@@ -69,6 +73,7 @@ impl Request {
             parallel_tool_calls: false,
             mode: Mode::Grammar,
             think: Think::Off,
+            few_shot: false,
             sampling: SamplingOptions::default(),
             retry: RetryPolicy::default(),
             refuse_repeats: false,

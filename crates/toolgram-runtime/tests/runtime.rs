@@ -215,3 +215,23 @@ fn a_cancelled_run_stops_decoding_and_says_so() {
     rt.run(&request(WEATHER, "Weather in Paris?"))
         .expect("a request after the cancelled ones");
 }
+
+#[test]
+fn few_shot_puts_prompt_modes_instructions_under_the_grammar() {
+    let rt = runtime();
+    let plain = rt
+        .run(&request(WEATHER, "What's the weather in Paris?"))
+        .expect("plain call");
+    let mut req = request(WEATHER, "What's the weather in Paris?");
+    req.few_shot = true;
+    let shown = rt.run(&req).expect("few-shot call");
+    let (p, s) = (
+        plain.usage.expect("usage").prompt_tokens,
+        shown.usage.expect("usage").prompt_tokens,
+    );
+    // The instructions hold a rule and one example call per tool (two tools here).
+    assert!(s > p + 60, "few-shot prompt {s} tokens, plain {p}");
+    // Still grammar mode: one valid call to a tool of the pool, on the first attempt.
+    assert_eq!(shown.tool_calls.len(), 1, "{shown:?}");
+    assert_eq!(shown.attempts, 1, "{shown:?}");
+}

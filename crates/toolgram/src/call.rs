@@ -66,6 +66,11 @@ pub(crate) struct CallArgs {
     /// mode); prompt: nothing is enforced while decoding, everything is checked after.
     #[arg(long, value_enum, default_value = "grammar")]
     pub mode: ModeArg,
+    /// Also in grammar and json modes, write prompt mode's instructions (what --tool-choice
+    /// demands and one example call per tool, in the model's syntax) into the system prompt.
+    /// Embedded engine only.
+    #[arg(long)]
+    pub few_shot: bool,
     /// Allow or demand a reasoning block before the answer — the model family's own
     /// ([THINK]…[/THINK] for Mistral), else <think>…</think> — returned as reasoning_content.
     #[arg(long, value_enum, default_value = "off")]
@@ -141,6 +146,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
     req.parallel_tool_calls = args.parallel_tool_calls;
     req.mode = args.mode.into();
     req.think = args.think.into();
+    req.few_shot = args.few_shot;
     req.sampling = SamplingOptions {
         max_tokens: args.max_tokens,
         temperature: args.temperature,

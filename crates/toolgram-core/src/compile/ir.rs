@@ -93,14 +93,16 @@ pub fn compile_ir(
                 start.map_or(Expr::Seq(Vec::new()), Expr::rule)
             }
             Slot::Value {
-                tool: i, at, close, ..
+                tool: i,
+                at,
+                close,
+                never,
             } => {
                 let (expr, value_rules, value_notes) = value(
                     name,
-                    &tools.tools()[*i],
-                    *i,
+                    (*i, &tools.tools()[*i]),
                     at.as_deref(),
-                    close,
+                    (close, never),
                     opts,
                     lenient,
                 )?;
@@ -127,13 +129,13 @@ pub fn compile_ir(
                 }
             }
             Slot::Text(Text::NotContaining(word)) => {
-                rules.extend(not_containing(name, word));
+                rules.extend(not_containing(name, &[word]));
                 continue;
             }
             Slot::ThinkBody(reasoning) => {
                 let first = reasoning.close.first().map_or("", |p| p.text());
                 let inner = format!("{name}-text");
-                rules.extend(not_containing(&inner, first));
+                rules.extend(not_containing(&inner, &[first]));
                 Expr::seq(vec![Expr::rule(inner), Expr::lit(reasoning.close_text())])
             }
             Slot::Answer => Expr::repeat(Expr::Any, 0, None),
@@ -162,22 +164,24 @@ pub fn compile_ir(
 /// A value's expression, the rules it needs, and notes on keywords left to the validator.
 type ValueRules = (Expr, Vec<Rule>, Vec<(String, Note)>);
 
-/// A tagged parameter's value then its closing marker, as IR: raw text up to the marker,
-/// one of the schema's strings, JSON for the schema, or a grammar tool's text.
+/// A tagged parameter's value then its closing marker, as IR: raw text up to the marker
+/// that holds neither it nor any of `never` (the family's next tags), one of the schema's
+/// strings, JSON for the schema, or a grammar tool's text.
 fn value(
     name: &str,
-    tool: &Tool,
-    i: usize,
+    (i, tool): (usize, &Tool),
     at: Option<&str>,
-    close: &str,
+    (close, never): (&str, &[String]),
     opts: &CompileOptions,
     lenient: bool,
 ) -> Result<ValueRules, IrCompileError> {
     let text_rule = format!("{name}-text");
     let raw = || {
+        let mut words: Vec<&str> = never.iter().map(String::as_str).collect();
+        words.push(close);
         (
             Expr::seq(vec![Expr::rule(&text_rule), Expr::lit(close)]),
-            not_containing(&text_rule, close),
+            not_containing(&text_rule, &words),
         )
     };
     let newline = || Expr::opt(Expr::lit("\n"));
@@ -376,11 +380,27 @@ fn grammar_tool_args(definition: &str) -> Result<Grammar, IrCompileError> {
     Ok(Grammar { rules })
 }
 
-/// Rules `{name}` (and `{name}-N` helpers) matching any text that does not contain `word`:
-/// a right-linear grammar with one rule per matched prefix of `word` (the KMP automaton), so
-/// targets without negation can still say "until the marker".
-pub fn not_containing(name: &str, word: &str) -> Vec<Rule> {
-    let w: Vec<char> = word.chars().collect();
+/// Rules `{name}` (and `{name}-N` helpers) matching any text that contains none of `words`:
+/// a right-linear grammar with one rule per prefix of a word that holds no word (the
+/// Aho-Corasick automaton; for one word, KMP's), so targets without negation can still say
+/// "until the marker, and never these tags". Empty words are ignored.
+pub fn not_containing(name: &str, words: &[&str]) -> Vec<Rule> {
+    let words: Vec<Vec<char>> = words
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| w.chars().collect())
+        .collect();
+    let holds_word = |s: &[char]| words.iter().any(|w| s.windows(w.len()).any(|x| x == w));
+    // States: the prefixes of the words that hold no word, by word then length ("" first).
+    let mut states: Vec<&[char]> = vec![&[]];
+    for w in &words {
+        for k in 1..w.len() {
+            let p = &w[..k];
+            if !states.contains(&p) && !holds_word(p) {
+                states.push(p);
+            }
+        }
+    }
     let state = |i: usize| {
         if i == 0 {
             name.to_owned()
@@ -388,23 +408,28 @@ pub fn not_containing(name: &str, word: &str) -> Vec<Rule> {
             format!("{name}-{i}")
         }
     };
-    let mut alphabet: Vec<char> = w.clone();
+    let mut alphabet: Vec<char> = words.iter().flatten().copied().collect();
     alphabet.sort_unstable();
     alphabet.dedup();
-    let next = |i: usize, c: char| -> usize {
-        let mut seen: Vec<char> = w[..i].to_vec();
-        seen.push(c);
-        (0..=seen.len().min(w.len()))
-            .rev()
-            .find(|&k| seen.ends_with(&w[..k]))
-            .unwrap_or(0)
+    // After `seen`, reading `c`: `None` if a word ends there, else the longest suffix that is
+    // a state.
+    let next = |seen: &[char], c: char| -> Option<usize> {
+        let mut s = seen.to_vec();
+        s.push(c);
+        if words.iter().any(|w| s.ends_with(w)) {
+            return None;
+        }
+        (0..=s.len())
+            .find_map(|k| states.iter().position(|p| *p == &s[k..]))
+            .or(Some(0))
     };
-    (0..w.len().max(1))
-        .map(|i| {
+    states
+        .iter()
+        .enumerate()
+        .map(|(i, seen)| {
             let mut alts = vec![Expr::Seq(Vec::new())];
             for &c in &alphabet {
-                let n = next(i, c);
-                if n < w.len() {
+                if let Some(n) = next(seen, c) {
                     alts.push(Expr::seq(vec![
                         Expr::lit(c.to_string()),
                         Expr::rule(state(n)),
@@ -485,7 +510,7 @@ mod tests {
 
     #[test]
     fn not_containing_is_the_kmp_automaton() {
-        let rules = not_containing("t", "abab");
+        let rules = not_containing("t", &["abab"]);
         assert_eq!(rules.len(), 4);
         // After "aba", reading "b" would complete the word: no such alternative.
         let Expr::Alt(alts) = &rules[3].expr else {
@@ -498,5 +523,34 @@ mod tests {
         );
         // After "aba", reading "a" falls back to state 1 ("a").
         assert!(alts.contains(&Expr::seq(vec![Expr::lit("a"), Expr::rule("t-1")])));
+    }
+
+    /// The tags a MiniMax value must never hold, with one word inside another's prefix
+    /// (`</q` in `</query>`) and one that overlaps itself.
+    const TAGS: [&str; 4] = ["</query>", "</q", "<glue>", "aab"];
+
+    #[test]
+    fn several_words_share_one_automaton() {
+        let g = Grammar {
+            rules: not_containing("t", &TAGS),
+        };
+        let accepts = |text: &str| toolgram_grammar::tree::parse_tree(&g, text).is_ok();
+        assert!(accepts("a value with <q and </x and aa b"));
+        assert!(!accepts("up to </query> then more"));
+        assert!(!accepts("only </q"));
+        assert!(!accepts("xx<glue>"));
+        assert!(!accepts("aaab"));
+        // States: "", then "<" and "</" ("</query>"'s longer prefixes hold "</q"), "<g" to
+        // "<glue", "a" and "aa".
+        assert_eq!(g.rules.len(), 1 + 2 + 4 + 2);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_automaton_accepts_exactly_the_texts_without_a_word(text in "[<>/qugleryab x]{0,24}") {
+            let g = Grammar { rules: not_containing("t", &TAGS) };
+            let accepted = toolgram_grammar::tree::parse_tree(&g, &text).is_ok();
+            proptest::prop_assert_eq!(accepted, !TAGS.iter().any(|w| text.contains(w)), "{:?}", text);
+        }
     }
 }

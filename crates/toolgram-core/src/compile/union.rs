@@ -38,9 +38,9 @@ pub(crate) enum Slot {
     /// One value in a tagged body, an XML element or a Gemma 4 call, then `close` (the
     /// value's closing marker, possibly empty): the value at JSON pointer `at` in tool
     /// `tool`'s arguments schema (`/properties/city`), or any text when `at` is `None` (a
-    /// key the schema does not name). In llguidance's grammar raw text never contains any of
-    /// `never`; the character-level targets (GBNF, OpenAI's Lark) only keep it from
-    /// containing `close`.
+    /// key the schema does not name). Raw text never contains `close` or any of `never`
+    /// (llguidance: a lexeme's negation; GBNF and OpenAI's Lark: `ir::not_containing`'s
+    /// automaton).
     Value {
         tool: usize,
         at: Option<String>,

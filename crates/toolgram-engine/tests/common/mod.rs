@@ -69,6 +69,7 @@ pub(crate) fn ask(
         parallel: false,
         mode: Default::default(),
         think: Default::default(),
+        few_shot: false,
         sampling,
     })
 }

@@ -124,6 +124,7 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, EvalError> {
                 parallel: opts.parallel,
                 mode: Default::default(),
                 think: Default::default(),
+                few_shot: false,
                 sampling: Sampling {
                     max_tokens: opts.max_tokens,
                     unconstrained,

@@ -272,6 +272,7 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64), EvalErro
                     parallel: false,
                     mode: Default::default(),
                     think: Default::default(),
+                    few_shot: false,
                     sampling,
                 });
                 (r, t0.elapsed().as_secs_f64() * 1e3)

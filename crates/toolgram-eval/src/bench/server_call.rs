@@ -145,6 +145,7 @@ fn run_embedded(
             parallel: opts.parallel,
             mode: Default::default(),
             think: Default::default(),
+            few_shot: false,
             sampling: Sampling {
                 max_tokens: opts.max_tokens,
                 seed: Some(0),

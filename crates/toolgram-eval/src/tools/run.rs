@@ -14,6 +14,7 @@ use crate::run::{Done, EvalMode, partial_text};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Instant;
+use toolgram_core::define::request::Mode;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime, tools_from_json};
 use toolgram_tools::{BuildOptions, DynTool, RunContext, builtin};
@@ -93,7 +94,7 @@ pub fn run_tasks(
 ) -> Result<(), EvalError> {
     if modes.contains(&EvalMode::Native) {
         return Err(EvalError::Unsupported(
-            "eval tools runs the embedded model or a provider: modes grammar, fallback, json, prompt".into(),
+            "eval tools runs the embedded model or a provider: modes grammar, grammar-fewshot, fallback, json, prompt".into(),
         ));
     }
     let fixture = Fixture::new(file)?;
@@ -101,7 +102,9 @@ pub fn run_tasks(
     let mut pools = Vec::new();
     for &mode in modes {
         let mut req = Request::new(Vec::new(), tool_set(file, &fixture, mode)?);
-        req.mode = core_mode(mode);
+        // Fallback runs the JSON function under the grammar too.
+        req.mode = mode.core().unwrap_or(Mode::Grammar);
+        req.few_shot = mode.few_shot();
         req.tool_choice = ToolChoice::Required;
         req.parallel_tool_calls = false;
         req.sampling.max_tokens = options.max_tokens;
@@ -127,15 +130,6 @@ pub fn run_tasks(
         }
     }
     Ok(())
-}
-
-fn core_mode(mode: EvalMode) -> toolgram_core::define::request::Mode {
-    use toolgram_core::define::request::Mode;
-    match mode {
-        EvalMode::Json => Mode::Json,
-        EvalMode::Prompt => Mode::Prompt,
-        EvalMode::Grammar | EvalMode::Fallback | EvalMode::Native => Mode::Grammar,
-    }
 }
 
 fn run_one(

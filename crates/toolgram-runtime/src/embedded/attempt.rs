@@ -69,6 +69,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         parallel: req.parallel_tool_calls,
         mode: req.mode,
         think: req.think,
+        few_shot: req.few_shot,
         sampling: sampling(req),
         last: None,
         total_tokens: (0, 0),

@@ -40,8 +40,8 @@ pub(crate) fn prefix_key(req: &Request) -> u64 {
     // The template renders the tools' definitions; their Debug form holds all of them.
     format!("{:?}", req.tools.tools()).hash(&mut h);
     req.response_format.is_some().hash(&mut h);
-    if req.mode == Mode::Prompt {
-        // Prompt mode writes the choice's instructions into the system prompt.
+    if req.mode == Mode::Prompt || req.few_shot {
+        // Prompt mode (or few-shot) writes the choice's instructions into the system prompt.
         format!("{:?}", req.tool_choice).hash(&mut h);
         req.parallel_tool_calls.hash(&mut h);
     }

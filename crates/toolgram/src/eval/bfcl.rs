@@ -21,7 +21,8 @@ pub(crate) struct BfclArgs {
     #[arg(long, value_delimiter = ',')]
     category: Vec<String>,
     /// Modes, comma-separated: grammar, json, prompt, native (a peer's own tool calling;
-    /// needs --provider). Default: grammar,json,prompt; native with --provider.
+    /// needs --provider), grammar-fewshot (grammar given prompt mode's instructions: the
+    /// grammar's effect alone). Default: grammar,json,prompt; native with --provider.
     #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
     /// Items per category, spread evenly over the file (default: all).
