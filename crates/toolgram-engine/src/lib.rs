@@ -41,6 +41,7 @@ mod generate;
 mod gguf_vocab;
 mod grammar_cache;
 pub mod instrument;
+mod loop_guard;
 pub mod models;
 mod prefix;
 mod retry;

@@ -13,6 +13,7 @@
 use crate::batch::{BATCH, Batch, LaneHandle};
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::loop_guard::LoopGuard;
 use crate::prefix::{self, PrefixStore};
 use crate::sample::{Rng, pick_nucleus};
 use crate::think::ThinkWatch;
@@ -589,6 +590,7 @@ impl<'e> Session<'e> {
         timings.mask_us.clear();
         timings.mask_us.reserve(budget);
         let mut produced = 0usize;
+        let mut guard = LoopGuard::default();
         let mut ff = Vec::with_capacity(64);
         let mut step = Vec::with_capacity(65);
         while produced < budget {
@@ -604,6 +606,12 @@ impl<'e> Session<'e> {
                     timings
                         .mask_us
                         .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+                    let accepting = engine.tok.eog().iter().any(|&t| computed.is_allowed(t));
+                    // `ff` still holds the tokens the last step forced.
+                    if guard.repeats(&self.text, accepting, !ff.is_empty()) {
+                        tracing::debug!("the reply repeats its last call: stopped (loop guard)");
+                        return Ok((produced, false));
+                    }
                     &computed
                 }
                 (None, Some(all)) => all,

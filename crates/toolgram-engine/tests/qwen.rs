@@ -147,3 +147,13 @@ fn the_vocabulary_read_from_the_gguf_header_matches_llama_cpp_token_for_token() 
     let _g = lock();
     assert!(engine("default").vocab_built_early());
 }
+
+/// Qwen's tagged calls are forced whole in one step after the sampled `\n` (`ping` has no
+/// arguments); its bare calls under `auto` are not: the loop guard must stop both.
+#[test]
+fn a_call_repeated_in_a_row_ends_the_reply_whether_forced_or_sampled() {
+    let _g = lock();
+    for choice in [ToolChoice::Required, ToolChoice::Auto] {
+        assert_a_repeated_call_ends_the_reply(engine("default"), choice);
+    }
+}

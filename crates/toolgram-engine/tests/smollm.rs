@@ -356,3 +356,9 @@ fn the_vocabulary_read_from_the_gguf_header_matches_llama_cpp_token_for_token() 
     let _g = lock();
     assert!(engine("test").vocab_built_early());
 }
+
+#[test]
+fn a_call_repeated_in_a_row_ends_the_reply() {
+    let _g = lock();
+    assert_a_repeated_call_ends_the_reply(engine("test"), ToolChoice::Required);
+}

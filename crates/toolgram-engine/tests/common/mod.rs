@@ -153,3 +153,36 @@ pub(crate) fn test_model_path() -> std::path::PathBuf {
         .and_then(|m| m.fetch())
         .expect("test model fetch")
 }
+
+/// A model kept from ending (every end-of-generation token biased away) can only write
+/// `ping` calls one after another: the loop guard must stop the reply after the second
+/// identical call, complete and readable, instead of running to the token limit.
+pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoice) {
+    let tools = ToolSet::from_json_str(
+        r#"[{"type": "function", "function": {"name": "ping", "description": "Ping the server.",
+            "parameters": {"type": "object", "properties": {}}}}]"#,
+    )
+    .expect("tools");
+    let mut s = e.session().expect("session");
+    let req = CallRequest {
+        messages: &[ChatMessage::text("user", "Ping the server.")],
+        tools: &tools,
+        choice: choice.clone(),
+        parallel: true,
+        mode: Default::default(),
+        think: Default::default(),
+        few_shot: false,
+        sampling: Sampling {
+            max_tokens: 300,
+            logit_bias: e.eog_tokens().iter().map(|&t| (t, -1e9)).collect(),
+            ..Sampling::default()
+        },
+    };
+    let r = s
+        .call(&req)
+        .unwrap_or_else(|err| panic!("{choice:?}: {err:?}"));
+    let names: Vec<&str> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["ping", "ping"], "{choice:?}: {}", r.raw);
+    assert_eq!(r.tool_calls[0].arguments, r.tool_calls[1].arguments);
+    assert!(r.completion_tokens < 100, "{} tokens", r.completion_tokens);
+}
