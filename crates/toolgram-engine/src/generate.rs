@@ -130,7 +130,14 @@ impl Session<'_> {
             )
         });
         let t1 = Instant::now();
-        let outcome = self.generate(Some(matcher), &req.sampling, watch, budget, &mut timings);
+        let outcome = self.generate(
+            Some(matcher),
+            &req.sampling,
+            watch,
+            None,
+            budget,
+            &mut timings,
+        );
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         // Free text may stop at the token limit before the grammar is complete: that is a
         // reply with finish_reason `length` (the text so far), not an error.

@@ -1,14 +1,17 @@
-//! The loop guard: a constrained reply that writes the same call twice in a row has entered
-//! the loop greedy decoding of a small model does not leave (`A`, `A`, `A`, … until the token
-//! limit, then an error), so decoding stops right after the second copy — where the grammar
-//! accepts, so the reply is complete, and both copies stay in it (the run stage reports the
-//! repeat in `repeated_calls`; `refuse_repeats` refuses it).
+//! The loop guard: a constrained reply that may hold several calls and writes the same call
+//! twice in a row has entered the loop greedy decoding of a small model does not leave (`A`,
+//! `A`, `A`, … until the token limit, then an error), so decoding stops right after the second
+//! copy — where the grammar accepts, so the reply is complete, and both copies stay in it (the
+//! run stage lists the second in `repeated_calls`; `refuse_repeats` refuses it). Text
+//! generated under a user grammar (`generate_text`) is never watched.
 //!
 //! A call ends where the grammar accepts again after not accepting, or after a step that
 //! forced tokens (fast-forward can write a whole call in one step: `\n` sampled, then
 //! `<tool_call>…</tool_call>` forced, so no step in between sees it unfinished). Free text
 //! accepts all along and forces nothing, so it has no such ends. The text since the last end,
 //! without its surrounding whitespace, repeating the text just before that end is the loop.
+//! Not seen: calls wrapped in one section (Mistral's `[TOOL_CALLS][…]`), between which the
+//! grammar never accepts, and a call whose last token also holds the separator (`}}\n`).
 //! It reads only the text and the grammar's acceptance: it must not parse calls, and must not
 //! allocate per token.
 

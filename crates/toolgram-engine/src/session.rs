@@ -98,8 +98,8 @@ pub struct CallRequest<'a> {
     pub mode: Mode,
     /// Whether a `<think>` block may or must open the reply.
     pub think: Think,
-    /// Write prompt mode's instructions (what the tool choice demands and one example call
-    /// per tool, in the model's syntax) into the system prompt in grammar and json modes too;
+    /// Write prompt mode's instructions (what the tool choice demands and an example call for each
+    /// of the first three tools, in the model's syntax) into the system prompt in grammar and json modes too;
     /// prompt mode always has them. Same prompt, constraint on or off: an A/B of the grammar
     /// alone (`toolgram eval bfcl --mode grammar-fewshot`).
     pub few_shot: bool,
@@ -348,7 +348,9 @@ impl<'e> Session<'e> {
             )
         });
         let t1 = Instant::now();
-        let outcome = self.generate(matcher, &req.sampling, watch, budget, &mut timings);
+        // Only a reply that may hold several calls can loop on one.
+        let guard = req.parallel.then(LoopGuard::default);
+        let outcome = self.generate(matcher, &req.sampling, watch, guard, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = outcome?;
         let raw = String::from_utf8_lossy(&self.text).into_owned();
@@ -555,11 +557,14 @@ impl<'e> Session<'e> {
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
+    /// With a `guard` (calls of a reply that may hold several), a call repeating the one
+    /// before it ends the reply.
     pub(crate) fn generate(
         &mut self,
         mut matcher: Option<Matcher>,
         s: &Sampling,
         mut watch: Option<ThinkWatch>,
+        mut guard: Option<LoopGuard>,
         budget: usize,
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
@@ -590,7 +595,6 @@ impl<'e> Session<'e> {
         timings.mask_us.clear();
         timings.mask_us.reserve(budget);
         let mut produced = 0usize;
-        let mut guard = LoopGuard::default();
         let mut ff = Vec::with_capacity(64);
         let mut step = Vec::with_capacity(65);
         while produced < budget {
@@ -606,9 +610,14 @@ impl<'e> Session<'e> {
                     timings
                         .mask_us
                         .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
-                    let accepting = engine.tok.eog().iter().any(|&t| computed.is_allowed(t));
                     // `ff` still holds the tokens the last step forced.
-                    if guard.repeats(&self.text, accepting, !ff.is_empty()) {
+                    if let Some(g) = guard.as_mut()
+                        && g.repeats(
+                            &self.text,
+                            engine.tok.eog().iter().any(|&t| computed.is_allowed(t)),
+                            !ff.is_empty(),
+                        )
+                    {
                         tracing::debug!("the reply repeats its last call: stopped (loop guard)");
                         return Ok((produced, false));
                     }

@@ -9,8 +9,8 @@
 //! in the one- and two-call renders, or the syntax found does not read those calls back
 //! exactly with the strict parser, it refuses with what it found. A template that renders
 //! neither tools nor calls writes no call of its own: nothing is derived from it. Reasoning
-//! markers are not derived (a derived syntax's grammar allows `<think>`, as every non-harmony
-//! syntax's does). A derived syntax lives for the process (its texts are leaked once per
+//! markers are not derived: a derived syntax's reasoning block is `<think>`, the default of
+//! every syntax without a block of its own. A derived syntax lives for the process (its texts are leaked once per
 //! derivation attempt, refused ones included).
 
 use crate::template::ChatTemplate;

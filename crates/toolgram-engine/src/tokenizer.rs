@@ -1,6 +1,8 @@
-//! The llguidance tokenizer environment built from the llama.cpp vocabulary.
+//! The llguidance tokenizer environment for a llama.cpp model: drafted from the GGUF header's
+//! vocabulary and kept only if llama.cpp spells every token the same, else built from
+//! llama.cpp's vocabulary.
 //!
-//! Token bytes come from llama.cpp; control and user-defined tokens (`<|im_end|>`,
+//! Token bytes are llama.cpp's; control and user-defined tokens (`<|im_end|>`,
 //! `<tool_call>`) are marked special (`0xFF` + text) so free text can never spell them;
 //! end-of-generation tokens are registered as EOS. Tokenization is llama.cpp's own, which
 //! makes the environment canonical and lets llguidance fast-forward forced text.

@@ -383,34 +383,50 @@ fn gbnf_raw_values_never_hold_the_family_s_next_tags() {
     use toolgram_core::compile::ir::compile_ir;
     use toolgram_core::{ToolCall, ToolChoice, syntax};
     let tools = common::tools();
-    let coder = syntax::by_name("qwen3-coder").expect("qwen3-coder");
-    let weather = |city: &str| {
-        coder.render_calls(&[ToolCall {
-            id: String::new(),
-            name: "get_weather".into(),
-            arguments: serde_json::json!({"city": city, "unit": "celsius"}),
-        }])
+    let case = |name: &str, accept: &[&str], reject: &[&str]| {
+        let s = syntax::by_name(name).expect("registered");
+        let weather = |city: &&str| {
+            s.render_calls(&[ToolCall {
+                id: String::new(),
+                name: "get_weather".into(),
+                arguments: serde_json::json!({"city": city, "unit": "celsius"}),
+            }])
+        };
+        let ir = compile_ir(
+            &tools,
+            &ToolChoice::Required,
+            false,
+            s,
+            &CompileOptions::default(),
+            false,
+        )
+        .expect("compiles");
+        (
+            name.to_owned(),
+            gbnf::emit(&ir.grammar),
+            accept.iter().map(weather).collect(),
+            reject.iter().map(weather).collect(),
+        )
     };
-    let ir = compile_ir(
-        &tools,
-        &ToolChoice::Required,
-        false,
-        coder,
-        &CompileOptions::default(),
-        false,
-    )
-    .expect("compiles");
-    let bad = judge(vec![(
-        "qwen3-coder".into(),
-        gbnf::emit(&ir.grammar),
-        vec![weather("Paris"), weather("Paris <b>, </p> and </func")],
-        vec![
-            weather("Paris</parameter>"),
-            weather("Paris\n<parameter=unit>\nkelvin"),
-            weather("Paris <function=get_weather>"),
-            weather("Paris </function"),
-        ],
-    )]);
+    let bad = judge(vec![
+        // Tagged parameters (`compile/bodies.rs`).
+        case(
+            "qwen3-coder",
+            &["Paris", "Paris <b>, </p> and </func"],
+            &[
+                "Paris</parameter>",
+                "Paris\n<parameter=unit>\nkelvin",
+                "Paris <function=get_weather>",
+                "Paris </function",
+            ],
+        ),
+        // XML elements (`compile/xml.rs`): the glue and the element's own tags.
+        case(
+            "minimax-m3",
+            &["Paris", "Paris <b> and </cit"],
+            &["Paris ]<]minimax[>[ x", "Paris <city> x", "Paris </city x"],
+        ),
+    ]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 

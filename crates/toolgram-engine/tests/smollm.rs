@@ -362,3 +362,36 @@ fn a_call_repeated_in_a_row_ends_the_reply() {
     let _g = lock();
     assert_a_repeated_call_ends_the_reply(engine("test"), ToolChoice::Required);
 }
+
+/// `few_shot` writes prompt mode's instructions into the prompt and nothing else: the reply
+/// is still decoded under the grammar (masks were computed), not freely as in prompt mode.
+#[test]
+fn few_shot_lengthens_the_prompt_and_keeps_the_grammar() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("test").session().expect("session");
+    let messages = [ChatMessage::text("user", "What's the weather in Oslo?")];
+    let req = |few_shot| CallRequest {
+        messages: &messages,
+        tools: &tools,
+        choice: ToolChoice::Required,
+        parallel: false,
+        mode: Default::default(),
+        think: Default::default(),
+        few_shot,
+        sampling: greedy(256),
+    };
+    let plain = s.reply(&req(false)).expect("plain reply");
+    let shown = s.reply(&req(true)).expect("few-shot reply");
+    assert!(
+        shown.prompt_tokens > plain.prompt_tokens + 60,
+        "few-shot prompt {} tokens, plain {}",
+        shown.prompt_tokens,
+        plain.prompt_tokens
+    );
+    assert!(
+        !shown.timings.mask_us.is_empty(),
+        "decoded without the grammar"
+    );
+    assert_eq!(shown.tool_calls.len(), 1, "{}", shown.raw);
+}

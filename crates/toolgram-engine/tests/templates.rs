@@ -2,8 +2,9 @@
 //! the template itself (random arguments, several seeds) are accepted exactly by the
 //! grammar compiled for the syntax detected in that template — llguidance's Lark over
 //! bytes and our GBNF under llama.cpp's own grammar engine — and the strict parser reads
-//! them back to the same calls. Templates that show no call syntax of their own are
-//! listed, and the list is asserted, so it cannot grow silently.
+//! them back to the same calls. Templates that write no call here — none of their
+//! own, or minijinja fails rendering one — are listed, and the list is asserted, so it
+//! cannot grow silently.
 
 mod common;
 

@@ -28,8 +28,8 @@ use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime};
 pub enum EvalMode {
     /// Call and arguments decoded under the grammar.
     Grammar,
-    /// Grammar mode given prompt mode's instructions (tool-choice rule, one example call per
-    /// tool): the same prompt as `prompt`, the constraint on — the grammar's effect alone.
+    /// Grammar mode given prompt mode's instructions (tool-choice rule, an example call for each of the
+    /// first three tools): the same prompt as `prompt`, the constraint on — the grammar's effect alone.
     GrammarFewShot,
     /// Call shape and tool name enforced; arguments validated after.
     Json,

@@ -25,7 +25,7 @@ pub struct Request {
     pub mode: Mode,
     /// Whether a `<think>` block may or must open the reply.
     pub think: Think,
-    /// Prompt mode's instructions (what the tool choice demands, one example call per tool)
+    /// Prompt mode's instructions (what the tool choice demands, an example call for each of the first three tools)
     /// in the system prompt in grammar and json modes too — the same prompt as prompt mode
     /// with the constraint on. Embedded engine only; prompt mode always has them.
     pub few_shot: bool,

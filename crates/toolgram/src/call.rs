@@ -67,7 +67,7 @@ pub(crate) struct CallArgs {
     #[arg(long, value_enum, default_value = "grammar")]
     pub mode: ModeArg,
     /// Also in grammar and json modes, write prompt mode's instructions (what --tool-choice
-    /// demands and one example call per tool, in the model's syntax) into the system prompt.
+    /// demands and an example call for each of the first three tools, in the model's syntax) into the system prompt.
     /// Embedded engine only.
     #[arg(long)]
     pub few_shot: bool,

@@ -230,5 +230,31 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
         stderr.contains("math_eval"),
         "names the tools with tasks: {stderr}"
     );
+    // Providers are not sent prompt mode's instructions in grammar mode: refused before any
+    // item runs, not recorded as a miss per item.
+    let few = out.join("fewshot");
+    let few_s = few.to_string_lossy().into_owned();
+    let (code, _, stderr) = toolgram(&[
+        "eval",
+        "tools",
+        "--tool",
+        "math_eval",
+        "--limit",
+        "1",
+        "--mode",
+        "grammar-fewshot",
+        "--provider",
+        "llama-server",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--out",
+        &few_s,
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("grammar-fewshot"), "{stderr}");
+    assert!(
+        !few.join("items.jsonl").exists() || lines(&few.join("items.jsonl")).is_empty(),
+        "no item was recorded"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -55,6 +55,9 @@ pub(crate) fn run(
     lenient: bool,
 ) -> Result<Response, RunError> {
     match &req.response_format {
+        Some(_) if req.few_shot => Err(RunError::InvalidRequest(
+            "`few_shot` shows example calls; a `response_format` reply makes none".into(),
+        )),
         Some(_) => generate(session, req, lenient),
         None => call(session, req),
     }

@@ -131,4 +131,20 @@ mod tests {
         assert_eq!(slots.running(), 1);
         assert_eq!((stats.hits(), stats.misses()), (1, 4));
     }
+
+    #[test]
+    fn prompt_mode_s_instructions_are_part_of_the_prefix_key() {
+        let tools = toolgram_core::ToolSet::from_json_str("[]").expect("an empty pool");
+        let plain = Request::new(Vec::new(), tools);
+        let mut shown = plain.clone();
+        shown.few_shot = true;
+        assert_ne!(prefix_key(&plain), prefix_key(&shown));
+        let mut prompted = plain.clone();
+        prompted.mode = Mode::Prompt;
+        assert_ne!(prefix_key(&plain), prefix_key(&prompted));
+        // The instructions follow the tool choice.
+        let mut required = shown.clone();
+        required.tool_choice = toolgram_core::ToolChoice::Required;
+        assert_ne!(prefix_key(&shown), prefix_key(&required));
+    }
 }

@@ -19,7 +19,7 @@ pub(crate) enum Delta {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
-    /// Waiting to see whether the reply opens with `<think>`.
+    /// Waiting to see whether the reply opens with the syntax's reasoning marker.
     Start,
     /// Inside the reasoning block, which began at this offset.
     Reasoning(usize),

@@ -72,7 +72,7 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
         _ => None,
     };
     let runtime = if modes.iter().any(|m| *m != EvalMode::Native) {
-        Some(args.run.runtime(provider.clone())?)
+        Some(args.run.runtime(provider.clone(), &modes)?)
     } else {
         None
     };

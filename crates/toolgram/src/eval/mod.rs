@@ -106,8 +106,19 @@ impl RunArgs {
         Ok((done, RecordWriter::open(&path, !self.resume)?))
     }
 
-    /// The run stage: the embedded model (loaded once) or the provider.
-    fn runtime(&self, provider: Option<ProviderConfig>) -> anyhow::Result<Runtime> {
+    /// The run stage for `modes`: the embedded model (loaded once) or the provider.
+    fn runtime(
+        &self,
+        provider: Option<ProviderConfig>,
+        modes: &[EvalMode],
+    ) -> anyhow::Result<Runtime> {
+        if provider.is_some() && modes.iter().any(|m| m.few_shot()) {
+            // Refused here, not once per item (each would be recorded as a miss).
+            anyhow::bail!(
+                "mode grammar-fewshot runs on the embedded model: providers are not sent \
+                 prompt mode's instructions outside prompt mode"
+            );
+        }
         let backend = match provider {
             Some(p) => Backend::Provider(p),
             None => Backend::Embedded(EmbeddedConfig {

@@ -16,7 +16,8 @@ pub(crate) struct ToolsArgs {
     tool: Vec<String>,
     /// Modes, comma-separated: grammar (the freeform grammar tool), fallback (its JSON fallback
     /// function under strict JSON: schema enforced, text free), json (the same in json mode:
-    /// arguments free), prompt. Default: grammar,fallback,json.
+    /// arguments free), prompt, grammar-fewshot (grammar with prompt mode's instructions).
+    /// Default: grammar,fallback,json.
     #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
     /// Tasks per tool, the first N (default: all).
@@ -47,7 +48,7 @@ pub(super) fn run(mut args: ToolsArgs) -> anyhow::Result<()> {
     }
     let provider = args.run.provider.resolve(args.run.model.as_deref())?;
     let (done, mut writer) = args.run.records()?;
-    let runtime = args.run.runtime(provider.clone())?;
+    let runtime = args.run.runtime(provider.clone(), &modes)?;
     let model = runtime.model_name();
 
     let todo = files.iter().map(|f| pending(f, &modes, &done)).sum();
