@@ -1,25 +1,27 @@
-//! The loop guard: a constrained reply that may hold several calls and writes the same call
-//! twice in a row has entered the loop greedy decoding of a small model does not leave (`A`,
-//! `A`, `A`, … until the token limit, then an error), so decoding stops right after the second
-//! copy — where the grammar accepts, so the reply is complete, and both copies stay in it (the
-//! run stage lists the second in `repeated_calls`; `refuse_repeats` refuses it). Text
-//! generated under a user grammar (`generate_text`) is never watched.
+//! The loop guard: a constrained reply that may hold several calls and writes a call it has
+//! already written has entered the loop greedy decoding of a small model does not leave (`A`,
+//! `A`, `A`, … or `A`, `B`, `C`, `A`, … until the token limit, then an error), so decoding
+//! stops right after the repeat — where the grammar accepts, so the reply is complete, and
+//! the repeat stays in it (the run stage lists it in `repeated_calls`; `refuse_repeats`
+//! refuses it). Text generated under a user grammar (`generate_text`) is never watched.
 //!
 //! A call ends where the grammar accepts again after not accepting, or after a step that
 //! forced tokens (fast-forward can write a whole call in one step: `\n` sampled, then
 //! `<tool_call>…</tool_call>` forced, so no step in between sees it unfinished). Free text
 //! accepts all along and forces nothing, so it has no such ends. The text since the last end,
-//! without its surrounding whitespace, repeating the text just before that end is the loop.
-//! Not seen: calls wrapped in one section (Mistral's `[TOOL_CALLS][…]`), between which the
-//! grammar never accepts, and a call whose last token also holds the separator (`}}\n`).
+//! without its surrounding whitespace, also ending the text before an earlier end is the
+//! loop. A call whose last token also holds a newline (Qwen's `}}\n`) is seen: the grammar
+//! lets a newline end bare calls, and whitespace around a call is ignored. Not seen: calls
+//! wrapped in one section (Mistral's `[TOOL_CALLS][…]`, a ```` ```json ```` fence), between
+//! which the grammar never accepts.
 //! It reads only the text and the grammar's acceptance: it must not parse calls, and must not
-//! allocate per token.
+//! allocate per token (it keeps one offset per call end).
 
 /// Watches one constrained reply.
 #[derive(Debug, Default)]
 pub(crate) struct LoopGuard {
-    /// Where the last call ended (byte offset in the reply).
-    last_end: Option<usize>,
+    /// Where each call ended so far (byte offsets in the reply).
+    ends: Vec<usize>,
     /// Whether the grammar accepted the text at the last step.
     accepting: bool,
 }
@@ -27,7 +29,7 @@ pub(crate) struct LoopGuard {
 impl LoopGuard {
     /// At each step, before a token is chosen: whether the grammar accepts `text` as a whole
     /// reply, and whether the step before forced tokens. Returns `true` when the call that
-    /// just ended repeats the one before it.
+    /// just ended repeats one before it.
     pub(crate) fn repeats(&mut self, text: &[u8], accepting: bool, forced: bool) -> bool {
         let rising = accepting && (!self.accepting || forced);
         self.accepting = accepting;
@@ -35,11 +37,15 @@ impl LoopGuard {
             return false;
         }
         let end = text.len();
-        let looped = self.last_end.is_some_and(|prev| {
-            let call = text[prev..end].trim_ascii();
-            !call.is_empty() && text[..prev].ends_with(call)
+        let looped = self.ends.last().is_some_and(|&last| {
+            let call = text[last..end].trim_ascii();
+            !call.is_empty()
+                && self
+                    .ends
+                    .iter()
+                    .any(|&e| text[..e].trim_ascii_end().ends_with(call))
         });
-        self.last_end = Some(end);
+        self.ends.push(end);
         looped
     }
 }
@@ -85,6 +91,40 @@ mod tests {
             (two.as_str(), true, true),
         ];
         assert_eq!(fired_at(&steps), Some(2));
+    }
+
+    #[test]
+    fn a_call_whose_last_token_holds_the_newline_still_ends() {
+        // Qwen's `}}\n`: the grammar accepts only after the newline, on both calls.
+        let one = format!("{A}\n");
+        let two = format!("{one}{A}\n");
+        let steps = [
+            ("", true, false),
+            ("{", false, false),
+            (one.as_str(), true, false),
+            (&format!("{one}{{"), false, false),
+            (two.as_str(), true, false),
+        ];
+        assert_eq!(fired_at(&steps), Some(4));
+    }
+
+    #[test]
+    fn a_call_repeating_an_earlier_one_stops_a_cycle() {
+        let b = r#"{"name": "f", "arguments": {"x": 1}}"#;
+        let c = r#"{"name": "g", "arguments": {}}"#;
+        let mut text = String::new();
+        let mut steps = vec![("".to_owned(), true, false)];
+        for call in [A, b, c, b] {
+            text.push('{');
+            steps.push((text.clone(), false, false));
+            text.pop();
+            text.push_str(call);
+            text.push('\n');
+            steps.push((text.clone(), true, false));
+        }
+        let steps: Vec<(&str, bool, bool)> =
+            steps.iter().map(|(t, a, f)| (t.as_str(), *a, *f)).collect();
+        assert_eq!(fired_at(&steps), Some(8));
     }
 
     #[test]

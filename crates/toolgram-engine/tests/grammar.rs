@@ -232,3 +232,31 @@ fn a_bare_call_is_json_dumps_after_a_brace_quote_and_free_when_indented() {
     assert!(!c.accepts(&g, r#"{"name": "nope", "arguments": {}}"#));
     assert!(c.accepts(&g, "Rome is sunny."));
 }
+
+/// A newline may follow the last bare call: Qwen's vocabulary merges it into the call's last
+/// token (`}}\n`), and a grammar that read it only as the separator would forbid the end
+/// there and make the model write another call.
+#[test]
+fn a_newline_may_end_bare_calls() {
+    let c = ByteChecker::new().expect("checker");
+    let opts = CompileOptions {
+        special_tokens: [
+            ("<tool_call>".to_owned(), 1),
+            ("</tool_call>".to_owned(), 2),
+        ]
+        .into(),
+        ..CompileOptions::default()
+    };
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    let dumps = r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#;
+    for parallel in [false, true] {
+        let lark = compile(&tools(), &ToolChoice::Auto, parallel, hermes, &opts)
+            .expect("compiles")
+            .lark;
+        let g = c.compile(&lark).expect("llguidance takes it");
+        assert!(c.accepts(&g, &format!("{dumps}\n")), "parallel {parallel}");
+        assert!(c.accepts(&g, &format!("```json\n{dumps}\n```\n")));
+        assert!(!c.accepts(&g, &format!("{dumps}\n\n")), "one newline only");
+        assert_eq!(c.accepts(&g, &format!("{dumps}\n{dumps}\n")), parallel);
+    }
+}

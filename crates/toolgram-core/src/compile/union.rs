@@ -295,9 +295,14 @@ impl Union {
             Expr::rule("bare-list"),
             Expr::lit(JSON_FENCE.1),
         ]);
+        // A newline may follow the last call: BPE merges it into the call's last token
+        // (Qwen's `}}\n`), and a grammar without it reads that token as the separator and
+        // forbids the end there, so the model must write another call — the loop of
+        // identical calls a small model then cannot leave.
+        let calls = Expr::alt(vec![Expr::rule("bare-list"), fenced]);
         self.rule(
             "bare-calls",
-            Expr::alt(vec![Expr::rule("bare-list"), fenced]),
+            Expr::seq(vec![calls, Expr::opt(Expr::lit("\n"))]),
         );
         let list = Expr::seq(vec![Expr::rule("bare-call"), more("bare-call")]);
         self.rule("bare-list", list);
