@@ -51,6 +51,8 @@ pub mod syntax_derive;
 pub mod syntax_detect;
 pub mod syntax_probe;
 pub mod template;
+mod template_filters;
+mod template_lists;
 mod think;
 mod tokenizer;
 

@@ -98,7 +98,8 @@ pub(crate) fn probe_tools() -> Option<ToolSet> {
     let doc = json!([{"type": "function", "function": {"name": PROBE_TOOL,
         "description": "Weather forecast for a city",
         "parameters": {"type": "object", "properties": {
-            "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}]);
+            "city": {"type": "string", "description": "City name"},
+            "days": {"type": "integer", "description": "Days ahead"}}, "required": ["city"]}}}]);
     ToolSet::from_json_str(&doc.to_string()).ok()
 }
 

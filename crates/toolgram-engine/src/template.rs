@@ -9,7 +9,7 @@
 //! `{% generation %}` block, which renders its body unchanged). This module must not tokenize
 //! or decode.
 
-use minijinja::value::{Kwargs, Value as JValue};
+use minijinja::value::Value as JValue;
 use minijinja::{Environment, Error as JError, ErrorKind};
 use serde_json::{Value, json};
 use toolgram_core::syntax::CallSyntax;
@@ -37,11 +37,13 @@ impl ChatTemplate {
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-        env.add_filter("tojson", tojson);
+        env.add_filter("tojson", crate::template_filters::tojson);
+        env.add_filter("indent", crate::template_filters::indent);
         env.add_function("raise_exception", |msg: String| -> Result<JValue, JError> {
             Err(JError::new(ErrorKind::InvalidOperation, msg))
         });
         env.add_function("strftime_now", |_fmt: String| -> String { String::new() });
+        env.add_function("namespace", crate::template_lists::namespace);
         env.add_template_owned(TEMPLATE_NAME, without_generation_tags(source))
             .map_err(|e| format!("chat template does not compile: {e:#}"))?;
         Ok(Self {
@@ -72,11 +74,29 @@ impl ChatTemplate {
         syntax: &CallSyntax,
         add_generation_prompt: bool,
     ) -> Result<String, String> {
+        let first =
+            self.render_args_as(messages, tools, syntax, add_generation_prompt, Args::Object);
+        match first {
+            Err(e) if messages.iter().any(|m| m.tool_calls.is_some()) => self
+                .render_args_as(messages, tools, syntax, add_generation_prompt, Args::Text)
+                .map_err(|_| e),
+            rendered => rendered,
+        }
+    }
+
+    fn render_args_as(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        syntax: &CallSyntax,
+        add_generation_prompt: bool,
+        args: Args,
+    ) -> Result<String, String> {
         let native = self.renders_tools && !tools.is_empty();
         let native_calls = native || self.renders_calls;
         let mut msgs: Vec<Value> = messages
             .iter()
-            .map(|m| message_json(m, syntax, native_calls))
+            .map(|m| message_json(m, syntax, native_calls, args))
             .collect();
         if !native && !tools.is_empty() {
             let block = toolgram_core::syntax::prompt::tools_prompt(tools, syntax);
@@ -89,6 +109,13 @@ impl ChatTemplate {
                 _ => msgs.insert(0, json!({"role": "system", "content": block})),
             }
         }
+        // FireFunction's template prints the tools itself from `functions`, as llama.cpp
+        // gives it (the array, indented by 2).
+        let functions = if tools.is_empty() {
+            String::new()
+        } else {
+            pyjson::to_string(&tools.to_openai(), Some(2))
+        };
         let tools_value = if native {
             tools.to_openai()
         } else {
@@ -100,6 +127,8 @@ impl ChatTemplate {
             "add_generation_prompt": add_generation_prompt,
             "bos_token": self.bos,
             "eos_token": self.eos,
+            "datetime": today(),
+            "functions": functions,
         });
         let tmpl = self
             .env
@@ -110,7 +139,29 @@ impl ChatTemplate {
     }
 }
 
-fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {
+/// How a native call's arguments reach the template.
+#[derive(Debug, Clone, Copy)]
+enum Args {
+    /// The arguments object (templates `tojson` it).
+    Object,
+    /// Its JSON text as `json.dumps` writes it (templates that add it to a string).
+    Text,
+}
+
+/// Today's date in UTC, `Nov 25 2026` (day resolution keeps a prompt, and so the prefix
+/// cache, the same all day).
+fn today() -> String {
+    let d = time::OffsetDateTime::now_utc().date();
+    let month = d.month().to_string();
+    format!(
+        "{} {:02} {}",
+        month.get(..3).unwrap_or(&month),
+        d.day(),
+        d.year()
+    )
+}
+
+fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool, as_: Args) -> Value {
     let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
     let Some(calls) = &m.tool_calls else { return v };
     if native {
@@ -118,7 +169,11 @@ fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {
         let parsed: Vec<Value> = calls
             .iter()
             .map(|c| {
-                let args = serde_json::from_str::<Value>(&c.function.arguments).unwrap_or_else(|_| Value::String(c.function.arguments.clone()));
+                let args = match (serde_json::from_str::<Value>(&c.function.arguments), as_) {
+                    (Ok(v), Args::Object) => v,
+                    (Ok(v), Args::Text) => Value::String(pyjson::to_string(&v, None)),
+                    (Err(_), _) => Value::String(c.function.arguments.clone()),
+                };
                 json!({"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": args}})
             })
             .collect();
@@ -141,17 +196,6 @@ fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool) -> Value {
         }
     }
     v
-}
-
-fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, JError> {
-    let indent: Option<usize> = kwargs.get("indent")?;
-    for k in ["ensure_ascii", "sort_keys", "separators"] {
-        let _: Option<JValue> = kwargs.get(k)?;
-    }
-    kwargs.assert_all_used()?;
-    let json = serde_json::to_value(&value)
-        .map_err(|e| JError::new(ErrorKind::InvalidOperation, e.to_string()))?;
-    Ok(JValue::from_safe_string(pyjson::to_string(&json, indent)))
 }
 
 /// Hugging Face's `{% generation %}…{% endgeneration %}` (it marks the assistant's tokens for

@@ -2,9 +2,9 @@
 //! the template itself (random arguments, several seeds) are accepted exactly by the
 //! grammar compiled for the syntax detected in that template — llguidance's Lark over
 //! bytes and our GBNF under llama.cpp's own grammar engine — and the strict parser reads
-//! them back to the same calls. Templates that write no call here — none of their
-//! own, or minijinja fails rendering one — are listed, and the list is asserted, so it
-//! cannot grow silently.
+//! them back to the same calls. Templates that write no call here, whose calls no syntax
+//! is derived for, or whose layout their entry does not spell are listed by name, and the
+//! lists are asserted, so none can grow silently.
 
 mod common;
 
@@ -22,15 +22,17 @@ fn tools() -> ToolSet {
     ToolSet::from_json_str(
         r#"[{"type":"function","function":{"name":"get_weather","description":"Weather in a city",
               "parameters":{"type":"object","properties":{
-                "city":{"type":"string"},
-                "days":{"type":"integer"},
-                "unit":{"type":"string","enum":["celsius","fahrenheit"]},
-                "hourly":{"type":"boolean"}},"required":["city"]}}},
+                "city":{"type":"string","description":"City name"},
+                "days":{"type":"integer","description":"Days ahead"},
+                "unit":{"type":"string","enum":["celsius","fahrenheit"],"description":"Unit"},
+                "hourly":{"type":"boolean","description":"Hour by hour"}},"required":["city"]}}},
             {"type":"function","function":{"name":"search","description":"Search the web",
               "parameters":{"type":"object","properties":{
-                "query":{"type":"string"},
-                "filters":{"type":"object","properties":{"lang":{"type":"string"},"year":{"type":"integer"}}},
-                "sites":{"type":"array","items":{"type":"string"}}},"required":["query"]}}}]"#,
+                "query":{"type":"string","description":"What to search"},
+                "filters":{"type":"object","properties":{"lang":{"type":"string"},"year":{"type":"integer"}},
+                  "additionalProperties":false,"description":"Narrowing"},
+                "sites":{"type":"array","items":{"type":"string"},"description":"Sites"}},
+              "required":["query"]}}}]"#,
     )
     .expect("valid tools")
 }
@@ -396,12 +398,25 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
         checked,
         ..
     } = report;
+    // Command R+'s template lays its calls out pretty-printed (`[\n    {\n        "tool_name":
+    // …\n    }\n]```), which the `command-r-plus` entry (llama.cpp's compact
+    // `[{"tool_name": …}]\n```) does not spell; listed so that a fix shows here.
+    const LAYOUT_GAPS: &[&str] = &["CohereForAI-c4ai-command-r-plus-tool_use.jinja"];
+    let (gaps, failures): (Vec<String>, Vec<String>) = failures
+        .into_iter()
+        .partition(|f| LAYOUT_GAPS.iter().any(|g| f.starts_with(g)));
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
     );
+    for gap in LAYOUT_GAPS {
+        assert!(
+            gaps.iter().any(|f| f.starts_with(gap)),
+            "{gap} round-trips now: take it off LAYOUT_GAPS"
+        );
+    }
     // Which syntax each template is compiled in, pinned: a probe that stops reading a family
     // would otherwise fall back to a derived syntax that round-trips too.
     assert_eq!(
@@ -412,11 +427,14 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "Bielik-11B-v3.0-Instruct.jinja (hermes)",
             "ByteDance-Seed-OSS.jinja (seed-oss)",
             "Cohere2MoE.jinja (command-r7b)",
+            "CohereForAI-c4ai-command-r-plus-tool_use.jinja (command-r-plus)",
             "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja (command-r7b)",
             "GLM-4.6.jinja (glm)",
             "GLM-4.7-Flash.jinja (glm)",
             "GigaChat3-10B-A1.8B.jinja (gigachat3)",
             "GigaChat3.1-10B-A1.8B.jinja (gigachat3.1)",
+            "Kimi-K2-Instruct.jinja (kimi-k2)",
+            "Kimi-K2-Thinking.jinja (kimi-k2)",
             "Kimi-K3.jinja (kimi-k3)",
             "LFM2.5-8B-A1B.jinja (lfm2)",
             "MiMo-VL.jinja (hermes)",
@@ -441,6 +459,7 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "deepseek-ai-DeepSeek-V3.2.jinja (deepseek-v3.2)",
             "deepseek-ai-DeepSeek-V4-Flash-0731.jinja (deepseek-v4)",
             "deepseek-ai-DeepSeek-V4.jinja (deepseek-v4)",
+            "fireworks-ai-llama-3-firefunction-v2.jinja (firefunction-v2)",
             "google-gemma-4-31B-it-interleaved.jinja (gemma4)",
             "google-gemma-4-31B-it.jinja (gemma4)",
             "ibm-granite-granite-4.0.jinja (hermes)",
@@ -475,29 +494,24 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
     assert_eq!(
         no_syntax,
         [
-            "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
             "HuggingFaceTB-SmolLM3-3B.jinja",
-            "Kimi-K2-Instruct.jinja",
-            "Kimi-K2-Thinking.jinja",
             "LFM2-8B-A1B.jinja",
             "LFM2.5-Instruct.jinja",
             "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
-            "fireworks-ai-llama-3-firefunction-v2.jinja",
             "google-gemma-2-2b-it.jinja",
             "ibm-granite-granite-3.3-2B-Instruct.jinja",
             "llama-cpp-rwkv-world.jinja",
-            "meetkai-functionary-medium-v3.2.jinja",
             "microsoft-Phi-3.5-mini-instruct.jinja",
         ],
-        "templates that write no call here: none of their own (Gemma 2, LFM2, Granite 3.3, \
-         functionary 3.2; SmolLM3, Phi-3.5 and RWKV-World render neither tools nor calls), \
-         or minijinja fails rendering one (Kimi K2: list.append; \
-         R1-Distill-Llama adds a null content to a string; FireFunction wants `datetime`; \
-         Command R+ a parameter field our tools lack)"
+        "templates that write no call here: none of their own (Gemma 2, LFM2, Granite 3.3; \
+         SmolLM3, Phi-3.5 and RWKV-World render neither tools nor calls), or a call no entry \
+         reads unrepaired (R1-Distill-Llama closes its calls section only after a second call)"
     );
-    assert!(
-        refused.is_empty(),
-        "templates whose calls no syntax could be derived for: {refused:?}"
+    assert_eq!(
+        refused,
+        ["meetkai-functionary-medium-v3.2.jinja"],
+        "templates whose calls no syntax could be derived for: functionary v3.2's generation \
+         prompt ends with the first call's `>>>`, so its reply starts inside the call"
     );
 }
 
