@@ -557,8 +557,8 @@ impl<'e> Session<'e> {
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
-    /// With a `guard` (calls of a reply that may hold several), a call repeating the one
-    /// before it ends the reply.
+    /// With a `guard` (calls of a reply that may hold several), a call repeating an earlier
+    /// one of the reply ends it.
     pub(crate) fn generate(
         &mut self,
         mut matcher: Option<Matcher>,
@@ -618,7 +618,7 @@ impl<'e> Session<'e> {
                             !ff.is_empty(),
                         )
                     {
-                        tracing::debug!("the reply repeats its last call: stopped (loop guard)");
+                        tracing::debug!("the reply repeats one of its calls: stopped (loop guard)");
                         return Ok((produced, false));
                     }
                     &computed

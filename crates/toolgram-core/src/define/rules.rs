@@ -131,7 +131,7 @@ fn names(v: &Value, min: usize) -> Result<Vec<String>, String> {
 fn schema_at<'s>(parameters: &'s Value, at: &str) -> Option<&'s Value> {
     let mut s = parameters;
     for part in at.split('/').skip(1) {
-        let part = part.replace("~1", "/").replace("~0", "~");
+        let part = toolgram_grammar::schema::refs::unescape_token(part);
         s = match s.get("properties").and_then(|p| p.get(&part)) {
             Some(next) => next,
             None if part.parse::<usize>().is_ok() => s.get("items")?,

@@ -39,7 +39,7 @@ pub fn with_rules<'r>(rules: &'r [ArgumentRule], schema: &Value) -> (Value, Vec<
 fn object_at<'v>(schema: &'v mut Value, at: &str) -> Option<&'v mut Value> {
     let mut s = schema;
     for part in at.split('/').skip(1) {
-        let part = part.replace("~1", "/").replace("~0", "~");
+        let part = toolgram_grammar::schema::refs::unescape_token(part);
         s = s.get_mut("properties")?.get_mut(&part)?;
     }
     Some(s)

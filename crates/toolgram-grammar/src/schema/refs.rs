@@ -117,6 +117,11 @@ pub fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
+/// Unescape one JSON-pointer token (`~1` is `/`, then `~0` is `~`; RFC 6901 §4).
+pub fn unescape_token(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
 fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -153,5 +158,19 @@ fn find_anchor<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
         }
         Value::Array(a) => a.iter().find_map(|x| find_anchor(x, name)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_tokens_unescape_in_rfc_order() {
+        for token in ["a/b", "~", "~1", "a~/b~0", ""] {
+            assert_eq!(unescape_token(&escape_token(token)), token);
+        }
+        // `~01` is `~1` (unescaping `~0` first would make it `/`).
+        assert_eq!(unescape_token("~01"), "~1");
     }
 }

@@ -24,7 +24,7 @@ impl Renderer<'_> {
             let Some(token) = r.strip_prefix("#/$defs/") else {
                 continue;
             };
-            let name = token.replace("~1", "/").replace("~0", "~");
+            let name = refs::unescape_token(token);
             if defs.contains_key(&name) {
                 continue;
             }
@@ -35,10 +35,10 @@ impl Renderer<'_> {
                     self.root.pointer(&at).map(|v| (at, v))
                 })
                 .ok_or_else(|| self.err("", "$ref", format!("`{r}` does not resolve")))?;
-            defs.insert(name, Value::Null);
+            defs.insert(name.clone(), Value::Null);
             let rendered = self.node(def, &at, false)?;
             refs::collect_refs(&rendered, &mut pending);
-            defs.insert(token.replace("~1", "/").replace("~0", "~"), rendered);
+            defs.insert(name, rendered);
         }
         for d in ["$defs", "definitions"] {
             for name in self
