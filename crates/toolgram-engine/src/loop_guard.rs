@@ -11,7 +11,8 @@
 //! accepts all along and forces nothing, so it has no such ends. The text since the last end,
 //! without its surrounding whitespace, also ending the text before an earlier end is the
 //! loop. A call whose last token also holds a newline (Qwen's `}}\n`) is seen: the grammar
-//! lets a newline end bare calls, and whitespace around a call is ignored. Not seen: calls
+//! lets a newline end calls that have no closing marker, and whitespace around a call is
+//! ignored. Not seen: calls
 //! wrapped in one section (Mistral's `[TOOL_CALLS][…]`, a ```` ```json ```` fence), between
 //! which the grammar never accepts.
 //! It reads only the text and the grammar's acceptance: it must not parse calls, and must not

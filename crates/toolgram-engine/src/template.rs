@@ -4,10 +4,15 @@
 //! Templates that know tools (Qwen's `# Tools` block) receive the OpenAI `tools` array;
 //! templates without tool syntax get the tools described in the system prompt; earlier calls
 //! go as they are to templates that render a tools list or `tool_calls`, and to the others as
-//! text in the syntax the engine compiles. Filters follow Hugging Face's Jinja environment
-//! (`tojson` = Python `json.dumps`, `trim_blocks`, `lstrip_blocks`, and its
-//! `{% generation %}` block, which renders its body unchanged). This module must not tokenize
-//! or decode.
+//! text in the syntax the engine compiles. The environment follows Hugging Face's:
+//! `trim_blocks`, `lstrip_blocks`, its `{% generation %}` block (renders its body
+//! unchanged), Jinja2's `tojson` and `indent` (`template_filters.rs`), lists in a
+//! `namespace` that can be appended to (`template_lists.rs`). `datetime` (today's date;
+//! llama.cpp adds the time, which would change the prompt every second) and `functions` (the
+//! tools as indented JSON) are given to FireFunction's template as llama.cpp gives them. Call
+//! arguments go as an object (templates `tojson` them), or as their JSON text where the
+//! template adds them to a string and so fails on an object (R1-Distill-Llama, functionary
+//! v3.2). This module must not tokenize or decode.
 
 use minijinja::value::Value as JValue;
 use minijinja::{Environment, Error as JError, ErrorKind};
@@ -24,6 +29,8 @@ pub struct ChatTemplate {
     /// Whether the template writes an assistant message's `tool_calls` itself (some write
     /// calls natively but describe no tools: DeepSeek V3.1).
     pub renders_calls: bool,
+    /// Whether the template may read a `functions` variable (FireFunction).
+    reads_functions: bool,
     bos: String,
     eos: String,
 }
@@ -50,6 +57,7 @@ impl ChatTemplate {
             env,
             renders_tools: source.contains("tools"),
             renders_calls: source.contains("tool_calls"),
+            reads_functions: source.contains("functions"),
             bos: bos.to_owned(),
             eos: eos.to_owned(),
         })
@@ -74,13 +82,24 @@ impl ChatTemplate {
         syntax: &CallSyntax,
         add_generation_prompt: bool,
     ) -> Result<String, String> {
-        let first =
-            self.render_args_as(messages, tools, syntax, add_generation_prompt, Args::Object);
-        match first {
-            Err(e) if messages.iter().any(|m| m.tool_calls.is_some()) => self
-                .render_args_as(messages, tools, syntax, add_generation_prompt, Args::Text)
-                .map_err(|_| e),
-            rendered => rendered,
+        let render = |args| {
+            self.render_args_as(messages, tools, syntax, add_generation_prompt, args)
+                .map_err(|e| {
+                    let adds_an_object = e.kind() == ErrorKind::InvalidOperation
+                        && e.detail()
+                            .is_some_and(|d| d.contains("+ operator") && d.contains("map"));
+                    (
+                        format!("chat template failed to render: {e:#}"),
+                        adds_an_object,
+                    )
+                })
+        };
+        match render(Args::Object) {
+            Err((e, true)) if messages.iter().any(|m| m.tool_calls.is_some()) => {
+                tracing::debug!("the template adds call arguments to a string: given as JSON text");
+                render(Args::Text).map_err(|_| e)
+            }
+            rendered => rendered.map_err(|(e, _)| e),
         }
     }
 
@@ -91,7 +110,7 @@ impl ChatTemplate {
         syntax: &CallSyntax,
         add_generation_prompt: bool,
         args: Args,
-    ) -> Result<String, String> {
+    ) -> Result<String, JError> {
         let native = self.renders_tools && !tools.is_empty();
         let native_calls = native || self.renders_calls;
         let mut msgs: Vec<Value> = messages
@@ -111,7 +130,7 @@ impl ChatTemplate {
         }
         // FireFunction's template prints the tools itself from `functions`, as llama.cpp
         // gives it (the array, indented by 2).
-        let functions = if tools.is_empty() {
+        let functions = if tools.is_empty() || !self.reads_functions {
             String::new()
         } else {
             pyjson::to_string(&tools.to_openai(), Some(2))
@@ -130,12 +149,7 @@ impl ChatTemplate {
             "datetime": today(),
             "functions": functions,
         });
-        let tmpl = self
-            .env
-            .get_template(TEMPLATE_NAME)
-            .map_err(|e| e.to_string())?;
-        tmpl.render(ctx)
-            .map_err(|e| format!("chat template failed to render: {e:#}"))
+        self.env.get_template(TEMPLATE_NAME)?.render(ctx)
     }
 }
 
@@ -282,6 +296,43 @@ mod tests {
             out.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"),
             "{out}"
         );
+    }
+
+    fn one_call() -> Vec<ChatMessage> {
+        serde_json::from_str(
+            r#"[{"role":"assistant","content":null,"tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}]"#,
+        )
+        .expect("valid")
+    }
+
+    #[test]
+    fn arguments_added_to_a_string_go_as_json_text() {
+        let t = ChatTemplate::new(
+            "{% for m in messages if m.tool_calls %}{{ '>>>' + m.tool_calls[0].function.name + '\\n' + m.tool_calls[0].function.arguments }}{% endfor %}",
+            "",
+            "",
+        )
+        .expect("compiles");
+        let hermes = by_name("hermes").expect("registered");
+        let out = t.render_with(&one_call(), &tools(), hermes, false);
+        assert_eq!(out.as_deref(), Ok(">>>f\n{\"a\": 1}"));
+    }
+
+    #[test]
+    fn other_render_errors_are_not_retried_with_json_text() {
+        // Fails on the object for another reason, and would render from the text.
+        let t = ChatTemplate::new(
+            "{% for m in messages if m.tool_calls %}{% if m.tool_calls[0].function.arguments is mapping %}\
+             {{ raise_exception('objects refused') }}{% else %}text{% endif %}{% endfor %}",
+            "",
+            "",
+        )
+        .expect("compiles");
+        let hermes = by_name("hermes").expect("registered");
+        let err = t
+            .render_with(&one_call(), &tools(), hermes, false)
+            .expect_err("the error stands");
+        assert!(err.contains("objects refused"), "{err}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Lists a chat template can append to: `namespace(ids=[])` holds its lists as
 //! [`MutableList`]s, so `ns.ids.append(x)` and `ns.ids.pop(0)` work as in Python's Jinja
-//! (Kimi K2 queues its call ids this way). minijinja's own values are immutable; only lists
-//! held by a namespace become mutable, as templates only reach a list through `set` in a
-//! namespace. Every other list method is pycompat's. This module must not render.
+//! (Kimi K2 queues its call ids this way). minijinja's own values are immutable, and only
+//! lists given to `namespace(…)` become mutable: a list from `{% set l = [] %}` or a later
+//! `{% set ns.l = [] %}` still refuses `append`, and `ns.l + [x]` reads the live list, not a
+//! copy. Every other list method is pycompat's. This module must not render.
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Error, ErrorKind, State};
@@ -56,6 +57,14 @@ impl Object for MutableList {
         items.get(usize::try_from(i).ok()?).cloned()
     }
 
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        self.items().ok().map(|items| items.len())
+    }
+
+    fn is_true(self: &Arc<Self>) -> bool {
+        self.items().is_ok_and(|items| !items.is_empty())
+    }
+
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         match self.items() {
             Ok(items) => Enumerator::Values(items.clone()),
@@ -69,10 +78,15 @@ impl Object for MutableList {
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Read an argument list before locking: it may be this list (`l.extend(l)`).
+        let more: Option<Vec<Value>> = match (method, args) {
+            ("extend", [xs]) => Some(xs.try_iter()?.collect()),
+            _ => None,
+        };
         let mut items = self.items()?;
         match (method, args) {
             ("append", [x]) => items.push(x.clone()),
-            ("extend", [xs]) => items.extend(xs.try_iter()?),
+            ("extend", [_]) => items.extend(more.unwrap_or_default()),
             ("pop", [] | [_]) => {
                 let len = items.len() as i64;
                 let i = match args.first() {
@@ -116,6 +130,15 @@ mod tests {
         )
         .expect("renders");
         assert_eq!(out, "3 c a b,c c left 1 1");
+    }
+
+    #[test]
+    fn a_list_extended_with_itself_doubles() {
+        let out = render(
+            "{% set ns = namespace(l=[1, 2]) %}{% set _ = ns.l.extend(ns.l) %}{{ ns.l | join(',') }}",
+        )
+        .expect("renders");
+        assert_eq!(out, "1,2,1,2");
     }
 
     #[test]

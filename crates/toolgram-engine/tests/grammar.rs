@@ -260,3 +260,29 @@ fn a_newline_may_end_bare_calls() {
         assert_eq!(c.accepts(&g, &format!("{dumps}\n{dumps}\n")), parallel);
     }
 }
+
+/// The same for calls without a closing marker (Llama 3's JSON calls): a newline may end
+/// them, where it would otherwise have to start another call.
+#[test]
+fn a_newline_may_end_calls_without_a_closing_marker() {
+    let c = ByteChecker::new().expect("checker");
+    let llama = syntax::by_name("llama3-json").expect("llama3-json");
+    let lark = compile(
+        &tools(),
+        &ToolChoice::Required,
+        true,
+        llama,
+        &CompileOptions::default(),
+    )
+    .expect("compiles")
+    .lark;
+    let g = c.compile(&lark).expect("llguidance takes it");
+    let call = llama.render_calls(&[toolgram_core::ToolCall {
+        id: "call_0".into(),
+        name: "get_weather".into(),
+        arguments: serde_json::json!({"city": "Rome"}),
+    }]);
+    assert!(c.accepts(&g, &call), "{call}");
+    assert!(c.accepts(&g, &format!("{call}\n")), "{call}");
+    assert!(!c.accepts(&g, &format!("{call}\n\n")), "{call}");
+}

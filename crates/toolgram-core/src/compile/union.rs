@@ -261,14 +261,21 @@ impl Union {
             }
             return Ok(());
         }
-        let section = Expr::seq(vec![
+        let mut section = vec![
             marker(syntax.section_open, target),
             bodies::after_section_open(syntax),
             Expr::rule("call"),
             more("call"),
             bodies::before_section_close(syntax),
             marker(syntax.section_close, target),
-        ]);
+        ];
+        if syntax.section_close.is_empty() && syntax.call_close.is_empty() {
+            // Calls that end without a marker may end with a newline, as bare calls may
+            // (below): else a token holding the call's end and a newline (`}}\n`) would
+            // be read as the separator, and another call forced.
+            section.push(Expr::opt(Expr::lit("\n")));
+        }
+        let section = Expr::Seq(section);
         self.rule("calls", section);
         let callable = self.callable.clone();
         let alts = callable.iter().map(|i| Expr::rule(format!("call-{i}")));
