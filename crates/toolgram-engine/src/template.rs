@@ -6,7 +6,8 @@
 //! go as they are to templates that render a tools list or `tool_calls`, and to the others as
 //! text in the syntax the engine compiles. The environment follows Hugging Face's:
 //! `trim_blocks`, `lstrip_blocks`, its `{% generation %}` block (renders its body
-//! unchanged), Jinja2's `tojson` and `indent` (`template_filters.rs`), lists in a
+//! unchanged), Jinja2's `tojson` and `indent` and a real `strftime_now`
+//! (`template_filters.rs`), lists in a
 //! `namespace` that can be appended to (`template_lists.rs`). `datetime` (today's date;
 //! llama.cpp adds the time, which would change the prompt every second) and `functions` (the
 //! tools as indented JSON) are given to FireFunction's template as llama.cpp gives them. Call
@@ -49,7 +50,7 @@ impl ChatTemplate {
         env.add_function("raise_exception", |msg: String| -> Result<JValue, JError> {
             Err(JError::new(ErrorKind::InvalidOperation, msg))
         });
-        env.add_function("strftime_now", |_fmt: String| -> String { String::new() });
+        env.add_function("strftime_now", crate::template_filters::strftime_now);
         env.add_function("namespace", crate::template_lists::namespace);
         env.add_template_owned(TEMPLATE_NAME, without_generation_tags(source))
             .map_err(|e| format!("chat template does not compile: {e:#}"))?;
@@ -165,14 +166,7 @@ enum Args {
 /// Today's date in UTC, `Nov 25 2026` (day resolution keeps a prompt, and so the prefix
 /// cache, the same all day).
 fn today() -> String {
-    let d = time::OffsetDateTime::now_utc().date();
-    let month = d.month().to_string();
-    format!(
-        "{} {:02} {}",
-        month.get(..3).unwrap_or(&month),
-        d.day(),
-        d.year()
-    )
+    crate::template_filters::strftime("%b %d %Y", time::OffsetDateTime::now_utc())
 }
 
 fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool, as_: Args) -> Value {

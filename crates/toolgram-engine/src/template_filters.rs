@@ -1,7 +1,9 @@
-//! Jinja filters spelled as Python's Jinja2 spells them, where minijinja's own differ:
-//! `tojson` is `json.dumps` (`", "`/`": "` separators, no HTML escaping) and `indent` keeps
-//! the text's last newline (minijinja drops it, so Command R+'s `'{\n'|indent(4)` lost its
-//! line break). This module must not render templates.
+//! Jinja filters and functions spelled as Python's Jinja2 and Hugging Face's environment
+//! spell them, where minijinja's own differ or are missing: `tojson` is `json.dumps` (`", "`/
+//! `": "` separators, no HTML escaping), `indent` keeps the text's last newline (minijinja
+//! drops it, so Command R+'s `'{\n'|indent(4)` lost its line break), and `strftime_now` is
+//! Python's `strftime` of the current UTC time (Llama 3's "Today Date:"). This module must
+//! not render templates.
 
 use minijinja::value::{Kwargs, Value};
 use minijinja::{Error, ErrorKind};
@@ -56,6 +58,56 @@ pub(crate) fn indent(
     Ok(out)
 }
 
+/// `strftime_now(format)`: the current UTC time in Python's `strftime` spelling.
+pub(crate) fn strftime_now(format: String) -> String {
+    strftime(&format, time::OffsetDateTime::now_utc())
+}
+
+/// Python's `strftime` (C locale) for the directives templates use; others are kept as
+/// written.
+pub(crate) fn strftime(format: &str, t: time::OffsetDateTime) -> String {
+    let month = t.month().to_string();
+    let weekday = t.weekday().to_string();
+    let short = |s: &str| s.get(..3).unwrap_or(s).to_owned();
+    let hour12 = match t.hour() % 12 {
+        0 => 12,
+        h => h,
+    };
+    let mut out = String::with_capacity(format.len() + 16);
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let Some(d) = chars.next() else {
+            out.push('%');
+            break;
+        };
+        let piece = match d {
+            'Y' => t.year().to_string(),
+            'y' => format!("{:02}", t.year().rem_euclid(100)),
+            'm' => format!("{:02}", u8::from(t.month())),
+            'd' => format!("{:02}", t.day()),
+            'e' => format!("{:>2}", t.day()),
+            'j' => format!("{:03}", t.ordinal()),
+            'b' | 'h' => short(&month),
+            'B' => month.clone(),
+            'a' => short(&weekday),
+            'A' => weekday.clone(),
+            'H' => format!("{:02}", t.hour()),
+            'I' => format!("{hour12:02}"),
+            'M' => format!("{:02}", t.minute()),
+            'S' => format!("{:02}", t.second()),
+            'p' => (if t.hour() < 12 { "AM" } else { "PM" }).to_owned(),
+            '%' => "%".to_owned(),
+            other => format!("%{other}"),
+        };
+        out.push_str(&piece);
+    }
+    out
+}
+
 /// Python's `str.splitlines()`: lines without their endings, no empty last line.
 fn split_lines(text: &str) -> impl Iterator<Item = &str> {
     const BREAKS: &[char] = &[
@@ -93,6 +145,19 @@ mod tests {
     }
 
     /// Expected values printed by Python's Jinja2 3.1.
+    /// Expected values printed by Python's `datetime.strftime`.
+    #[test]
+    fn strftime_matches_python() {
+        let t = time::OffsetDateTime::from_unix_timestamp(1_785_000_000).expect("valid");
+        // datetime.fromtimestamp(1785000000, timezone.utc) = 2026-07-25 17:20:00 UTC, a Saturday.
+        assert_eq!(strftime("%d %b %Y", t), "25 Jul 2026");
+        assert_eq!(strftime("%B %d, %Y", t), "July 25, 2026");
+        assert_eq!(strftime("%Y-%m-%d", t), "2026-07-25");
+        assert_eq!(strftime("%a %A %j %y", t), "Sat Saturday 206 26");
+        assert_eq!(strftime("%I:%M:%S %p %H", t), "05:20:00 PM 17");
+        assert_eq!(strftime("100%% %Q %", t), "100% %Q %");
+    }
+
     #[test]
     fn indent_matches_jinja2() {
         assert_eq!(render("{{ '{\n'|indent(4, first=true) }}"), "    {\n");
