@@ -76,7 +76,9 @@ fn concurrent_sessions_share_decodes_and_reply_as_they_would_alone() {
             .iter()
             .zip(&alone)
             .zip(&together)
-            .filter(|((_, a), t)| a != t)
+            // A newline may end a call without a closing marker; whether the model writes
+            // it before ending is a near tie that batched logits may round the other way.
+            .filter(|((_, a), t)| a.trim_end() != t.trim_end())
             .map(|((p, a), t)| format!("{p}: alone {a:?}, batched {t:?}"))
             .collect();
         if differences.is_empty() {
