@@ -101,7 +101,7 @@ pub struct CallRequest<'a> {
     /// Write prompt mode's instructions (what the tool choice demands and an example call for each
     /// of the first three tools, in the model's syntax) into the system prompt in grammar and json modes too;
     /// prompt mode always has them. Same prompt, constraint on or off: an A/B of the grammar
-    /// alone (`toolgram eval bfcl --mode grammar-fewshot`).
+    /// alone (`toolgram eval bfcl --mode grammar`).
     pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,

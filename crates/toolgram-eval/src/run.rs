@@ -4,9 +4,10 @@
 //! prompt, and each record says how many prompt tokens came from the cache. Each run is scored at once and handed to the caller (who appends
 //! it to `items.jsonl`); items already recorded are skipped.
 //!
-//! Modes: `grammar`, `json`, `prompt` on the run stage (embedded or a provider) with
-//! `tool_choice: auto` and parallel calls allowed, as BFCL asks; `native` sends the items to a
-//! peer server's own tool calling ([`crate::peer`]).
+//! Modes: `grammar`, `json`, `prompt` (all three given prompt mode's instructions; the
+//! constrained two on the embedded model only) and `grammar-template`, `json-template` (the
+//! chat template's tool block, or a provider's own rendering of the tools) on the run stage with `tool_choice: auto` and parallel calls allowed, as BFCL asks;
+//! `native` sends the items to a peer server's own tool calling ([`crate::peer`]).
 //!
 //! This module must not print or write files.
 
@@ -23,69 +24,88 @@ use toolgram_core::define::request::Mode;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime};
 
-/// How an item is run.
+/// How an item is run. `grammar`, `json` and `fallback` are given prompt mode's
+/// instructions (the tool-choice rule and example calls in the model's syntax), so against
+/// `prompt` only what is enforced while decoding differs; their `-template` forms get the chat
+/// template's own tool block instead, as `toolgram call` and `serve` do by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EvalMode {
     /// Call and arguments decoded under the grammar.
     Grammar,
-    /// Grammar mode given prompt mode's instructions (tool-choice rule, an example call for each of the
-    /// first three tools): the same prompt as `prompt`, the constraint on — the grammar's effect alone.
-    GrammarFewShot,
+    /// `Grammar` with the template's tool block for a prompt.
+    GrammarTemplate,
     /// Call shape and tool name enforced; arguments validated after.
     Json,
+    /// `Json` with the template's tool block for a prompt.
+    JsonTemplate,
     /// Nothing enforced: lenient parse, validation, retries.
     Prompt,
     /// `eval tools`: a grammar tool as its JSON fallback function under strict JSON (the
     /// `{"input": …}` schema enforced, the text free), the text checked after parsing — what a
     /// provider without grammars but with strict function calling gets.
     Fallback,
+    /// `Fallback` with the template's tool block for a prompt.
+    FallbackTemplate,
     /// A peer server's own tool calling (no toolgram grammar); scored strictly (`tool_calls`
     /// only, mode `native`) and leniently (its text read by toolgram's parser,
     /// `native-lenient`).
     Native,
 }
 
+/// Every mode, in the order `--mode` lists them.
+const ALL: [EvalMode; 8] = [
+    EvalMode::Grammar,
+    EvalMode::GrammarTemplate,
+    EvalMode::Json,
+    EvalMode::JsonTemplate,
+    EvalMode::Prompt,
+    EvalMode::Fallback,
+    EvalMode::FallbackTemplate,
+    EvalMode::Native,
+];
+
 impl EvalMode {
     /// Its name on the command line and in records.
     pub fn name(self) -> &'static str {
         match self {
             Self::Grammar => "grammar",
-            Self::GrammarFewShot => "grammar-fewshot",
+            Self::GrammarTemplate => "grammar-template",
             Self::Json => "json",
+            Self::JsonTemplate => "json-template",
             Self::Prompt => "prompt",
             Self::Fallback => "fallback",
+            Self::FallbackTemplate => "fallback-template",
             Self::Native => "native",
         }
     }
 
     /// Read a mode name.
     pub fn parse(s: &str) -> Result<Self, EvalError> {
-        Ok(match s {
-            "grammar" => Self::Grammar,
-            "grammar-fewshot" => Self::GrammarFewShot,
-            "json" => Self::Json,
-            "prompt" => Self::Prompt,
-            "fallback" => Self::Fallback,
-            "native" => Self::Native,
-            other => {
-                return Err(EvalError::Unsupported(format!(
-                    "unknown mode `{other}` (grammar, grammar-fewshot, json, prompt, native; fallback for eval tools)"
-                )));
-            }
+        ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = ALL.iter().map(|m| m.name()).collect();
+            EvalError::Unsupported(format!(
+                "unknown mode `{s}` ({}; the fallback ones are for eval tools)",
+                names.join(", ")
+            ))
         })
     }
 
     /// Whether prompt mode's instructions go into the system prompt in a constrained mode.
     pub fn few_shot(self) -> bool {
-        self == Self::GrammarFewShot
+        matches!(self, Self::Grammar | Self::Json | Self::Fallback)
+    }
+
+    /// A grammar tool's JSON fallback function, the text checked after parsing.
+    pub fn fallback(self) -> bool {
+        matches!(self, Self::Fallback | Self::FallbackTemplate)
     }
 
     pub(crate) fn core(self) -> Option<Mode> {
         match self {
-            Self::Grammar | Self::GrammarFewShot => Some(Mode::Grammar),
-            Self::Json => Some(Mode::Json),
+            Self::Grammar | Self::GrammarTemplate => Some(Mode::Grammar),
+            Self::Json | Self::JsonTemplate => Some(Mode::Json),
             Self::Prompt => Some(Mode::Prompt),
-            Self::Fallback | Self::Native => None,
+            Self::Fallback | Self::FallbackTemplate | Self::Native => None,
         }
     }
 }
@@ -154,7 +174,7 @@ pub fn run_items(
                     })?;
                     vec![run_one(runtime, item, mode, core, base, options)?]
                 }
-                (None, Ok(_)) if mode == EvalMode::Fallback => {
+                (None, Ok(_)) if mode.fallback() => {
                     return Err(EvalError::Unsupported(
                         "mode fallback is for grammar tools (eval tools); BFCL has none".into(),
                     ));
@@ -270,4 +290,21 @@ fn run_one(
         latency_ms,
         ..record
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_reads_back_from_its_name_and_only_template_forms_skip_the_instructions() {
+        for m in ALL {
+            assert_eq!(EvalMode::parse(m.name()).ok(), Some(m));
+            let template = m.name().ends_with("-template");
+            let constrained = m.core().is_some_and(|c| c != Mode::Prompt) || m.fallback();
+            assert_eq!(m.few_shot(), constrained && !template, "{}", m.name());
+        }
+        let e = EvalMode::parse("grammar-fewshot").expect_err("renamed");
+        assert!(e.to_string().contains("grammar-template"), "{e}");
+    }
 }

@@ -178,9 +178,9 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     let (code, stdout, stderr) = toolgram(&args);
     assert_eq!(code, 0, "{stderr}");
     for row in [
-        "| math_eval | grammar | 1 |",
-        "| apply_patch | fallback | 1 |",
-        "| apply_patch | json | 1 |",
+        "| math_eval | grammar-template | 1 |",
+        "| apply_patch | fallback-template | 1 |",
+        "| apply_patch | json-template | 1 |",
     ] {
         assert!(stdout.contains(row), "{row} in {stdout}");
     }
@@ -193,7 +193,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
         );
         if it["called"] == true {
             assert!(it["outcome"].is_object(), "a call is run: {it}");
-            if it["mode"] == "grammar" {
+            if it["mode"] == "grammar-template" {
                 assert_eq!(
                     it["valid"], true,
                     "grammar-form input is in the grammar: {it}"
@@ -204,7 +204,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     assert!(
         items
             .iter()
-            .any(|it| it["mode"] == "grammar" && it["called"] == true),
+            .any(|it| it["mode"] == "grammar-template" && it["called"] == true),
         "the test model makes at least one grammar-form call"
     );
     let results: Value = serde_json::from_str(
@@ -242,7 +242,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
         "--limit",
         "1",
         "--mode",
-        "grammar-fewshot",
+        "grammar",
         "--provider",
         "llama-server",
         "--base-url",
@@ -251,7 +251,10 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
         &few_s,
     ]);
     assert_ne!(code, 0);
-    assert!(stderr.contains("grammar-fewshot"), "{stderr}");
+    assert!(
+        stderr.contains("mode grammar ") && stderr.contains("-template"),
+        "{stderr}"
+    );
     assert!(
         !few.join("items.jsonl").exists() || lines(&few.join("items.jsonl")).is_empty(),
         "no item was recorded"

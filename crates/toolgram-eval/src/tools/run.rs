@@ -28,7 +28,7 @@ pub fn tool_set(file: &TaskFile, fixture: &Fixture, mode: EvalMode) -> Result<To
         entry["db"] = json!(db);
     }
     let mut tools = tools_from_json(json!([entry]), Path::new("/"))?;
-    if mode == EvalMode::Fallback {
+    if mode.fallback() {
         tools.set_text_checked_after(&file.tool);
     }
     Ok(tools)
@@ -94,7 +94,8 @@ pub fn run_tasks(
 ) -> Result<(), EvalError> {
     if modes.contains(&EvalMode::Native) {
         return Err(EvalError::Unsupported(
-            "eval tools runs the embedded model or a provider: modes grammar, grammar-fewshot, fallback, json, prompt".into(),
+            "eval tools runs the embedded model or a provider, not a peer: every mode but native"
+                .into(),
         ));
     }
     let fixture = Fixture::new(file)?;

@@ -20,9 +20,11 @@ pub(crate) struct BfclArgs {
     /// Categories, comma-separated (default: the seven of the shared data).
     #[arg(long, value_delimiter = ',')]
     category: Vec<String>,
-    /// Modes, comma-separated: grammar, json, prompt, native (a peer's own tool calling;
-    /// needs --provider), grammar-fewshot (grammar given prompt mode's instructions: the
-    /// grammar's effect alone). Default: grammar,json,prompt; native with --provider.
+    /// Modes, comma-separated: grammar, json, prompt (the same prompt — prompt mode's
+    /// instructions — so only what is enforced differs; grammar and json on the embedded
+    /// model), grammar-template, json-template (the chat template's tool block for a prompt,
+    /// as `toolgram call` has it; a provider's own rendering), native (a peer's own tool
+    /// calling; needs --provider). Default: grammar,json,prompt; native with --provider.
     #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
     /// Items per category, spread evenly over the file (default: all).
@@ -57,7 +59,7 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
         None => &[EvalMode::Grammar, EvalMode::Json, EvalMode::Prompt][..],
     };
     let modes = modes(&args.mode, default)?;
-    if modes.contains(&EvalMode::Fallback) {
+    if modes.iter().any(|m| m.fallback()) {
         anyhow::bail!("mode fallback is for grammar tools (`toolgram eval tools`); BFCL has none");
     }
     let mut items = Vec::new();

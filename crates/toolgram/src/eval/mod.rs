@@ -114,9 +114,16 @@ impl RunArgs {
     ) -> anyhow::Result<Runtime> {
         if provider.is_some() && modes.iter().any(|m| m.few_shot()) {
             // Refused here, not once per item (each would be recorded as a miss).
+            let names: Vec<&str> = modes
+                .iter()
+                .filter(|m| m.few_shot())
+                .map(|m| m.name())
+                .collect();
             anyhow::bail!(
-                "mode grammar-fewshot runs on the embedded model: providers are not sent \
-                 prompt mode's instructions outside prompt mode"
+                "mode {} gives the model prompt mode's instructions, which providers are not \
+                 sent outside prompt mode: run it on the embedded model, or use its -template \
+                 form (the provider renders the tools itself)",
+                names.join(", ")
             );
         }
         let backend = match provider {

@@ -14,10 +14,11 @@ pub(crate) struct ToolsArgs {
     /// Tools, comma-separated (default: every built-in tool with tasks).
     #[arg(long, value_delimiter = ',')]
     tool: Vec<String>,
-    /// Modes, comma-separated: grammar (the freeform grammar tool), fallback (its JSON fallback
-    /// function under strict JSON: schema enforced, text free), json (the same in json mode:
-    /// arguments free), prompt, grammar-fewshot (grammar with prompt mode's instructions).
-    /// Default: grammar,fallback,json.
+    /// Modes, comma-separated: grammar-template (the freeform grammar tool), fallback-template
+    /// (its JSON fallback function under strict JSON: schema enforced, text free),
+    /// json-template (the same in json mode: arguments free) — the tool in the chat template's
+    /// tool block; grammar, fallback, json (the same given prompt mode's instructions), prompt.
+    /// Default: grammar-template,fallback-template,json-template.
     #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
     /// Tasks per tool, the first N (default: all).
@@ -36,7 +37,11 @@ pub(super) fn run(mut args: ToolsArgs) -> anyhow::Result<()> {
     };
     let modes = modes(
         &args.mode,
-        &[EvalMode::Grammar, EvalMode::Fallback, EvalMode::Json],
+        &[
+            EvalMode::GrammarTemplate,
+            EvalMode::FallbackTemplate,
+            EvalMode::JsonTemplate,
+        ],
     )?;
     let mut files: Vec<TaskFile> = Vec::new();
     for t in &tools {
