@@ -3,7 +3,8 @@
 //!
 //! - `Json` — `{"name": NAME, "<args_key>": ARGS}`;
 //! - `JsonNamedKey` — `{"NAME": ARGS}`;
-//! - `JsonKeyed` — `{"<id_key>": ID, "<name_key>": NAME, "<args_key>": ARGS}`, one per line;
+//! - `JsonKeyed` — `{"<id_key>": ID, "<name_key>": NAME, "<args_key>": ARGS}`, compact or
+//!   pretty-printed (keys on indented lines, the arguments in any spacing);
 //! - `NameThenArgs` — `[ID<id_first>]NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally
 //!   fenced;
 //! - `Tagged` — the name tag (the name twice where a header names the tool first:
@@ -39,15 +40,17 @@ pub(crate) fn call_body(
 ) -> Expr {
     let name = &tools.tools()[i].name;
     let quoted = pyjson::to_string(&Value::String(name.clone()), None);
-    let args = |u: &mut Union| {
+    let args_spaced = |u: &mut Union, loose: bool| {
         u.slot(
             &format!("args-{i}"),
             Slot::Args {
                 tool: i,
-                loose: false,
+                loose,
+                again: false,
             },
         )
     };
+    let args = |u: &mut Union| args_spaced(u, false);
     match syntax.body {
         CallBody::Json => {
             let id = if syntax.id_key.is_empty() {
@@ -65,16 +68,31 @@ pub(crate) fn call_body(
             ])
         }
         CallBody::JsonKeyed { name_key, id_key } => {
-            // Templates lay these out one per line, indented, in a JSON array.
-            let layout = Expr::seq(vec![newline(), Expr::repeat(Expr::lit(" "), 0, Some(8))]);
-            let mut items = vec![layout, Expr::lit("{")];
+            // Templates lay these out in a JSON array, one per line (Command R7B) or
+            // pretty-printed with the arguments too (Command R+): a gap between keys is a
+            // space or an indented new line, and the arguments take any spacing.
+            let indent = || {
+                Expr::seq(vec![
+                    Expr::lit("\n"),
+                    Expr::repeat(Expr::lit(" "), 0, Some(12)),
+                ])
+            };
+            let gap = || Expr::alt(vec![Expr::lit(" "), indent()]);
+            let mut items = vec![Expr::opt(indent()), Expr::lit("{"), Expr::opt(indent())];
             if !id_key.is_empty() {
                 items.push(Expr::lit(format!("\"{id_key}\": \"")));
                 items.push(Expr::repeat(class(ID_CHARS), 1, Some(64)));
-                items.push(Expr::lit("\", "));
+                items.extend([Expr::lit("\","), gap()]);
             }
-            let head = format!("\"{name_key}\": {quoted}, \"{}\": ", syntax.args_key);
-            items.extend([Expr::lit(head), args(u), Expr::lit("}"), newline()]);
+            items.extend([
+                Expr::lit(format!("\"{name_key}\": {quoted},")),
+                gap(),
+                Expr::lit(format!("\"{}\": ", syntax.args_key)),
+                args_spaced(u, true),
+                Expr::opt(indent()),
+                Expr::lit("}"),
+                newline(),
+            ]);
             Expr::seq(items)
         }
         CallBody::JsonNamedKey => Expr::seq(vec![

@@ -39,6 +39,7 @@ pub(crate) fn call(u: &mut Union, tools: &ToolSet, i: usize, target: Target) -> 
         Slot::Args {
             tool: i,
             loose: false,
+            again: false,
         },
     );
     Expr::seq(vec![

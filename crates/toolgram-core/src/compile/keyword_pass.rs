@@ -251,9 +251,11 @@ pub fn json_style() -> Value {
     json!({"whitespace_flexible": false, "key_separator": ": ", "item_separator": ", "})
 }
 
-/// The whitespace policy of bare calls: any spacing, at most 16 characters per gap.
+/// The whitespace policy of bare calls and pretty-printing templates: any spacing, at most
+/// 41 characters per gap (a newline and 40 spaces, as the schema compiler's `ws` rule: ten
+/// levels of four-space indentation).
 pub fn loose_json_style() -> Value {
-    json!({"whitespace_pattern": "[ \\t\\n\\r]{1,16}", "key_separator": ":", "item_separator": ","})
+    json!({"whitespace_pattern": "[ \\t\\n\\r]{1,41}", "key_separator": ":", "item_separator": ","})
 }
 
 #[cfg(test)]

@@ -38,7 +38,9 @@ pub fn compile(
     let mut schemas = HashMap::new();
     for (name, slot) in &u.slots {
         externs.push(match slot {
-            Slot::Args { tool, loose } => args(name, *tool, *loose, tools, opts, &mut pass)?,
+            Slot::Args { tool, loose, again } => {
+                args(name, *tool, (*loose, *again), tools, opts, &mut pass)?
+            }
             Slot::Value {
                 tool,
                 at,
@@ -131,11 +133,11 @@ fn write(u: &Union, externs: &[Extern]) -> String {
 
 /// Tool `i`'s arguments: `%json` with the keyword pass's schema in the template spelling
 /// (or any spacing when `loose`), a grammar tool's text in its own grammar, or the schema
-/// compiler's rules when the engine fell back to them.
+/// compiler's rules when the engine fell back to them; `again` as in [`Slot::Args`].
 fn args(
     name: &str,
     i: usize,
-    loose: bool,
+    (loose, again): (bool, bool),
     tools: &ToolSet,
     opts: &CompileOptions,
     pass: &mut KeywordPass,
@@ -151,7 +153,7 @@ fn args(
         .grammar
         .as_ref()
         .filter(|spec| opts.mode == Mode::Grammar && !spec.checked_after);
-    if loose && (grammar_tool.is_some() || opts.args_from_ir && opts.mode == Mode::Grammar) {
+    if again && (grammar_tool.is_some() || opts.args_from_ir && opts.mode == Mode::Grammar) {
         // Text inside a grammar tool's string, or the schema compiler's rules, have one
         // spelling: the bare call reuses the same slot (named as the Lark writer names
         // `args-{i}`).
@@ -186,7 +188,7 @@ fn args(
         return Ok(x);
     }
     let mut schema = match opts.mode {
-        Mode::Grammar if !loose => {
+        Mode::Grammar if !again => {
             let (params, _) =
                 crate::validate::with_rules(&tool.rules, &close_objects(&tool.parameters));
             grammar_schema(&tool.name, &params, pass)

@@ -32,9 +32,17 @@ pub(crate) struct Union {
 /// What a slot rule must match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Slot {
-    /// Tool `tool`'s arguments object; `loose` in a bare call (any spacing, as models write
-    /// JSON without a template's help).
-    Args { tool: usize, loose: bool },
+    /// Tool `tool`'s arguments object: in the template's spelling (Python's `json.dumps`),
+    /// or with any spacing when `loose` (a bare call, as models write JSON without a
+    /// template's help; a template that pretty-prints arguments). `again` when another slot
+    /// spells the same tool's arguments (the bare form beside the one inside markers): its
+    /// keywords are listed there, and a writer whose spelling does not depend on the spacing
+    /// refers to that slot.
+    Args {
+        tool: usize,
+        loose: bool,
+        again: bool,
+    },
     /// One value in a tagged body, an XML element or a Gemma 4 call, then `close` (the
     /// value's closing marker, possibly empty): the value at JSON pointer `at` in tool
     /// `tool`'s arguments schema (`/properties/city`), or any text when `at` is `None` (a
@@ -331,6 +339,7 @@ impl Union {
                 Slot::Args {
                     tool: i,
                     loose: true,
+                    again: true,
                 },
             );
             let mut items = vec![Expr::lit("{"), ws(1)];

@@ -502,9 +502,11 @@ pub static REGISTRY: &[CallSyntax] = &[
     CallSyntax {
         name: "command-r-plus",
         aliases: &[],
-        description: "Command R+: Action:\n```json\n[{\"tool_name\": …, \"parameters\": {…}}]\n```",
+        description: "Command R+: Action:\n```json\n[\n    {\n        \"tool_name\": …,\n        \"parameters\": {…}\n    }\n]```",
+        // The template's layout (`]```` after the list, as its own instructions show);
+        // the parsers also read `]\n```` (llama.cpp's compact form).
         section_open: &[Piece::Text("Action:"), Piece::Text("\n```json\n[")],
-        section_close: &[Piece::Text("]\n```")],
+        section_close: &[Piece::Text("]"), Piece::Text("```")],
         call_open: &[],
         call_close: &[],
         separator: &[Piece::Text(",")],
