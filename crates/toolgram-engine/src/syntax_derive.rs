@@ -439,6 +439,7 @@ fn leak_syntax(found: &Found) -> &'static CallSyntax {
         id_key: "",
         bare_calls: false,
         template_markers: &[],
+        prompt_opens: None,
         body: found.body,
         think: None,
         noise: &[],

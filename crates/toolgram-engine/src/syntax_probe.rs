@@ -31,11 +31,23 @@ pub(crate) fn probe_args(n: usize) -> Value {
 /// The family the template writes calls in, if its rendered assistant
 /// turn holds a call any registered family reads back exactly.
 pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
-    let turn = probe_turn(template)?;
+    let (prompt, turn) = probe_turn(template)?;
     let want = probe_args(0);
     let tools = probe_tools()?;
     let mut best: Option<((bool, usize), &'static CallSyntax)> = None;
     for s in REGISTRY {
+        // A family whose prompt opens the first call reads the turn after the prompt's
+        // opener, and only where the prompt ends with it.
+        let turn = match s.prompt_opens {
+            Some(_) => {
+                let open = text_of(s.call_open);
+                if !prompt.ends_with(&open) {
+                    continue;
+                }
+                format!("{open}{turn}")
+            }
+            None => turn.clone(),
+        };
         let opts = LenientOptions {
             syntax: SyntaxChoice::Only(s),
             tools: Some(tools.tools()),
@@ -103,10 +115,10 @@ pub(crate) fn probe_tools() -> Option<ToolSet> {
     ToolSet::from_json_str(&doc.to_string()).ok()
 }
 
-/// The assistant's turn holding the probe call, as the template renders it (from a little
-/// before where it departs from the bare prompt, so a marker the prompt's end shares with
-/// the turn stays whole).
-fn probe_turn(template: &ChatTemplate) -> Option<String> {
+/// The probe conversation's generation prompt, and the assistant's turn holding the probe
+/// call as the template renders it (from a little before where it departs from the bare
+/// prompt, so a marker the prompt's end shares with the turn stays whole).
+fn probe_turn(template: &ChatTemplate) -> Option<(String, String)> {
     if !template.renders_tools && !template.renders_calls {
         return None;
     }
@@ -128,7 +140,8 @@ fn probe_turn(template: &ChatTemplate) -> Option<String> {
         let full = template
             .render_with(&msgs(vec![user.clone(), assistant])?, &tools, plain, false)
             .ok()?;
-        Some(assistant_turn(&prompt, &full).to_owned()).filter(|turn| turn.contains(PROBE_TOOL))
+        let turn = assistant_turn(&prompt, &full).to_owned();
+        turn.contains(PROBE_TOOL).then_some((prompt, turn))
     })
 }
 

@@ -286,3 +286,33 @@ fn a_newline_may_end_calls_without_a_closing_marker() {
     assert!(c.accepts(&g, &format!("{call}\n")), "{call}");
     assert!(!c.accepts(&g, &format!("{call}\n\n")), "{call}");
 }
+
+/// Functionary v3.2's generation prompt writes the first call's `>>>`: the reply starts with
+/// a call's body or with the text recipient's `all\n`; later calls open in full.
+#[test]
+fn a_reply_the_prompt_opened_starts_inside_the_first_call() {
+    let c = ByteChecker::new().expect("checker");
+    let v32 = syntax::by_name("functionary-v3.2").expect("functionary-v3.2");
+    let grammar = |choice: &ToolChoice| {
+        let lark = compile(&tools(), choice, true, v32, &CompileOptions::default())
+            .expect("compiles")
+            .lark;
+        c.compile(&lark).expect("llguidance takes it")
+    };
+    let call = "get_weather\n{\"city\": \"Rome\"}";
+    let two = format!("{call}>>>get_weather\n{{\"city\": \"Oslo\"}}");
+    let auto = grammar(&ToolChoice::Auto);
+    for ok in [call, two.as_str(), "all\nIt is sunny."] {
+        assert!(c.accepts(&auto, ok), "{ok:?}");
+    }
+    for bad in [
+        ">>>get_weather\n{\"city\": \"Rome\"}",
+        "It is sunny.",
+        "all\nSee >>>x",
+    ] {
+        assert!(!c.accepts(&auto, bad), "{bad:?}");
+    }
+    let required = grammar(&ToolChoice::Required);
+    assert!(c.accepts(&required, call));
+    assert!(!c.accepts(&required, "all\nIt is sunny."));
+}

@@ -156,9 +156,13 @@ fn rendered_with(
         o if o.is_empty() => "{".to_owned(),
         o => o,
     };
-    let start = reply
-        .find(&opener)
-        .ok_or_else(|| format!("no {opener:?} in the reply {reply:?}"))?;
+    let start = if s.prompt_opens.is_some() {
+        // The generation prompt wrote the first call's opener.
+        Some(0)
+    } else {
+        reply.find(&opener)
+    }
+    .ok_or_else(|| format!("no {opener:?} in the reply {reply:?}"))?;
     let last = match s.closer() {
         c if c.is_empty() => "}".to_owned(),
         c => c,
@@ -460,6 +464,7 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
             "inclusionai-ling-3.0-flash.jinja (glm)",
             "llama-cpp-deepseek-r1.jinja (deepseek-r1)",
             "meetkai-functionary-medium-v3.1.jinja (functionary-v3.1)",
+            "meetkai-functionary-medium-v3.2.jinja (functionary-v3.2)",
             "meta-llama-Llama-3.1-8B-Instruct.jinja (llama3-json)",
             "meta-llama-Llama-3.2-3B-Instruct.jinja (llama3-json)",
             "meta-llama-Llama-3.3-70B-Instruct.jinja (llama3-json)",
@@ -500,11 +505,9 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
          SmolLM3, Phi-3.5 and RWKV-World render neither tools nor calls), or a call no entry \
          reads unrepaired (R1-Distill-Llama closes its calls section only after a second call)"
     );
-    assert_eq!(
-        refused,
-        ["meetkai-functionary-medium-v3.2.jinja"],
-        "templates whose calls no syntax could be derived for: functionary v3.2's generation \
-         prompt ends with the first call's `>>>`, so its reply starts inside the call"
+    assert!(
+        refused.is_empty(),
+        "templates whose calls no syntax could be derived for: {refused:?}"
     );
 }
 

@@ -122,6 +122,21 @@ pub(crate) fn build(
         }
     } else if callable.is_empty() {
         text(&mut u, Text::Any)
+    } else if let Some(header) = syntax.prompt_opens {
+        // The prompt wrote the first call's opener: the reply goes on with a call's body,
+        // or with the text recipient's header and text (calls after it on targets whose
+        // text may run up to an opener).
+        let opened = Expr::rule("opened-calls");
+        if choice.requires_call() {
+            opened
+        } else {
+            let prose = text(&mut u, Text::NotContaining(opener));
+            let mut answer = vec![Expr::lit(header), prose];
+            if !target.lexed {
+                answer.push(Expr::opt(calls));
+            }
+            Expr::alt(vec![Expr::seq(answer), opened])
+        }
     } else if choice.requires_call() {
         calls
     } else if bare {
@@ -290,7 +305,7 @@ impl Union {
         self.rule("call", Expr::alt(alts.collect()));
         for &i in &callable {
             let mut body = bodies::call_body(self, tools, i, syntax, target);
-            if bare {
+            if bare || syntax.prompt_opens.is_some() {
                 // The bare form spelled as inside the markers shares the body's rule.
                 self.rule(&format!("body-{i}"), body);
                 body = Expr::rule(format!("body-{i}"));
@@ -301,6 +316,16 @@ impl Union {
                 marker(syntax.call_close, target),
             ]);
             self.rule(&format!("call-{i}"), call);
+        }
+        if syntax.prompt_opens.is_some() {
+            // The first call's opener is the prompt's; the calls after it are whole.
+            let first = callable.iter().map(|i| Expr::rule(format!("body-{i}")));
+            let opened = vec![
+                Expr::alt(first.collect()),
+                more("call"),
+                Expr::opt(Expr::lit("\n")),
+            ];
+            self.rule("opened-calls", Expr::Seq(opened));
         }
         if !bare {
             return Ok(());

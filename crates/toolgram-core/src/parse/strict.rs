@@ -268,7 +268,15 @@ fn read_exactly(
                 partial: text.to_owned(),
             });
         }
-        let before = text.find(&syntax.opener()).map_or("", |i| text[..i].trim());
+        // Read as the family reader read it: the prompt's opener restored, the text
+        // recipient's header not content.
+        let mut whole = lenient::reopened(text, syntax);
+        for n in syntax.noise {
+            whole = whole.replace(n, "");
+        }
+        let before = whole
+            .find(&syntax.opener())
+            .map_or("", |i| whole[..i].trim());
         if out.content != before {
             return Err(ParseError::Malformed {
                 offset: 0,
@@ -578,7 +586,12 @@ mod tests {
             let out = parse_output(&rendered, syntax, &tools(), &ToolChoice::Required).expect("round trip parses");
             prop_assert_eq!(&out.tool_calls, &calls);
             if !syntax.opener().is_empty() {
-                let with_text = format!("{prefix}{rendered}");
+                // Text goes first; where the prompt opened the first call, it is the text
+                // recipient's, and the first call opens in full after it.
+                let with_text = match syntax.prompt_opens {
+                    Some(header) => format!("{header}{prefix}{}{rendered}", syntax.opener()),
+                    None => format!("{prefix}{rendered}"),
+                };
                 let out = parse_output(&with_text, syntax, &tools(), &ToolChoice::Auto).expect("parses after text");
                 prop_assert_eq!(out.tool_calls, calls);
                 prop_assert_eq!(out.content, Some(prefix.trim().to_owned()).filter(|s| !s.is_empty()));

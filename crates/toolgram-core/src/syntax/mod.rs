@@ -66,6 +66,10 @@ pub struct CallSyntax {
     /// does under `auto`); if so, a reply that starts with `{` is read as calls, and the
     /// `auto` grammar constrains it as one.
     pub bare_calls: bool,
+    /// `Some(header)` when the generation prompt ends with the first call's `call_open`
+    /// (functionary v3.2's `>>>`): a reply starts inside it, with a call's body, or with
+    /// `header` (the text recipient, `all\n`) and text, calls following in full.
+    pub prompt_opens: Option<&'static str>,
     /// How one call's name and arguments are spelled between `call_open` and `call_close`.
     pub body: CallBody,
     /// The reasoning block this family writes, if any (`--think` asks for this one).

@@ -26,7 +26,10 @@ impl CallSyntax {
             if i > 0 {
                 out.push_str(&text_of(self.separator));
             }
-            out.push_str(&text_of(self.call_open));
+            if i > 0 || self.prompt_opens.is_none() {
+                // A prompt that opens the first call wrote its opener.
+                out.push_str(&text_of(self.call_open));
+            }
             out.push_str(&self.render_body(i, c));
             out.push_str(&text_of(self.call_close));
         }

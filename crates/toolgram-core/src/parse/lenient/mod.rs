@@ -90,6 +90,18 @@ fn candidates(choice: SyntaxChoice) -> Vec<&'static CallSyntax> {
     }
 }
 
+/// The reply with the opener a prompt wrote in front of it (functionary v3.2's `>>>`), so
+/// that its first call or its text recipient reads as the ones after it.
+pub(crate) fn reopened(text: &str, s: &CallSyntax) -> String {
+    let open = crate::syntax::text_of(s.call_open);
+    match s.prompt_opens {
+        Some(_) if !text.trim().is_empty() && !text.trim_start().starts_with(&open) => {
+            format!("{open}{}", text.trim_start())
+        }
+        _ => text.to_owned(),
+    }
+}
+
 /// Where each candidate's calls may start: (offset, syntax), in text order.
 fn anchors(text: &str, syntaxes: &[&'static CallSyntax]) -> Vec<(usize, &'static CallSyntax)> {
     let fences = fenced_ranges(text);
@@ -138,7 +150,10 @@ fn bare_json(syntaxes: &[&'static CallSyntax]) -> Option<&'static CallSyntax> {
 pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseError> {
     let syntaxes = candidates(opts.syntax);
     let original = text;
-    let mut cleaned = text.to_owned();
+    let mut cleaned = match opts.syntax {
+        SyntaxChoice::Named(s) | SyntaxChoice::Only(s) => reopened(text, s),
+        SyntaxChoice::Auto => text.to_owned(),
+    };
     for n in syntaxes.iter().flat_map(|s| s.noise) {
         cleaned = cleaned.replace(n, "");
     }
