@@ -84,6 +84,13 @@ fn the_default_model_calls_in_other_families_syntaxes() {
             weather,
             "get_weather",
         ),
+        // The generation prompt writes the first call's `>>>`.
+        (
+            "meetkai-functionary-medium-v3.2.jinja",
+            "functionary-v3.2",
+            weather,
+            "get_weather",
+        ),
     ] {
         let msg = call_with_template(template, prompt);
         assert_eq!(msg["toolgram"]["syntax"], syntax, "{template}: {msg}");
