@@ -15,6 +15,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use thiserror::Error;
 
 const REGISTRY_TOML: &str = include_str!("../models.toml");
@@ -182,7 +183,11 @@ impl ModelEntry {
         }
         let dir = cache_dir();
         fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
-        let work = dir.join(format!(".fetch-{}-{}", self.file, std::process::id()));
+        // One folder per fetch, not per process: two threads fetching the same model at
+        // once (tests) must not remove each other's parts.
+        static FETCHES: AtomicU64 = AtomicU64::new(0);
+        let n = FETCHES.fetch_add(1, Ordering::Relaxed);
+        let work = dir.join(format!(".fetch-{}-{}-{n}", self.file, std::process::id()));
         let result = self.assemble(&work);
         let _ = fs::remove_dir_all(&work);
         result

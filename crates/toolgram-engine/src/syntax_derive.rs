@@ -432,6 +432,7 @@ fn leak_syntax(found: &Found) -> &'static CallSyntax {
         description: leak(format!("derived from the chat template: {}", found.how)),
         section_open: pieces(&f.section_open),
         section_close: pieces(&f.section_close),
+        section_close_optional: false,
         call_open: pieces(&f.call_open),
         call_close: pieces(&f.call_close),
         separator: pieces(&f.separator),

@@ -37,10 +37,14 @@ pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
         Some(s) => found(
             s,
             format!(
-                "`{}`: its reader reads back the call the template writes",
-                s.name
+                "`{}`: its reader reads back the call the template writes{}",
+                s.name,
+                match s.section_close_optional {
+                    true => ", which leaves the calls section open (its closer is optional)",
+                    false => "",
+                }
             ),
-            false,
+            s.section_close_optional,
         ),
         None => match syntax_derive::derive(template) {
             Ok(d) => found(

@@ -3,7 +3,8 @@
 //! rendered through the template, and each registry entry's own reader (the lenient
 //! parser, that family only) tries to read the probe call back from the assistant's turn.
 //! Of the entries that read the call back (those needing no repair first), the one whose
-//! markers cover most of the turn wins.
+//! markers cover most of the turn wins; where the template leaves that entry's calls
+//! section open after the call, its section closer becomes optional.
 //!
 //! Templates build their markers from variables and loops, so markers in the source are a
 //! weak signal (DeepSeek V3.2's DSML, Kimi K3, Seed-OSS beside Qwen3-Coder); the rendered
@@ -12,6 +13,7 @@
 
 use crate::template::ChatTemplate;
 use serde_json::{Value, json};
+use std::sync::{Mutex, PoisonError};
 use toolgram_core::parse::lenient::{self, LenientOptions, SyntaxChoice};
 use toolgram_core::syntax::{self, CallBody, CallSyntax, REGISTRY, text_of};
 use toolgram_core::{ChatMessage, ToolSet};
@@ -34,7 +36,7 @@ pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
     let (prompt, turn) = probe_turn(template)?;
     let want = probe_args(0);
     let tools = probe_tools()?;
-    let mut best: Option<((bool, usize), &'static CallSyntax)> = None;
+    let mut best: Option<((bool, usize), &'static CallSyntax, String)> = None;
     for s in REGISTRY {
         // A family whose prompt opens the first call reads the turn after the prompt's
         // opener, and only where the prompt ends with it.
@@ -64,11 +66,35 @@ pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
             .sum();
         // A reader that needed no repairs first, then the one whose markers cover most.
         let score = (out.repairs.is_empty(), covered);
-        if read && covered > 0 && best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, s));
+        if read && covered > 0 && best.as_ref().is_none_or(|(b, ..)| score > *b) {
+            best = Some((score, s, turn));
         }
     }
-    best.map(|(_, s)| s)
+    best.map(|(_, s, turn)| {
+        let close = text_of(s.section_close);
+        let opened = turn.contains(&text_of(s.section_open));
+        match close.is_empty() || !opened || turn.contains(&close) {
+            true => s,
+            false => left_open(s),
+        }
+    })
+}
+
+/// `s` as a template that leaves the calls section open after a lone call writes it: the
+/// same entry with its section closer optional. One copy per entry, so every detection of
+/// the same template gives the same syntax.
+fn left_open(s: &'static CallSyntax) -> &'static CallSyntax {
+    static OPEN: Mutex<Vec<&'static CallSyntax>> = Mutex::new(Vec::new());
+    let mut open = OPEN.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = open.iter().find(|o| o.name == s.name) {
+        return found;
+    }
+    let copy: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
+        section_close_optional: true,
+        ..*s
+    }));
+    open.push(copy);
+    copy
 }
 
 /// The marker texts of an entry, for measuring how much of a turn they explain.

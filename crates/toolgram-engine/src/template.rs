@@ -186,6 +186,12 @@ fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool, as_: Args) -
             })
             .collect();
         v["tool_calls"] = Value::Array(parsed);
+        if m.content.is_none() {
+            // `content: null` stays a key holding none, as llama.cpp passes it: templates
+            // that write calls only when `message['content'] is none` (R1-Distill-Llama)
+            // see an absent key as undefined, which is not none.
+            v["content"] = Value::Null;
+        }
     } else {
         let typed: Vec<ToolCall> = calls
             .iter()

@@ -290,7 +290,10 @@ impl Union {
             Expr::rule("call"),
             more("call"),
             bodies::before_section_close(syntax),
-            marker(syntax.section_close, target),
+            match syntax.section_close_optional {
+                true => Expr::opt(marker(syntax.section_close, target)),
+                false => marker(syntax.section_close, target),
+            },
         ];
         if syntax.section_close.is_empty() && syntax.call_close.is_empty() {
             // Calls that end without a marker may end with a newline, as bare calls may

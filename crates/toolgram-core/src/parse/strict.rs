@@ -199,7 +199,9 @@ pub fn parse_output(
             _ => break,
         }
     }
-    cur.expect(&markers(syntax.section_close))?;
+    if !(syntax.section_close_optional && cur.rest().trim().is_empty()) {
+        cur.expect(&markers(syntax.section_close))?;
+    }
     if !cur.rest().trim().is_empty() {
         return Err(ParseError::Malformed {
             offset: cur.pos,
@@ -263,7 +265,9 @@ fn read_exactly(
         // The family reader forgives a missing closing marker and text after the calls;
         // constrained output has neither.
         let last = syntax.closer();
-        if !last.is_empty() && !text.trim_end().ends_with(&last) {
+        let open_end =
+            syntax.section_close_optional && text.trim_end().ends_with(&text_of(syntax.call_close));
+        if !last.is_empty() && !text.trim_end().ends_with(&last) && !open_end {
             return Err(ParseError::Truncated {
                 partial: text.to_owned(),
             });

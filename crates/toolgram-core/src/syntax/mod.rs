@@ -49,6 +49,10 @@ pub struct CallSyntax {
     pub section_open: &'static [Piece],
     /// After the last call.
     pub section_close: &'static [Piece],
+    /// The reply may end after its last call without `section_close`: set by detection
+    /// for a template that leaves the section open (DeepSeek R1 Distill Llama closes it
+    /// only after a second call), never by a registry entry.
+    pub section_close_optional: bool,
     /// Before each call.
     pub call_open: &'static [Piece],
     /// After each call.
