@@ -316,3 +316,56 @@ fn a_reply_the_prompt_opened_starts_inside_the_first_call() {
     assert!(c.accepts(&required, call));
     assert!(!c.accepts(&required, "all\nIt is sunny."));
 }
+
+/// A template that leaves the calls section open (R1-Distill-Llama) makes the section's
+/// closer optional: the grammar and the strict parser take the reply with or without it;
+/// the registry's own entry still requires it. Both reading paths: a name-then-JSON body
+/// (DeepSeek R1) and a JSON list (Mistral).
+#[test]
+fn a_section_left_open_may_end_without_its_closer() {
+    use toolgram_core::parse::parse_output;
+    use toolgram_core::syntax::{CallSyntax, text_of};
+    let c = ByteChecker::new().expect("checker");
+    let call = toolgram_core::ToolCall {
+        id: "call_0".into(),
+        name: "get_weather".into(),
+        arguments: serde_json::json!({"city": "Rome"}),
+    };
+    for name in ["deepseek-r1", "mistral"] {
+        let closed = syntax::by_name(name).expect("registered");
+        let open: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
+            section_close_optional: true,
+            ..*closed
+        }));
+        let whole = closed.render_calls(std::slice::from_ref(&call));
+        let close = text_of(closed.section_close);
+        let unclosed = whole
+            .strip_suffix(close.as_str())
+            .expect("ends with the closer");
+        for (s, takes_unclosed) in [(closed, false), (open, true)] {
+            let lark = compile(
+                &tools(),
+                &ToolChoice::Required,
+                true,
+                s,
+                &CompileOptions::default(),
+            )
+            .expect("compiles")
+            .lark;
+            let g = c.compile(&lark).expect("llguidance takes it");
+            assert!(c.accepts(&g, &whole), "{name}: {whole}");
+            assert_eq!(
+                c.accepts(&g, unclosed),
+                takes_unclosed,
+                "{name}: {unclosed}"
+            );
+            let parsed = parse_output(unclosed, s, &tools(), &ToolChoice::Required);
+            assert_eq!(parsed.is_ok(), takes_unclosed, "{name}: {parsed:?}");
+            if let Ok(out) = parsed {
+                assert_eq!(out.tool_calls.len(), 1, "{name}");
+                assert_eq!(out.tool_calls[0].arguments, call.arguments, "{name}");
+            }
+            assert!(parse_output(&whole, s, &tools(), &ToolChoice::Required).is_ok());
+        }
+    }
+}

@@ -4,15 +4,17 @@
 //! llama.cpp cases or the registry. A held-out set: no rule here or in the parser was written
 //! from these cases, and the table this test prints is what `docs/parsing.md` reports.
 //!
-//! Each case is read as `toolgram parse` reads it: with the family's chat template where vLLM
-//! ships one (the syntax detected from the template as `call` and `serve` detect it, by
-//! rendering a probe call, else derived from the rendered calls), every registered syntax
-//! where it does not. Compared as in the shared cases (content and reasoning trimmed,
-//! arguments as parsed JSON), except what vLLM's test does not assert (`content_checked`,
-//! `reasoning_checked`, `arguments_checked` false): that is not compared.
+//! Each case is read twice with the family's chat template where vLLM ships one — the syntax
+//! found as `call` and `serve` find it (a rendered probe call, else derived from the rendered
+//! calls), and as `toolgram parse --template` finds it (the template's text) — and with every
+//! registered syntax where it ships none. Reasoning is extracted (`auto`); thinking is off
+//! unless the case's settings turn it on (vLLM's tool-parser tests assume no open block).
+//! Compared as in the shared cases (content and reasoning trimmed, arguments as parsed JSON),
+//! except what vLLM's test does not assert (`content_checked`, `reasoning_checked`,
+//! `arguments_checked` false): that is not compared.
 //!
 //! It must NOT special-case inputs or families: the only per-case data used are the
-//! settings the test passes (thinking) and the offered tools.
+//! settings the test passes (thinking), the offered tools and those three flags.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
