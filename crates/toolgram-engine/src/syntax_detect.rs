@@ -3,7 +3,8 @@
 //! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
 //! markers when it renders no call of its own, or when no syntax could be derived (said, and
 //! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
-//! This module must not probe or derive itself.
+//! [`detect_source`] does the same for a template known only by its source (`toolgram parse
+//! --template`). This module must not probe or derive itself.
 
 use crate::syntax_derive::{self, DeriveError};
 use crate::syntax_probe::probe_family;
@@ -68,5 +69,26 @@ pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
                 }
             }
         },
+    }
+}
+
+/// [`detect`] for a template known only by its source (no model: no BOS or EOS text), as
+/// `toolgram parse --template` finds it; a template that does not compile is read for its
+/// markers alone (said, and notable).
+pub fn detect_source(source: &str) -> Detection {
+    match ChatTemplate::new(source, "", "") {
+        Ok(template) => detect(&template, source),
+        Err(e) => {
+            let s = syntax::detect(source);
+            Detection {
+                syntax: s,
+                how: format!(
+                    "the chat template does not compile ({e}); `{}` from its text",
+                    s.name
+                ),
+                notable: true,
+                refused: false,
+            }
+        }
     }
 }

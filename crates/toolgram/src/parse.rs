@@ -1,7 +1,8 @@
 //! `toolgram parse`: raw model text on stdin → the assistant message (`role`, `content`,
 //! `reasoning_content`, `tool_calls`), read by the lenient parser of `toolgram-core`.
 //!
-//! Thin wiring only: no model is loaded and no parsing logic lives here.
+//! Thin wiring only: no model is loaded and no parsing or detection logic lives here (the
+//! syntax of a `--template` is found by the engine's `syntax_detect`, as `call` finds it).
 
 use crate::output::CliError;
 use anyhow::{Context, Result};
@@ -11,6 +12,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::{ParseError, ToolSet, syntax};
+use toolgram_engine::syntax_detect;
 
 /// Arguments of `toolgram parse`.
 #[derive(Args)]
@@ -61,6 +63,16 @@ fn read_file(path: &PathBuf, what: &str) -> Result<String> {
         .context("reading input")
 }
 
+/// The syntax a template writes calls in, found as `call` and `serve` find it (a rendered
+/// probe call, else derived from the rendered calls), said on stderr when a user should know.
+fn detect(source: &str) -> &'static syntax::CallSyntax {
+    let found = syntax_detect::detect_source(source);
+    if found.notable {
+        eprintln!("note: call syntax {}", found.how);
+    }
+    found.syntax
+}
+
 /// Run `toolgram parse`.
 pub(crate) fn run(args: ParseArgs) -> Result<()> {
     let template = match &args.template {
@@ -68,7 +80,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
         None => None,
     };
     let choice = match (&template, args.syntax.as_deref()) {
-        (Some(text), _) => SyntaxChoice::Named(toolgram_core::syntax::detect(text)),
+        (Some(source), _) => SyntaxChoice::Named(detect(source)),
         (None, None | Some("auto")) => SyntaxChoice::Auto,
         (None, Some(name)) => SyntaxChoice::Named(syntax::by_name(name).ok_or_else(|| {
             let names: Vec<&str> = syntax::REGISTRY.iter().map(|s| s.name).collect();

@@ -108,3 +108,20 @@ fn template_file_selects_the_family() {
         "{\"city\":\"Oslo\"}"
     );
 }
+
+/// `--template` finds the syntax as `call` does, from what the template renders: InternLM2's
+/// template names markers of other families in its text (text detection read 1 of 6 of
+/// its held-out outputs), but the calls it renders derive its own syntax, said on stderr.
+#[test]
+fn a_template_is_read_from_what_it_renders() {
+    let template = "crates/toolgram-engine/tests/data/unseen-families/templates/tool_chat_template_internlm2_tool.jinja";
+    let text = "Let me look.<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}<|action_end|>";
+    let (code, msg, err) = parse(&["--template", template], text);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(msg["content"], "Let me look.", "{msg}");
+    assert_eq!(
+        msg["tool_calls"][0]["function"]["name"], "get_weather",
+        "{msg}"
+    );
+    assert!(err.contains("derived from the template"), "{err}");
+}

@@ -1,7 +1,8 @@
 //! The lenient parser against the shared llama.cpp parsing cases
 //! (`shared/data/toolcall-parsing/cases.jsonl`): every case that needs no prefilled
-//! conversation is read with the syntax detected from its chat template, and
-//! `{content, reasoning_content, tool_calls}` is compared; a per-family table is printed.
+//! conversation is read with the syntax `toolgram parse --template` detects from its chat
+//! template (a rendered probe, else a derived syntax), and `{content, reasoning_content,
+//! tool_calls}` is compared; a per-family table is printed.
 //!
 //! It must NOT special-case inputs: the only per-case data used are the settings llama.cpp's
 //! test passes (thinking, reasoning format, partial) and the offered tool names.
@@ -10,7 +11,9 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toolgram_core::Tool;
-use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat};
+
+mod reading;
 
 fn data_dir() -> PathBuf {
     if let Ok(d) = std::env::var("TOOLGRAM_SHARED_DATA") {
@@ -88,14 +91,6 @@ fn tools_of(case: &Value, defs: &Value) -> Vec<Tool> {
     out
 }
 
-fn args_equal(expected: &str, got: &Value) -> bool {
-    serde_json::from_str::<Value>(expected).is_ok_and(|e| &e == got)
-}
-
-fn squash(s: &str) -> String {
-    s.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
 fn run_case(case: &Value, defs: &Value, dir: &Path) -> Result<(), String> {
     let s = &case["settings"];
     let template = case["template"].as_str().unwrap_or("");
@@ -103,10 +98,7 @@ fn run_case(case: &Value, defs: &Value, dir: &Path) -> Result<(), String> {
     let template_text = files
         .iter()
         .find_map(|f| std::fs::read_to_string(dir.join("toolcall-parsing/templates").join(f)).ok());
-    let syntax = template_text
-        .as_deref()
-        .map(|t| SyntaxChoice::Named(toolgram_core::syntax::detect(t)))
-        .unwrap_or(SyntaxChoice::Auto);
+    let syntax = reading::syntax_for(template_text.as_deref());
     let tools = tools_of(case, defs);
     let format = match s["reasoning_format"].as_str() {
         Some("COMMON_REASONING_FORMAT_AUTO") => ReasoningFormat::Auto,
@@ -123,43 +115,12 @@ fn run_case(case: &Value, defs: &Value, dir: &Path) -> Result<(), String> {
     };
     let input = case["input"].as_str().unwrap_or("");
     let out = lenient::parse(input, &opts).map_err(|e| format!("error: {e}"))?;
-    let e = &case["expect"];
-    let want_content = e["content"].as_str().unwrap_or("").trim();
-    if out.content != want_content {
-        return Err(format!("content {:?} != {want_content:?}", out.content));
-    }
-    let want_reasoning = e["reasoning_content"].as_str().unwrap_or("").trim();
-    if out.reasoning_content != want_reasoning {
-        return Err(format!(
-            "reasoning {:?} != {want_reasoning:?}",
-            out.reasoning_content
-        ));
-    }
-    let want: Vec<&Value> = e["tool_calls"].as_array().into_iter().flatten().collect();
-    if want.len() != out.tool_calls.len() {
-        return Err(format!(
-            "{} calls != {}: {:?}",
-            out.tool_calls.len(),
-            want.len(),
-            out.tool_calls
-        ));
-    }
-    for (w, g) in want.iter().zip(&out.tool_calls) {
-        let name_ok = w["name"].as_str() == Some(g.name.as_str());
-        let wargs = w["arguments"].as_str().unwrap_or("");
-        let args_ok = match &g.partial_arguments {
-            Some(p) => squash(p) == squash(wargs),
-            None => args_equal(wargs, &g.arguments),
-        };
-        let id_ok = match w["id"].as_str() {
-            Some(id) if !id.is_empty() => id == g.id,
-            _ => true,
-        };
-        if !(name_ok && args_ok && id_ok) {
-            return Err(format!("call {g:?} != {w}"));
-        }
-    }
-    Ok(())
+    let all = reading::Checked {
+        content: true,
+        reasoning: true,
+        arguments: true,
+    };
+    reading::compare(&out, &case["expect"], &all)
 }
 
 #[test]
