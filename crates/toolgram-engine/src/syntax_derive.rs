@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use thiserror::Error;
 use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::{self, CallBody, CallSyntax, Piece};
-use toolgram_core::{ChatMessage, ToolChoice};
+use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
 
 use crate::syntax_probe::{PROBE_TOOL as TOOL, probe_args, probe_tools as tools};
 const TEXT: &str = "Zq7 plain reply";
@@ -79,7 +79,7 @@ pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
         one: one.clone(),
         two: two.clone(),
     };
-    let shapes = [json_object, name_then_args, tagged];
+    let shapes = [json_object, name_then_args, tagged, pythonic];
     let found = shapes
         .iter()
         .find_map(|shape| shape(&one, &two))
@@ -98,7 +98,13 @@ pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
                     .all(|(i, c)| c.name == TOOL && c.arguments == probe_args(i))
         })
     };
-    if !reads(one.trim(), 1) || !reads(two.trim(), 2) {
+    let read_back = match found.values_as_written {
+        true => reads(one.trim(), 1) && reads(two.trim(), 2),
+        // Values the template spells its own way are not read; the syntax must still read
+        // back the calls it writes itself, and the template's calls matched its frame.
+        false => [1, 2].iter().all(|&n| reads(&own_spelling(syntax, n), n)),
+    };
+    if !read_back {
         return Err(refuse());
     }
     Ok(Derived { syntax, how })
@@ -161,12 +167,18 @@ impl Frame {
         let call_open = common_suffix(before, between).to_owned();
         let rest = &between[..between.len() - call_open.len()];
         let call_close = common_prefix(after, rest).to_owned();
+        // Whitespace a template writes before each call or after it (`\n<function_call> `)
+        // separates calls; at the ends of the section it is layout, not a marker.
+        let (open_ws, open) = split_leading_ws(&call_open);
+        let (close, close_ws) = split_trailing_ws(&call_close);
+        let section_open = format!("{}{open_ws}", &before[..before.len() - call_open.len()]);
+        let section_close = format!("{close_ws}{}", &after[call_close.len()..]);
         Self {
-            section_open: before[..before.len() - call_open.len()].to_owned(),
-            section_close: after[call_close.len()..].to_owned(),
-            separator: rest[call_close.len()..].to_owned(),
-            call_open,
-            call_close,
+            section_open: section_open.trim_start().to_owned(),
+            section_close: section_close.trim_end().to_owned(),
+            separator: format!("{close_ws}{}{open_ws}", &rest[call_close.len()..]),
+            call_open: open.to_owned(),
+            call_close: close.to_owned(),
         }
     }
 
@@ -192,6 +204,16 @@ impl Frame {
     }
 }
 
+/// `text` as (its leading whitespace, the rest).
+fn split_leading_ws(text: &str) -> (&str, &str) {
+    text.split_at(text.len() - text.trim_start().len())
+}
+
+/// `text` as (all but its trailing whitespace, that whitespace).
+fn split_trailing_ws(text: &str) -> (&str, &str) {
+    text.split_at(text.trim_end().len())
+}
+
 /// A shape found in the call regions.
 struct Found {
     body: CallBody,
@@ -200,6 +222,9 @@ struct Found {
     how: String,
     /// The key of the arguments object (JSON shapes).
     args_key: String,
+    /// The template writes argument values as the model does (read back exactly); false
+    /// where it writes them its own way (`{{ value }}` in a Python call).
+    values_as_written: bool,
 }
 
 type Shape = Option<Found>;
@@ -261,6 +286,7 @@ fn json_object(one: &str, two: &str) -> Shape {
         frame,
         how,
         args_key: a.3,
+        values_as_written: true,
     })
 }
 
@@ -306,6 +332,7 @@ fn name_then_args(one: &str, two: &str) -> Shape {
         frame,
         how,
         args_key: "arguments".into(),
+        values_as_written: true,
     })
 }
 
@@ -395,7 +422,82 @@ fn tagged(one: &str, two: &str) -> Shape {
         frame,
         how,
         args_key: "arguments".into(),
+        values_as_written: true,
     })
+}
+
+/// Where the call `NAME(…)` whose `(` is at `open` ends (after its `)`), Python's quotes
+/// and brackets skipped.
+fn call_end(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in text.get(open..)?.char_indices() {
+        match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return (c == ')').then_some(open + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The calls `NAME(` … `)` in `text` from `from`, each naming both probe keys in order:
+/// (start, end).
+fn python_call(text: &str, from: usize) -> Option<(usize, usize)> {
+    let call = format!("{TOOL}(");
+    let start = from + text.get(from..)?.find(&call)?;
+    let end = call_end(text, start + TOOL.len())?;
+    let args = &text[start + call.len()..end - 1];
+    in_order(args, 0, &["city=", "days="])?;
+    Some((start, end))
+}
+
+/// Python calls `[NAME(key=VALUE, …), …]`: the frame read around them; the values are the
+/// template's own spelling (ToolACE and Llama 3.2 write `{{ value }}` unquoted, Llama 4
+/// quotes every one), not read.
+fn pythonic(one: &str, two: &str) -> Shape {
+    let (s1, e1) = python_call(one, 0)?;
+    let (s2, e2) = python_call(two, 0)?;
+    let (s3, e3) = python_call(two, e2)?;
+    if one[..s1] != two[..s2] || one[e1..] != two[e3..] {
+        return None;
+    }
+    let frame = Frame::from(&one[..s1], &two[e2..s3], &one[e1..]);
+    if !frame.clean() {
+        return None;
+    }
+    Some(Found {
+        body: CallBody::Pythonic,
+        frame,
+        how: "Python calls NAME(key=VALUE, …) (the template's own spelling of values is not \
+              read)"
+            .into(),
+        args_key: "arguments".into(),
+        values_as_written: false,
+    })
+}
+
+/// The probe's first `n` calls written in `syntax` by toolgram's renderer.
+fn own_spelling(syntax: &CallSyntax, n: usize) -> String {
+    let calls: Vec<ToolCall> = (0..n)
+        .map(|i| ToolCall {
+            id: String::new(),
+            name: TOOL.into(),
+            arguments: probe_args(i),
+        })
+        .collect();
+    syntax.render_calls(&calls)
 }
 
 /// Marker text as pieces: each `<…>` run a piece that may be one special token, the rest

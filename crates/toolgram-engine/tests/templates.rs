@@ -545,6 +545,56 @@ fn syntaxes_derived_from_templates_no_entry_reads_round_trip() {
     assert_eq!(report.checked.len(), 2, "{:?}", report.not_rendered);
 }
 
+/// Calls written by `s`'s own renderer (six seeds) against the grammar compiled for `s` under
+/// llguidance and the strict parser: the failures, and the texts checked.
+fn own_round_trip(
+    s: &'static CallSyntax,
+    tools: &ToolSet,
+    checker: &ByteChecker,
+    failures: &mut Vec<String>,
+) -> Vec<String> {
+    let opts = CompileOptions::default();
+    let grammar = compile::compile(tools, &ToolChoice::Required, true, s, &opts)
+        .map_err(|e| e.to_string())
+        .and_then(|g| checker.compile(&g.lark).map_err(|e| e.to_string()));
+    let grammar = match grammar {
+        Ok(g) => g,
+        Err(e) => {
+            failures.push(format!("{}: {e}", s.name));
+            return Vec::new();
+        }
+    };
+    let mut texts = Vec::new();
+    for seed in 1..=6u64 {
+        let calls = random_calls(&mut Rng(seed * 0x9E37_79B9_7F4A_7C15));
+        let text = s.render_calls(&calls);
+        if !checker.accepts(&grammar, &text) {
+            let at = text.floor_char_boundary(checker.accepted_len(&grammar, &text));
+            failures.push(format!(
+                "{} seed {seed}: {:?} | {:?}",
+                s.name,
+                &text[..at],
+                &text[at..]
+            ));
+        }
+        match parse_output(&text, s, tools, &ToolChoice::Required) {
+            Ok(out)
+                if out.tool_calls.len() == calls.len()
+                    && out
+                        .tool_calls
+                        .iter()
+                        .zip(&calls)
+                        .all(|(a, b)| a.name == b.name && a.arguments == b.arguments) => {}
+            other => failures.push(format!(
+                "{} seed {seed}: read back {other:?} from {text:?}",
+                s.name
+            )),
+        }
+        texts.push(text);
+    }
+    texts
+}
+
 /// Every registered syntax accepts what its own renderer writes (the spelling of earlier turns
 /// and prompt examples), and its strict parser reads it back: grammar, renderer and parser
 /// from one entry agree, for entries no shared template exercises too.
@@ -554,43 +604,61 @@ fn every_syntax_accepts_what_it_renders() {
     let checker = ByteChecker::new().expect("checker");
     let mut failures = Vec::new();
     for s in REGISTRY {
-        let opts = CompileOptions::default();
-        let grammar = compile::compile(&tools, &ToolChoice::Required, true, s, &opts)
-            .map_err(|e| e.to_string())
-            .and_then(|g| checker.compile(&g.lark).map_err(|e| e.to_string()));
-        let grammar = match grammar {
-            Ok(g) => g,
-            Err(e) => {
-                failures.push(format!("{}: {e}", s.name));
-                continue;
-            }
-        };
-        for seed in 1..=6u64 {
-            let calls = random_calls(&mut Rng(seed * 0x9E37_79B9_7F4A_7C15));
-            let text = s.render_calls(&calls);
-            if !checker.accepts(&grammar, &text) {
-                let at = text.floor_char_boundary(checker.accepted_len(&grammar, &text));
-                failures.push(format!(
-                    "{} seed {seed}: {:?} | {:?}",
-                    s.name,
-                    &text[..at],
-                    &text[at..]
-                ));
-            }
-            match parse_output(&text, s, &tools, &ToolChoice::Required) {
-                Ok(out)
-                    if out.tool_calls.len() == calls.len()
-                        && out
-                            .tool_calls
-                            .iter()
-                            .zip(&calls)
-                            .all(|(a, b)| a.name == b.name && a.arguments == b.arguments) => {}
-                other => failures.push(format!(
-                    "{} seed {seed}: read back {other:?} from {text:?}",
-                    s.name
-                )),
-            }
-        }
+        own_round_trip(s, &tools, &checker, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// vLLM's templates of families the registry does not know (`tests/data/unseen-families`)
+/// whose calls are derived: the shape found in each; where the template writes argument
+/// values as a model does (JSON) the template's own calls round-trip, and where it spells
+/// them its own way (Python calls with `{{ value }}`) the calls toolgram writes in the
+/// derived syntax do — under llguidance and llama.cpp's GBNF engine, read back by the
+/// strict parser.
+#[test]
+fn syntaxes_derived_from_unseen_families_round_trip() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/unseen-families/templates");
+    let tools = tools();
+    let mut report = Report::new();
+    for (file, shape) in [
+        ("tool_chat_template_granite_20b_fc.jinja", "a JSON object"),
+        ("tool_chat_template_internlm2_tool.jinja", "a JSON object"),
+        ("tool_chat_template_llama3.2_pythonic.jinja", "Python calls"),
+        ("tool_chat_template_llama4_pythonic.jinja", "Python calls"),
+        ("tool_chat_template_toolace.jinja", "Python calls"),
+        ("tool_chat_template_gemma3_pythonic.jinja", "Python calls"),
+    ] {
+        let source = std::fs::read_to_string(dir.join(file)).expect("vLLM's template");
+        let template = ChatTemplate::new(&source, "<s>", "</s>").expect("compiles");
+        let found = syntax_detect::detect(&template, &source);
+        assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
+        assert!(found.how.contains(shape), "{file}: {}", found.how);
+        if matches!(found.syntax.body, CallBody::Pythonic) {
+            let mut failures = Vec::new();
+            let strings = own_round_trip(found.syntax, &tools, &report.checker, &mut failures);
+            report.failures.extend(failures);
+            let grammar = compile_ir(
+                &tools,
+                &ToolChoice::Required,
+                true,
+                found.syntax,
+                &CompileOptions::default(),
+                false,
+            )
+            .map(|ir| gbnf::emit(&ir.grammar));
+            match grammar {
+                Ok(grammar) => report
+                    .gbnf_jobs
+                    .push((file.to_owned(), Job { grammar, strings })),
+                Err(e) => report.failures.push(format!("{file}: no GBNF: {e}")),
+            }
+            report.checked.push(file.to_owned());
+        } else {
+            round_trip(file, &template, found.syntax, &tools, &mut report);
+        }
+    }
+    report.check_gbnf();
+    assert!(report.failures.is_empty(), "{}", report.failures.join("\n"));
+    assert_eq!(report.checked.len(), 6, "{:?}", report.not_rendered);
 }
