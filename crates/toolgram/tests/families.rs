@@ -189,3 +189,33 @@ fn a_template_in_no_family_s_syntax_gets_a_derived_one() {
         "{message}"
     );
 }
+
+/// Templates of families the registry does not know (vLLM's, in the engine's held-out set):
+/// Llama 3.2's Python call lists and Granite 20B's `<function_call> {json}` are derived, and
+/// the default model decodes a valid call under each derived grammar.
+#[test]
+fn the_default_model_calls_in_derived_python_and_marker_json_syntaxes() {
+    let dir = "crates/toolgram-engine/tests/data/unseen-families/templates";
+    for (file, shape) in [
+        ("tool_chat_template_llama3.2_pythonic.jinja", "Python calls"),
+        (
+            "tool_chat_template_granite_20b_fc.jinja",
+            "<function_call> ",
+        ),
+    ] {
+        let path = format!("{dir}/{file}");
+        let (msg, said) = call_with_template_stderr(&path, "What's the weather in Paris?", &[]);
+        assert_eq!(msg["toolgram"]["syntax"], "derived", "{file}: {msg}");
+        assert!(said.contains(shape), "{file}: {said}");
+        let call = &msg["tool_calls"][0]["function"];
+        assert_eq!(call["name"], "get_weather", "{file}: {msg}");
+        let args: Value = call["arguments"]
+            .as_str()
+            .and_then(|a| serde_json::from_str(a).ok())
+            .unwrap_or(Value::Null);
+        assert!(
+            args["city"].as_str().is_some_and(|c| c.contains("Paris")),
+            "{file}: {msg}"
+        );
+    }
+}
