@@ -2,12 +2,17 @@
 //! registry entry reads back ([`crate::syntax_probe`] found none). Three conversations are
 //! rendered — the assistant answering with text, with one call, with two calls — and the
 //! differences give the call region; in it the call is found as a JSON object naming the
-//! tool, as the tool's name followed by its JSON arguments, or as tagged parameters, and the
-//! text around one call and between two gives the section, call and separator markers.
+//! tool, as the tool's name followed by its JSON arguments, as tagged parameters, as Python
+//! calls `NAME(key=VALUE)`, or in Gemma's spelling `NAME{key:QtextQ}` with the template's
+//! quote marker `Q`; the text around one call and between two gives the section, call and
+//! separator markers.
 //!
 //! This module must not guess: when the regions do not fit one of those shapes the same way
 //! in the one- and two-call renders, or the syntax found does not read those calls back
-//! exactly with the strict parser, it refuses with what it found. A template that renders
+//! exactly with the strict parser, it refuses with what it found. (Python and Gemma-spelled
+//! calls are the exception on values only: templates write those values their own way —
+//! `{{ value }}` unquoted, numbers quoted — so the frame, names and keys must fit, and the
+//! syntax must read back the calls toolgram itself writes in it.) A template that renders
 //! neither tools nor calls writes no call of its own: nothing is derived from it. Reasoning
 //! markers are not derived: a derived syntax's reasoning block is `<think>`, the default of
 //! every syntax without a block of its own. A derived syntax lives for the process (its texts are leaked once per
@@ -33,7 +38,8 @@ pub enum DeriveError {
     #[error(
         "no call syntax can be derived from the chat template: its rendered call {one:?} \
          (two calls: {two:?}) is neither a JSON object naming the tool, the tool's name then \
-         its JSON arguments, nor tagged parameters, the same way for one call and for two"
+         its JSON arguments, tagged parameters, Python calls nor Gemma's quoted keys, the \
+         same way for one call and for two"
     )]
     Inconsistent {
         /// The call region of the one-call render.
@@ -79,7 +85,7 @@ pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
         one: one.clone(),
         two: two.clone(),
     };
-    let shapes = [json_object, name_then_args, tagged, pythonic];
+    let shapes = [json_object, name_then_args, tagged, pythonic, quoted_keys];
     let found = shapes
         .iter()
         .find_map(|shape| shape(&one, &two))
@@ -324,7 +330,7 @@ fn name_then_args(one: &str, two: &str) -> Shape {
         name_end: Box::leak(name_end.to_owned().into_boxed_str()),
         id_marker: "",
         name_is_id: false,
-        args_json: true,
+        quote: "",
     };
     let how = format!("the name, {name_end:?}, then the arguments as JSON");
     Some(Found {
@@ -483,6 +489,62 @@ fn pythonic(one: &str, two: &str) -> Shape {
         how: "Python calls NAME(key=VALUE, …) (the template's own spelling of values is not \
               read)"
             .into(),
+        args_key: "arguments".into(),
+        values_as_written: false,
+    })
+}
+
+/// The call `NAME{city:QProbevilleQ,days:…}` at or after `from`, strings between a quote
+/// marker `Q` (numbers bare or quoted too): (start, end, Q).
+fn quoted_call<'a>(
+    text: &'a str,
+    from: usize,
+    city: &str,
+    days: &str,
+) -> Option<(usize, usize, &'a str)> {
+    let open = format!("{TOOL}{{city:");
+    let start = from + text.get(from..)?.find(&open)?;
+    let rest = &text[start + open.len()..];
+    let quote = &rest[..rest.find(city)?];
+    if quote.is_empty() || names_data(quote) {
+        return None;
+    }
+    let tail = rest[quote.len() + city.len()..].strip_prefix(quote)?;
+    let tail = tail.strip_prefix(",days:")?;
+    let quoted = format!("{quote}{days}{quote}}}");
+    let bare = format!("{days}}}");
+    let len = [quoted, bare]
+        .into_iter()
+        .find(|v| tail.starts_with(v.as_str()))?
+        .len();
+    let end = text.len() - tail.len() + len;
+    Some((start, end, quote))
+}
+
+/// Gemma's spelling `NAME{key:QtextQ,…}` with the template's own quote marker `Q`
+/// (FunctionGemma's `<escape>`); numbers the template quotes are not read as strings.
+fn quoted_keys(one: &str, two: &str) -> Shape {
+    let (s1, e1, q) = quoted_call(one, 0, "Probeville", "3")?;
+    let (s2, e2, q2) = quoted_call(two, 0, "Probeville", "3")?;
+    let (s3, e3, q3) = quoted_call(two, e2, "Testburg", "5")?;
+    if q != q2 || q != q3 || one[..s1] != two[..s2] || one[e1..] != two[e3..] {
+        return None;
+    }
+    let frame = Frame::from(&one[..s1], &two[e2..s3], &one[e1..]);
+    if !frame.clean() {
+        return None;
+    }
+    Some(Found {
+        body: CallBody::NameThenArgs {
+            name_prefix: "",
+            id_first: "",
+            name_end: "",
+            id_marker: "",
+            name_is_id: false,
+            quote: Box::leak(q.to_owned().into_boxed_str()),
+        },
+        frame,
+        how: format!("the name then {{key:{q}text{q},…}} (bare keys, strings between {q:?})"),
         args_key: "arguments".into(),
         values_as_written: false,
     })

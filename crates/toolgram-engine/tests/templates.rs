@@ -612,8 +612,8 @@ fn every_syntax_accepts_what_it_renders() {
 /// vLLM's templates of families the registry does not know (`tests/data/unseen-families`)
 /// whose calls are derived: the shape found in each; where the template writes argument
 /// values as a model does (JSON) the template's own calls round-trip, and where it spells
-/// them its own way (Python calls with `{{ value }}`) the calls toolgram writes in the
-/// derived syntax do — under llguidance and llama.cpp's GBNF engine, read back by the
+/// them its own way (Python calls with `{{ value }}`, FunctionGemma's quoted numbers) the
+/// calls toolgram writes in the derived syntax do — under llguidance and llama.cpp's GBNF engine, read back by the
 /// strict parser.
 #[test]
 fn syntaxes_derived_from_unseen_families_round_trip() {
@@ -621,20 +621,46 @@ fn syntaxes_derived_from_unseen_families_round_trip() {
         .join("tests/data/unseen-families/templates");
     let tools = tools();
     let mut report = Report::new();
-    for (file, shape) in [
-        ("tool_chat_template_granite_20b_fc.jinja", "a JSON object"),
-        ("tool_chat_template_internlm2_tool.jinja", "a JSON object"),
-        ("tool_chat_template_llama3.2_pythonic.jinja", "Python calls"),
-        ("tool_chat_template_llama4_pythonic.jinja", "Python calls"),
-        ("tool_chat_template_toolace.jinja", "Python calls"),
-        ("tool_chat_template_gemma3_pythonic.jinja", "Python calls"),
+    // (file, the shape found, whether the template writes values its own way)
+    for (file, shape, own_values) in [
+        (
+            "tool_chat_template_granite_20b_fc.jinja",
+            "a JSON object",
+            false,
+        ),
+        (
+            "tool_chat_template_internlm2_tool.jinja",
+            "a JSON object",
+            false,
+        ),
+        (
+            "tool_chat_template_llama3.2_pythonic.jinja",
+            "Python calls",
+            true,
+        ),
+        (
+            "tool_chat_template_llama4_pythonic.jinja",
+            "Python calls",
+            true,
+        ),
+        ("tool_chat_template_toolace.jinja", "Python calls", true),
+        (
+            "tool_chat_template_gemma3_pythonic.jinja",
+            "Python calls",
+            true,
+        ),
+        (
+            "tool_chat_template_functiongemma.jinja",
+            "strings between \"<escape>\"",
+            true,
+        ),
     ] {
         let source = std::fs::read_to_string(dir.join(file)).expect("vLLM's template");
         let template = ChatTemplate::new(&source, "<s>", "</s>").expect("compiles");
         let found = syntax_detect::detect(&template, &source);
         assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
         assert!(found.how.contains(shape), "{file}: {}", found.how);
-        if matches!(found.syntax.body, CallBody::Pythonic) {
+        if own_values {
             let mut failures = Vec::new();
             let strings = own_round_trip(found.syntax, &tools, &report.checker, &mut failures);
             report.failures.extend(failures);
@@ -660,5 +686,5 @@ fn syntaxes_derived_from_unseen_families_round_trip() {
     }
     report.check_gbnf();
     assert!(report.failures.is_empty(), "{}", report.failures.join("\n"));
-    assert_eq!(report.checked.len(), 6, "{:?}", report.not_rendered);
+    assert_eq!(report.checked.len(), 7, "{:?}", report.not_rendered);
 }

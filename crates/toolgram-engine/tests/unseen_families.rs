@@ -152,9 +152,10 @@ fn families_never_seen_are_read() {
         pct(without.0, without.1)
     );
     assert_eq!(cases.len(), 155, "the held-out set is complete");
-    // Floors at what the parser reads today: a lost case fails; a gained one is reported
-    // in docs/parsing.md.
-    assert!(with.0 >= 29, "with templates: {} < 29 of 58", with.0);
+    // Floors at what the parser reads today (29 of 58 when the set was first measured,
+    // held out; 55 since the derivation learned Python calls, marker + JSON and Gemma's
+    // quoted keys): a lost case fails; a gained one is reported in docs/parsing.md.
+    assert!(with.0 >= 55, "with templates: {} < 55 of 58", with.0);
     assert!(
         without.0 >= 27,
         "without templates: {} < 27 of 97",

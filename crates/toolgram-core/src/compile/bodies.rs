@@ -26,7 +26,7 @@
 use super::union::{Slot, Target, Union};
 use crate::define::arguments::close_objects;
 use crate::define::tool::ToolSet;
-use crate::syntax::{CallBody, CallSyntax, GEMMA_QUOTE, JSON_FENCE, pyjson};
+use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, pyjson};
 use serde_json::{Map, Value};
 use toolgram_grammar::{CharClass, Expr};
 
@@ -106,7 +106,7 @@ pub(crate) fn call_body(
             name_end,
             id_marker,
             name_is_id,
-            args_json: true,
+            quote: "",
         } => {
             let mut items = vec![Expr::lit(name_prefix)];
             if !id_first.is_empty() {
@@ -133,10 +133,8 @@ pub(crate) fn call_body(
             Expr::seq(items)
         }
         CallBody::NameThenArgs {
-            name_prefix,
-            args_json: false,
-            ..
-        } => gemma(u, tools, i, name_prefix),
+            name_prefix, quote, ..
+        } => gemma(u, tools, i, name_prefix, quote),
         CallBody::Tagged { .. } => tagged(u, tools, i, syntax.body),
         CallBody::Pythonic => pythonic(u, tools, i),
         CallBody::XmlElements { .. } => super::xml::call(u, tools, i, syntax.body),
@@ -325,7 +323,7 @@ fn pythonic(u: &mut Union, tools: &ToolSet, i: usize) -> Expr {
 /// keywords), enum strings quoted, booleans bare, numbers as JSON for their schema; objects
 /// and arrays in Gemma's spelling (bare keys, quoted strings), their shape left to the
 /// validator (listed in [`Union::deferred`]).
-fn gemma(u: &mut Union, tools: &ToolSet, i: usize, name_prefix: &str) -> Expr {
+fn gemma(u: &mut Union, tools: &ToolSet, i: usize, name_prefix: &str, quote: &str) -> Expr {
     let tool = &tools.tools()[i];
     let mut shape = Shape::of(&tool.parameters);
     shape.names.sort();
@@ -338,28 +336,28 @@ fn gemma(u: &mut Union, tools: &ToolSet, i: usize, name_prefix: &str) -> Expr {
                 None,
             ),
         ]);
-        gemma_rules(u, i);
+        gemma_rules(u, i, quote);
         Expr::opt(pairs)
     } else {
         let closed = close_objects(&tool.parameters);
         listed(u, &format!("gemma-{i}"), &shape, ",", |u, k, key| {
             let value = match value_spelling(&closed, &property_pointer(key)) {
                 ValueSpelling::Text(_) => Expr::seq(vec![
-                    Expr::lit(GEMMA_QUOTE),
+                    Expr::lit(quote),
                     u.slot(
                         &format!("gemma-{i}-{k}"),
                         Slot::Value {
                             tool: i,
                             at: Some(property_pointer(key)),
-                            close: GEMMA_QUOTE.to_owned(),
-                            never: vec![GEMMA_QUOTE.to_owned()],
+                            close: quote.to_owned(),
+                            never: vec![quote.to_owned()],
                         },
                     ),
                 ]),
                 ValueSpelling::OneOf(values) => Expr::seq(vec![
-                    Expr::lit(GEMMA_QUOTE),
+                    Expr::lit(quote),
                     Expr::alt(values.into_iter().map(Expr::lit).collect()),
-                    Expr::lit(GEMMA_QUOTE),
+                    Expr::lit(quote),
                 ]),
                 ValueSpelling::Bool => Expr::alt(vec![Expr::lit("true"), Expr::lit("false")]),
                 ValueSpelling::Json(schema) if is_number(&schema) => u.slot(
@@ -372,7 +370,7 @@ fn gemma(u: &mut Union, tools: &ToolSet, i: usize, name_prefix: &str) -> Expr {
                     },
                 ),
                 ValueSpelling::Json(_) => {
-                    gemma_rules(u, i);
+                    gemma_rules(u, i, quote);
                     u.defer(i, property_pointer(key), "type");
                     Expr::rule("gemma-value")
                 }
@@ -396,7 +394,7 @@ fn is_number(schema: &Value) -> bool {
 
 /// Any value in Gemma 4's spelling, once per grammar: a quoted string, a JSON number,
 /// `true`/`false`, an object with bare keys, an array.
-fn gemma_rules(u: &mut Union, i: usize) {
+fn gemma_rules(u: &mut Union, i: usize, quote: &str) {
     if u.grammar.rules.iter().any(|r| r.name == "gemma-value") {
         return;
     }
@@ -405,8 +403,8 @@ fn gemma_rules(u: &mut Union, i: usize) {
         Slot::Value {
             tool: i,
             at: None,
-            close: GEMMA_QUOTE.to_owned(),
-            never: vec![GEMMA_QUOTE.to_owned()],
+            close: quote.to_owned(),
+            never: vec![quote.to_owned()],
         },
     );
     let digits = || Expr::repeat(class(&[('0', '9')]), 1, None);
@@ -427,7 +425,7 @@ fn gemma_rules(u: &mut Union, i: usize) {
         ]))
     };
     let value = Expr::alt(vec![
-        Expr::seq(vec![Expr::lit(GEMMA_QUOTE), text]),
+        Expr::seq(vec![Expr::lit(quote), text]),
         number,
         Expr::lit("true"),
         Expr::lit("false"),

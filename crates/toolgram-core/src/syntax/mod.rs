@@ -103,9 +103,10 @@ pub enum CallBody {
         /// The text before `name_end` is the call's id (`functions.NAME:0`): the name is it
         /// without `name_prefix` and the `:N` suffix.
         name_is_id: bool,
-        /// The arguments are strict JSON; `false`: Gemma 4's own spelling (bare keys in
-        /// sorted order, `<|"|>`-quoted strings).
-        args_json: bool,
+        /// Empty: the arguments are strict JSON. Else Gemma's own spelling, strings
+        /// between this marker: bare keys in sorted order, `{key:<|"|>text<|"|>}` (Gemma 4,
+        /// [`GEMMA_QUOTE`]; FunctionGemma's `<escape>`).
+        quote: &'static str,
     },
     /// XML-like arguments: `<name_open>NAME<name_close>[…tag_end]` then per argument
     /// `<key_open>KEY<key_close>[…tag_end]<value_open>VALUE<value_close>`, then `<call_end>`.

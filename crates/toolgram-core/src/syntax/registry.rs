@@ -1,7 +1,7 @@
 //! THE registry of call syntaxes: one entry per model family, data only. Adding a family
 //! means adding one entry here; no other table of syntaxes may exist.
 
-use super::{CallBody, CallSyntax, Piece, Reasoning};
+use super::{CallBody, CallSyntax, GEMMA_QUOTE, Piece, Reasoning};
 
 /// Mistral's reasoning block, shared by its two entries.
 const MISTRAL_THINK: Reasoning = Reasoning {
@@ -368,7 +368,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: "[ARGS]",
             id_marker: "[CALL_ID]",
-            args_json: true,
+            quote: "",
             name_is_id: false,
         },
         think: Some(MISTRAL_THINK),
@@ -394,7 +394,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: "\n",
             id_marker: "",
-            args_json: true,
+            quote: "",
             name_is_id: false,
         },
         think: Some(Reasoning::THINK),
@@ -420,7 +420,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: "<｜tool▁sep｜>",
             id_marker: "",
-            args_json: true,
+            quote: "",
             name_is_id: false,
         },
         think: Some(Reasoning::THINK),
@@ -446,7 +446,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: "<|tool_call_argument_begin|>",
             id_marker: "",
-            args_json: true,
+            quote: "",
             name_is_id: true,
         },
         think: Some(Reasoning::THINK),
@@ -472,7 +472,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: "\n",
             id_marker: "",
-            args_json: true,
+            quote: "",
             name_is_id: false,
         },
         think: None,
@@ -498,7 +498,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: ">",
             id_marker: "",
-            args_json: true,
+            quote: "",
             name_is_id: false,
         },
         think: None,
@@ -524,7 +524,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_first: "",
             name_end: "",
             id_marker: "",
-            args_json: false,
+            quote: GEMMA_QUOTE,
             name_is_id: false,
         },
         think: Some(Reasoning {
@@ -733,7 +733,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_end: "<|tool_call:args|>",
             id_marker: "",
             name_is_id: false,
-            args_json: true,
+            quote: "",
         },
         think: None,
         noise: &["<|content|>"],

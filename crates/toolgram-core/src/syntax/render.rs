@@ -4,7 +4,7 @@
 //!
 //! This module must not parse or compile: it only writes text.
 
-use super::{CallBody, CallSyntax, GEMMA_QUOTE, text_of};
+use super::{CallBody, CallSyntax, text_of};
 use crate::define::tool::ToolCall;
 use crate::syntax::pyjson;
 use serde_json::{Map, Value};
@@ -81,10 +81,11 @@ impl CallSyntax {
                 } else {
                     format!("{id_marker}{}", c.id)
                 };
-                let args = if self.body_is_gemma() {
-                    gemma_value(&c.arguments)
-                } else {
-                    json(&c.arguments)
+                let args = match self.body {
+                    CallBody::NameThenArgs { quote, .. } if !quote.is_empty() => {
+                        gemma_value(&c.arguments, quote)
+                    }
+                    _ => json(&c.arguments),
                 };
                 format!("{name_prefix}{first}{}{suffix}{id}{name_end}{args}", c.name)
             }
@@ -148,33 +149,21 @@ impl CallSyntax {
     }
 }
 
-impl CallSyntax {
-    fn body_is_gemma(&self) -> bool {
-        matches!(
-            self.body,
-            CallBody::NameThenArgs {
-                args_json: false,
-                ..
-            }
-        )
-    }
-}
-
-/// A value in Gemma 4's spelling: keys bare and sorted, strings between `<|"|>`, no spaces.
-fn gemma_value(v: &Value) -> String {
+/// A value in Gemma's spelling: keys bare and sorted, strings between `quote`, no spaces.
+fn gemma_value(v: &Value, quote: &str) -> String {
     match v {
-        Value::String(s) => format!("{GEMMA_QUOTE}{s}{GEMMA_QUOTE}"),
+        Value::String(s) => format!("{quote}{s}{quote}"),
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
             let items: Vec<String> = keys
                 .into_iter()
-                .map(|k| format!("{k}:{}", gemma_value(&m[k])))
+                .map(|k| format!("{k}:{}", gemma_value(&m[k], quote)))
                 .collect();
             format!("{{{}}}", items.join(","))
         }
         Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(gemma_value).collect();
+            let items: Vec<String> = items.iter().map(|v| gemma_value(v, quote)).collect();
             format!("[{}]", items.join(","))
         }
         other => other.to_string(),

@@ -259,14 +259,19 @@ fn skip_fence_open(cur: &mut Cur) -> bool {
 }
 
 fn read_json(cur: &mut Cur, ctx: &mut Ctx) -> Result<Value, JsonFail> {
-    read_json_keys(cur, ctx, false)
+    read_json_keys(cur, ctx, "")
 }
 
 /// Read JSON; `bare_keys`: keys without quotes are the syntax (Gemma 4), not a repair.
-fn read_json_keys(cur: &mut Cur, ctx: &mut Ctx, bare_keys: bool) -> Result<Value, JsonFail> {
+/// A JSON value, or with a non-empty `quote` one in Gemma's spelling (bare keys, strings
+/// between `quote`).
+fn read_json_keys(cur: &mut Cur, ctx: &mut Ctx, quote: &'static str) -> Result<Value, JsonFail> {
     let fenced = skip_fence_open(cur);
     let mut r = JsonReader::new(cur.text, cur.pos);
-    r.bare_keys = bare_keys;
+    if !quote.is_empty() {
+        r.bare_keys = true;
+        r.quote = quote;
+    }
     let v = r.value()?;
     cur.pos = r.pos;
     for rep in r.repairs {
@@ -302,7 +307,7 @@ fn read_body(
             name_end,
             id_marker,
             name_is_id,
-            args_json,
+            quote,
         } => {
             let raw_start = cur.pos;
             if !name_prefix.is_empty() && !cur.rest().starts_with(name_prefix) {
@@ -361,7 +366,7 @@ fn read_body(
             }
             ctx.check(&name)?;
             let args_start = cur.pos;
-            match read_json_keys(cur, ctx, !args_json) {
+            match read_json_keys(cur, ctx, quote) {
                 Ok(Value::Object(m)) => Ok(vec![call(id, name, Value::Object(m), ctx)]),
                 Ok(_) => Err(Fail::NoMatch),
                 Err(e) => Err(json_fail(

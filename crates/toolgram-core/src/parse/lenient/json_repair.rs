@@ -25,8 +25,11 @@ pub(crate) struct JsonReader<'a> {
     pub pos: usize,
     /// What was repaired, in reading order.
     pub repairs: Vec<String>,
-    /// Bare keys are the spelling read (Gemma 4's arguments), not a repair.
+    /// Bare keys are the spelling read (Gemma's arguments), not a repair.
     pub bare_keys: bool,
+    /// Strings between this marker are read too (Gemma 4's `<|"|>` unless the syntax
+    /// says another).
+    pub quote: &'static str,
 }
 
 impl<'a> JsonReader<'a> {
@@ -36,6 +39,7 @@ impl<'a> JsonReader<'a> {
             pos,
             repairs: Vec::new(),
             bare_keys: false,
+            quote: GEMMA_QUOTE,
         }
     }
 
@@ -82,7 +86,7 @@ impl<'a> JsonReader<'a> {
     pub(crate) fn value(&mut self) -> Result<Value, JsonFail> {
         self.skip_ws()?;
         let rest = self.rest();
-        if rest.starts_with(GEMMA_QUOTE) {
+        if rest.starts_with(self.quote) {
             return self.gemma_string().map(Value::String);
         }
         match self.peek() {
@@ -151,11 +155,11 @@ impl<'a> JsonReader<'a> {
     }
 
     fn gemma_string(&mut self) -> Result<String, JsonFail> {
-        self.pos += GEMMA_QUOTE.len();
+        self.pos += self.quote.len();
         let rest = self.rest();
-        let end = rest.find(GEMMA_QUOTE).ok_or(JsonFail::Truncated)?;
+        let end = rest.find(self.quote).ok_or(JsonFail::Truncated)?;
         let s = rest[..end].to_owned();
-        self.pos += end + GEMMA_QUOTE.len();
+        self.pos += end + self.quote.len();
         Ok(s)
     }
 
@@ -208,7 +212,7 @@ impl<'a> JsonReader<'a> {
     }
 
     fn key(&mut self) -> Result<String, JsonFail> {
-        if self.rest().starts_with(GEMMA_QUOTE) {
+        if self.rest().starts_with(self.quote) {
             return self.gemma_string();
         }
         match self.peek() {
