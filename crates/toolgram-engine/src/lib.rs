@@ -54,6 +54,7 @@ pub mod template;
 mod template_filters;
 mod template_lists;
 mod think;
+mod think_derive;
 mod tokenizer;
 
 pub use batch::{Batch, BatchStats};

@@ -564,7 +564,7 @@ fn own_spelling(syntax: &CallSyntax, n: usize) -> String {
 
 /// Marker text as pieces: each `<…>` run a piece that may be one special token, the rest
 /// text.
-fn pieces(text: &str) -> &'static [Piece] {
+pub(crate) fn pieces(text: &str) -> &'static [Piece] {
     let mut out = Vec::new();
     let mut rest = text;
     while !rest.is_empty() {

@@ -3,13 +3,17 @@
 //! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
 //! markers when it renders no call of its own, or when no syntax could be derived (said, and
 //! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
-//! [`detect_source`] does the same for a template known only by its source (`toolgram parse
-//! --template`). This module must not probe or derive itself.
+//! The reasoning block is the one the template writes around `reasoning_content`
+//! ([`crate::think_derive`]) where it writes one. [`detect_source`] does the same for a
+//! template known only by its source (`toolgram parse --template`). This module must not
+//! probe or derive itself.
 
 use crate::syntax_derive::{self, DeriveError};
 use crate::syntax_probe::probe_family;
 use crate::template::ChatTemplate;
-use toolgram_core::syntax::{self, CallSyntax};
+use crate::think_derive;
+use std::sync::{Mutex, PoisonError};
+use toolgram_core::syntax::{self, CallBody, CallSyntax};
 
 /// The syntax to compile for a template and how it was found.
 #[derive(Debug)]
@@ -28,6 +32,45 @@ pub struct Detection {
 /// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
 /// markers when the template renders no call of its own.
 pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
+    with_template_reasoning(template, detect_calls(template, source))
+}
+
+/// The syntax's reasoning block as the template writes it ([`crate::think_derive`]), where
+/// that differs from the syntax's own (harmony's channels excepted): one leaked copy per
+/// syntax and spelling.
+fn with_template_reasoning(template: &ChatTemplate, mut found: Detection) -> Detection {
+    let s = found.syntax;
+    let Some((open, close)) = think_derive::markers(template) else {
+        return found;
+    };
+    if s.body == CallBody::Harmony || think_derive::same(&s.reasoning(), &open, &close) {
+        return found;
+    }
+    static COPIES: Mutex<Vec<(&'static CallSyntax, &'static CallSyntax)>> = Mutex::new(Vec::new());
+    let mut copies = COPIES.lock().unwrap_or_else(PoisonError::into_inner);
+    let copy = match copies.iter().find(|(from, copy)| {
+        std::ptr::eq(*from, s) && think_derive::same(&copy.reasoning(), &open, &close)
+    }) {
+        Some((_, copy)) => *copy,
+        None => {
+            let copy: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
+                think: Some(think_derive::reasoning(&open, &close)),
+                ..*s
+            }));
+            copies.push((s, copy));
+            copy
+        }
+    };
+    found.syntax = copy;
+    found.notable = true;
+    found.how = format!(
+        "{}; reasoning between {open:?} and {close:?}, as the template writes it",
+        found.how
+    );
+    found
+}
+
+fn detect_calls(template: &ChatTemplate, source: &str) -> Detection {
     let found = |syntax, how: String, notable| Detection {
         syntax,
         how,

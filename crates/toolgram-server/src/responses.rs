@@ -108,6 +108,7 @@ fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
                         tool_calls: Some(vec![call]),
                         tool_call_id: None,
                         name: None,
+                        reasoning_content: None,
                     }),
                 }
             }
@@ -271,6 +272,7 @@ fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &Val
         }),
         tool_call_id: None,
         name: None,
+        reasoning_content: None,
     });
     app.store(Stored {
         id: id.to_owned(),

@@ -125,3 +125,27 @@ fn a_template_is_read_from_what_it_renders() {
     );
     assert!(err.contains("derived from the template"), "{err}");
 }
+
+/// Reasoning markers a template writes around `reasoning_content` (its own
+/// `<|begin_reasoning|>`…`<|end_reasoning|>`, no registry entry's) are read from what it
+/// renders: the reasoning is extracted, not left in content, and stderr says so.
+#[test]
+fn reasoning_markers_are_read_from_what_the_template_renders() {
+    let template = "examples/templates/own-reasoning.jinja";
+    let text = "<|begin_reasoning|>\nThe user wants Paris.\n<|end_reasoning|>\nChecking.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    let (code, msg, err) = parse(
+        &["--template", template, "--tools", "examples/weather.json"],
+        text,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(msg["reasoning_content"], "The user wants Paris.", "{msg}");
+    assert_eq!(msg["content"], "Checking.", "{msg}");
+    assert_eq!(
+        msg["tool_calls"][0]["function"]["name"], "get_weather",
+        "{msg}"
+    );
+    assert!(
+        err.contains("reasoning between \"<|begin_reasoning|>\" and \"<|end_reasoning|>\""),
+        "{err}"
+    );
+}

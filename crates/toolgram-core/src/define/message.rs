@@ -27,6 +27,10 @@ pub struct ChatMessage {
     /// Optional author or tool name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// An assistant's reasoning, as clients send it back (`reasoning_content`); templates
+    /// that write reasoning into earlier turns read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
 }
 
 impl ChatMessage {
@@ -38,6 +42,7 @@ impl ChatMessage {
             tool_calls: None,
             tool_call_id: None,
             name: None,
+            reasoning_content: None,
         }
     }
 }
