@@ -228,6 +228,8 @@ struct Found {
     how: String,
     /// The key of the arguments object (JSON shapes).
     args_key: String,
+    /// The key of a call id after the arguments (JSON objects keyed `name`).
+    id_key: String,
     /// The template writes argument values as the model does (read back exactly); false
     /// where it writes them its own way (`{{ value }}` in a Python call).
     values_as_written: bool,
@@ -235,24 +237,56 @@ struct Found {
 
 type Shape = Option<Found>;
 
-/// JSON objects at or after `from` that hold the tool's name under one key and `want`
-/// under another: (start, end, name key, arguments key).
-fn json_calls(text: &str, want: &[Value]) -> Vec<(usize, usize, String, String)> {
+/// What a key of a rendered call object holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Key {
+    /// The tool's name.
+    Name,
+    /// The arguments.
+    Args,
+    /// The call's id.
+    Id,
+    /// The arguments under the tool's name as key (`{"NAME": {…}}`).
+    NamedArgs,
+}
+
+/// A rendered call object: where it starts and ends, and its keys in order.
+type JsonCall = (usize, usize, Vec<(String, Key)>);
+
+/// JSON objects in `text` holding the `i`-th probe call: each key the tool's name, its
+/// arguments, its id, or the arguments under the name; nothing else.
+fn json_calls(text: &str, want: &[Value]) -> Vec<JsonCall> {
     let mut out = Vec::new();
     let mut from = 0;
-    for w in want {
+    for (n, w) in want.iter().enumerate() {
+        let id = format!("pr0be123{n}");
         let found = text[from..].match_indices('{').find_map(|(i, _)| {
             let at = from + i;
             let mut s =
                 serde_json::Deserializer::from_str(&text[at..]).into_iter::<Map<String, Value>>();
             let obj = s.next()?.ok()?;
-            let name_key = obj
+            let keys: Vec<(String, Key)> = obj
                 .iter()
-                .find(|(_, v)| v.as_str() == Some(TOOL))?
-                .0
-                .clone();
-            let args_key = obj.iter().find(|(_, v)| *v == w)?.0.clone();
-            (obj.len() == 2).then(|| (at, at + s.byte_offset(), name_key, args_key))
+                .map(|(k, v)| {
+                    let role = match v {
+                        v if v.as_str() == Some(TOOL) => Key::Name,
+                        v if v == w && k == TOOL => Key::NamedArgs,
+                        v if v == w => Key::Args,
+                        v if v.as_str() == Some(id.as_str()) => Key::Id,
+                        _ => return None,
+                    };
+                    Some((k.clone(), role))
+                })
+                .collect::<Option<_>>()?;
+            let roles: Vec<Key> = keys.iter().map(|(_, r)| *r).collect();
+            let fits = matches!(
+                roles.as_slice(),
+                [Key::Name, Key::Args]
+                    | [Key::Name, Key::Args, Key::Id]
+                    | [Key::Id, Key::Name, Key::Args]
+                    | [Key::NamedArgs]
+            );
+            fits.then(|| (at, at + s.byte_offset(), keys))
         });
         match found {
             Some(f) => {
@@ -270,7 +304,7 @@ fn json_object(one: &str, two: &str) -> Shape {
     let [b, c] = json_calls(two, &[probe_args(0), probe_args(1)])
         .try_into()
         .ok()?;
-    if (&a.2, &a.3) != (&b.2, &b.3) || one[..a.0] != two[..b.0] || one[a.1..] != two[c.1..] {
+    if a.2 != b.2 || b.2 != c.2 || one[..a.0] != two[..b.0] || one[a.1..] != two[c.1..] {
         return None;
     }
     let frame = Frame::from(&one[..a.0], &two[b.1..c.0], &one[a.1..]);
@@ -278,20 +312,38 @@ fn json_object(one: &str, two: &str) -> Shape {
         return None;
     }
     let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
-    let body = if a.2 == "name" {
-        CallBody::Json
-    } else {
-        CallBody::JsonKeyed {
-            name_key: leak(&a.2),
-            id_key: "",
-        }
+    let key = |role: Key| {
+        a.2.iter()
+            .find(|(_, r)| *r == role)
+            .map_or("", |(k, _)| k.as_str())
     };
-    let how = format!("a JSON object {:?}: NAME, {:?}: ARGUMENTS", a.2, a.3);
+    let (name_key, args_key, id_key) = (key(Key::Name), key(Key::Args), key(Key::Id));
+    let id_first = a.2.first().is_some_and(|(_, r)| *r == Key::Id);
+    let (body, syntax_id_key, how) = if key(Key::NamedArgs) == TOOL {
+        let how = "a JSON object NAME: ARGUMENTS".to_owned();
+        (CallBody::JsonNamedKey, "", how)
+    } else if name_key == "name" && !id_first {
+        // `{"name": …, "arguments": …[, ID_KEY: …]}`: an id goes after the arguments.
+        let how = format!("a JSON object \"name\": NAME, {args_key:?}: ARGUMENTS");
+        (CallBody::Json, id_key, how)
+    } else {
+        let body = CallBody::JsonKeyed {
+            name_key: leak(name_key),
+            id_key: leak(id_key),
+        };
+        let how = format!("a JSON object {name_key:?}: NAME, {args_key:?}: ARGUMENTS");
+        (body, "", how)
+    };
+    let how = match id_key {
+        "" => how,
+        k => format!("{how}, {k:?}: the call's id"),
+    };
     Some(Found {
         body,
         frame,
         how,
-        args_key: a.3,
+        args_key: args_key.to_owned(),
+        id_key: syntax_id_key.to_owned(),
         values_as_written: true,
     })
 }
@@ -338,6 +390,7 @@ fn name_then_args(one: &str, two: &str) -> Shape {
         frame,
         how,
         args_key: "arguments".into(),
+        id_key: String::new(),
         values_as_written: true,
     })
 }
@@ -428,6 +481,7 @@ fn tagged(one: &str, two: &str) -> Shape {
         frame,
         how,
         args_key: "arguments".into(),
+        id_key: String::new(),
         values_as_written: true,
     })
 }
@@ -490,6 +544,7 @@ fn pythonic(one: &str, two: &str) -> Shape {
               read)"
             .into(),
         args_key: "arguments".into(),
+        id_key: String::new(),
         values_as_written: false,
     })
 }
@@ -546,6 +601,7 @@ fn quoted_keys(one: &str, two: &str) -> Shape {
         frame,
         how: format!("the name then {{key:{q}text{q},…}} (bare keys, strings between {q:?})"),
         args_key: "arguments".into(),
+        id_key: String::new(),
         values_as_written: false,
     })
 }
@@ -601,7 +657,7 @@ fn leak_syntax(found: &Found) -> &'static CallSyntax {
         call_close: pieces(&f.call_close),
         separator: pieces(&f.separator),
         args_key: leak(found.args_key.clone()),
-        id_key: "",
+        id_key: leak(found.id_key.clone()),
         bare_calls: false,
         template_markers: &[],
         prompt_opens: None,
@@ -630,5 +686,64 @@ mod tests {
             !matches!(found, Err(DeriveError::NoCalls)),
             "the template writes calls: {found:?}"
         );
+    }
+
+    /// A template writing each call as `<<call>>` + the JSON object `object` (a Jinja
+    /// expression over `call`) + `<</call>>`.
+    fn json_template(object: &str) -> String {
+        format!(
+            "{{%- for message in messages %}}{{{{ message.role }}}}: {{{{ message.content or '' }}}}\
+             {{%- for call in message.tool_calls or [] %}}<<call>>{object}<</call>>{{% endfor %}}\n\
+             {{% endfor %}}{{%- if add_generation_prompt %}}assistant: {{% endif %}}"
+        )
+    }
+
+    /// The derived syntax for `object`, after its own check that it reads the template's
+    /// calls back; and the grammar compiled for it accepts the template's one-call render.
+    fn derived(object: &str) -> &'static CallSyntax {
+        let t = ChatTemplate::new(&json_template(object), "<s>", "</s>").expect("compiles");
+        let found = derive(&t).unwrap_or_else(|e| panic!("{object}: {e}"));
+        let (one, _) = regions(&t).expect("calls");
+        let tools = tools().expect("probe tools");
+        let opts = toolgram_core::compile::CompileOptions::default();
+        let g = toolgram_core::compile::compile(
+            &tools,
+            &ToolChoice::Required,
+            true,
+            found.syntax,
+            &opts,
+        )
+        .expect("compiles");
+        let checker = crate::ByteChecker::new().expect("checker");
+        let grammar = checker.compile(&g.lark).expect("llguidance");
+        assert!(
+            checker.accepts(&grammar, one.trim()),
+            "{object}: {one:?} under {}",
+            g.lark
+        );
+        found.syntax
+    }
+
+    /// JSON call objects with a call id (after the arguments, or first), or the arguments
+    /// under the tool's name, are derived with the id's key where the template writes it.
+    #[test]
+    fn json_objects_with_ids_or_named_arguments_are_derived() {
+        let s = derived(
+            r#"{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}, "call_id": "{{ call.id }}"}"#,
+        );
+        assert_eq!((s.body, s.id_key), (CallBody::Json, "call_id"));
+        let s = derived(
+            r#"{"id": "{{ call.id }}", "tool": "{{ call.function.name }}", "args": {{ call.function.arguments | tojson }}}"#,
+        );
+        assert_eq!(
+            s.body,
+            CallBody::JsonKeyed {
+                name_key: "tool",
+                id_key: "id"
+            }
+        );
+        assert_eq!(s.args_key, "args");
+        let s = derived(r#"{"{{ call.function.name }}": {{ call.function.arguments | tojson }}}"#);
+        assert_eq!(s.body, CallBody::JsonNamedKey);
     }
 }
