@@ -54,8 +54,8 @@ pub mod template;
 mod template_filters;
 mod template_lists;
 mod think;
-mod think_derive;
 mod tokenizer;
+mod turn_derive;
 
 pub use batch::{Batch, BatchStats};
 pub use engine::{

@@ -3,17 +3,18 @@
 //! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
 //! markers when it renders no call of its own, or when no syntax could be derived (said, and
 //! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
-//! The reasoning block is the one the template writes around `reasoning_content`
-//! ([`crate::think_derive`]) where it writes one. [`detect_source`] does the same for a
+//! The reasoning block is the one the template writes around `reasoning_content`, and the
+//! markers it writes around an answer's text are noise ([`crate::turn_derive`]), where it
+//! writes them. [`detect_source`] does the same for a
 //! template known only by its source (`toolgram parse --template`). This module must not
 //! probe or derive itself.
 
 use crate::syntax_derive::{self, DeriveError};
 use crate::syntax_probe::probe_family;
 use crate::template::ChatTemplate;
-use crate::think_derive;
+use crate::turn_derive;
 use std::sync::{Mutex, PoisonError};
-use toolgram_core::syntax::{self, CallBody, CallSyntax};
+use toolgram_core::syntax::{self, CallBody, CallSyntax, text_of};
 
 /// The syntax to compile for a template and how it was found.
 #[derive(Debug)]
@@ -32,41 +33,80 @@ pub struct Detection {
 /// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
 /// markers when the template renders no call of its own.
 pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
-    with_template_reasoning(template, detect_calls(template, source))
+    with_template_turn(template, detect_calls(template, source))
 }
 
-/// The syntax's reasoning block as the template writes it ([`crate::think_derive`]), where
-/// that differs from the syntax's own (harmony's channels excepted): one leaked copy per
-/// syntax and spelling.
-fn with_template_reasoning(template: &ChatTemplate, mut found: Detection) -> Detection {
+/// Marker pairs as text: (opener, closer).
+type Pair = Option<(String, String)>;
+
+/// The syntax with its reasoning block as the template writes it, and the markers the
+/// template writes around an answer's text as noise ([`crate::turn_derive`]), where those
+/// differ from the syntax's own (harmony's channels excepted): one leaked copy per syntax
+/// and spelling.
+fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detection {
     let s = found.syntax;
-    let Some((open, close)) = think_derive::markers(template) else {
-        return found;
-    };
-    if s.body == CallBody::Harmony || think_derive::same(&s.reasoning(), &open, &close) {
+    if s.body == CallBody::Harmony {
         return found;
     }
-    static COPIES: Mutex<Vec<(&'static CallSyntax, &'static CallSyntax)>> = Mutex::new(Vec::new());
+    let reasoning = turn_derive::reasoning_markers(template)
+        .filter(|(open, close)| !turn_derive::same(&s.reasoning(), open, close));
+    // Text markers that are the reasoning block's own belong to it, not to the text.
+    let think = reasoning
+        .clone()
+        .unwrap_or_else(|| (text_of(s.reasoning().open), text_of(s.reasoning().close)));
+    let default = (syntax::THINK.0.text(), syntax::THINK.1.text());
+    let content = turn_derive::content_markers(template).filter(|(open, close)| {
+        let reasoning_marker = |m: &str| {
+            [think.0.as_str(), think.1.as_str(), default.0, default.1]
+                .iter()
+                .any(|r| m.contains(r))
+        };
+        !(s.noise.contains(&open.as_str()) && s.noise.contains(&close.as_str()))
+            && !reasoning_marker(open)
+            && !reasoning_marker(close)
+    });
+    if reasoning.is_none() && content.is_none() {
+        return found;
+    }
+    type Copy = (&'static CallSyntax, Pair, Pair, &'static CallSyntax);
+    static COPIES: Mutex<Vec<Copy>> = Mutex::new(Vec::new());
     let mut copies = COPIES.lock().unwrap_or_else(PoisonError::into_inner);
-    let copy = match copies.iter().find(|(from, copy)| {
-        std::ptr::eq(*from, s) && think_derive::same(&copy.reasoning(), &open, &close)
-    }) {
-        Some((_, copy)) => *copy,
+    let known = copies
+        .iter()
+        .find(|(from, r, c, _)| std::ptr::eq(*from, s) && *r == reasoning && *c == content);
+    found.syntax = match known {
+        Some((.., copy)) => copy,
         None => {
+            let leak = |t: &str| -> &'static str { Box::leak(t.to_owned().into_boxed_str()) };
+            let mut noise = s.noise.to_vec();
+            if let Some((open, close)) = &content {
+                noise.extend([leak(open), leak(close)]);
+            }
             let copy: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
-                think: Some(think_derive::reasoning(&open, &close)),
+                think: match &reasoning {
+                    Some((open, close)) => Some(turn_derive::reasoning(open, close)),
+                    None => s.think,
+                },
+                noise: Box::leak(noise.into_boxed_slice()),
                 ..*s
             }));
-            copies.push((s, copy));
+            copies.push((s, reasoning.clone(), content.clone(), copy));
             copy
         }
     };
-    found.syntax = copy;
     found.notable = true;
-    found.how = format!(
-        "{}; reasoning between {open:?} and {close:?}, as the template writes it",
-        found.how
-    );
+    if let Some((open, close)) = reasoning {
+        found.how = format!(
+            "{}; reasoning between {open:?} and {close:?}, as the template writes it",
+            found.how
+        );
+    }
+    if let Some((open, close)) = content {
+        found.how = format!(
+            "{}; an answer's text between {open:?} and {close:?}, which are never content",
+            found.how
+        );
+    }
     found
 }
 

@@ -126,13 +126,14 @@ fn a_template_is_read_from_what_it_renders() {
     assert!(err.contains("derived from the template"), "{err}");
 }
 
-/// Reasoning markers a template writes around `reasoning_content` (its own
-/// `<|begin_reasoning|>`…`<|end_reasoning|>`, no registry entry's) are read from what it
-/// renders: the reasoning is extracted, not left in content, and stderr says so.
+/// Markers a template writes around `reasoning_content` (its own
+/// `<|begin_reasoning|>`…`<|end_reasoning|>`, no registry entry's) and around an answer's
+/// text (`<answer>`…`</answer>`) are read from what it renders: the reasoning is extracted,
+/// the text markers are not content, and stderr says so.
 #[test]
-fn reasoning_markers_are_read_from_what_the_template_renders() {
-    let template = "examples/templates/own-reasoning.jinja";
-    let text = "<|begin_reasoning|>\nThe user wants Paris.\n<|end_reasoning|>\nChecking.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+fn reasoning_and_text_markers_are_read_from_what_the_template_renders() {
+    let template = "examples/templates/own-markers.jinja";
+    let text = "<|begin_reasoning|>\nThe user wants Paris.\n<|end_reasoning|>\n<answer>Checking.</answer><tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
     let (code, msg, err) = parse(
         &["--template", template, "--tools", "examples/weather.json"],
         text,
@@ -148,4 +149,11 @@ fn reasoning_markers_are_read_from_what_the_template_renders() {
         err.contains("reasoning between \"<|begin_reasoning|>\" and \"<|end_reasoning|>\""),
         "{err}"
     );
+    assert!(
+        err.contains("an answer's text between \"<answer>\" and \"</answer>\""),
+        "{err}"
+    );
+    let (code, msg, err) = parse(&["--template", template], "<answer>It is sunny.</answer>");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(msg["content"], "It is sunny.", "{msg}");
 }

@@ -1,0 +1,127 @@
+//! The markers a chat template writes around an assistant's reasoning and around its text,
+//! read from what it renders:
+//! - reasoning ([`reasoning_markers`]): the same answer with and without
+//!   `reasoning_content`; the text the reasoning adds around it (`<think>\n…\n</think>`, a
+//!   template's own `<|plamo:begin_think:plamo|>`);
+//! - text ([`content_markers`]): a text answer against a call; what the text answer has
+//!   around its text that the call has not (`<|START_RESPONSE|>…<|END_RESPONSE|>`).
+//!
+//! Both trimmed. This module must not decide which syntax to use ([`crate::syntax_detect`]
+//! does) and must not guess: a template that drops the part, writes it with a marker on one
+//! side only, writes probe text into a marker, or whose difference does not start and end
+//! as a `<…>`/`[…]` marker does gives nothing.
+
+use crate::template::ChatTemplate;
+use serde_json::{Value, json};
+use toolgram_core::ChatMessage;
+use toolgram_core::syntax::{self, Piece, Reasoning};
+
+const ANSWER: &str = "Zq7 plain reply";
+const THOUGHT: &str = "Rk4 probe reasoning";
+
+/// `[user, assistant]` rendered through `t`, the assistant's message given.
+fn render(t: &ChatTemplate, assistant: Value) -> Option<String> {
+    let tools = crate::syntax_probe::probe_tools()?;
+    let user = json!({"role": "user", "content": "What will the weather be?"});
+    let msgs: Vec<ChatMessage> = serde_json::from_value(json!([user, assistant])).ok()?;
+    t.render_with(&msgs, &tools, syntax::detect(""), false).ok()
+}
+
+/// The reasoning markers `t` writes: (opener, closer) as text.
+pub(crate) fn reasoning_markers(t: &ChatTemplate) -> Option<(String, String)> {
+    let plain = render(t, json!({"role": "assistant", "content": ANSWER}))?;
+    let with = render(
+        t,
+        json!({"role": "assistant", "content": ANSWER, "reasoning_content": THOUGHT}),
+    )?;
+    around(&with, &plain, THOUGHT)
+}
+
+/// The markers `t` writes around an assistant's text and not around its calls: (opener,
+/// closer) as text.
+pub(crate) fn content_markers(t: &ChatTemplate) -> Option<(String, String)> {
+    let text = render(t, json!({"role": "assistant", "content": ANSWER}))?;
+    let call = json!([{"id": "pr0be1230", "type": "function", "function": {
+        "name": crate::syntax_probe::PROBE_TOOL,
+        "arguments": crate::syntax_probe::probe_args(0).to_string()}}]);
+    let calls = [json!(""), Value::Null].into_iter().find_map(|content| {
+        render(
+            t,
+            json!({"role": "assistant", "content": content, "tool_calls": call}),
+        )
+    })?;
+    around(&text, &calls, ANSWER)
+}
+
+/// The markers around `needle` in `with` that `without` does not share: cut at whole
+/// markers, trimmed, both present and marker-shaped.
+fn around(with: &str, without: &str, needle: &str) -> Option<(String, String)> {
+    let at = with.find(needle)?;
+    let prefix = whole_marker_before(with, common_prefix_len(without, with).min(at));
+    let suffix_len = common_suffix_len(without, with).min(with.len() - at - needle.len());
+    let end = whole_marker_after(with, with.len() - suffix_len);
+    let open = with[prefix..at].trim();
+    let close = with[at + needle.len()..end].trim();
+    let data = [ANSWER, THOUGHT, crate::syntax_probe::PROBE_TOOL, "pr0be123"];
+    let clean = |m: &str| !m.is_empty() && !data.iter().any(|d| m.contains(d));
+    // Markers start and end as markers do: a cut inside a header (` to=self<|message|>`
+    // against ` to=user…`) is not one.
+    let whole = open.starts_with(['<', '[']) && close.ends_with(['>', ']']);
+    (clean(open) && clean(close) && whole).then(|| (open.to_owned(), close.to_owned()))
+}
+
+/// Reasoning markers as a syntax's reasoning block (leaked: it lives for the process).
+pub(crate) fn reasoning(open: &str, close: &str) -> Reasoning {
+    Reasoning {
+        open: crate::syntax_derive::pieces(open),
+        close: crate::syntax_derive::pieces(close),
+    }
+}
+
+/// A cut at `at` moved back to the start of a `<…>` or `[…]` marker it falls inside (the
+/// shared start of `<|START_RESPONSE|>` and `<|START_THINKING|>` is no marker).
+fn whole_marker_before(text: &str, at: usize) -> usize {
+    let head = &text[..at];
+    [('<', '>'), ('[', ']')]
+        .iter()
+        .filter_map(|&(o, c)| head.rfind(o).filter(|&i| !head[i..].contains(c)))
+        .min()
+        .unwrap_or(at)
+}
+
+/// A cut at `at` moved forward past the end of a marker it falls inside.
+fn whole_marker_after(text: &str, at: usize) -> usize {
+    let tail = &text[at..];
+    [('<', '>'), ('[', ']')]
+        .iter()
+        .filter_map(|&(o, c)| {
+            let close = tail.find(c)?;
+            tail.find(o)
+                .is_none_or(|open| close < open)
+                .then_some(at + close + 1)
+        })
+        .max()
+        .unwrap_or(at)
+}
+
+fn common_prefix_len(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+}
+
+fn common_suffix_len(a: &str, b: &str) -> usize {
+    a.chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(c, _)| c.len_utf8())
+        .sum()
+}
+
+/// Whether a syntax's reasoning block is spelled `open`…`close`.
+pub(crate) fn same(r: &Reasoning, open: &str, close: &str) -> bool {
+    let text = |p: &[Piece]| syntax::text_of(p);
+    text(r.open) == open && text(r.close) == close
+}
