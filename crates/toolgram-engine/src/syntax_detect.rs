@@ -61,9 +61,8 @@ fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detectio
                 .iter()
                 .any(|r| m.contains(r))
         };
-        !(s.noise.contains(&open.as_str()) && s.noise.contains(&close.as_str()))
-            && !reasoning_marker(open)
-            && !reasoning_marker(close)
+        let known = s.noise.contains(&open.as_str()) && s.noise.contains(&close.as_str());
+        !(known || reasoning_marker(open) || reasoning_marker(close))
     });
     if reasoning.is_none() && content.is_none() {
         return found;
