@@ -14,9 +14,10 @@
 //! `{{ value }}` unquoted, numbers quoted — so the frame, names and keys must fit, and the
 //! syntax must read back the calls toolgram itself writes in it.) A template that renders
 //! neither tools nor calls writes no call of its own: nothing is derived from it. Reasoning
-//! markers are not derived: a derived syntax's reasoning block is `<think>`, the default of
-//! every syntax without a block of its own. A derived syntax lives for the process (its texts are leaked once per
-//! derivation attempt, refused ones included).
+//! and text markers are not read here: [`crate::turn_derive`] reads them and
+//! [`crate::syntax_detect`] gives them to whichever syntax it found. A derived syntax lives
+//! for the process (its texts are leaked once per derivation attempt, refused ones
+//! included).
 
 use crate::template::ChatTemplate;
 use serde_json::{Map, Value, json};
