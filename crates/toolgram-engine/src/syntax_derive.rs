@@ -249,6 +249,8 @@ enum Key {
     Id,
     /// The arguments under the tool's name as key (`{"NAME": {…}}`).
     NamedArgs,
+    /// The whole call as OpenAI's API writes it (`{"id", "type", "function": {…}}`).
+    OpenAi,
 }
 
 /// A rendered call object: where it starts and ends, and its keys in order.
@@ -266,6 +268,17 @@ fn json_calls(text: &str, want: &[Value]) -> Vec<JsonCall> {
             let mut s =
                 serde_json::Deserializer::from_str(&text[at..]).into_iter::<Map<String, Value>>();
             let obj = s.next()?.ok()?;
+            let openai = json!({"id": id, "type": "function",
+                "function": {"name": TOOL, "arguments": w}});
+            if Value::Object(obj.clone()) == openai
+                && obj.keys().eq(["id", "type", "function"].iter())
+            {
+                return Some((
+                    at,
+                    at + s.byte_offset(),
+                    vec![("function".into(), Key::OpenAi)],
+                ));
+            }
             let keys: Vec<(String, Key)> = obj
                 .iter()
                 .map(|(k, v)| {
@@ -320,7 +333,10 @@ fn json_object(one: &str, two: &str) -> Shape {
     };
     let (name_key, args_key, id_key) = (key(Key::Name), key(Key::Args), key(Key::Id));
     let id_first = a.2.first().is_some_and(|(_, r)| *r == Key::Id);
-    let (body, syntax_id_key, how) = if key(Key::NamedArgs) == TOOL {
+    let (body, syntax_id_key, how) = if !key(Key::OpenAi).is_empty() {
+        let how = "a call as OpenAI's API writes it (id, type, function: name, arguments)";
+        (CallBody::OpenAiJson, "", how.to_owned())
+    } else if key(Key::NamedArgs) == TOOL {
         let how = "a JSON object NAME: ARGUMENTS".to_owned();
         (CallBody::JsonNamedKey, "", how)
     } else if name_key == "name" && !id_first {
@@ -343,7 +359,12 @@ fn json_object(one: &str, two: &str) -> Shape {
         body,
         frame,
         how,
-        args_key: args_key.to_owned(),
+        args_key: if args_key.is_empty() {
+            "arguments"
+        } else {
+            args_key
+        }
+        .to_owned(),
         id_key: syntax_id_key.to_owned(),
         values_as_written: true,
     })
@@ -702,7 +723,13 @@ mod tests {
     /// The derived syntax for `object`, after its own check that it reads the template's
     /// calls back; and the grammar compiled for it accepts the template's one-call render.
     fn derived(object: &str) -> &'static CallSyntax {
-        let t = ChatTemplate::new(&json_template(object), "<s>", "</s>").expect("compiles");
+        derived_from(&json_template(object))
+    }
+
+    /// The derived syntax for the template `source`, checked as [`derived`] says.
+    fn derived_from(source: &str) -> &'static CallSyntax {
+        let object = source;
+        let t = ChatTemplate::new(source, "<s>", "</s>").expect("compiles");
         let found = derive(&t).unwrap_or_else(|e| panic!("{object}: {e}"));
         let (one, _) = regions(&t).expect("calls");
         let tools = tools().expect("probe tools");
@@ -746,5 +773,18 @@ mod tests {
         assert_eq!(s.args_key, "args");
         let s = derived(r#"{"{{ call.function.name }}": {{ call.function.arguments | tojson }}}"#);
         assert_eq!(s.body, CallBody::JsonNamedKey);
+    }
+
+    /// A template writing the calls as the API gives them (`tool_calls | tojson`) between
+    /// markers: OpenAI's call objects in a JSON list.
+    #[test]
+    fn calls_written_as_the_api_gives_them_are_derived() {
+        let s = derived_from(
+            "{%- for message in messages %}{{ message.role }}: {{ message.content or '' }}\
+             {%- if message.tool_calls %}[TOOL_CALLS]{{ message.tool_calls | tojson }}[/TOOL_CALLS]\
+             {%- endif %}\n{% endfor %}{%- if add_generation_prompt %}assistant: {% endif %}",
+        );
+        assert_eq!(s.body, CallBody::OpenAiJson);
+        assert_eq!(s.opener(), "[TOOL_CALLS][");
     }
 }

@@ -3,6 +3,8 @@
 //!
 //! - `Json` — `{"name": NAME, "<args_key>": ARGS}`;
 //! - `JsonNamedKey` — `{"NAME": ARGS}`;
+//! - `OpenAiJson` — `{"id": ID, "type": "function", "function": {"name": NAME, "arguments":
+//!   ARGS}}`;
 //! - `JsonKeyed` — `{"<id_key>": ID, "<name_key>": NAME, "<args_key>": ARGS}`, compact or
 //!   pretty-printed (keys on indented lines, the arguments in any spacing);
 //! - `NameThenArgs` — `[ID<id_first>]NAME[:N][<id_marker>ID]<name_end>ARGS`, ARGS optionally
@@ -95,6 +97,15 @@ pub(crate) fn call_body(
             ]);
             Expr::seq(items)
         }
+        CallBody::OpenAiJson => Expr::seq(vec![
+            Expr::lit("{\"id\": \""),
+            Expr::repeat(class(ID_CHARS), 1, Some(64)),
+            Expr::lit(format!(
+                "\", \"type\": \"function\", \"function\": {{\"name\": {quoted}, \"arguments\": "
+            )),
+            args(u),
+            Expr::lit("}}"),
+        ]),
         CallBody::JsonNamedKey => Expr::seq(vec![
             Expr::lit(format!("{{{quoted}: ")),
             args(u),

@@ -146,6 +146,9 @@ pub enum CallBody {
     },
     /// A JSON object whose only key is the tool's name: `{"NAME": {…}}` (Apertus).
     JsonNamedKey,
+    /// A call as OpenAI's API writes it, `{"id": ID, "type": "function", "function":
+    /// {"name": NAME, "arguments": {…}}}` (templates that write `tool_calls | tojson`).
+    OpenAiJson,
     /// XML elements named after the arguments: `<name_open>NAME<name_close>…tag_end`, then
     /// `<KEY>VALUE</KEY>` per argument (nested elements are objects, `<item>` lists are
     /// arrays), then `call_end`; `glue` before every tag (MiniMax M3).

@@ -53,6 +53,17 @@ impl CallSyntax {
                 obj.insert(self.args_key.into(), c.arguments.clone());
                 json(&Value::Object(obj))
             }
+            CallBody::OpenAiJson => {
+                // The grammar wants an id; a call without one gets its index's.
+                let id = match c.id.as_str() {
+                    "" => format!("call_{index}"),
+                    id => id.to_owned(),
+                };
+                json(&serde_json::json!({
+                    "id": id, "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }))
+            }
             CallBody::JsonNamedKey => {
                 let mut obj = Map::new();
                 obj.insert(c.name.clone(), c.arguments.clone());

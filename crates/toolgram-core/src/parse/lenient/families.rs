@@ -290,7 +290,10 @@ fn read_body(
     ctx: &mut Ctx,
 ) -> Result<Vec<RawCall>, Fail> {
     match syntax.body {
-        CallBody::Json | CallBody::JsonKeyed { .. } | CallBody::JsonNamedKey => {
+        CallBody::Json
+        | CallBody::JsonKeyed { .. }
+        | CallBody::JsonNamedKey
+        | CallBody::OpenAiJson => {
             let start = cur.pos;
             match read_json(cur, ctx) {
                 Ok(v) => json_calls(v, syntax, ctx),
