@@ -379,6 +379,19 @@ fn args_at(text: &str, from: usize, want: &Value) -> Option<(usize, usize)> {
     })
 }
 
+/// The probe's `n`-th call id.
+fn probe_id(n: usize) -> String {
+    format!("pr0be123{n}")
+}
+
+/// `text` cut where the call id `id` sits in it: (before the id, after it).
+fn cut_id<'a>(text: &'a str, id: &str) -> Option<(&'a str, &'a str)> {
+    text.find(id).map(|i| (&text[..i], &text[i + id.len()..]))
+}
+
+/// The name, then its JSON arguments; a call id the template writes right before the name
+/// (`ID<|tool_call:name|>NAME`) or between name and arguments (`NAME[CALL_ID]ID[ARGS]`)
+/// becomes the body's `id_first` or `id_marker`.
 fn name_then_args(one: &str, two: &str) -> Shape {
     let n1 = one.find(TOOL)?;
     let (a1, e1) = args_at(one, n1, &probe_args(0))?;
@@ -387,26 +400,45 @@ fn name_then_args(one: &str, two: &str) -> Shape {
     let m2 = n2 + TOOL.len() + two[n2 + TOOL.len()..].find(TOOL)?;
     let (a3, e3) = args_at(two, m2, &probe_args(1))?;
     let name_end = &one[n1 + TOOL.len()..a1];
+    let second_end = name_end.replace(&probe_id(0), &probe_id(1));
     let consistent = one[..n1] == two[..n2]
         && two[n2 + TOOL.len()..a2] == *name_end
-        && two[m2 + TOOL.len()..a3] == *name_end
+        && two[m2 + TOOL.len()..a3] == second_end
         && one[e1..] == two[e3..];
     if !consistent || name_end.contains('{') {
         return None;
     }
-    let frame = Frame::from(&one[..n1], &two[e2..m2], &one[e1..]);
-    if !frame.clean() || names_data(name_end) {
+    // An id between the name and the arguments.
+    let (id_marker, name_end) = cut_id(name_end, &probe_id(0)).unwrap_or(("", name_end));
+    // An id right before the name: the text after it is the same for both calls.
+    let (before, id_first) = cut_id(&one[..n1], &probe_id(0)).unwrap_or((&one[..n1], ""));
+    let (between, second_first) = cut_id(&two[e2..m2], &probe_id(1)).unwrap_or((&two[e2..m2], ""));
+    if id_first != second_first || (!id_first.is_empty() && !id_marker.is_empty()) {
         return None;
     }
+    let frame = Frame::from(before, between, &one[e1..]);
+    if !frame.clean()
+        || [id_first, id_marker, name_end]
+            .iter()
+            .any(|m| names_data(m))
+    {
+        return None;
+    }
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let body = CallBody::NameThenArgs {
         name_prefix: "",
-        id_first: "",
-        name_end: Box::leak(name_end.to_owned().into_boxed_str()),
-        id_marker: "",
+        id_first: leak(id_first),
+        name_end: leak(name_end),
+        id_marker: leak(id_marker),
         name_is_id: false,
         quote: "",
     };
-    let how = format!("the name, {name_end:?}, then the arguments as JSON");
+    let id = match (id_first, id_marker) {
+        ("", "") => String::new(),
+        ("", marker) => format!(" (the call's id after the name and {marker:?})"),
+        (first, _) => format!(" (the call's id, then {first:?}, before the name)"),
+    };
+    let how = format!("the name, {name_end:?}, then the arguments as JSON{id}");
     Some(Found {
         body,
         frame,
@@ -786,5 +818,50 @@ mod tests {
         );
         assert_eq!(s.body, CallBody::OpenAiJson);
         assert_eq!(s.opener(), "[TOOL_CALLS][");
+    }
+
+    /// A call id written between the name and the arguments, or right before the name, is
+    /// the body's id marker or id-first marker, not part of a marker.
+    #[test]
+    fn call_ids_beside_the_name_are_derived() {
+        let per_call = |call: &str| {
+            format!(
+                "{{%- for message in messages %}}{{{{ message.role }}}}: {{{{ message.content or '' }}}}\
+                 {{%- for call in message.tool_calls or [] %}}{call}{{% endfor %}}\n\
+                 {{% endfor %}}{{%- if add_generation_prompt %}}assistant: {{% endif %}}"
+            )
+        };
+        let s = derived_from(&per_call(
+            "<<fn>>{{ call.function.name }}<<id>>{{ call.id }}<<args>>{{ call.function.arguments | tojson }}<</fn>>",
+        ));
+        assert!(
+            matches!(
+                s.body,
+                CallBody::NameThenArgs {
+                    id_marker: "<<id>>",
+                    name_end: "<<args>>",
+                    id_first: "",
+                    ..
+                }
+            ),
+            "{:?}",
+            s.body
+        );
+        let s = derived_from(&per_call(
+            "<<fn>>{{ call.id }}<<name>>{{ call.function.name }}\n{{ call.function.arguments | tojson }}<</fn>>",
+        ));
+        assert!(
+            matches!(
+                s.body,
+                CallBody::NameThenArgs {
+                    id_first: "<<name>>",
+                    name_end: "\n",
+                    id_marker: "",
+                    ..
+                }
+            ),
+            "{:?}",
+            s.body
+        );
     }
 }
