@@ -26,8 +26,9 @@ use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::{self, CallBody, CallSyntax, Piece};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
 
-use crate::syntax_probe::{PROBE_TOOL as TOOL, probe_args, probe_tools as tools};
-const TEXT: &str = "Zq7 plain reply";
+use crate::syntax_probe::{
+    PROBE_ANSWER as TEXT, PROBE_ID, PROBE_TOOL as TOOL, probe_args, probe_id, probe_tools as tools,
+};
 
 /// Why no syntax could be derived.
 #[derive(Debug, Error, PartialEq)]
@@ -69,7 +70,7 @@ fn render(t: &ChatTemplate, calls: usize, content: &Value) -> Option<String> {
     } else {
         let calls: Vec<Value> = (0..calls)
             .map(|i| {
-                json!({"id": format!("pr0be123{i}"), "type": "function",
+                json!({"id": probe_id(i), "type": "function",
                 "function": {"name": TOOL, "arguments": probe_args(i).to_string()}})
             })
             .collect();
@@ -136,7 +137,8 @@ fn regions(t: &ChatTemplate) -> Option<(String, String)> {
     })
 }
 
-fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
+/// The longest start `a` and `b` share.
+pub(crate) fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
     let n = a
         .char_indices()
         .zip(b.chars())
@@ -145,7 +147,8 @@ fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
     &a[..n]
 }
 
-fn common_suffix<'a>(a: &'a str, b: &str) -> &'a str {
+/// The longest end `a` and `b` share.
+pub(crate) fn common_suffix<'a>(a: &'a str, b: &str) -> &'a str {
     let n: usize = a
         .chars()
         .rev()
@@ -262,7 +265,7 @@ fn json_calls(text: &str, want: &[Value]) -> Vec<JsonCall> {
     let mut out = Vec::new();
     let mut from = 0;
     for (n, w) in want.iter().enumerate() {
-        let id = format!("pr0be123{n}");
+        let id = probe_id(n);
         let found = text[from..].match_indices('{').find_map(|(i, _)| {
             let at = from + i;
             let mut s =
@@ -270,8 +273,13 @@ fn json_calls(text: &str, want: &[Value]) -> Vec<JsonCall> {
             let obj = s.next()?.ok()?;
             let openai = json!({"id": id, "type": "function",
                 "function": {"name": TOOL, "arguments": w}});
+            let function_keys = obj
+                .get("function")
+                .and_then(Value::as_object)
+                .map(|f| f.keys().eq(["name", "arguments"].iter()));
             if Value::Object(obj.clone()) == openai
                 && obj.keys().eq(["id", "type", "function"].iter())
+                && function_keys == Some(true)
             {
                 return Some((
                     at,
@@ -293,13 +301,14 @@ fn json_calls(text: &str, want: &[Value]) -> Vec<JsonCall> {
                 })
                 .collect::<Option<_>>()?;
             let roles: Vec<Key> = keys.iter().map(|(_, r)| *r).collect();
-            let fits = matches!(
-                roles.as_slice(),
-                [Key::Name, Key::Args]
-                    | [Key::Name, Key::Args, Key::Id]
-                    | [Key::Id, Key::Name, Key::Args]
-                    | [Key::NamedArgs]
-            );
+            // An id after the arguments is the `Json` body's (its name key is `name`); an
+            // id first is `JsonKeyed`'s. The grammar writes the keys in that order.
+            let name_is_name = keys.iter().any(|(k, r)| *r == Key::Name && k == "name");
+            let fits = match roles.as_slice() {
+                [Key::Name, Key::Args] | [Key::Id, Key::Name, Key::Args] | [Key::NamedArgs] => true,
+                [Key::Name, Key::Args, Key::Id] => name_is_name,
+                _ => false,
+            };
             fits.then(|| (at, at + s.byte_offset(), keys))
         });
         match found {
@@ -379,11 +388,6 @@ fn args_at(text: &str, from: usize, want: &Value) -> Option<(usize, usize)> {
     })
 }
 
-/// The probe's `n`-th call id.
-fn probe_id(n: usize) -> String {
-    format!("pr0be123{n}")
-}
-
 /// `text` cut where the call id `id` sits in it: (before the id, after it).
 fn cut_id<'a>(text: &'a str, id: &str) -> Option<(&'a str, &'a str)> {
     text.find(id).map(|i| (&text[..i], &text[i + id.len()..]))
@@ -451,7 +455,7 @@ fn name_then_args(one: &str, two: &str) -> Shape {
 
 /// Whether marker text holds the probe's data.
 fn names_data(marker: &str) -> bool {
-    ["get_probe", "Probeville", "Testburg", "pr0be123"]
+    [TOOL, "Probeville", "Testburg", PROBE_ID]
         .iter()
         .any(|d| marker.contains(d))
 }
@@ -615,7 +619,10 @@ fn quoted_call<'a>(
     let start = from + text.get(from..)?.find(&open)?;
     let rest = &text[start + open.len()..];
     let quote = &rest[..rest.find(city)?];
-    if quote.is_empty() || names_data(quote) {
+    // A marker (`<escape>`, `<|"|>`), not a plain quote: Gemma's strings have no escapes,
+    // so a `"` or `'` quote could not hold its own character.
+    let marker = quote.starts_with('<') && quote.ends_with('>') && quote.len() > 2;
+    if !marker || names_data(quote) {
         return None;
     }
     let tail = rest[quote.len() + city.len()..].strip_prefix(quote)?;
@@ -718,6 +725,7 @@ fn leak_syntax(found: &Found) -> &'static CallSyntax {
         body: found.body,
         think: None,
         noise: &[],
+        text_markers: &[],
     }))
 }
 
@@ -758,12 +766,12 @@ mod tests {
         derived_from(&json_template(object))
     }
 
-    /// The derived syntax for the template `source`, checked as [`derived`] says.
+    /// The derived syntax for the template `source`, checked as [`derived`] says (the one-
+    /// and the two-call render).
     fn derived_from(source: &str) -> &'static CallSyntax {
-        let object = source;
         let t = ChatTemplate::new(source, "<s>", "</s>").expect("compiles");
-        let found = derive(&t).unwrap_or_else(|e| panic!("{object}: {e}"));
-        let (one, _) = regions(&t).expect("calls");
+        let found = derive(&t).unwrap_or_else(|e| panic!("{source}: {e}"));
+        let (one, two) = regions(&t).expect("calls");
         let tools = tools().expect("probe tools");
         let opts = toolgram_core::compile::CompileOptions::default();
         let g = toolgram_core::compile::compile(
@@ -776,18 +784,38 @@ mod tests {
         .expect("compiles");
         let checker = crate::ByteChecker::new().expect("checker");
         let grammar = checker.compile(&g.lark).expect("llguidance");
-        assert!(
-            checker.accepts(&grammar, one.trim()),
-            "{object}: {one:?} under {}",
-            g.lark
-        );
+        for calls in [&one, &two] {
+            assert!(
+                checker.accepts(&grammar, calls.trim()),
+                "{source}: {calls:?} under {}",
+                g.lark
+            );
+        }
         found.syntax
     }
 
+    /// Whether `object` (a Jinja expression over `call`) is refused.
+    fn refused(object: &str) -> bool {
+        let t = ChatTemplate::new(&json_template(object), "<s>", "</s>").expect("compiles");
+        matches!(derive(&t), Err(DeriveError::Inconsistent { .. }))
+    }
+
     /// JSON call objects with a call id (after the arguments, or first), or the arguments
-    /// under the tool's name, are derived with the id's key where the template writes it.
+    /// under the tool's name, are derived with the id's key where the template writes it;
+    /// an id after the arguments under another name key is refused (the keyed body writes
+    /// its id first), as is Gemma's spelling with a plain quote for a marker (its strings
+    /// have no escapes).
     #[test]
     fn json_objects_with_ids_or_named_arguments_are_derived() {
+        assert!(refused(
+            r#"{"tool": "{{ call.function.name }}", "args": {{ call.function.arguments | tojson }}, "call_id": "{{ call.id }}"}"#
+        ));
+        assert!(refused(
+            r#"{{ call.function.name }}{city:"{{ call.function.arguments.city }}",days:{{ call.function.arguments.days }}}"#
+        ));
+        assert!(!refused(
+            r#"{{ call.function.name }}{city:<q>{{ call.function.arguments.city }}<q>,days:{{ call.function.arguments.days }}}"#
+        ));
         let s = derived(
             r#"{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}, "call_id": "{{ call.id }}"}"#,
         );

@@ -4,8 +4,8 @@
 //! markers when it renders no call of its own, or when no syntax could be derived (said, and
 //! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
 //! The reasoning block is the one the template writes around `reasoning_content`, and the
-//! markers it writes around an answer's text are noise ([`crate::turn_derive`]), where it
-//! writes them. [`detect_source`] does the same for a
+//! markers it writes around an answer's text are the syntax's text markers, not content
+//! ([`crate::turn_derive`]), where it writes them. [`detect_source`] does the same for a
 //! template known only by its source (`toolgram parse --template`). This module must not
 //! probe or derive itself.
 
@@ -31,7 +31,8 @@ pub struct Detection {
 
 /// The syntax to compile for a template: the probed family; a syntax derived from the
 /// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
-/// markers when the template renders no call of its own.
+/// markers when the template renders no call of its own — with the template's reasoning
+/// and text markers where they differ from its own.
 pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
     with_template_turn(template, detect_calls(template, source))
 }
@@ -40,9 +41,10 @@ pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
 type Pair = Option<(String, String)>;
 
 /// The syntax with its reasoning block as the template writes it, and the markers the
-/// template writes around an answer's text as noise ([`crate::turn_derive`]), where those
-/// differ from the syntax's own (harmony's channels excepted): one leaked copy per syntax
-/// and spelling.
+/// template writes around an answer's text as its `text_markers` ([`crate::turn_derive`]),
+/// where those differ from the syntax's own (harmony's channels excepted): a leaked copy,
+/// one per registry entry and spelling (a derived syntax is new on every detection, and so
+/// is its copy).
 fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detection {
     let s = found.syntax;
     if s.body == CallBody::Harmony {
@@ -77,16 +79,16 @@ fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detectio
         Some((.., copy)) => copy,
         None => {
             let leak = |t: &str| -> &'static str { Box::leak(t.to_owned().into_boxed_str()) };
-            let mut noise = s.noise.to_vec();
-            if let Some((open, close)) = &content {
-                noise.extend([leak(open), leak(close)]);
-            }
+            let text_markers: &'static [&'static str] = match &content {
+                Some((open, close)) => Box::leak(Box::new([leak(open), leak(close)])),
+                None => s.text_markers,
+            };
             let copy: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
                 think: match &reasoning {
                     Some((open, close)) => Some(turn_derive::reasoning(open, close)),
                     None => s.think,
                 },
-                noise: Box::leak(noise.into_boxed_slice()),
+                text_markers,
                 ..*s
             }));
             copies.push((s, reasoning.clone(), content.clone(), copy));
@@ -102,7 +104,7 @@ fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detectio
     }
     if let Some((open, close)) = content {
         found.how = format!(
-            "{}; an answer's text between {open:?} and {close:?}, which are never content",
+            "{}; an answer's text between {open:?} and {close:?}, which are not content",
             found.how
         );
     }

@@ -21,6 +21,17 @@ use toolgram_core::{ChatMessage, ToolSet};
 /// The probe tool's name (no real tool is called this).
 pub(crate) const PROBE_TOOL: &str = "get_probe_weather";
 
+/// A text answer the probes render (no template writes it on its own).
+pub(crate) const PROBE_ANSWER: &str = "Zq7 plain reply";
+
+/// How every probe call id starts.
+pub(crate) const PROBE_ID: &str = "pr0be123";
+
+/// The probe's `n`-th call id.
+pub(crate) fn probe_id(n: usize) -> String {
+    format!("{PROBE_ID}{n}")
+}
+
 /// The probe calls' arguments: the first call's, then a second call's (the derivation
 /// renders two).
 pub(crate) fn probe_args(n: usize) -> Value {

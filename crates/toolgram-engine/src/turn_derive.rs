@@ -11,18 +11,20 @@
 //! side only, writes probe text into a marker, or whose difference does not start and end
 //! as a `<…>`/`[…]` marker does gives nothing.
 
+use crate::syntax_derive::{common_prefix, common_suffix};
+use crate::syntax_probe::{PROBE_ANSWER as ANSWER, PROBE_ID, PROBE_TOOL, probe_args, probe_id};
 use crate::template::ChatTemplate;
 use serde_json::{Value, json};
 use toolgram_core::ChatMessage;
 use toolgram_core::syntax::{self, Piece, Reasoning};
 
-const ANSWER: &str = "Zq7 plain reply";
 const THOUGHT: &str = "Rk4 probe reasoning";
+const USER: &str = "What will the weather be?";
 
 /// `[user, assistant]` rendered through `t`, the assistant's message given.
 fn render(t: &ChatTemplate, assistant: Value) -> Option<String> {
     let tools = crate::syntax_probe::probe_tools()?;
-    let user = json!({"role": "user", "content": "What will the weather be?"});
+    let user = json!({"role": "user", "content": USER});
     let msgs: Vec<ChatMessage> = serde_json::from_value(json!([user, assistant])).ok()?;
     t.render_with(&msgs, &tools, syntax::detect(""), false).ok()
 }
@@ -41,9 +43,8 @@ pub(crate) fn reasoning_markers(t: &ChatTemplate) -> Option<(String, String)> {
 /// closer) as text.
 pub(crate) fn content_markers(t: &ChatTemplate) -> Option<(String, String)> {
     let text = render(t, json!({"role": "assistant", "content": ANSWER}))?;
-    let call = json!([{"id": "pr0be1230", "type": "function", "function": {
-        "name": crate::syntax_probe::PROBE_TOOL,
-        "arguments": crate::syntax_probe::probe_args(0).to_string()}}]);
+    let call = json!([{"id": probe_id(0), "type": "function", "function": {
+        "name": PROBE_TOOL, "arguments": probe_args(0).to_string()}}]);
     let calls = [json!(""), Value::Null].into_iter().find_map(|content| {
         render(
             t,
@@ -57,13 +58,19 @@ pub(crate) fn content_markers(t: &ChatTemplate) -> Option<(String, String)> {
 /// markers, trimmed, both present and marker-shaped.
 fn around(with: &str, without: &str, needle: &str) -> Option<(String, String)> {
     let at = with.find(needle)?;
-    let prefix = whole_marker_before(with, common_prefix_len(without, with).min(at));
-    let suffix_len = common_suffix_len(without, with).min(with.len() - at - needle.len());
+    let prefix = whole_marker_before(with, common_prefix(with, without).len().min(at));
+    let suffix_len = common_suffix(with, without)
+        .len()
+        .min(with.len() - at - needle.len());
     let end = whole_marker_after(with, with.len() - suffix_len);
     let open = with[prefix..at].trim();
     let close = with[at + needle.len()..end].trim();
-    let data = [ANSWER, THOUGHT, crate::syntax_probe::PROBE_TOOL, "pr0be123"];
-    let clean = |m: &str| !m.is_empty() && !data.iter().any(|d| m.contains(d));
+    let data = [ANSWER, THOUGHT, USER, PROBE_TOOL, PROBE_ID];
+    // A marker is short and on one line: a longer difference is a turn that renders
+    // differently (templates that look at other messages), not a marker.
+    let clean = |m: &str| {
+        !m.is_empty() && m.len() <= 64 && !m.contains('\n') && !data.iter().any(|d| m.contains(d))
+    };
     // Markers start and end as markers do: a cut inside a header (` to=self<|message|>`
     // against ` to=user…`) is not one.
     let whole = open.starts_with(['<', '[']) && close.ends_with(['>', ']']);
@@ -78,18 +85,18 @@ pub(crate) fn reasoning(open: &str, close: &str) -> Reasoning {
     }
 }
 
-/// A cut at `at` moved back to the start of a `<…>` or `[…]` marker it falls inside (the
-/// shared start of `<|START_RESPONSE|>` and `<|START_THINKING|>` is no marker).
+/// A cut at `at` moved back to the start of the nearest `<…>` or `[…]` marker it falls
+/// inside (the shared start of `<|START_RESPONSE|>` and `<|START_THINKING|>` is no marker).
 fn whole_marker_before(text: &str, at: usize) -> usize {
     let head = &text[..at];
     [('<', '>'), ('[', ']')]
         .iter()
         .filter_map(|&(o, c)| head.rfind(o).filter(|&i| !head[i..].contains(c)))
-        .min()
+        .max()
         .unwrap_or(at)
 }
 
-/// A cut at `at` moved forward past the end of a marker it falls inside.
+/// A cut at `at` moved forward past the end of the nearest marker it falls inside.
 fn whole_marker_after(text: &str, at: usize) -> usize {
     let tail = &text[at..];
     [('<', '>'), ('[', ']')]
@@ -100,24 +107,8 @@ fn whole_marker_after(text: &str, at: usize) -> usize {
                 .is_none_or(|open| close < open)
                 .then_some(at + close + 1)
         })
-        .max()
+        .min()
         .unwrap_or(at)
-}
-
-fn common_prefix_len(a: &str, b: &str) -> usize {
-    a.char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map_or(a.len().min(b.len()), |((i, _), _)| i)
-}
-
-fn common_suffix_len(a: &str, b: &str) -> usize {
-    a.chars()
-        .rev()
-        .zip(b.chars().rev())
-        .take_while(|(x, y)| x == y)
-        .map(|(c, _)| c.len_utf8())
-        .sum()
 }
 
 /// Whether a syntax's reasoning block is spelled `open`…`close`.

@@ -380,9 +380,12 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
         let s = found.syntax;
         // The probed family, or its copy with the template's reasoning and text markers.
         let same = |family: &CallSyntax| {
-            family.name == s.name
-                && family.body == s.body
-                && family.section_close_optional == s.section_close_optional
+            *family
+                == CallSyntax {
+                    think: family.think,
+                    text_markers: family.text_markers,
+                    ..*s
+                }
         };
         match syntax_probe::probe_family(&template) {
             Some(family) if !same(family) => {
@@ -627,38 +630,45 @@ fn syntaxes_derived_from_unseen_families_round_trip() {
         .join("tests/data/unseen-families/templates");
     let tools = tools();
     let mut report = Report::new();
-    // (file, the shape found, whether the template writes values its own way)
+    // (file, the shape found, and where the template writes values its own way the calls'
+    // opener, closer and separator, which its own spelling alone does not check)
+    let python = ("[", "]", ", ");
+    let gemma = ("<start_function_call>call:", "<end_function_call>", "");
     for (file, shape, own_values) in [
         (
             "tool_chat_template_granite_20b_fc.jinja",
             "a JSON object",
-            false,
+            None,
         ),
         (
             "tool_chat_template_internlm2_tool.jinja",
             "a JSON object",
-            false,
+            None,
         ),
         (
             "tool_chat_template_llama3.2_pythonic.jinja",
             "Python calls",
-            true,
+            Some(python),
         ),
         (
             "tool_chat_template_llama4_pythonic.jinja",
             "Python calls",
-            true,
+            Some(python),
         ),
-        ("tool_chat_template_toolace.jinja", "Python calls", true),
+        (
+            "tool_chat_template_toolace.jinja",
+            "Python calls",
+            Some(python),
+        ),
         (
             "tool_chat_template_gemma3_pythonic.jinja",
             "Python calls",
-            true,
+            Some(python),
         ),
         (
             "tool_chat_template_functiongemma.jinja",
             "strings between \"<escape>\"",
-            true,
+            Some(gemma),
         ),
     ] {
         let source = std::fs::read_to_string(dir.join(file)).expect("vLLM's template");
@@ -666,7 +676,14 @@ fn syntaxes_derived_from_unseen_families_round_trip() {
         let found = syntax_detect::detect(&template, &source);
         assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
         assert!(found.how.contains(shape), "{file}: {}", found.how);
-        if own_values {
+        if let Some((opener, closer, separator)) = own_values {
+            let s = found.syntax;
+            let frame = (s.opener(), s.closer(), text_of(s.separator));
+            assert_eq!(
+                frame,
+                (opener.into(), closer.into(), separator.into()),
+                "{file}"
+            );
             let mut failures = Vec::new();
             let strings = own_round_trip(found.syntax, &tools, &report.checker, &mut failures);
             report.failures.extend(failures);

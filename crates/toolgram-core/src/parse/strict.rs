@@ -76,7 +76,14 @@ pub fn parse_output(
     tools: &ToolSet,
     choice: &ToolChoice,
 ) -> Result<ParsedOutput, ParseError> {
-    let content = |s: &str| Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_owned);
+    // Content is the text without the markers the template writes around an answer's text.
+    let content = |s: &str| {
+        let text = syntax
+            .text_markers
+            .iter()
+            .fold(s.to_owned(), |t, m| t.replace(m, ""));
+        Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+    };
     if *choice == ToolChoice::None {
         return Ok(ParsedOutput {
             content: content(text),
@@ -278,9 +285,14 @@ fn read_exactly(
         for n in syntax.noise {
             whole = whole.replace(n, "");
         }
-        let before = whole
+        let mut before = whole
             .find(&syntax.opener())
-            .map_or("", |i| whole[..i].trim());
+            .map_or("", |i| &whole[..i])
+            .to_owned();
+        for m in syntax.text_markers {
+            before = before.replace(m, "");
+        }
+        let before = before.trim();
         if out.content != before {
             return Err(ParseError::Malformed {
                 offset: 0,

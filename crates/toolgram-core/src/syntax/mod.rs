@@ -79,7 +79,12 @@ pub struct CallSyntax {
     /// The reasoning block this family writes, if any (`--think` asks for this one).
     pub think: Option<Reasoning>,
     /// Turn/channel markers that may wrap or end the reply's text; never part of content.
+    /// Removed from the whole reply before it is read.
     pub noise: &'static [&'static str],
+    /// Markers a template writes around an answer's text alone (`<answer>`…`</answer>`):
+    /// removed from content only, never from call arguments. Registry entries have none;
+    /// detection sets them from what a template renders.
+    pub text_markers: &'static [&'static str],
 }
 
 /// How a call's name and arguments are spelled.

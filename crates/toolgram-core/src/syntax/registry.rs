@@ -28,6 +28,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -47,6 +48,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: Some(MISTRAL_THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -66,6 +68,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: None,
+        text_markers: &[],
         noise: &["<|eom_id|>", "<|eot_id|>"],
     },
     CallSyntax {
@@ -96,6 +99,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "</function>",
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -129,6 +133,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             open: &[Piece::Token("<seed:think>")],
             close: &[Piece::Token("</seed:think>")],
         }),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -159,6 +164,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "",
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &["<|role_end|>"],
     },
     CallSyntax {
@@ -192,6 +198,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             open: &[Piece::Token("<think:opensource>")],
             close: &[Piece::Token("</think:opensource>")],
         }),
+        text_markers: &[],
         noise: &["<｜hy_eos:opensource｜>"],
     },
     CallSyntax {
@@ -222,6 +229,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "</invoke>",
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -252,6 +260,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "</｜DSML｜invoke>",
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -282,6 +291,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "</｜DSML｜invoke>",
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -323,6 +333,7 @@ pub static REGISTRY: &[CallSyntax] = &[
                 Piece::Token("<|sep|>"),
             ],
         }),
+        text_markers: &[],
         noise: &[
             "<|open|>response<|sep|>",
             "<|close|>response<|sep|>",
@@ -346,6 +357,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Pythonic,
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -372,6 +384,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_is_id: false,
         },
         think: Some(MISTRAL_THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -398,6 +411,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_is_id: false,
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -424,6 +438,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_is_id: false,
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -450,6 +465,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_is_id: true,
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -476,6 +492,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_is_id: false,
         },
         think: None,
+        text_markers: &[],
         noise: &[">>>all\n"],
     },
     CallSyntax {
@@ -502,6 +519,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             name_is_id: false,
         },
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -531,6 +549,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             open: &[Piece::Token("<|channel>"), Piece::Text("thought")],
             close: &[Piece::Token("<channel|>")],
         }),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -556,6 +575,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             open: &[Piece::Token("<|START_THINKING|>")],
             close: &[Piece::Token("<|END_THINKING|>")],
         }),
+        text_markers: &[],
         noise: &[
             "<|START_RESPONSE|>",
             "<|END_RESPONSE|>",
@@ -585,6 +605,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             id_key: "",
         },
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -604,6 +625,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -623,6 +645,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -642,6 +665,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -661,6 +685,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -680,6 +705,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::JsonNamedKey,
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -710,6 +736,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             call_end: "</function>",
         },
         think: Some(Reasoning::THINK),
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -736,6 +763,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             quote: "",
         },
         think: None,
+        text_markers: &[],
         noise: &["<|content|>"],
     },
     CallSyntax {
@@ -755,6 +783,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -780,6 +809,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -808,6 +838,7 @@ pub static REGISTRY: &[CallSyntax] = &[
             open: &[Piece::Token("<mm:think>")],
             close: &[Piece::Token("</mm:think>")],
         }),
+        text_markers: &[],
         noise: &["]<]minimax[>["],
     },
     CallSyntax {
@@ -846,6 +877,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         think: None,
         // A text answer is a message to the user; a message ends with `<|eot|>`, or with
         // `<|eom|>` and the next one's start (`<|start|>assistant` alone is harmony's too).
+        text_markers: &[],
         noise: &[
             " to=user<|message|>",
             "<|eot|>",
@@ -871,6 +903,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Harmony,
         think: None,
+        text_markers: &[],
         noise: &[],
     },
     CallSyntax {
@@ -890,6 +923,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         prompt_opens: None,
         body: CallBody::Json,
         think: None,
+        text_markers: &[],
         noise: &[],
     },
 ];

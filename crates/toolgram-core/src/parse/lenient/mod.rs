@@ -343,7 +343,7 @@ fn clean(
         out = out.replace(m, "");
     }
     for s in syntaxes {
-        for n in s.noise {
+        for n in s.noise.iter().chain(s.text_markers) {
             out = out.replace(n, "");
         }
     }
