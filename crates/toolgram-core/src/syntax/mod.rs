@@ -391,6 +391,9 @@ mod tests {
         assert_eq!(detect(harmony).name, "gpt-oss");
         let m3 = "{{ ']<]minimax[>[' + '<invoke name=\"' }}<mm:think>";
         assert_eq!(detect(m3).name, "minimax-m3");
+        // A template that only describes GLM's format in prose (vLLM's GLM 4 example).
+        let glm = "<tool_call>function_name\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>";
+        assert_eq!(detect(glm).name, "glm");
     }
 
     #[test]

@@ -149,7 +149,7 @@ pub static REGISTRY: &[CallSyntax] = &[
         args_key: "arguments",
         id_key: "",
         bare_calls: false,
-        template_markers: &["<arg_key>"],
+        template_markers: &["<arg_key>", "<arg_value>"],
         prompt_opens: None,
         body: CallBody::Tagged {
             name_open: "",
