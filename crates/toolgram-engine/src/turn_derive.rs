@@ -116,3 +116,35 @@ pub(crate) fn same(r: &Reasoning, open: &str, close: &str) -> bool {
     let text = |p: &[Piece]| syntax::text_of(p);
     text(r.open) == open && text(r.close) == close
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cut is moved out of a marker two spellings share the start or end of, and only
+    /// a marker-shaped, short, one-line difference is one.
+    #[test]
+    fn differences_are_cut_at_whole_markers() {
+        let plain = "<|CHATBOT|><|START_RESPONSE|>A<|END_RESPONSE|>";
+        let with =
+            "<|CHATBOT|><|START_THINKING|>Rz9<|END_THINKING|><|START_RESPONSE|>A<|END_RESPONSE|>";
+        assert_eq!(
+            around(with, plain, "Rz9"),
+            Some(("<|START_THINKING|>".into(), "<|END_THINKING|>".into()))
+        );
+        let plain = "[INST]q[/INST]A";
+        let with = "[INST]q[/INST][THINK]Rz9[/THINK]A";
+        assert_eq!(
+            around(with, plain, "Rz9"),
+            Some(("[THINK]".into(), "[/THINK]".into()))
+        );
+        // A header that differs mid-word is no marker.
+        let plain = "<|start|>assistant to=user<|message|>A<|end|>";
+        let with = "<|start|>assistant to=self<|message|>Rz9<|end|><|start|>assistant to=user<|message|>A<|end|>";
+        assert_eq!(around(with, plain, "Rz9"), None);
+        // A difference spanning lines (a turn rendered otherwise) is no marker.
+        let plain = "<u>q</u>A";
+        let with = "<u>q</u><x>\n<r>Rz9</r>A";
+        assert_eq!(around(with, plain, "Rz9"), None);
+    }
+}
