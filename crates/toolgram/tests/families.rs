@@ -157,18 +157,7 @@ fn a_template_in_no_family_s_syntax_gets_a_derived_one() {
         said.contains("call syntax: derived from the template: tagged parameters"),
         "{said}"
     );
-    assert_eq!(
-        msg["tool_calls"][0]["function"]["name"], "get_weather",
-        "{msg}"
-    );
-    let args: Value = msg["tool_calls"][0]["function"]["arguments"]
-        .as_str()
-        .and_then(|a| serde_json::from_str(a).ok())
-        .unwrap_or(Value::Null);
-    assert!(
-        args["city"].as_str().is_some_and(|c| c.contains("Paris")),
-        "{msg}"
-    );
+    assert_paris_weather(&msg, "invoke-tags.jinja");
 
     // A template whose calls fit no shape is refused with what was found.
     let odd = temp_file(
@@ -207,15 +196,20 @@ fn the_default_model_calls_in_derived_python_and_marker_json_syntaxes() {
         let (msg, said) = call_with_template_stderr(&path, "What's the weather in Paris?", &[]);
         assert_eq!(msg["toolgram"]["syntax"], "derived", "{file}: {msg}");
         assert!(said.contains(shape), "{file}: {said}");
-        let call = &msg["tool_calls"][0]["function"];
-        assert_eq!(call["name"], "get_weather", "{file}: {msg}");
-        let args: Value = call["arguments"]
-            .as_str()
-            .and_then(|a| serde_json::from_str(a).ok())
-            .unwrap_or(Value::Null);
-        assert!(
-            args["city"].as_str().is_some_and(|c| c.contains("Paris")),
-            "{file}: {msg}"
-        );
+        assert_paris_weather(&msg, file);
     }
+}
+
+/// The reply's first call is `get_weather` for Paris.
+fn assert_paris_weather(msg: &Value, what: &str) {
+    let call = &msg["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "get_weather", "{what}: {msg}");
+    let args: Value = call["arguments"]
+        .as_str()
+        .and_then(|a| serde_json::from_str(a).ok())
+        .unwrap_or(Value::Null);
+    assert!(
+        args["city"].as_str().is_some_and(|c| c.contains("Paris")),
+        "{what}: {msg}"
+    );
 }

@@ -156,4 +156,13 @@ fn reasoning_and_text_markers_are_read_from_what_the_template_renders() {
     let (code, msg, err) = parse(&["--template", template], "<answer>It is sunny.</answer>");
     assert_eq!(code, 0, "{err}");
     assert_eq!(msg["content"], "It is sunny.", "{msg}");
+    // Text markers are not content, but inside a call's arguments they are data.
+    let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"<answer>Paris</answer>\"}}\n</tool_call>";
+    let (code, msg, err) = parse(&["--template", template], text);
+    assert_eq!(code, 0, "{err}");
+    let args: Value = msg["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .and_then(|a| serde_json::from_str(a).ok())
+        .unwrap_or(Value::Null);
+    assert_eq!(args["city"], "<answer>Paris</answer>", "{msg}");
 }

@@ -371,6 +371,33 @@ mod tests {
         assert_eq!(out.map(|o| o.content), Ok(Some("It is sunny".into())));
     }
 
+    /// Markers a template writes around an answer's text are not content, on the JSON
+    /// path (Hermes) and the family-reader path (Qwen3-Coder), and stay in arguments.
+    #[test]
+    fn text_markers_are_not_content_but_stay_in_arguments() {
+        for name in ["hermes", "qwen3-coder"] {
+            let entry = by_name(name).expect("registered");
+            let s: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
+                text_markers: &["<answer>", "</answer>"],
+                ..*entry
+            }));
+            let call = ToolCall {
+                id: String::new(),
+                name: "get_weather".into(),
+                arguments: json!({"city": "<answer>Paris</answer>"}),
+            };
+            let text = format!("<answer>Checking.</answer>{}", s.render_calls(&[call]));
+            let out = parse_output(&text, s, &tools(), &ToolChoice::Auto)
+                .unwrap_or_else(|e| panic!("{name}: {e}: {text}"));
+            assert_eq!(out.content.as_deref(), Some("Checking."), "{name}");
+            assert_eq!(
+                out.tool_calls[0].arguments,
+                json!({"city": "<answer>Paris</answer>"}),
+                "{name}"
+            );
+        }
+    }
+
     #[test]
     fn reasoning_is_split_only_when_thinking_is_on() {
         let text = "<think>\nweigh it\n</think>\n\nHello";
