@@ -25,8 +25,11 @@ use toolgram_core::{ToolChoice, ToolSet};
 pub struct EngineOptions {
     /// CPU threads for llama.cpp; `None` picks [`default_threads`].
     pub threads: Option<u32>,
-    /// Context window in tokens; `None` = min(model's training context, 8192).
+    /// Context window in tokens; `None` = min(model's training context, `default_ctx_cap`).
     pub n_ctx: Option<u32>,
+    /// The most a context window chosen for the model may be (`None`: 8192). `serve` raises
+    /// it: agents send 10–25k tokens of instructions and tools on every turn.
+    pub default_ctx_cap: Option<u32>,
     /// A Jinja chat template overriding the one in the GGUF.
     pub chat_template: Option<String>,
     /// A call syntax name overriding detection from the template.
@@ -168,9 +171,11 @@ impl Engine {
             lenient: opts.lenient,
             ..CompileOptions::default()
         };
-        let n_ctx = opts
-            .n_ctx
-            .unwrap_or_else(|| model.n_ctx_train().clamp(512, 8192));
+        let n_ctx = opts.n_ctx.unwrap_or_else(|| {
+            model
+                .n_ctx_train()
+                .clamp(512, opts.default_ctx_cap.unwrap_or(8192).max(512))
+        });
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -193,6 +198,14 @@ impl Engine {
     /// The call syntax this engine speaks.
     pub fn syntax(&self) -> &'static CallSyntax {
         self.syntax
+    }
+
+    /// Whether the model's chat template writes a reasoning block (it renders an assistant
+    /// turn's `reasoning_content`, or speaks harmony's analysis channel): a model trained to
+    /// reason before it answers, where `--think optional` is worth offering to clients.
+    pub fn template_reasons(&self) -> bool {
+        self.syntax.body == toolgram_core::syntax::CallBody::Harmony
+            || crate::turn_derive::writes_reasoning(&self.template)
     }
 
     /// Whether the vocabulary's token trie and mask slices were built from the GGUF header
@@ -220,6 +233,30 @@ impl Engine {
     /// End-of-generation token ids.
     pub fn eog_tokens(&self) -> &[u32] {
         self.tok.eog()
+    }
+
+    /// A rendered prompt as tokens: specials parsed, BOS first where the model wants one.
+    pub(crate) fn tokenize_prompt(&self, prompt: &str) -> Vec<llama_cpp_2::token::LlamaToken> {
+        let vocab = self.model.vocab();
+        let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
+        let bos = vocab.bos();
+        if vocab.should_add_bos() && tokens.first() != Some(&bos) {
+            tokens.insert(0, bos);
+        }
+        tokens
+    }
+
+    /// How many tokens the prompt of `messages` with `tools` has, as a request evaluates it.
+    pub fn prompt_tokens(
+        &self,
+        messages: &[toolgram_core::ChatMessage],
+        tools: &ToolSet,
+    ) -> Result<usize, EngineError> {
+        let prompt = self
+            .template
+            .render(messages, tools, self.syntax)
+            .map_err(EngineError::Template)?;
+        Ok(self.tokenize_prompt(&prompt).len())
     }
 
     /// How many tokens this model's tokenizer makes of `text` (no BOS, specials as text).

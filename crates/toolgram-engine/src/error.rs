@@ -38,7 +38,7 @@ pub enum EngineError {
     Template(String),
     /// The conversation does not fit the context window.
     #[error(
-        "the prompt has {prompt_tokens} tokens; the context holds {n_ctx} (with room for at least one generated token)"
+        "the prompt has {prompt_tokens} tokens; the context holds {n_ctx} (with room for at least one generated token): give a larger --ctx-size"
     )]
     ContextOverflow {
         /// Prompt length in tokens.

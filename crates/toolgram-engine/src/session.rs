@@ -400,13 +400,7 @@ impl<'e> Session<'e> {
     }
 
     pub(crate) fn tokenize_prompt(&self, prompt: &str) -> Vec<LlamaToken> {
-        let vocab = self.engine.model.vocab();
-        let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
-        let bos = vocab.bos();
-        if vocab.should_add_bos() && tokens.first() != Some(&bos) {
-            tokens.insert(0, bos);
-        }
-        tokens
+        self.engine.tokenize_prompt(prompt)
     }
 
     /// Where the reusable prefix of `tokens` ends (0 without a prefix store): the prompt

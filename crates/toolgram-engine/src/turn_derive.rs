@@ -39,6 +39,16 @@ pub(crate) fn reasoning_markers(t: &ChatTemplate) -> Option<(String, String)> {
     around(&with, &plain, THOUGHT)
 }
 
+/// Whether `t` writes an assistant turn's `reasoning_content` at all (its markers may be
+/// written with or without it, as Qwen3's empty `<think>\n\n</think>` is).
+pub(crate) fn writes_reasoning(t: &ChatTemplate) -> bool {
+    render(
+        t,
+        json!({"role": "assistant", "content": ANSWER, "reasoning_content": THOUGHT}),
+    )
+    .is_some_and(|r| r.contains(THOUGHT))
+}
+
 /// The markers `t` writes around an assistant's text and not around its calls: (opener,
 /// closer) as text.
 pub(crate) fn content_markers(t: &ChatTemplate) -> Option<(String, String)> {

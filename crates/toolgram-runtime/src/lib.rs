@@ -59,8 +59,8 @@ pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
-    Call, CallKind, FailedAttempt, FinishReason, Response, RunTimings, Usage, failed_json,
-    usage_json,
+    Call, CallKind, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings, Usage,
+    failed_json, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use tools::{read_tools_file, tools_from_json};
@@ -190,6 +190,15 @@ impl Runtime {
         }
     }
 
+    /// Whether the model reasons before it answers: its chat template writes a reasoning
+    /// block (a provider: `false`, the provider decides).
+    pub fn reasons(&self) -> bool {
+        match &*self.inner {
+            Inner::Embedded(e) => e.reasons,
+            Inner::Remote(_) => false,
+        }
+    }
+
     /// The session cache's counters (`None` for a provider).
     pub fn cache_stats(&self) -> Option<&CacheStats> {
         match &*self.inner {
@@ -261,6 +270,30 @@ impl Runtime {
         Ok(EventStream { rx })
     }
 
+    /// How many tokens `req`'s prompt has (its conversation and offered tools, rendered by the
+    /// model's template), without decoding: Anthropic's `count_tokens`. Embedded model only.
+    pub fn count_tokens(&self, req: &Request) -> Result<usize, RunError> {
+        let (req, filtered_out) = offered(req)?;
+        match &*self.inner {
+            Inner::Embedded(e) => {
+                let (tx, rx) = mpsc::channel();
+                e.submit(Job {
+                    req,
+                    filtered_out,
+                    reply: Reply::Count(tx),
+                    queued_at: Instant::now(),
+                })?;
+                rx.recv().map_err(|_| {
+                    RunError::Stopped("the engine thread ended while counting".into())
+                })?
+            }
+            Inner::Remote(_) => Err(RunError::InvalidRequest(
+                "counting tokens needs the embedded model's tokenizer; a provider counts its own"
+                    .into(),
+            )),
+        }
+    }
+
     /// The exact request a provider runtime would send first, with its path and reason.
     pub fn render(&self, req: &Request) -> Result<RenderedRequest, RunError> {
         match &*self.inner {
@@ -272,9 +305,12 @@ impl Runtime {
     }
 }
 
-/// The request with the pool offered for it, and the tools left out.
-fn offered(req: &Request) -> Result<(Request, Vec<String>), RunError> {
-    let (tools, filtered_out) = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
+/// The request with the pool offered for it, and the tools left out (those its front end
+/// left out first).
+fn offered(req: &Request) -> Result<(Request, Vec<FilteredTool>), RunError> {
+    let (tools, pool_out) = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let mut filtered_out = req.not_offered.clone();
+    filtered_out.extend(pool_out);
     let mut req = req.clone();
     req.tools = tools;
     if req.messages.iter().all(|m| m.role == "system") {

@@ -2,6 +2,7 @@
 //! trigger words or `tool_choice` names them. This module must not validate calls.
 
 use crate::error::RunError;
+use crate::response::FilteredTool;
 use std::sync::Arc;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, validate};
 
@@ -10,7 +11,7 @@ pub(crate) fn offered(
     tools: &Arc<ToolSet>,
     messages: &[ChatMessage],
     choice: &ToolChoice,
-) -> Result<(Arc<ToolSet>, Vec<String>), RunError> {
+) -> Result<(Arc<ToolSet>, Vec<FilteredTool>), RunError> {
     let keep = validate::filter_pool(tools, messages, choice);
     if keep.len() == tools.tools().len() {
         return Ok((Arc::clone(tools), Vec::new()));
@@ -20,7 +21,12 @@ pub(crate) fn offered(
         .iter()
         .enumerate()
         .filter(|(i, _)| !keep.contains(i))
-        .map(|(_, t)| t.name.clone())
+        .map(|(_, t)| {
+            FilteredTool::new(
+                t.name.clone(),
+                "escape hatch: the user said none of its trigger words and tool_choice does not name it",
+            )
+        })
         .collect();
     Ok((Arc::new(tools.subset(&keep)?), out))
 }

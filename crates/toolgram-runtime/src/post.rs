@@ -4,7 +4,7 @@
 
 use crate::error::RunError;
 use crate::request::Request;
-use crate::response::{Call, CallKind, Response};
+use crate::response::{Call, CallKind, FilteredTool, Response};
 use serde_json::Value;
 use std::time::Instant;
 use toolgram_core::{ToolCall, ToolSet, validate};
@@ -41,7 +41,7 @@ pub(crate) fn typed_calls(tools: &ToolSet, calls: Vec<ToolCall>) -> Vec<Call> {
 /// Finish `response` for `req`: repeats, the filtered-out tools and the wall clock.
 pub(crate) fn finish(
     req: &Request,
-    filtered_out: &[String],
+    filtered_out: &[FilteredTool],
     started: Instant,
     mut response: Response,
 ) -> Result<Response, RunError> {

@@ -2,6 +2,7 @@
 //! choice, mode, sampling, retry policy, and an optional `response_format` for structured
 //! output without tools. Plain data: this module must not read files or run anything.
 
+use crate::response::FilteredTool;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +42,9 @@ pub struct Request {
     /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
     /// embedded engine speaks its model's own syntax.
     pub syntax: Option<String>,
+    /// Tools the front end left out before the pool was built (hosted tools it cannot run),
+    /// each with why; the reply lists them first under `filtered_out`.
+    pub not_offered: Vec<FilteredTool>,
     /// Set it to stop the run: a queued request is dropped, a running one stops decoding
     /// (the error is `cancelled`).
     pub cancel: Cancel,
@@ -79,6 +83,7 @@ impl Request {
             refuse_repeats: false,
             response_format: None,
             syntax: None,
+            not_offered: Vec::new(),
             cancel: Cancel::default(),
         }
     }

@@ -58,6 +58,27 @@ impl Call {
     }
 }
 
+/// A tool the request named that the model was not offered, and why: an escape-hatch tool
+/// none of whose trigger words was said, or a tool a front end could not honour (a hosted
+/// tool such as `web_search` that this server cannot run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilteredTool {
+    /// The tool's name (or its type, for hosted tools without a name).
+    pub tool: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+impl FilteredTool {
+    /// `tool` left out for `reason`.
+    pub fn new(tool: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            tool: tool.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
 /// How long the run took.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RunTimings {
@@ -104,8 +125,8 @@ pub struct Response {
     pub failed_attempts: Vec<FailedAttempt>,
     /// Calls repeating an earlier call with the same arguments.
     pub repeated_calls: Vec<RepeatedCall>,
-    /// Escape-hatch tools left out of the pool for this request.
-    pub filtered_out: Vec<String>,
+    /// Tools left out of the pool for this request, each with why.
+    pub filtered_out: Vec<FilteredTool>,
     /// Schema keywords the grammar could not say, checked after parsing instead.
     pub enforced_after_parse: Vec<DeferredKeyword>,
     /// Measurements.
@@ -143,7 +164,9 @@ impl Response {
             "repeated_calls": self.repeated_calls.iter()
                 .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
                 .collect::<Vec<_>>(),
-            "filtered_out": self.filtered_out,
+            "filtered_out": self.filtered_out.iter()
+                .map(|f| json!({"tool": f.tool, "reason": f.reason}))
+                .collect::<Vec<_>>(),
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),

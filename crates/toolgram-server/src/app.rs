@@ -5,13 +5,14 @@
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use axum::http::StatusCode;
-use serde_json::Value;
+use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use toolgram_core::ChatMessage;
-use toolgram_runtime::Runtime;
+use toolgram_runtime::{Response, Runtime};
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -28,9 +29,27 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Stored Responses kept for `previous_response_id`.
     pub max_stored_responses: usize,
-    /// Tokens a reply may have: the default when a request names none, and the most one may
-    /// ask for (more is a 400, never a silent cut).
+    /// Tokens a reply may have: the default when a request names none, and the most one is
+    /// given (a request asking for more is capped, and the reply says so).
     pub max_tokens: usize,
+    /// Other names for the served model (`--model-alias NAME=MODEL`: NAME, MODEL), listed by
+    /// `/v1/models`; MODEL must name the served model.
+    pub aliases: Vec<(String, String)>,
+    /// Answer a model name that is neither the served id nor an alias with a 404, instead of
+    /// serving it with the one model (as llama-server does).
+    pub strict_model_names: bool,
+    /// What to do with hosted tools (`web_search`, …) this server cannot run.
+    pub hosted_tools: HostedTools,
+}
+
+/// What a request's hosted tools (run by a vendor's servers, not by the client) get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostedTools {
+    /// Left out of the model's pool and listed in the reply's `toolgram.filtered_out`.
+    #[default]
+    Filter,
+    /// A 400 naming the tool.
+    Refuse,
 }
 
 impl Default for ServerConfig {
@@ -43,8 +62,19 @@ impl Default for ServerConfig {
             timeout: Duration::from_secs(300),
             max_stored_responses: 256,
             max_tokens: 2048,
+            aliases: Vec::new(),
+            strict_model_names: false,
+            hosted_tools: HostedTools::Filter,
         }
     }
+}
+
+/// The reply's `toolgram` object: what the run reports, and the notes of what the front end
+/// did not do as asked.
+pub fn toolgram_json(r: Option<&Response>, notes: &[String]) -> Value {
+    let mut v = r.map_or_else(|| json!({}), Response::toolgram_json);
+    v["notes"] = json!(notes);
+    v
 }
 
 /// A stored response: the conversation it ended, for `previous_response_id`.
@@ -70,6 +100,7 @@ pub struct App {
     pub stored: Mutex<VecDeque<Stored>>,
     model_id: String,
     counter: AtomicU64,
+    logged_notes: Mutex<HashSet<String>>,
 }
 
 impl App {
@@ -88,6 +119,7 @@ impl App {
             stored: Mutex::new(VecDeque::new()),
             model_id,
             counter: AtomicU64::new(0),
+            logged_notes: Mutex::new(HashSet::new()),
         }
     }
 
@@ -96,18 +128,41 @@ impl App {
         &self.model_id
     }
 
-    /// Accept the served model's id, its file name, `toolgram` or `default`.
+    /// Whether `m` names the served model: its id, its file name, an alias, `toolgram` or
+    /// `default`.
+    pub fn names_served_model(&self, m: &str) -> bool {
+        self.is_served_id(m) || self.config.aliases.iter().any(|(a, _)| a == m)
+    }
+
+    fn is_served_id(&self, m: &str) -> bool {
+        m == self.model_id
+            || m == "toolgram"
+            || m == "default"
+            || m.strip_suffix(".gguf") == Some(&self.model_id)
+    }
+
+    /// The first alias whose target is not the served model, as an error to show at start.
+    pub fn check_aliases(&self) -> Result<(), String> {
+        match self
+            .config
+            .aliases
+            .iter()
+            .find(|(_, m)| !self.is_served_id(m))
+        {
+            None => Ok(()),
+            Some((name, m)) => Err(format!(
+                "--model-alias {name}={m}: this server serves `{}`, not `{m}`",
+                self.model_id
+            )),
+        }
+    }
+
+    /// Check the model a request names: any name is served by the one model unless
+    /// `strict_model_names` is set, when only [`App::names_served_model`] names are.
     pub fn check_model(&self, model: Option<&str>) -> Result<(), ApiError> {
         match model {
             None => Ok(()),
-            Some(m)
-                if m == self.model_id
-                    || m == "toolgram"
-                    || m == "default"
-                    || m.strip_suffix(".gguf") == Some(&self.model_id) =>
-            {
-                Ok(())
-            }
+            Some(m) if !self.config.strict_model_names || self.names_served_model(m) => Ok(()),
             Some(m) => Err(ApiError::new(
                 StatusCode::NOT_FOUND,
                 "invalid_request_error",
@@ -118,6 +173,18 @@ impl App {
                 ),
             )
             .param("model")),
+        }
+    }
+
+    /// Log each note on stderr the first time it is seen (the reply says it every time).
+    pub fn log_notes(&self, route: &str, notes: &[String]) {
+        let mut seen = self.logged_notes.lock().unwrap_or_else(|e| e.into_inner());
+        for n in notes {
+            if seen.len() < 1024 && seen.insert(format!("{route} {n}")) {
+                eprintln!(
+                    "toolgram serve: {route}: {n} (said once; replies carry it in toolgram.notes)"
+                );
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 
 use crate::app::App;
 use crate::error::ApiError;
-use crate::params;
+use crate::params::{self, Notes};
 use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::{Value, json};
@@ -23,7 +23,43 @@ pub struct ChatRequest {
     pub stream: bool,
     /// Send a last chunk with the usage.
     pub include_usage: bool,
+    /// What was not done as asked.
+    pub notes: Notes,
 }
+
+/// Fields read and honoured.
+const HONOURED: &[&str] = &[
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "response_format",
+    "max_completion_tokens",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "logit_bias",
+    "max_attempts",
+    "stream",
+    "stream_options",
+    "n",
+];
+
+/// Fields accepted that change nothing a single local model does.
+const ACCEPTED: &[&str] = &[
+    "user",
+    "metadata",
+    "store",
+    "prompt_cache_key",
+    "safety_identifier",
+    "service_tier",
+];
+
+/// The roles a Chat Completions message may have.
+const ROLES: &[&str] = &["system", "developer", "user", "assistant", "tool"];
 
 /// Read a Chat Completions body.
 pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
@@ -38,6 +74,13 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
         .iter()
         .enumerate()
         .map(|(i, m)| {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+            if !ROLES.contains(&role) {
+                return Err(ApiError::invalid(
+                    &format!("messages[{i}].role"),
+                    format!("unknown role `{role}`: one of {}", ROLES.join(", ")),
+                ));
+            }
             serde_json::from_value(with_custom_calls_as_functions(m))
                 .map_err(|e| ApiError::invalid(&format!("messages[{i}]"), e.to_string()))
         })
@@ -47,9 +90,11 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     {
         return Err(ApiError::invalid("n", "only `n` = 1 is supported"));
     }
-    let tools = params::tools(o)?;
-    let has_tools = !tools.tools().is_empty();
-    let mut req = Request::new(messages, tools);
+    let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
+    let pool = params::tools(o, app.config.hosted_tools)?;
+    let has_tools = !pool.tools.tools().is_empty();
+    let mut req = Request::new(messages, pool.tools);
+    req.not_offered = pool.not_offered;
     req.tool_choice = params::tool_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(o.get("response_format"), "response_format")?;
@@ -57,6 +102,7 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
         o,
         &["max_completion_tokens", "max_tokens"],
         app.config.max_tokens,
+        &mut notes,
     )?;
     req.retry = params::retry(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
@@ -65,10 +111,12 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
         .and_then(|s| s.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    app.log_notes("/v1/chat/completions", &notes);
     Ok(ChatRequest {
         req,
         stream,
         include_usage,
+        notes,
     })
 }
 
@@ -108,7 +156,7 @@ fn call_json(index: Option<usize>, id: &str, name: &str, kind: &CallKind) -> Val
 }
 
 /// The `chat.completion` object.
-pub fn completion(app: &App, id: &str, r: &Response) -> Value {
+pub fn completion(app: &App, id: &str, r: &Response, notes: &[String]) -> Value {
     let mut message = json!({"role": "assistant", "content": r.content, "refusal": null});
     if let Some(reasoning) = &r.reasoning {
         message["reasoning_content"] = json!(reasoning);
@@ -126,7 +174,7 @@ pub fn completion(app: &App, id: &str, r: &Response) -> Value {
             "logprobs": null}],
         "usage": r.usage.map_or(Value::Null, toolgram_runtime::usage_json),
         "system_fingerprint": null,
-        "toolgram": r.toolgram_json(),
+        "toolgram": crate::app::toolgram_json(Some(r), notes),
     })
 }
 
@@ -147,7 +195,7 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Api
     match crate::run::run(&app.runtime, chat.req, app.config.timeout).await? {
         Ok(r) => {
             app.metrics.reply(&r);
-            Ok(axum::Json(completion(&app, &id, &r)).into_response())
+            Ok(axum::Json(completion(&app, &id, &r, &chat.notes)).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
             Ok(axum::Json(truncated(&app, &id, &e)).into_response())
@@ -219,6 +267,7 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<Value>(64);
     let include_usage = chat.include_usage;
+    let notes = chat.notes;
     tokio::spawn(async move {
         let mut next = first;
         let _ = tx
@@ -234,7 +283,7 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
                 Event::Done(r) => {
                     app.metrics.reply(&r);
                     let mut last = chunk(&app, &id, json!({}), Some(r.finish_reason.as_str()));
-                    last["toolgram"] = r.toolgram_json();
+                    last["toolgram"] = crate::app::toolgram_json(Some(&r), &notes);
                     let _ = tx.send(last).await;
                     if include_usage {
                         let mut u = chunk(&app, &id, json!({}), None);

@@ -63,6 +63,11 @@ impl ApiError {
         self
     }
 
+    /// What it says.
+    pub fn fields(&self) -> &Fields {
+        &self.0
+    }
+
     /// The JSON body.
     pub fn body(&self) -> Value {
         let f = &self.0;

@@ -1,7 +1,8 @@
 //! # toolgram-server — `toolgram serve`
 //!
-//! An OpenAI-compatible HTTP server on the run stage: change one base URL and the `openai`
-//! SDKs, agent frameworks and editors get tool calls that are valid by construction. Every
+//! An OpenAI- and Anthropic-compatible HTTP server on the run stage: change one base URL and
+//! the `openai` and `anthropic` SDKs, agent frameworks, coding agents and editors get tool
+//! calls that are valid by construction. Every
 //! request goes to one shared [`toolgram_runtime::Runtime`] (so the tool-prefix session cache
 //! serves all clients); this crate reads requests and writes replies, nothing else.
 //!
@@ -9,13 +10,16 @@
 //! - [`app`] — shared state and settings ([`ServerConfig`]);
 //! - [`chat`] — `POST /v1/chat/completions`, JSON and Server-Sent Events;
 //! - [`responses`] — `POST /v1/responses`, JSON and its typed stream events;
+//! - [`anthropic`] — `POST /v1/messages` and `/v1/messages/count_tokens`, Anthropic's shapes;
 //! - [`params`] — request fields read one by one into typed 400s;
 //! - [`error`] — OpenAI-shaped errors and their statuses;
 //! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;
 //! - [`metrics`] — `GET /metrics`.
 //!
 //! Also: `GET /v1/models`, `GET /health`, `GET /openapi.json` (the document in this crate,
-//! tested against the routes), an optional API key, a body limit (413), a bounded queue
+//! tested against the routes), an optional API key (`Authorization: Bearer` or
+//! `x-api-key`), any model name served by the one model (aliases; `strict_model_names` for
+//! 404s), hosted tools left out and listed, a body limit (413), a bounded queue
 //! (429 with `Retry-After`), a per-request timeout, cancellation when the client goes away,
 //! and graceful shutdown on SIGTERM or Ctrl-C.
 //!
@@ -23,6 +27,7 @@
 
 #![deny(missing_docs)]
 
+pub mod anthropic;
 pub mod app;
 pub mod chat;
 pub mod error;
@@ -53,6 +58,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/responses", post(create_response))
         .route("/v1/responses/{id}", get(get_response))
+        .route("/v1/messages", post(anthropic::messages))
+        .route("/v1/messages/count_tokens", post(anthropic::count_tokens))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
@@ -70,6 +77,8 @@ pub async fn serve(runtime: Runtime, config: ServerConfig) -> std::io::Result<()
     let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
     let app = Arc::new(App::new(runtime, config));
+    app.check_aliases()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     eprintln!(
         "toolgram serve: model `{}` on http://{addr}/v1 (Ctrl-C or SIGTERM to stop)",
         app.model_id()
@@ -111,25 +120,46 @@ async fn shutdown_signal() {
     eprintln!("toolgram serve: shutting down; finishing requests in flight");
 }
 
+/// Whether a request is for Anthropic's routes (its errors take Anthropic's shape).
+fn is_anthropic(path: &str) -> bool {
+    path.starts_with("/v1/messages")
+}
+
+/// The key a client sent: `Authorization: Bearer KEY` (the scheme in any case, RFC 7235) or
+/// Anthropic's `x-api-key: KEY`.
+fn sent_key(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, key)| key.trim());
+    bearer.or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
+}
+
 async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let Some(key) = &app.config.api_key else {
         return next.run(req).await;
     };
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if given == Some(key.as_str()) {
+    if sent_key(req.headers()) == Some(key.as_str()) {
         return next.run(req).await;
     }
-    ApiError::new(
+    let err = ApiError::new(
         StatusCode::UNAUTHORIZED,
         "invalid_request_error",
         "invalid_api_key",
-        "missing or wrong API key: send `Authorization: Bearer <key>`",
-    )
-    .into_response()
+        "missing or wrong API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`",
+    );
+    let mut resp = if is_anthropic(req.uri().path()) {
+        anthropic::AnthropicError(err).into_response()
+    } else {
+        err.into_response()
+    };
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        axum::http::HeaderValue::from_static("Bearer realm=\"toolgram\""),
+    );
+    resp
 }
 
 async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
@@ -143,7 +173,7 @@ async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
 }
 
 /// The body as JSON, within the size limit.
-async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
+pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
     let bytes = axum::body::to_bytes(req.into_body(), app.config.max_body_bytes)
         .await
         .map_err(|_| {
@@ -168,7 +198,7 @@ async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
 }
 
 /// Check a request as the engine would compile it, before it is queued.
-fn precheck(app: &App, req: &toolgram_runtime::Request) -> Result<(), ApiError> {
+pub(crate) fn precheck(app: &App, req: &toolgram_runtime::Request) -> Result<(), ApiError> {
     if let Some(syntax) = app.runtime.syntax() {
         toolgram_runtime::check(req, syntax, false)?;
     }
@@ -226,10 +256,20 @@ async fn health(State(app): State<Arc<App>>) -> Json<Value> {
 }
 
 async fn models(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(
-        json!({"object": "list", "data": [{"id": app.model_id(), "object": "model",
-        "created": 0, "owned_by": "toolgram"}]}),
-    )
+    let entry = |id: &str| {
+        json!({"id": id, "object": "model", "created": 0, "owned_by": "toolgram",
+        "type": "model", "display_name": id, "created_at": "1970-01-01T00:00:00Z"})
+    };
+    let data: Vec<Value> = std::iter::once(app.model_id())
+        .chain(app.config.aliases.iter().map(|(a, _)| a.as_str()))
+        .map(entry)
+        .collect();
+    let last = data
+        .last()
+        .and_then(|d| d["id"].as_str())
+        .map(str::to_owned);
+    Json(json!({"object": "list", "data": data, "has_more": false,
+        "first_id": app.model_id(), "last_id": last}))
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
@@ -245,11 +285,15 @@ async fn openapi() -> Response {
 }
 
 async fn not_found(req: Request) -> Response {
-    ApiError::new(
+    let err = ApiError::new(
         StatusCode::NOT_FOUND,
         "invalid_request_error",
         "unknown_url",
         format!("no route for {} {}", req.method(), req.uri().path()),
-    )
-    .into_response()
+    );
+    if is_anthropic(req.uri().path()) {
+        anthropic::AnthropicError(err).into_response()
+    } else {
+        err.into_response()
+    }
 }

@@ -2,10 +2,24 @@
 //! field, never a 5xx and never a silently ignored setting. Shared by the Chat Completions and
 //! Responses routes. This module must not run anything.
 
+use crate::app::HostedTools;
 use crate::error::ApiError;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use toolgram_core::{ToolChoice, ToolSet};
-use toolgram_runtime::{ResponseFormat, RetryPolicy, SamplingOptions};
+use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, SamplingOptions};
+
+/// What the server did not do as asked, said in the reply (`toolgram.notes`) and the log.
+pub type Notes = Vec<String>;
+
+/// A note for each top-level field of `o` that is neither in `honoured` nor in `accepted`
+/// (fields clients send whose absence changes nothing here, such as `store` or `user`).
+pub fn ignored_fields(o: &Map<String, Value>, honoured: &[&str], accepted: &[&str]) -> Notes {
+    o.keys()
+        .filter(|k| !honoured.contains(&k.as_str()) && !accepted.contains(&k.as_str()))
+        .map(|k| format!("field `{k}` is not used by this server and was ignored"))
+        .collect()
+}
 
 /// The body as an object.
 pub fn object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
@@ -61,12 +75,13 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
     }
 }
 
-/// Sampling settings common to both APIs; `max_keys` are the token-limit names in order of
-/// preference.
+/// Sampling settings common to every API; `max_keys` are the token-limit names in order of
+/// preference. A limit above the server's is capped to it, with a note.
 pub fn sampling(
     o: &Map<String, Value>,
     max_keys: &[&str],
     limit: usize,
+    notes: &mut Notes,
 ) -> Result<SamplingOptions, ApiError> {
     let mut s = SamplingOptions {
         max_tokens: limit,
@@ -75,13 +90,18 @@ pub fn sampling(
     for key in max_keys {
         if let Some(n) = opt_uint(o, key)? {
             let n = usize::try_from(n).unwrap_or(usize::MAX);
-            if n == 0 || n > limit {
+            if n == 0 {
                 return Err(ApiError::invalid(
                     key,
-                    format!("`{key}` must be between 1 and this server's limit {limit}"),
+                    format!("`{key}` must be at least 1"),
                 ));
             }
-            s.max_tokens = n;
+            if n > limit {
+                notes.push(format!(
+                    "`{key}` {n} is above this server's limit: capped to {limit} (toolgram serve --max-tokens)"
+                ));
+            }
+            s.max_tokens = n.min(limit);
             break;
         }
     }
@@ -148,18 +168,31 @@ pub fn retry(o: &Map<String, Value>) -> Result<RetryPolicy, ApiError> {
     Ok(p)
 }
 
-/// The tool pool: function tools and custom grammar tools, in either API's shape.
-pub fn tools(o: &Map<String, Value>) -> Result<ToolSet, ApiError> {
-    let items = match o.get("tools") {
-        None | Some(Value::Null) => {
-            return ToolSet::new(Vec::new())
-                .map_err(|e| ApiError::from(toolgram_runtime::RunError::from(e)));
-        }
-        Some(Value::Array(a)) => a,
-        Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
-    };
+/// A request's tool pool as read: the tools offered to the model, the ones left out (hosted
+/// tools this server cannot run), and the namespace each namespaced function came from.
+pub struct Pool {
+    /// The tools offered.
+    pub tools: ToolSet,
+    /// Tools left out, with why.
+    pub not_offered: Vec<FilteredTool>,
+    /// Function name → the `namespace` tool that grouped it (Responses).
+    pub namespaces: HashMap<String, String>,
+}
+
+/// Tool types OpenAI and Anthropic run on their own servers, or that need an environment this
+/// server does not have: the model is not offered them.
+fn hosted_reason(kind: &str) -> String {
+    format!("hosted tool type `{kind}`: run by the vendor's servers, which this server is not")
+}
+
+/// The tool pool from `items` (function tools and custom grammar tools in either OpenAI
+/// API's shape, Responses' `namespace` groups); any other tool type is a hosted tool, left
+/// out and listed, or a 400 under [`HostedTools::Refuse`].
+pub fn pool(items: &[Value], hosted: HostedTools, param: &str) -> Result<Pool, ApiError> {
     let mut chat_shaped = Vec::with_capacity(items.len());
-    for (i, t) in items.iter().enumerate() {
+    let mut not_offered = Vec::new();
+    let mut namespaces = HashMap::new();
+    let mut add = |t: &Value, ns: Option<&str>, out: &mut Vec<Value>| {
         let kind = t.get("type").and_then(Value::as_str).unwrap_or("");
         let item = match kind {
             // Responses' flat function shape → Chat's nested one.
@@ -167,20 +200,69 @@ pub fn tools(o: &Map<String, Value>) -> Result<ToolSet, ApiError> {
                 let mut f = t.as_object().cloned().unwrap_or_default();
                 f.remove("type");
                 f.remove("strict");
-                serde_json::json!({"type": "function", "function": f})
+                f.remove("defer_loading");
+                json!({"type": "function", "function": f})
             }
             "function" | "custom" => t.clone(),
-            other => {
+            _ => return Err(kind.to_owned()),
+        };
+        if let Some(ns) = ns {
+            let name = item
+                .get("function")
+                .unwrap_or(&item)
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            namespaces.insert(name.to_owned(), ns.to_owned());
+        }
+        out.push(item);
+        Ok(())
+    };
+    for (i, t) in items.iter().enumerate() {
+        let at = format!("{param}[{i}]");
+        let kind = t.get("type").and_then(Value::as_str).unwrap_or("");
+        let result = if kind == "namespace" {
+            let ns = t.get("name").and_then(Value::as_str).unwrap_or("");
+            let inner = t
+                .get("tools")
+                .and_then(Value::as_array)
+                .ok_or_else(|| ApiError::invalid(&at, "a namespace tool needs an array `tools`"))?;
+            inner
+                .iter()
+                .try_for_each(|f| add(f, Some(ns), &mut chat_shaped))
+        } else {
+            add(t, None, &mut chat_shaped)
+        };
+        if let Err(kind) = result {
+            let name = t.get("name").and_then(Value::as_str).unwrap_or(&kind);
+            if hosted == HostedTools::Refuse {
                 return Err(ApiError::invalid(
-                    &format!("tools[{i}].type"),
-                    format!("tool type `{other}` is not supported (function, custom)"),
+                    &format!("{at}.type"),
+                    format!(
+                        "tool `{name}`: {} (this server refuses hosted tools: --hosted-tools filter offers the rest)",
+                        hosted_reason(&kind)
+                    ),
                 ));
             }
-        };
-        chat_shaped.push(item);
+            not_offered.push(FilteredTool::new(name, hosted_reason(&kind)));
+        }
     }
-    toolgram_runtime::tools_from_json(Value::Array(chat_shaped), ".".as_ref())
-        .map_err(|e| ApiError::from(e).param("tools"))
+    let tools = toolgram_runtime::tools_from_json(Value::Array(chat_shaped), ".".as_ref())
+        .map_err(|e| ApiError::from(e).param(param))?;
+    Ok(Pool {
+        tools,
+        not_offered,
+        namespaces,
+    })
+}
+
+/// The pool of a body's `tools` field.
+pub fn tools(o: &Map<String, Value>, hosted: HostedTools) -> Result<Pool, ApiError> {
+    match o.get("tools") {
+        None | Some(Value::Null) => pool(&[], hosted, "tools"),
+        Some(Value::Array(a)) => pool(a, hosted, "tools"),
+        Some(_) => Err(ApiError::invalid("tools", "`tools` must be an array")),
+    }
 }
 
 /// `tool_choice` in either API's shape.

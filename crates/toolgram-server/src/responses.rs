@@ -1,17 +1,23 @@
-//! `POST /v1/responses`: OpenAI's Responses API — `input` as a string or items (`message`,
-//! `function_call`, `function_call_output`, `custom_tool_call`, `custom_tool_call_output`),
-//! `instructions`, `previous_response_id` (responses kept in memory, bounded; `store: false`
-//! honoured) — read into a runtime [`Request`]; the reply as output items (`reasoning`,
-//! `message`, `function_call`, `custom_tool_call`), or streamed with the Responses event
-//! types. This module must not run the pipeline itself.
+//! `POST /v1/responses`: OpenAI's Responses API as coding agents send it — `input` as a
+//! string or items (`message` of any role incl. `developer`, `function_call`,
+//! `function_call_output`, `custom_tool_call`, `custom_tool_call_output`, `reasoning`; items of
+//! hosted tools skipped with a note), `instructions`, `previous_response_id` (responses kept in
+//! memory, bounded; `store: false` honoured), `namespace` tool groups, hosted tools left out
+//! and listed, `reasoning` mapped to the model's reasoning block where its template has one,
+//! `include: ["reasoning.encrypted_content"]` — read into a runtime [`Request`]; the reply as
+//! output items (`reasoning`, `message`, `function_call` with its `namespace`,
+//! `custom_tool_call`), or streamed with the Responses event types. This module must not run
+//! the pipeline itself.
 
 use crate::app::{App, Stored};
 use crate::error::ApiError;
-use crate::params;
+use crate::params::{self, Notes};
 use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::sync::Arc;
+use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, MessageToolCall};
 use toolgram_runtime::{CallKind, Event, Request, Response};
 
@@ -23,6 +29,87 @@ pub struct ResponsesRequest {
     pub stream: bool,
     store: bool,
     echo: Value,
+    notes: Notes,
+    namespaces: HashMap<String, String>,
+    encrypted_reasoning: bool,
+}
+
+/// Fields read and honoured.
+const HONOURED: &[&str] = &[
+    "model",
+    "input",
+    "instructions",
+    "previous_response_id",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "text",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "max_attempts",
+    "stream",
+    "store",
+    "reasoning",
+    "include",
+    "prompt_cache_key",
+];
+
+/// Fields accepted that change nothing a single local model does (the session cache keys
+/// on the prompt itself, so `prompt_cache_key` needs no more than the prompt).
+const ACCEPTED: &[&str] = &[
+    "metadata",
+    "client_metadata",
+    "user",
+    "service_tier",
+    "truncation",
+    "safety_identifier",
+    "stream_options",
+    "background",
+    "top_logprobs",
+];
+
+/// What `encrypted_content` starts with: the reasoning's text follows, hex-encoded, so a
+/// later request carrying the item gives the model its earlier reasoning back.
+const ENCRYPTED_PREFIX: &str = "toolgram.reasoning.v1:";
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<String> {
+    let bytes = (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The reasoning text a `reasoning` input item carries back: our `encrypted_content`, else
+/// its `content` or `summary` texts.
+fn reasoning_text(item: &Value) -> Option<String> {
+    if let Some(t) = item
+        .get("encrypted_content")
+        .and_then(Value::as_str)
+        .and_then(|e| e.strip_prefix(ENCRYPTED_PREFIX))
+        .and_then(unhex)
+    {
+        return Some(t);
+    }
+    let texts = |key: &str| {
+        item.get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .filter(|t| !t.is_empty())
+    };
+    texts("content").or_else(|| texts("summary"))
 }
 
 fn text_of(content: &Value) -> Option<String> {
@@ -50,8 +137,9 @@ fn call_message(call_id: &str, name: &str, arguments: String) -> MessageToolCall
     }
 }
 
-/// `input` items → chat messages (consecutive calls become one assistant message).
-fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
+/// `input` items → chat messages (consecutive calls become one assistant message; a
+/// `reasoning` item's text goes with the assistant turn after it).
+fn messages_of(input: &Value, notes: &mut Notes) -> Result<Vec<ChatMessage>, ApiError> {
     let items = match input {
         Value::String(s) => return Ok(vec![ChatMessage::text("user", s.clone())]),
         Value::Array(items) => items,
@@ -63,6 +151,7 @@ fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
         }
     };
     let mut out: Vec<ChatMessage> = Vec::new();
+    let mut reasoning: Option<String> = None;
     for (i, item) in items.iter().enumerate() {
         let at = format!("input[{i}]");
         let kind = item
@@ -86,7 +175,11 @@ fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
                     .get("content")
                     .and_then(text_of)
                     .ok_or_else(|| ApiError::invalid(&at, "a message needs `content`"))?;
-                out.push(ChatMessage::text(role, content));
+                let mut m = ChatMessage::text(role, content);
+                if role == "assistant" {
+                    m.reasoning_content = reasoning.take();
+                }
+                out.push(m);
             }
             "function_call" | "custom_tool_call" => {
                 let (Some(call_id), Some(name)) = (s("call_id"), s("name")) else {
@@ -108,7 +201,7 @@ fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
                         tool_calls: Some(vec![call]),
                         tool_call_id: None,
                         name: None,
-                        reasoning_content: None,
+                        reasoning_content: reasoning.take(),
                     }),
                 }
             }
@@ -120,13 +213,10 @@ fn messages_of(input: &Value) -> Result<Vec<ChatMessage>, ApiError> {
                 m.tool_call_id = Some(call_id.to_owned());
                 out.push(m);
             }
-            "reasoning" => {}
-            other => {
-                return Err(ApiError::invalid(
-                    &at,
-                    format!("input item type `{other}` is not supported"),
-                ));
-            }
+            "reasoning" => reasoning = reasoning_text(item),
+            other => notes.push(format!(
+                "{at}: item type `{other}` (a hosted tool's) is not run here and was left out"
+            )),
         }
     }
     Ok(out)
@@ -146,22 +236,32 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
         }
         None => Vec::new(),
     };
+    let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
     let input = o
         .get("input")
         .ok_or_else(|| ApiError::invalid("input", "`input` is required"))?;
-    messages.extend(messages_of(input)?);
+    messages.extend(messages_of(input, &mut notes)?);
     if let Some(instructions) = params::opt_str(o, "instructions")? {
         messages.retain(|m| m.role != "system");
         messages.insert(0, ChatMessage::text("system", instructions));
     }
-    let tools = params::tools(o)?;
-    let has_tools = !tools.tools().is_empty();
-    let mut req = Request::new(messages, tools);
+    let pool = params::tools(o, app.config.hosted_tools)?;
+    let has_tools = !pool.tools.tools().is_empty();
+    let mut req = Request::new(messages, pool.tools);
+    req.not_offered = pool.not_offered;
+    req.think = think(app, o.get("reasoning"), &mut notes)?;
     req.tool_choice = params::tool_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format =
         params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
-    req.sampling = params::sampling(o, &["max_output_tokens"], app.config.max_tokens)?;
+    req.sampling = params::sampling(o, &["max_output_tokens"], app.config.max_tokens, &mut notes)?;
+    let encrypted_reasoning = match o.get("include") {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(a)) => a
+            .iter()
+            .any(|v| v.as_str() == Some("reasoning.encrypted_content")),
+        Some(_) => return Err(ApiError::invalid("include", "`include` must be an array")),
+    };
     req.retry = params::retry(o)?;
     let echo: Map<String, Value> = [
         "instructions",
@@ -174,26 +274,65 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
         "max_output_tokens",
         "text",
         "metadata",
+        "reasoning",
     ]
     .iter()
     .map(|k| ((*k).to_owned(), o.get(*k).cloned().unwrap_or(Value::Null)))
     .collect();
+    app.log_notes("/v1/responses", &notes);
     Ok(ResponsesRequest {
         req,
         stream: params::opt_bool(o, "stream")?.unwrap_or(false),
         store: params::opt_bool(o, "store")?.unwrap_or(true),
         echo: Value::Object(echo),
+        notes,
+        namespaces: pool.namespaces,
+        encrypted_reasoning,
     })
 }
 
-fn call_item(id: &str, call_id: &str, name: &str, kind: &CallKind) -> Value {
-    match kind {
+/// `reasoning: {effort}` as the model's reasoning block: demanded where the model's template
+/// writes one (as OpenAI's reasoning models always reason; off for effort `none` or
+/// `minimal`), else ignored with a note.
+fn think(app: &App, reasoning: Option<&Value>, notes: &mut Notes) -> Result<Think, ApiError> {
+    let Some(r) = reasoning.filter(|r| !r.is_null()) else {
+        return Ok(Think::Off);
+    };
+    let effort = match r.get("effort") {
+        None | Some(Value::Null) => "medium",
+        Some(Value::String(e)) => e.as_str(),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "reasoning.effort",
+                "`reasoning.effort` must be a string",
+            ));
+        }
+    };
+    if matches!(effort, "none" | "minimal") {
+        return Ok(Think::Off);
+    }
+    if app.runtime.reasons() {
+        Ok(Think::Required)
+    } else {
+        notes.push(
+            "`reasoning` was ignored: the model's chat template has no reasoning block".into(),
+        );
+        Ok(Think::Off)
+    }
+}
+
+fn call_item(rr: &ResponsesRequest, id: &str, call_id: &str, name: &str, kind: &CallKind) -> Value {
+    let mut item = match kind {
         CallKind::Function { arguments } => json!({"type": "function_call", "id": id,
             "call_id": call_id, "name": name, "arguments": arguments.to_string(),
             "status": "completed"}),
         CallKind::Custom { input } => json!({"type": "custom_tool_call", "id": id,
             "call_id": call_id, "name": name, "input": input, "status": "completed"}),
+    };
+    if let Some(ns) = rr.namespaces.get(name) {
+        item["namespace"] = json!(ns);
     }
+    item
 }
 
 fn message_item(id: &str, text: &str) -> Value {
@@ -201,22 +340,26 @@ fn message_item(id: &str, text: &str) -> Value {
         "content": [{"type": "output_text", "text": text, "annotations": []}]})
 }
 
-fn reasoning_item(id: &str, text: &str) -> Value {
-    json!({"type": "reasoning", "id": id, "summary": [],
-        "content": [{"type": "reasoning_text", "text": text}]})
+fn reasoning_item(encrypted: bool, id: &str, text: &str) -> Value {
+    let mut item = json!({"type": "reasoning", "id": id, "summary": [],
+        "content": [{"type": "reasoning_text", "text": text}]});
+    if encrypted {
+        item["encrypted_content"] = json!(format!("{ENCRYPTED_PREFIX}{}", hex(text)));
+    }
+    item
 }
 
 /// Output items of a reply, with ids.
-fn output_items(app: &App, r: &Response) -> Vec<Value> {
+fn output_items(app: &App, rr: &ResponsesRequest, r: &Response) -> Vec<Value> {
     let mut items = Vec::new();
     if let Some(t) = &r.reasoning {
-        items.push(reasoning_item(&app.new_id("rs"), t));
+        items.push(reasoning_item(rr.encrypted_reasoning, &app.new_id("rs"), t));
     }
     if let Some(t) = &r.content {
         items.push(message_item(&app.new_id("msg"), t));
     }
     for c in &r.tool_calls {
-        items.push(call_item(&app.new_id("fc"), &c.id, &c.name, &c.kind));
+        items.push(call_item(rr, &app.new_id("fc"), &c.id, &c.name, &c.kind));
     }
     items
 }
@@ -244,10 +387,19 @@ fn response_object(
             o.entry(k.clone()).or_insert_with(|| val.clone());
         }
     }
-    if let Some(r) = r {
-        v["toolgram"] = r.toolgram_json();
-    }
+    v["toolgram"] = crate::app::toolgram_json(r, &rr.notes);
     v
+}
+
+/// The response object of a finished reply: `incomplete` when `max_output_tokens` cut its text.
+fn finished(app: &App, id: &str, rr: &ResponsesRequest, output: Vec<Value>, r: &Response) -> Value {
+    if r.finish_reason == toolgram_runtime::FinishReason::Length {
+        let mut body = response_object(app, id, rr, "incomplete", output, Some(r));
+        body["incomplete_details"] = json!({"reason": "max_output_tokens"});
+        body
+    } else {
+        response_object(app, id, rr, "completed", output, Some(r))
+    }
 }
 
 fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &Value) {
@@ -287,8 +439,8 @@ pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, 
     match crate::run::run(&app.runtime, rr.req.clone(), app.config.timeout).await? {
         Ok(r) => {
             app.metrics.reply(&r);
-            let output = output_items(&app, &r);
-            let body = response_object(&app, &id, &rr, "completed", output, Some(&r));
+            let output = output_items(&app, &rr, &r);
+            let body = finished(&app, &id, &rr, output, &r);
             remember(&app, &rr, &id, &r, &body);
             Ok(axum::Json(body).into_response())
         }
@@ -321,6 +473,8 @@ struct Writer {
     done_items: Vec<Value>,
     /// The client went away.
     gone: bool,
+    /// Reasoning items carry `encrypted_content`.
+    encrypted_reasoning: bool,
 }
 
 impl Writer {
@@ -355,7 +509,7 @@ impl Writer {
                     "output_index": index, "content_index": 0, "text": o.text}),
                 )
                 .await;
-                reasoning_item(&id, &o.text)
+                reasoning_item(self.encrypted_reasoning, &id, &o.text)
             }
             "function_call" => {
                 self.send(
@@ -440,6 +594,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
             open: None,
             done_items: Vec::new(),
             gone: false,
+            encrypted_reasoning: rr.encrypted_reasoning,
         };
         let created = response_object(&app, &id, &rr, "in_progress", Vec::new(), None);
         w.send("response.created", json!({"response": created.clone()}))
@@ -482,7 +637,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                     ..
                 } => {
                     let fid = app.new_id("fc");
-                    let (kind, item) = if is_custom {
+                    let (kind, mut item) = if is_custom {
                         (
                             "custom_tool_call",
                             json!({"type": "custom_tool_call", "id": fid,
@@ -495,6 +650,9 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                             "call_id": call_id, "name": name, "arguments": "", "status": "in_progress"}),
                         )
                     };
+                    if let Some(ns) = rr.namespaces.get(&name) {
+                        item["namespace"] = json!(ns);
+                    }
                     w.open(kind, fid, item).await;
                 }
                 Event::ToolCallDelta {
@@ -521,17 +679,14 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                 Event::Done(r) => {
                     w.close().await;
                     app.metrics.reply(&r);
-                    let body = response_object(
-                        &app,
-                        &id,
-                        &rr,
-                        "completed",
-                        std::mem::take(&mut w.done_items),
-                        Some(&r),
-                    );
+                    let body = finished(&app, &id, &rr, std::mem::take(&mut w.done_items), &r);
                     remember(&app, &rr, &id, &r, &body);
-                    w.send("response.completed", json!({"response": body}))
-                        .await;
+                    let kind = if body["status"] == "incomplete" {
+                        "response.incomplete"
+                    } else {
+                        "response.completed"
+                    };
+                    w.send(kind, json!({"response": body})).await;
                     break;
                 }
                 Event::Failed(e) if e.kind() == "truncated" => {

@@ -191,6 +191,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                     chat_template,
                     syntax: args.syntax.clone(),
                     lenient: args.lenient,
+                    ..EngineOptions::default()
                 },
                 max_sessions: 1,
                 parallel: 1,

@@ -8,6 +8,7 @@ use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{Backend, EmbeddedConfig, Runtime};
 use toolgram_server::ServerConfig;
+use toolgram_server::app::HostedTools;
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {
@@ -52,15 +53,59 @@ pub(crate) struct ServeArgs {
     /// CPU threads.
     #[arg(long)]
     pub threads: Option<u32>,
-    /// Context window in tokens.
+    /// Context window in tokens (default: the model's training context, at most 32768:
+    /// coding agents send 10–25k tokens of instructions and tools on every turn).
     #[arg(long)]
     pub ctx_size: Option<u32>,
+    /// A Jinja chat template overriding the one in the GGUF (its tool-call syntax and
+    /// reasoning block are detected from it).
+    #[arg(long, value_name = "FILE")]
+    pub chat_template: Option<std::path::PathBuf>,
+    /// Call syntax overriding detection from the template.
+    #[arg(long)]
+    pub syntax: Option<String>,
+    /// Another name clients may use for the served model, listed by /v1/models
+    /// (repeatable): `--model-alias gpt-5-codex=qwen2.5-coder-0.5b-instruct-q4_k_m`.
+    #[arg(long, value_name = "NAME=MODEL", value_parser = alias)]
+    pub model_alias: Vec<(String, String)>,
+    /// Answer a model name that is neither the served model nor an alias with 404 (default:
+    /// any name is served by the one model, as llama-server does).
+    #[arg(long)]
+    pub strict_model_names: bool,
+    /// Hosted tools (web_search, file_search, code_interpreter, Anthropic's server tools…)
+    /// this server cannot run: `filter` leaves them out of the model's pool and lists them in
+    /// the reply's toolgram.filtered_out; `refuse` answers 400.
+    #[arg(long, value_enum, default_value_t = HostedArg::Filter)]
+    pub hosted_tools: HostedArg,
     /// A remote provider behind the server (a gateway adding grammar, validation, retries).
     #[command(flatten)]
     pub provider: ProviderArgs,
 }
 
+/// `--hosted-tools`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum HostedArg {
+    /// Leave them out and list them.
+    Filter,
+    /// 400.
+    Refuse,
+}
+
+fn alias(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, model)) if !name.is_empty() && !model.is_empty() => {
+            Ok((name.to_owned(), model.to_owned()))
+        }
+        _ => Err(format!("`{s}`: write NAME=MODEL")),
+    }
+}
+
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let chat_template = args
+        .chat_template
+        .as_ref()
+        .map(|p| crate::call::read(p, "chat template"))
+        .transpose()?;
     let backend = match args.provider.resolve(args.model.as_deref())? {
         Some(p) => Backend::Provider(p),
         None => Backend::Embedded(EmbeddedConfig {
@@ -68,6 +113,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             engine: EngineOptions {
                 threads: args.threads,
                 n_ctx: args.ctx_size,
+                default_ctx_cap: Some(32768),
+                chat_template,
+                syntax: args.syntax.clone(),
                 ..EngineOptions::default()
             },
             max_sessions: args.max_sessions,
@@ -86,6 +134,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_body_bytes: args.max_body_bytes,
         max_tokens: args.max_tokens.max(1),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
+        aliases: args.model_alias,
+        strict_model_names: args.strict_model_names,
+        hosted_tools: match args.hosted_tools {
+            HostedArg::Filter => HostedTools::Filter,
+            HostedArg::Refuse => HostedTools::Refuse,
+        },
         ..ServerConfig::default()
     };
     toolgram_server::serve_blocking(runtime, config)?;

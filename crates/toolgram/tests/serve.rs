@@ -1,6 +1,7 @@
 //! `toolgram serve` as users run it: the real binary on loopback with the test model, driven by
-//! the official `openai` Python SDK (installed by this test into a venv it creates), a load
-//! test with concurrent clients, a client that goes away mid-stream, and a graceful shutdown.
+//! the official `openai` and `anthropic` Python SDKs and agent frameworks (installed by this
+//! test into a venv it creates), a load test with concurrent clients, a client that goes away
+//! mid-stream, and a graceful shutdown.
 
 mod common;
 use common::repo;
@@ -18,17 +19,20 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The packages the client scripts use (the SDK as users install it; schemathesis pinned).
-const PACKAGES: [&str; 5] = [
+/// The packages the client scripts use (the SDK as users install it; the rest pinned).
+const PACKAGES: [&str; 8] = [
     "openai",
     "httpx",
     "jsonschema",
     "schemathesis==4.32.5",
     "openai-agents==0.24.0",
+    "anthropic==2.14.0",
+    "pydantic-ai-slim[anthropic,openai]==2.68.0",
+    "langchain-openai==1.7.4",
 ];
 
-/// A Python venv with the `openai` SDK and OpenAI's Agents SDK, `httpx`, `jsonschema` and
-/// `schemathesis`, made once.
+/// A Python venv with the `openai` and `anthropic` SDKs, OpenAI's Agents SDK, Pydantic AI,
+/// LangChain's OpenAI models, `httpx`, `jsonschema` and `schemathesis`, made once.
 fn venv() -> PathBuf {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
     let dir = PathBuf::from(home).join(".cache/toolgram/venv-tests");
@@ -36,14 +40,15 @@ fn venv() -> PathBuf {
     let ready = Command::new(&python)
         .args([
             "-c",
-            "import openai, httpx, jsonschema, schemathesis, agents",
+            "import openai, httpx, jsonschema, schemathesis, agents, anthropic, pydantic_ai, langchain_openai",
         ])
         .status()
         .is_ok_and(|s| s.success());
     if !ready {
         eprintln!(
-            "serve tests: creating {} with openai, httpx, jsonschema…",
-            dir.display()
+            "serve tests: creating {} with {}…",
+            dir.display(),
+            PACKAGES.join(" ")
         );
         let made = Command::new("python3")
             .args(["-m", "venv"])
@@ -121,6 +126,15 @@ impl Drop for Served {
     }
 }
 
+/// A chat template with a reasoning block (Qwen3's, from the shared test data): the test model
+/// speaks ChatML too, so it runs under it.
+fn reasoning_template() -> String {
+    repo()
+        .join("../shared/data/toolcall-parsing/templates/Qwen-Qwen3-0.6B.jinja")
+        .to_string_lossy()
+        .into_owned()
+}
+
 fn bfcl() -> PathBuf {
     repo().join("../shared/data/bfcl")
 }
@@ -167,6 +181,128 @@ fn the_openai_sdk_gets_valid_calls_streamed_and_not_through_both_apis() {
     eprintln!("{out}");
     assert!(ok, "openai_clients.py failed:\n{out}\n{err}");
     assert!(out.contains("checks passed"), "{out}");
+}
+
+#[test]
+fn the_anthropic_sdk_gets_valid_tool_use_thinking_and_errors_through_the_messages_api() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "secret"]);
+    let thinking = Served::start(&[
+        "--api-key",
+        "secret",
+        "--chat-template",
+        &reasoning_template(),
+    ]);
+    let (base, bfcl) = (server.base(), bfcl().to_string_lossy().into_owned());
+    // Once against the plain template (thinking ignored, and said), once with reasoning.
+    for with_thinking in [false, true] {
+        let mut args = vec![base.as_str(), "secret", &bfcl];
+        let thinking_base = thinking.base();
+        if with_thinking {
+            args.push(&thinking_base);
+        }
+        let (ok, out, err) = python("anthropic_clients.py", &args);
+        eprintln!("{out}");
+        assert!(ok, "anthropic_clients.py failed:\n{out}\n{err}");
+        assert!(out.contains("checks passed"), "{out}");
+    }
+}
+
+#[test]
+fn the_openai_sdk_sends_responses_as_coding_agents_do_and_gets_valid_items_and_events() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "k"]);
+    let thinking = Served::start(&["--api-key", "k", "--chat-template", &reasoning_template()]);
+    let (ok, out, err) = python(
+        "responses_agents.py",
+        &[
+            &server.base(),
+            "k",
+            &bfcl().to_string_lossy(),
+            &thinking.base(),
+        ],
+    );
+    eprintln!("{out}");
+    assert!(ok, "responses_agents.py failed:\n{out}\n{err}");
+    assert!(out.contains("checks passed"), "{out}");
+    // Every field an agent sent was either used or said once in the log.
+    let log = server.log.lock().map(|l| l.clone()).unwrap_or_default();
+    assert!(log.contains("`reasoning` was ignored"), "{log}");
+}
+
+#[test]
+fn pydantic_ai_and_langchain_run_their_tool_loops_unchanged() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "k"]);
+    let (ok, out, err) = python("agent_frameworks.py", &[&server.base(), "k"]);
+    eprintln!("{out}");
+    assert!(ok, "agent_frameworks.py failed:\n{out}\n{err}");
+    assert!(out.contains("checks passed"), "{out}");
+}
+
+/// The status line's code of a raw reply.
+fn status_of(reply: &str) -> u16 {
+    reply
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn strict_model_names_aliases_and_refused_hosted_tools_are_the_operators_choice() {
+    let _one = serial();
+    let server = Served::start(&[
+        "--strict-model-names",
+        "--model-alias",
+        "gpt-4o=SmolLM2-135M-Instruct.Q4_1",
+        "--hosted-tools",
+        "refuse",
+    ]);
+    let models = read_all(send(&server.addr, "GET", "/v1/models", "", ""));
+    assert!(
+        models.contains("\"SmolLM2-135M-Instruct.Q4_1\"") && models.contains("\"gpt-4o\""),
+        "{models}"
+    );
+    let chat = |model: &str, tools: &str| {
+        let body = format!(
+            r#"{{"model":"{model}","messages":[{{"role":"user","content":"Hi"}}],"max_tokens":4{tools}}}"#
+        );
+        read_all(send(
+            &server.addr,
+            "POST",
+            "/v1/chat/completions",
+            &body,
+            "",
+        ))
+    };
+    assert_eq!(status_of(&chat("gpt-4o", "")), 200);
+    let unknown = chat("claude-sonnet-4-5", "");
+    assert_eq!(status_of(&unknown), 404, "{unknown}");
+    let hosted = chat("gpt-4o", r#","tools":[{"type":"web_search"}]"#);
+    assert_eq!(status_of(&hosted), 400, "{hosted}");
+    assert!(hosted.contains("web_search"), "{hosted}");
+    // Anthropic's route answers in Anthropic's error shape.
+    let body = r#"{"model":"claude-sonnet-4-5","max_tokens":4,"messages":[{"role":"user","content":"Hi"}]}"#;
+    let anthropic = read_all(send(&server.addr, "POST", "/v1/messages", body, ""));
+    assert_eq!(status_of(&anthropic), 404, "{anthropic}");
+    assert!(
+        anthropic.contains(r#""type":"not_found_error""#),
+        "{anthropic}"
+    );
+    // An alias naming another model stops the server before it serves.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        .args(["serve", "--model", "test", "--port", "0"])
+        .args(["--model-alias", "gpt-4o=some-other-model"])
+        .current_dir(repo())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("some-other-model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The Lark reader: rules and terminals, strings (and `"a".."z"` ranges), `/regex/` with
 //! `i`/`s`/`x` flags (through `regex-syntax`), `[optional]`, `( )`, `? * +`, `{m,n}`,
-//! `~ m..n`, special tokens `<[id]>`/`<name>`, `%import common.X`, `%llguidance {…}`.
+//! `~ m..n`, special tokens `<[id]>`/`<name>`, `%import common.X`, `%llguidance {…}`, and
+//! aliases (`expansion -> name`), which name a tree node and leave the language as it is.
 //!
 //! Anything else (`%ignore`, `%declare`, templates, priorities, `%json`) is refused with a
 //! line and column: the reader must never drop a construct that changes the language.
@@ -209,8 +210,15 @@ impl Reader<'_> {
                     uses.entry(name.clone()).or_insert(at);
                     Expr::Ref(name)
                 }
+                // `expansion -> name` names the tree node an alternative builds: the language
+                // is the same without it (a parser of the input is not built from it).
                 '-' if self.rest().starts_with("->") => {
-                    return Err(self.err("aliases (`->`) are not supported"));
+                    self.pos += 2;
+                    self.skip(false);
+                    if self.word().is_empty() {
+                        return Err(self.err("expecting an alias name after `->`"));
+                    }
+                    break;
                 }
                 _ => break,
             };

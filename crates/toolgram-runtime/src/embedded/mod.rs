@@ -37,12 +37,14 @@ pub(crate) enum Reply {
     Once(Sender<Result<Response, RunError>>),
     /// Events as they are decoded, then the result.
     Stream(Sender<Event>),
+    /// Only the prompt's length in tokens (nothing is decoded).
+    Count(Sender<Result<usize, RunError>>),
 }
 
 /// One request in the queue.
 pub(crate) struct Job {
     pub req: Request,
-    pub filtered_out: Vec<String>,
+    pub filtered_out: Vec<crate::response::FilteredTool>,
     pub reply: Reply,
     pub queued_at: Instant,
 }
@@ -54,6 +56,8 @@ pub(crate) struct Embedded {
     waiting: Arc<AtomicUsize>,
     pub model: String,
     pub syntax: &'static CallSyntax,
+    /// The chat template writes a reasoning block.
+    pub reasons: bool,
     pub stats: Arc<CacheStats>,
 }
 
@@ -92,7 +96,11 @@ impl Embedded {
                         return;
                     }
                 };
-                let _ = ready_tx.send(Ok((engine.model_name().to_owned(), engine.syntax())));
+                let _ = ready_tx.send(Ok((
+                    engine.model_name().to_owned(),
+                    engine.syntax(),
+                    engine.template_reasons(),
+                )));
                 let worker = Worker {
                     engine: &engine,
                     waiting: worker_waiting,
@@ -101,7 +109,7 @@ impl Embedded {
                 worker.work(&queue, limits, worker_stats, store);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;
-        let (model, syntax) = ready
+        let (model, syntax, reasons) = ready
             .recv()
             .map_err(|_| RunError::Stopped("the engine thread ended while loading".into()))??;
         Ok(Self {
@@ -110,6 +118,7 @@ impl Embedded {
             waiting,
             model,
             syntax,
+            reasons,
             stats,
         })
     }
@@ -201,6 +210,16 @@ impl<'e> Worker<'e> {
                 }
             }
             while let Ok(job) = queue.recv() {
+                if let Reply::Count(tx) = &job.reply {
+                    // Counting renders and tokenizes; it waits for no lane.
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    let n = self
+                        .engine
+                        .prompt_tokens(&job.req.messages, &job.req.tools)
+                        .map_err(RunError::from);
+                    let _ = tx.send(n);
+                    continue;
+                }
                 if job.req.cancel.is_cancelled() {
                     self.waiting.fetch_sub(1, Ordering::Relaxed);
                     job.reply
@@ -274,7 +293,7 @@ impl<'e> Worker<'e> {
                     custom,
                 ))))
             }
-            Reply::Once(_) => None,
+            Reply::Once(_) | Reply::Count(_) => None,
         };
         session.set_observer(Some(Box::new(Observer {
             stream: state.clone(),
@@ -293,6 +312,9 @@ impl<'e> Worker<'e> {
             },
             (Reply::Stream(tx), None) => {
                 let _ = tx.send(Event::Failed(RunError::Stopped("no stream state".into())));
+            }
+            (Reply::Count(tx), _) => {
+                let _ = tx.send(result.map(|r| r.usage.map_or(0, |u| u.prompt_tokens)));
             }
         }
     }
@@ -330,6 +352,9 @@ impl Reply {
             }
             Self::Stream(tx) => {
                 let _ = tx.send(Event::Failed(e));
+            }
+            Self::Count(tx) => {
+                let _ = tx.send(Err(e));
             }
         }
     }

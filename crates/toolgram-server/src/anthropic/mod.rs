@@ -1,0 +1,149 @@
+//! Anthropic's Messages API: `POST /v1/messages` (JSON or SSE; the `?beta=true` query that
+//! Claude Code adds is accepted) and `POST /v1/messages/count_tokens`, on the same run stage
+//! as the OpenAI routes — the same grammar, validation and retries. [`read`] maps the request
+//! to the runtime, [`wire`] maps the reply back; the handlers here only connect the two.
+//! This module must not compile, decode or validate.
+
+pub mod read;
+pub mod wire;
+
+use crate::app::App;
+use crate::error::ApiError;
+use axum::extract::{Request, State};
+use axum::response::sse::{Event as Sse, KeepAlive};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use toolgram_runtime::Event;
+
+/// An error answered in Anthropic's shape.
+pub struct AnthropicError(pub ApiError);
+
+impl From<ApiError> for AnthropicError {
+    fn from(e: ApiError) -> Self {
+        Self(e)
+    }
+}
+
+impl IntoResponse for AnthropicError {
+    fn into_response(self) -> HttpResponse {
+        let status = self.0.fields().status;
+        let mut resp = (status, axum::Json(wire::error(&self.0))).into_response();
+        if status == axum::http::StatusCode::TOO_MANY_REQUESTS {
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        resp
+    }
+}
+
+/// `POST /v1/messages`.
+pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
+    let result = async {
+        let body = crate::json_body(&app, req).await?;
+        let m = read::read(&app, &body)?;
+        crate::precheck(&app, &m.req)?;
+        if m.stream {
+            stream(Arc::clone(&app), m).await
+        } else {
+            reply(Arc::clone(&app), m).await
+        }
+    }
+    .await;
+    result.unwrap_or_else(|e| AnthropicError(e).into_response())
+}
+
+/// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`, the prompt as the model's template
+/// renders it with the tools offered.
+pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
+    let result = async {
+        let body = crate::json_body(&app, req).await?;
+        let m = read::read(&app, &body)?;
+        let rt = app.runtime.clone();
+        let n = tokio::task::spawn_blocking(move || rt.count_tokens(&m.req))
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    "internal_error",
+                    format!("counting failed: {e}"),
+                )
+            })??;
+        Ok::<_, ApiError>(axum::Json(json!({ "input_tokens": n })).into_response())
+    }
+    .await;
+    result.unwrap_or_else(|e| AnthropicError(e).into_response())
+}
+
+async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
+    let id = app.new_id("msg");
+    match crate::run::run(&app.runtime, m.req, app.config.timeout).await? {
+        Ok(r) => {
+            app.metrics.reply(&r);
+            let toolgram = crate::app::toolgram_json(Some(&r), &m.notes);
+            Ok(axum::Json(wire::message(&id, app.model_id(), &r, toolgram)).into_response())
+        }
+        Err(e) if e.kind() == "truncated" => {
+            let mut toolgram = crate::app::toolgram_json(None, &m.notes);
+            toolgram["error"] = json!({"type": e.kind(), "message": e.to_string()});
+            Ok(axum::Json(wire::cut_message(&id, app.model_id(), toolgram)).into_response())
+        }
+        Err(e) => {
+            app.metrics.failed(&e);
+            Err(e.into())
+        }
+    }
+}
+
+async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
+    let id = app.new_id("msg");
+    let mut events = crate::run::stream(&app.runtime, m.req, app.config.timeout)?;
+    // An error before anything was decoded is still an HTTP error, not a stream.
+    let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        other => other,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<wire::Frame>(64);
+    tokio::spawn(async move {
+        let (mut writer, start) = wire::MessageStream::start(&id, app.model_id());
+        for f in start {
+            let _ = tx.send(f).await;
+        }
+        let mut next = first;
+        while let Some(event) = next {
+            let last = matches!(event, Event::Done(_) | Event::Failed(_));
+            match &event {
+                Event::Done(r) => app.metrics.reply(r),
+                Event::Failed(e) if e.kind() != "truncated" => app.metrics.failed(e),
+                _ => {}
+            }
+            for f in writer.on(event) {
+                if tx.send(f).await.is_err() {
+                    // The client went away; dropping `events` cancels the run.
+                    app.metrics.disconnect();
+                    return;
+                }
+            }
+            if last {
+                break;
+            }
+            next = events.recv().await;
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|(name, data): (&str, Value)| {
+            (
+                Ok::<_, std::convert::Infallible>(
+                    Sse::default().event(name).data(data.to_string()),
+                ),
+                rx,
+            )
+        })
+    });
+    Ok(axum::response::Sse::new(body)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}

@@ -1,0 +1,336 @@
+//! Reading an Anthropic Messages body into a runtime [`Request`]: `system` (a string or text
+//! blocks), messages of content blocks (`text`, `tool_use`, `tool_result` with `is_error`,
+//! `thinking` as the turn's reasoning; `redacted_thinking`, images and server-tool blocks
+//! left out with a note), `tools` with `input_schema` (Anthropic's server tools left out and
+//! listed), `tool_choice` with `disable_parallel_tool_use`, `max_tokens`, `temperature`,
+//! `top_p`, `stop_sequences`, `thinking`. Fields the server does not use are accepted and
+//! named in the reply's notes. This module must not run anything or write replies.
+
+use crate::app::App;
+use crate::error::ApiError;
+use crate::params::{self, Notes};
+use serde_json::{Map, Value, json};
+use toolgram_core::define::message::MessageFunction;
+use toolgram_core::define::request::Think;
+use toolgram_core::{ChatMessage, MessageToolCall, ToolChoice};
+use toolgram_runtime::Request;
+
+/// A Messages request as read.
+pub struct MessagesRequest {
+    /// The runtime request.
+    pub req: Request,
+    /// Stream the reply as SSE.
+    pub stream: bool,
+    /// What was not done as asked.
+    pub notes: Notes,
+}
+
+/// Fields read and honoured.
+const HONOURED: &[&str] = &[
+    "model",
+    "messages",
+    "system",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "stop_sequences",
+    "stream",
+    "tools",
+    "tool_choice",
+    "thinking",
+    "max_attempts",
+];
+
+/// Fields accepted that change nothing a single local model does.
+const ACCEPTED: &[&str] = &[
+    "metadata",
+    "service_tier",
+    "context_management",
+    "container",
+    "output_config",
+    "inference_geo",
+    "cache_control",
+    "speed",
+    "diagnostics",
+];
+
+/// The text of `system`: a string, or text blocks joined by blank lines.
+fn system_text(v: &Value) -> Result<String, ApiError> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(blocks) => Ok(blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n")),
+        _ => Err(ApiError::invalid(
+            "system",
+            "`system` must be a string or an array of text blocks",
+        )),
+    }
+}
+
+/// A `tool_result`'s content as text: a string, or its text blocks joined.
+fn result_text(block: &Value, notes: &mut Notes, at: &str) -> String {
+    let text = match block.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => {
+            if parts
+                .iter()
+                .any(|p| p.get("type").and_then(Value::as_str) != Some("text"))
+            {
+                notes.push(format!(
+                    "{at}: only the text of a tool result is given to the model"
+                ));
+            }
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        _ => String::new(),
+    };
+    if block.get("is_error").and_then(Value::as_bool) == Some(true) {
+        format!("Error: {text}")
+    } else {
+        text
+    }
+}
+
+/// One Anthropic message → chat messages: a user turn's tool results become `tool` messages
+/// (before its text), an assistant turn's blocks one assistant message.
+fn messages_of(
+    i: usize,
+    m: &Value,
+    out: &mut Vec<ChatMessage>,
+    notes: &mut Notes,
+) -> Result<(), ApiError> {
+    let at = format!("messages[{i}]");
+    let role = match m.get("role").and_then(Value::as_str) {
+        Some(r @ ("user" | "assistant")) => r,
+        _ => {
+            return Err(ApiError::invalid(
+                &at,
+                "a message's role must be user or assistant",
+            ));
+        }
+    };
+    let blocks = match m.get("content") {
+        Some(Value::String(s)) => {
+            out.push(ChatMessage::text(role, s.clone()));
+            return Ok(());
+        }
+        Some(Value::Array(blocks)) => blocks,
+        _ => {
+            return Err(ApiError::invalid(
+                &format!("{at}.content"),
+                "`content` must be a string or an array of blocks",
+            ));
+        }
+    };
+    let mut text = Vec::new();
+    let mut calls = Vec::new();
+    let mut reasoning = Vec::new();
+    for (j, b) in blocks.iter().enumerate() {
+        let at = format!("{at}.content[{j}]");
+        let s = |k: &str| b.get(k).and_then(Value::as_str);
+        match b.get("type").and_then(Value::as_str).unwrap_or("") {
+            "text" => text.push(s("text").unwrap_or("").to_owned()),
+            "thinking" if role == "assistant" => {
+                reasoning.push(s("thinking").unwrap_or("").to_owned());
+            }
+            "tool_use" if role == "assistant" => {
+                let (Some(id), Some(name)) = (s("id"), s("name")) else {
+                    return Err(ApiError::invalid(
+                        &at,
+                        "a tool_use block needs `id` and `name`",
+                    ));
+                };
+                let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
+                calls.push(MessageToolCall {
+                    id: id.to_owned(),
+                    kind: "function".to_owned(),
+                    function: MessageFunction {
+                        name: name.to_owned(),
+                        arguments: input.to_string(),
+                    },
+                });
+            }
+            "tool_result" if role == "user" => {
+                let id = s("tool_use_id").ok_or_else(|| {
+                    ApiError::invalid(&at, "a tool_result block needs `tool_use_id`")
+                })?;
+                let mut t = ChatMessage::text("tool", result_text(b, notes, &at));
+                t.tool_call_id = Some(id.to_owned());
+                out.push(t);
+            }
+            other => notes.push(format!(
+                "{at}: a `{other}` block is not given to this model and was left out"
+            )),
+        }
+    }
+    if role == "user" {
+        if !text.is_empty() {
+            out.push(ChatMessage::text("user", text.join("\n")));
+        }
+        return Ok(());
+    }
+    out.push(ChatMessage {
+        role: "assistant".into(),
+        content: (!text.is_empty()).then(|| text.join("\n")),
+        tool_calls: (!calls.is_empty()).then_some(calls),
+        tool_call_id: None,
+        name: None,
+        reasoning_content: (!reasoning.is_empty()).then(|| reasoning.join("\n")),
+    });
+    Ok(())
+}
+
+/// Anthropic's tools in the OpenAI shape the pool reads: a client tool (`input_schema`, no
+/// type or `custom`) as a function; a typed tool (`web_search_20250305`, `bash_20250124`, …)
+/// as it is, which the pool leaves out as hosted.
+fn chat_shaped_tools(o: &Map<String, Value>) -> Result<Vec<Value>, ApiError> {
+    let items = match o.get("tools") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
+    };
+    Ok(items
+        .iter()
+        .map(|t| match t.get("type").and_then(Value::as_str) {
+            None | Some("custom") => {
+                let mut f = Map::new();
+                for key in ["name", "description"] {
+                    if let Some(v) = t.get(key) {
+                        f.insert(key.to_owned(), v.clone());
+                    }
+                }
+                let schema = t
+                    .get("input_schema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"}));
+                f.insert("parameters".into(), schema);
+                json!({"type": "function", "function": f})
+            }
+            Some(_) => t.clone(),
+        })
+        .collect())
+}
+
+/// `tool_choice` and whether several calls may be made.
+fn tool_choice(o: &Map<String, Value>, has_tools: bool) -> Result<(ToolChoice, bool), ApiError> {
+    let Some(v) = o.get("tool_choice").filter(|v| !v.is_null()) else {
+        let choice = if has_tools {
+            ToolChoice::Auto
+        } else {
+            ToolChoice::None
+        };
+        return Ok((choice, true));
+    };
+    let parallel = !v
+        .get("disable_parallel_tool_use")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let choice = match v.get("type").and_then(Value::as_str) {
+        Some("auto") if has_tools => ToolChoice::Auto,
+        Some("auto" | "none") => ToolChoice::None,
+        Some("any") => ToolChoice::Required,
+        Some("tool") => {
+            let name = v.get("name").and_then(Value::as_str).ok_or_else(|| {
+                ApiError::invalid("tool_choice", "a `tool` tool_choice needs `name`")
+            })?;
+            ToolChoice::Named(name.to_owned())
+        }
+        _ => {
+            return Err(ApiError::invalid(
+                "tool_choice",
+                "`tool_choice.type` must be auto, any, tool or none",
+            ));
+        }
+    };
+    Ok((choice, parallel))
+}
+
+/// `thinking` as the model's reasoning block, with its token budget: `enabled` demands the
+/// block (as Anthropic's models always write one), `adaptive` allows it; a note where the
+/// model's template has none.
+fn think(app: &App, o: &Map<String, Value>, notes: &mut Notes) -> (Think, Option<usize>) {
+    let Some(t) = o.get("thinking").filter(|t| !t.is_null()) else {
+        return (Think::Off, None);
+    };
+    match t.get("type").and_then(Value::as_str) {
+        Some(kind @ ("enabled" | "adaptive")) if app.runtime.reasons() => {
+            let budget = t
+                .get("budget_tokens")
+                .and_then(Value::as_u64)
+                .and_then(|b| usize::try_from(b).ok());
+            let think = if kind == "enabled" {
+                Think::Required
+            } else {
+                Think::Optional
+            };
+            (think, budget)
+        }
+        Some("enabled" | "adaptive") => {
+            notes.push(
+                "`thinking` was ignored: the model's chat template has no reasoning block".into(),
+            );
+            (Think::Off, None)
+        }
+        _ => (Think::Off, None),
+    }
+}
+
+/// Read a Messages body (also `count_tokens`', which has no `max_tokens`).
+pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
+    let o = params::object(body)?;
+    app.check_model(params::opt_str(o, "model")?)?;
+    let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
+    let mut messages = Vec::new();
+    if let Some(system) = o.get("system").filter(|s| !s.is_null()) {
+        messages.push(ChatMessage::text("system", system_text(system)?));
+    }
+    let items = match o.get("messages") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        _ => {
+            return Err(ApiError::invalid(
+                "messages",
+                "`messages` must be a non-empty array",
+            ));
+        }
+    };
+    for (i, m) in items.iter().enumerate() {
+        messages_of(i, m, &mut messages, &mut notes)?;
+    }
+    let pool = params::pool(&chat_shaped_tools(o)?, app.config.hosted_tools, "tools")?;
+    let has_tools = !pool.tools.tools().is_empty();
+    let mut req = Request::new(messages, pool.tools);
+    req.not_offered = pool.not_offered;
+    (req.tool_choice, req.parallel_tool_calls) = tool_choice(o, has_tools)?;
+    let mut sampling = params::sampling(o, &["max_tokens"], app.config.max_tokens, &mut notes)?;
+    sampling.stop = match o.get("stop_sequences") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                ApiError::invalid("stop_sequences", "`stop_sequences` must be strings")
+            })?,
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "stop_sequences",
+                "`stop_sequences` must be an array of strings",
+            ));
+        }
+    };
+    let (think, budget) = think(app, o, &mut notes);
+    req.think = think;
+    sampling.think_budget = budget.map(|b| b.min(sampling.max_tokens.saturating_sub(1)).max(1));
+    req.sampling = sampling;
+    req.retry = params::retry(o)?;
+    let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
+    app.log_notes("/v1/messages", &notes);
+    Ok(MessagesRequest { req, stream, notes })
+}
