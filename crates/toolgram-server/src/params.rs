@@ -338,3 +338,64 @@ pub fn response_format(v: Option<&Value>, param: &str) -> Result<Option<Response
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn function(name: &str) -> Value {
+        json!({"type": "function", "name": name, "parameters": {"type": "object"}})
+    }
+
+    /// A namespace's functions are offered under their names and remember their namespace;
+    /// hosted tools are left out with a reason, or refused.
+    #[test]
+    fn namespaces_are_offered_and_hosted_tools_left_out_or_refused() {
+        let items = vec![
+            function("shell"),
+            json!({"type": "namespace", "name": "mcp__files", "tools": [function("read_file")]}),
+            json!({"type": "web_search"}),
+            json!({"type": "web_search_20250305", "name": "web_search_tool"}),
+        ];
+        let pool = pool(&items, HostedTools::Filter, "tools").expect("reads");
+        let names: Vec<&str> = pool.tools.tools().iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["shell", "read_file"]);
+        assert_eq!(
+            pool.namespaces.get("read_file").map(String::as_str),
+            Some("mcp__files")
+        );
+        let out: Vec<&str> = pool.not_offered.iter().map(|f| f.tool.as_str()).collect();
+        assert_eq!(out, ["web_search", "web_search_tool"]);
+        assert!(pool.not_offered[0].reason.contains("hosted"));
+        let refused = super::pool(&items, HostedTools::Refuse, "tools")
+            .err()
+            .expect("refused");
+        assert_eq!(refused.fields().status, axum::http::StatusCode::BAD_REQUEST);
+        assert!(refused.fields().message.contains("web_search"));
+    }
+
+    #[test]
+    fn a_max_tokens_above_the_limit_is_capped_and_said() {
+        let body = json!({"max_tokens": 128000});
+        let mut notes = Notes::new();
+        let s = sampling(
+            body.as_object().expect("object"),
+            &["max_tokens"],
+            2048,
+            &mut notes,
+        )
+        .expect("capped, not refused");
+        assert_eq!(s.max_tokens, 2048);
+        assert!(notes[0].contains("capped"), "{notes:?}");
+        let zero = json!({"max_tokens": 0});
+        assert!(
+            sampling(
+                zero.as_object().expect("object"),
+                &["max_tokens"],
+                2048,
+                &mut notes
+            )
+            .is_err()
+        );
+    }
+}

@@ -138,8 +138,13 @@ fn call_message(call_id: &str, name: &str, arguments: String) -> MessageToolCall
 }
 
 /// `input` items → chat messages (consecutive calls become one assistant message; a
-/// `reasoning` item's text goes with the assistant turn after it).
-fn messages_of(input: &Value, notes: &mut Notes) -> Result<Vec<ChatMessage>, ApiError> {
+/// `reasoning` item's text goes with the assistant turn after it); the tools of
+/// `additional_tools` items (where a coding agent sends its tools) go to `tools`.
+fn messages_of(
+    input: &Value,
+    tools: &mut Vec<Value>,
+    notes: &mut Notes,
+) -> Result<Vec<ChatMessage>, ApiError> {
     let items = match input {
         Value::String(s) => return Ok(vec![ChatMessage::text("user", s.clone())]),
         Value::Array(items) => items,
@@ -214,6 +219,10 @@ fn messages_of(input: &Value, notes: &mut Notes) -> Result<Vec<ChatMessage>, Api
                 out.push(m);
             }
             "reasoning" => reasoning = reasoning_text(item),
+            "additional_tools" => match item.get("tools") {
+                Some(Value::Array(more)) => tools.extend(more.iter().cloned()),
+                _ => return Err(ApiError::invalid(&at, "`additional_tools` needs `tools`")),
+            },
             other => notes.push(format!(
                 "{at}: item type `{other}` (a hosted tool's) is not run here and was left out"
             )),
@@ -240,12 +249,17 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let input = o
         .get("input")
         .ok_or_else(|| ApiError::invalid("input", "`input` is required"))?;
-    messages.extend(messages_of(input, &mut notes)?);
+    let mut tools = match o.get("tools") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
+    };
+    messages.extend(messages_of(input, &mut tools, &mut notes)?);
     if let Some(instructions) = params::opt_str(o, "instructions")? {
         messages.retain(|m| m.role != "system");
         messages.insert(0, ChatMessage::text("system", instructions));
     }
-    let pool = params::tools(o, app.config.hosted_tools)?;
+    let pool = params::pool(&tools, app.config.hosted_tools, "tools")?;
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
@@ -731,4 +745,24 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
     Ok(axum::response::Sse::new(body)
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reasoning text rides in `encrypted_content` and comes back whole, any text.
+    #[test]
+    fn encrypted_reasoning_round_trips() {
+        for text in ["", "plain", "ünïcödé\nlines\t\"quotes\" <think>"] {
+            let item = json!({"type": "reasoning",
+                "encrypted_content": format!("{ENCRYPTED_PREFIX}{}", hex(text))});
+            assert_eq!(reasoning_text(&item).as_deref(), Some(text));
+        }
+        // Another server's opaque blob is not read; the item's own text is.
+        let foreign = json!({"type": "reasoning", "encrypted_content": "gAAAA…",
+            "summary": [{"type": "summary_text", "text": "thought"}]});
+        assert_eq!(reasoning_text(&foreign).as_deref(), Some("thought"));
+        assert_eq!(unhex("zz"), None);
+    }
 }

@@ -218,6 +218,7 @@ impl Reader<'_> {
                     if self.word().is_empty() {
                         return Err(self.err("expecting an alias name after `->`"));
                     }
+                    self.gap(depth);
                     break;
                 }
                 _ => break,

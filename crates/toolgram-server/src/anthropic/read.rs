@@ -1,5 +1,5 @@
 //! Reading an Anthropic Messages body into a runtime [`Request`]: `system` (a string or text
-//! blocks), messages of content blocks (`text`, `tool_use`, `tool_result` with `is_error`,
+//! blocks; `system` messages among the others join it), messages of content blocks (`text`, `tool_use`, `tool_result` with `is_error`,
 //! `thinking` as the turn's reasoning; `redacted_thinking`, images and server-tool blocks
 //! left out with a note), `tools` with `input_schema` (Anthropic's server tools left out and
 //! listed), `tool_choice` with `disable_parallel_tool_use`, `max_tokens`, `temperature`,
@@ -109,10 +109,24 @@ fn messages_of(
     let at = format!("messages[{i}]");
     let role = match m.get("role").and_then(Value::as_str) {
         Some(r @ ("user" | "assistant")) => r,
+        Some("system") => {
+            // Claude Code sends its environment as a system message among the others; chat
+            // templates want one system prompt, first: it joins that.
+            let text = system_text(m.get("content").unwrap_or(&Value::Null))
+                .map_err(|_| ApiError::invalid(&at, "a system message needs text content"))?;
+            match out.first_mut() {
+                Some(first) if first.role == "system" => {
+                    let joined = format!("{}\n\n{text}", first.content.as_deref().unwrap_or(""));
+                    first.content = Some(joined);
+                }
+                _ => out.insert(0, ChatMessage::text("system", text)),
+            }
+            return Ok(());
+        }
         _ => {
             return Err(ApiError::invalid(
                 &at,
-                "a message's role must be user or assistant",
+                "a message's role must be user, assistant or system",
             ));
         }
     };

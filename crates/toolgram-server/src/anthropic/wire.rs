@@ -247,3 +247,169 @@ fn end(stop_reason: &str, usage: Value) -> [Frame; 2] {
         frame("message_stop", json!({"type": "message_stop"})),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgram_core::define::request::Path;
+    use toolgram_runtime::{Call, RunTimings};
+
+    fn reply(reasoning: Option<&str>, content: Option<&str>, calls: Vec<Call>) -> Response {
+        let finish_reason = if calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        Response {
+            content: content.map(str::to_owned),
+            raw: String::new(),
+            reasoning: reasoning.map(str::to_owned),
+            tool_calls: calls,
+            finish_reason,
+            usage: Some(Usage {
+                prompt_tokens: 100,
+                completion_tokens: 7,
+                cached_prompt_tokens: 60,
+            }),
+            path: Path::Grammar,
+            path_reason: String::new(),
+            provider: "embedded".into(),
+            syntax: "hermes".into(),
+            model: "m.gguf".into(),
+            attempts: 1,
+            failed_attempts: Vec::new(),
+            repeated_calls: Vec::new(),
+            filtered_out: Vec::new(),
+            enforced_after_parse: Vec::new(),
+            timings: RunTimings::default(),
+        }
+    }
+
+    fn weather_call() -> Call {
+        Call {
+            id: "call_1".into(),
+            name: "get_weather".into(),
+            kind: CallKind::Function {
+                arguments: json!({"city": "Paris"}),
+            },
+        }
+    }
+
+    /// Blocks in the order Anthropic writes them; usage splits cached from evaluated tokens.
+    #[test]
+    fn a_message_has_thinking_then_text_then_tool_use_and_anthropics_usage() {
+        let r = reply(Some("hmm"), Some("Let me look."), vec![weather_call()]);
+        let m = message("msg_1", "served", &r, json!({}));
+        let kinds: Vec<&str> = m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["type"].as_str())
+            .collect();
+        assert_eq!(kinds, ["thinking", "text", "tool_use"]);
+        assert_eq!(m["content"][2]["input"], json!({"city": "Paris"}));
+        assert_eq!(m["stop_reason"], "tool_use");
+        assert_eq!(m["usage"]["input_tokens"], 40);
+        assert_eq!(m["usage"]["cache_read_input_tokens"], 60);
+        assert_eq!(m["usage"]["output_tokens"], 7);
+        let text_only = message(
+            "msg_2",
+            "served",
+            &reply(None, Some("Hi"), vec![]),
+            json!({}),
+        );
+        assert_eq!(text_only["stop_reason"], "end_turn");
+        assert_eq!(text_only["content"].as_array().map(Vec::len), Some(1));
+    }
+
+    /// One block open at a time, indices in start order, a signature before a thinking block
+    /// closes, and the stream ends with the stop reason and `message_stop`.
+    #[test]
+    fn events_become_anthropics_frames_in_order() {
+        let (mut s, mut frames) = MessageStream::start("msg_1", "served");
+        let events = vec![
+            Event::ReasoningDelta("a".into()),
+            Event::ReasoningDelta("b".into()),
+            Event::ContentDelta("Hi".into()),
+            Event::ToolCallStart {
+                index: 0,
+                id: "call_1".into(),
+                name: "get_weather".into(),
+                custom: false,
+            },
+            Event::ToolCallDelta {
+                index: 0,
+                arguments: "{\"city\":".into(),
+                custom: false,
+            },
+            Event::ToolCallDelta {
+                index: 0,
+                arguments: "\"Paris\"}".into(),
+                custom: false,
+            },
+            Event::ToolCallEnd { index: 0 },
+            Event::Done(Box::new(reply(
+                Some("ab"),
+                Some("Hi"),
+                vec![weather_call()],
+            ))),
+        ];
+        for e in events {
+            frames.extend(s.on(e));
+        }
+        let names: Vec<&str> = frames.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "ping",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop",
+            ]
+        );
+        // Every frame's data carries its own type.
+        assert!(frames.iter().all(|(n, d)| d["type"] == *n));
+        let starts: Vec<(u64, &str)> = frames
+            .iter()
+            .filter(|(n, _)| *n == "content_block_start")
+            .filter_map(|(_, d)| Some((d["index"].as_u64()?, d["content_block"]["type"].as_str()?)))
+            .collect();
+        assert_eq!(starts, [(0, "thinking"), (1, "text"), (2, "tool_use")]);
+        assert_eq!(frames[5].1["delta"]["type"], "signature_delta");
+        let json: String = frames
+            .iter()
+            .filter_map(|(_, d)| d["delta"]["partial_json"].as_str())
+            .collect();
+        assert_eq!(json, "{\"city\":\"Paris\"}");
+        assert_eq!(frames[14].1["delta"]["stop_reason"], "tool_use");
+        assert_eq!(frames[14].1["usage"]["input_tokens"], 40);
+    }
+
+    #[test]
+    fn errors_take_anthropics_type_for_their_status() {
+        let e = ApiError::invalid("messages", "bad");
+        let body = error(&e);
+        assert_eq!(body["type"], "error");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        assert_eq!(body["error"]["param"], "messages");
+        let busy = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "busy",
+            "x",
+        );
+        assert_eq!(error(&busy)["error"]["type"], "rate_limit_error");
+    }
+}

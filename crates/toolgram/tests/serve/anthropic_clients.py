@@ -118,7 +118,10 @@ def server_tools_and_unknown_fields():
     hosted = [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
               {"type": "code_execution_20250522", "name": "code_execution"}]
     msg = client.beta.messages.create(  # the ?beta=true route Claude Code uses
-        model=MODEL, max_tokens=150, messages=[{"role": "user", "content": question}],
+        model=MODEL, max_tokens=150, messages=[
+            {"role": "user", "content": question},
+            # Claude Code sends its environment as a system message among the others.
+            {"role": "system", "content": [{"type": "text", "text": "Working directory: /tmp"}]}],
         tools=tools + hosted, tool_choice={"type": "any"},
         system=[{"type": "text", "text": "You call tools.", "cache_control": {"type": "ephemeral"}}],
         metadata={"user_id": "u-1"}, stop_sequences=["\n\n\n"], betas=["context-management-2025-06-27"],
@@ -159,7 +162,7 @@ def errors():
                         json={"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}]},
                         timeout=300)
     check(bearer.status_code == 200, f"Authorization: bearer works too: {bearer.text}")
-    for bad, field in [({"role": "system", "content": "x"}, "messages[0]"),
+    for bad, field in [({"role": "wizard", "content": "x"}, "messages[0]"),
                        ({"role": "user", "content": 5}, "messages[0].content")]:
         try:
             client.messages.create(model=MODEL, max_tokens=10, messages=[bad])
