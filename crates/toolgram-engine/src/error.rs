@@ -53,6 +53,8 @@ pub enum EngineError {
         partial: String,
         /// The limit that was hit.
         max_tokens: usize,
+        /// The tokens the cut attempt used (set once the session has counted them).
+        usage: Option<toolgram_retry::Usage>,
     },
     /// The constraint reached a state with no allowed token, or rejected a token.
     #[error("constraint error: {0}")]

@@ -67,6 +67,6 @@ pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_gr
 pub use prefix::PrefixStore;
 pub use retry::EngineModel;
 pub use session::{
-    CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings, call_id,
-    state_tag,
+    CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings,
+    TruncatedCall, call_id, state_tag,
 };

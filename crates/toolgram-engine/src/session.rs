@@ -66,6 +66,9 @@ pub struct Sampling {
     /// Most tokens of an open `<think>` block before its closing marker is forced in;
     /// `None` = three quarters of `max_tokens`.
     pub think_budget: Option<usize>,
+    /// Most calls one reply may make when several are allowed: the grammar ends the calls
+    /// section after this many (`None`: no bound but `max_tokens`).
+    pub max_calls: Option<usize>,
 }
 
 impl Default for Sampling {
@@ -80,6 +83,7 @@ impl Default for Sampling {
             unconstrained: false,
             no_fast_forward: false,
             think_budget: None,
+            max_calls: None,
         }
     }
 }
@@ -175,6 +179,24 @@ pub struct CallResponse {
     pub mode: Mode,
     /// Schema keywords the grammar left to the post-parse validator.
     pub deferred: Vec<toolgram_core::define::arguments::DeferredKeyword>,
+    /// The call the token limit cut, when calls before it were complete.
+    pub truncated_call: Option<TruncatedCall>,
+}
+
+/// A call the token limit cut: what of it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruncatedCall {
+    /// The tool's name (empty when the cut came before the name was whole).
+    pub name: String,
+    /// The arguments as written so far (the generated text, when no name was read).
+    pub partial: String,
+}
+
+/// Where the token limit cut a reply.
+struct Cut {
+    partial: String,
+    max_tokens: usize,
+    prompt_tokens: usize,
 }
 
 /// Sees the bytes of each decode step as they are generated (for streaming).
@@ -299,6 +321,7 @@ impl<'e> Session<'e> {
         let opts = CompileOptions {
             mode: req.mode,
             think: req.think,
+            max_calls: req.sampling.max_calls,
             ..engine.compile_opts.clone()
         };
         let t_grammar = Instant::now();
@@ -352,7 +375,21 @@ impl<'e> Session<'e> {
         let guard = req.parallel.then(LoopGuard::default);
         let outcome = self.generate(matcher, &req.sampling, watch, guard, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
-        let (completion_tokens, hit_limit) = outcome?;
+        let (completion_tokens, hit_limit) = match outcome {
+            Err(EngineError::Truncated {
+                partial,
+                max_tokens,
+                ..
+            }) => {
+                let cut = Cut {
+                    partial,
+                    max_tokens,
+                    prompt_tokens: tokens.len(),
+                };
+                return self.cut_reply(req, &compiled, cut, timings);
+            }
+            other => other?,
+        };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
         let (reasoning_content, answer) =
@@ -365,14 +402,28 @@ impl<'e> Session<'e> {
         } else if prompted {
             read_free_text(answer, engine.syntax, req.tools)?
         } else {
-            finish_parse(
+            match finish_parse(
                 answer,
                 engine.syntax,
                 &compiled,
                 req.tools,
                 budget,
                 hit_limit,
-            )?
+            ) {
+                Err(EngineError::Truncated {
+                    partial,
+                    max_tokens,
+                    ..
+                }) => {
+                    let cut = Cut {
+                        partial,
+                        max_tokens,
+                        prompt_tokens: tokens.len(),
+                    };
+                    return self.cut_reply(req, &compiled, cut, timings);
+                }
+                other => other?,
+            }
         };
         let mut calls = parsed.tool_calls;
         for c in &mut calls {
@@ -396,6 +447,83 @@ impl<'e> Session<'e> {
             timings,
             mode: req.mode,
             deferred: compiled.deferred,
+            truncated_call: None,
+        })
+    }
+
+    /// A reply the token limit cut inside a call: the calls completed before the cut are kept
+    /// (the grammar made each whole, so each is a call the model meant), the one in progress
+    /// is reported as [`TruncatedCall`], and the reply ends with `Length`. With no complete
+    /// call the cut is [`EngineError::Truncated`], now with its usage.
+    fn cut_reply(
+        &self,
+        req: &CallRequest<'_>,
+        compiled: &CompiledGrammar,
+        cut: Cut,
+        timings: Timings,
+    ) -> Result<CallResponse, EngineError> {
+        let engine = self.engine;
+        let usage = toolgram_retry::Usage {
+            prompt_tokens: cut.prompt_tokens,
+            completion_tokens: cut.max_tokens,
+            cached_prompt_tokens: cut.prompt_tokens.saturating_sub(timings.prompt_evaluated),
+        };
+        let raw = String::from_utf8_lossy(&self.text).into_owned();
+        let (reasoning_content, answer) =
+            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning());
+        let opts = LenientOptions {
+            syntax: SyntaxChoice::Named(engine.syntax),
+            tools: Some(req.tools.tools()),
+            thinking: false,
+            reasoning_format: ReasoningFormat::None,
+            partial: true,
+            template: None,
+        };
+        let read = lenient::parse(answer, &opts).ok().filter(|o| {
+            // Every complete call must be one the grammar allowed.
+            o.tool_calls.iter().filter(|c| !c.partial).all(|c| {
+                req.tools
+                    .position(&c.name)
+                    .is_some_and(|i| compiled.callable.contains(&i))
+            })
+        });
+        let Some(read) = read.filter(|o| o.tool_calls.iter().any(|c| !c.partial)) else {
+            return Err(EngineError::Truncated {
+                partial: cut.partial,
+                max_tokens: cut.max_tokens,
+                usage: Some(usage),
+            });
+        };
+        let (complete, in_progress): (Vec<_>, Vec<_>) =
+            read.tool_calls.into_iter().partition(|c| !c.partial);
+        Ok(CallResponse {
+            reasoning_content,
+            content: Some(read.content).filter(|c| !c.is_empty()),
+            tool_calls: complete
+                .into_iter()
+                .map(|c| ToolCall {
+                    id: call_id(),
+                    name: c.name,
+                    arguments: c.arguments,
+                })
+                .collect(),
+            finish_reason: FinishReason::Length,
+            prompt_tokens: cut.prompt_tokens,
+            completion_tokens: cut.max_tokens,
+            raw,
+            timings,
+            mode: req.mode,
+            deferred: compiled.deferred.clone(),
+            truncated_call: Some(in_progress.into_iter().next().map_or_else(
+                || TruncatedCall {
+                    name: String::new(),
+                    partial: cut.partial.clone(),
+                },
+                |c| TruncatedCall {
+                    name: c.name,
+                    partial: c.partial_arguments.unwrap_or_default(),
+                },
+            )),
         })
     }
 
@@ -701,6 +829,7 @@ impl<'e> Session<'e> {
             return Err(EngineError::Truncated {
                 partial,
                 max_tokens: budget,
+                usage: None,
             });
         }
         Ok((produced, true))
@@ -832,10 +961,12 @@ fn finish_parse(
         Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated {
             partial,
             max_tokens: budget,
+            usage: None,
         }),
         Err(e) if hit_limit => Err(EngineError::Truncated {
             partial: format!("{raw} ({e})"),
             max_tokens: budget,
+            usage: None,
         }),
         Err(e) => Err(EngineError::Internal {
             reason: e.to_string(),

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
+use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_engine::{
     CallRequest, Engine, EngineError, EngineOptions, FinishReason, Sampling, models,
@@ -196,12 +197,77 @@ fn max_tokens_inside_a_call_is_a_typed_truncation() {
         Err(EngineError::Truncated {
             partial,
             max_tokens,
+            usage,
         }) => {
             assert_eq!(max_tokens, 6);
             assert!(partial.starts_with("{\"name\": "), "{partial}");
+            // The cut reply still says what it used.
+            let usage = usage.expect("usage");
+            assert_eq!(usage.completion_tokens, 6);
+            assert!(usage.prompt_tokens > 0);
         }
         other => panic!("expected a truncation, got {other:?}"),
     }
+}
+
+/// A reply cut inside a later call keeps the calls completed before it (each whole and valid)
+/// and names the one cut, instead of dropping them all.
+#[test]
+fn a_cut_after_complete_calls_keeps_them_and_names_the_cut_one() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("test").session().expect("session");
+    let messages = [ChatMessage::text(
+        "user",
+        "What's the weather in Paris, in Rome and in Oslo?",
+    )];
+    let ask = |s: &mut toolgram_engine::Session<'_>, max_tokens| {
+        s.call(&CallRequest {
+            messages: &messages,
+            tools: &tools,
+            choice: ToolChoice::Required,
+            parallel: true,
+            mode: Mode::Grammar,
+            think: Think::Off,
+            few_shot: false,
+            sampling: greedy(max_tokens),
+        })
+    };
+    let whole = ask(&mut s, 400).expect("a reply");
+    assert!(whole.tool_calls.len() >= 2, "{}", whole.raw);
+    // A limit a few tokens past the end of the first call (its closing brace) cuts the second.
+    let mut depth = 0;
+    let first_end = whole
+        .raw
+        .char_indices()
+        .find_map(|(i, c)| {
+            depth += match c {
+                '{' => 1,
+                '}' => -1,
+                _ => 0,
+            };
+            (c == '}' && depth == 0).then_some(i + 1)
+        })
+        .expect("a first call");
+    let first = engine("test").count_tokens(&whole.raw[..first_end]);
+    let cut = (first + 2..first + 12)
+        .find_map(|n| {
+            ask(&mut s, n)
+                .ok()
+                .filter(|r| r.finish_reason == FinishReason::Length && !r.tool_calls.is_empty())
+        })
+        .expect("a limit past the first call cuts the second");
+    assert!(cut.tool_calls.len() < whole.tool_calls.len(), "{}", cut.raw);
+    for (kept, full) in cut.tool_calls.iter().zip(&whole.tool_calls) {
+        assert_eq!((&kept.name, &kept.arguments), (&full.name, &full.arguments));
+        assert_schema_valid(kept);
+    }
+    let truncated = cut.truncated_call.expect("the cut call is named");
+    assert!(
+        whole.raw.contains(&truncated.partial),
+        "{truncated:?} in {}",
+        whole.raw
+    );
 }
 
 #[test]

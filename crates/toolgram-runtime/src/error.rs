@@ -155,6 +155,14 @@ impl RunError {
         }
     }
 
+    /// The tokens a run cut by its token limit used (`truncated`), for the reply's usage.
+    pub fn usage(&self) -> Option<toolgram_retry::Usage> {
+        match self {
+            Self::Engine(EngineError::Truncated { usage, .. }) => *usage,
+            _ => None,
+        }
+    }
+
     /// Extra fields for the error object (`partial` of a truncated call, every failed
     /// attempt, …); `Null` when there are none.
     pub fn details(&self) -> Value {

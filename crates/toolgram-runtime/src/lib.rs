@@ -59,8 +59,8 @@ pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
-    Call, CallKind, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings, Usage,
-    failed_json, usage_json,
+    Call, CallKind, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings, TruncatedCall,
+    Usage, failed_json, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use tools::{read_tools_file, tools_from_json};

@@ -168,6 +168,7 @@ impl Remote {
             repeated_calls: Vec::new(),
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
+            truncated_call: None,
             timings: RunTimings::default(),
         })
     }

@@ -106,6 +106,9 @@ pub struct SamplingOptions {
     pub logit_bias: Vec<(u32, f32)>,
     /// Most reasoning tokens before `</think>` is forced in (default 3/4 of `max_tokens`).
     pub think_budget: Option<usize>,
+    /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded); the
+    /// grammar ends the reply after them.
+    pub max_calls: Option<usize>,
 }
 
 impl Default for SamplingOptions {
@@ -118,6 +121,7 @@ impl Default for SamplingOptions {
             stop: Vec::new(),
             logit_bias: Vec::new(),
             think_budget: None,
+            max_calls: None,
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::define::request::Path;
 use toolgram_core::validate::RepeatedCall;
-pub use toolgram_engine::FinishReason;
+pub use toolgram_engine::{FinishReason, TruncatedCall};
 pub use toolgram_retry::{FailedAttempt, Usage};
 
 /// A validated call.
@@ -84,6 +84,8 @@ impl FilteredTool {
 pub struct RunTimings {
     /// Wall clock of the whole run, all attempts, queueing excluded.
     pub total_ms: f64,
+    /// Time the request waited in the queue before it ran (embedded path).
+    pub queue_ms: f64,
     /// Grammar compile and matcher of the last attempt (embedded path).
     pub grammar_ms: f64,
     /// Prompt evaluation of the last attempt (embedded path).
@@ -129,6 +131,8 @@ pub struct Response {
     pub filtered_out: Vec<FilteredTool>,
     /// Schema keywords the grammar could not say, checked after parsing instead.
     pub enforced_after_parse: Vec<DeferredKeyword>,
+    /// The call `max_tokens` cut after the complete ones (`finish_reason` is `length`).
+    pub truncated_call: Option<TruncatedCall>,
     /// Measurements.
     pub timings: RunTimings,
 }
@@ -167,10 +171,13 @@ impl Response {
             "filtered_out": self.filtered_out.iter()
                 .map(|f| json!({"tool": f.tool, "reason": f.reason}))
                 .collect::<Vec<_>>(),
+            "truncated_call": self.truncated_call.as_ref()
+                .map(|c| json!({"name": c.name, "partial": c.partial})),
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),
-            "timings": {"total_ms": round(t.total_ms), "grammar_ms": round(t.grammar_ms),
+            "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
+                "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),
                 "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated},
         })

@@ -25,7 +25,7 @@ pub struct ServerConfig {
     pub api_key: Option<String>,
     /// Largest request body in bytes (413 above).
     pub max_body_bytes: usize,
-    /// Longest a request may run, queueing excluded.
+    /// Longest a request may take, its wait in the queue included (504 past it).
     pub timeout: Duration,
     /// Stored Responses kept for `previous_response_id`.
     pub max_stored_responses: usize,
@@ -40,6 +40,8 @@ pub struct ServerConfig {
     pub strict_model_names: bool,
     /// What to do with hosted tools (`web_search`, …) this server cannot run.
     pub hosted_tools: HostedTools,
+    /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded).
+    pub max_calls_per_reply: Option<usize>,
 }
 
 /// What a request's hosted tools (run by a vendor's servers, not by the client) get.
@@ -65,6 +67,7 @@ impl Default for ServerConfig {
             aliases: Vec::new(),
             strict_model_names: false,
             hosted_tools: HostedTools::Filter,
+            max_calls_per_reply: Some(8),
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct ChatRequest {
     pub notes: Notes,
 }
 
+/// This route, as the metrics name it.
+const ROUTE: &str = "/v1/chat/completions";
+
 /// Fields read and honoured.
 const HONOURED: &[&str] = &[
     "model",
@@ -101,7 +104,7 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     req.sampling = params::sampling(
         o,
         &["max_completion_tokens", "max_tokens"],
-        app.config.max_tokens,
+        &app.config,
         &mut notes,
     )?;
     req.retry = params::retry(o)?;
@@ -178,13 +181,14 @@ pub fn completion(app: &App, id: &str, r: &Response, notes: &[String]) -> Value 
     })
 }
 
-/// The reply to a cut generation: `finish_reason: "length"`, no half call.
+/// The reply to a generation cut before any call was complete: `finish_reason: "length"`,
+/// no half call, the tokens it used.
 pub fn truncated(app: &App, id: &str, e: &RunError) -> Value {
     json!({
         "id": id, "object": "chat.completion", "created": app.now(), "model": app.model_id(),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": null},
             "finish_reason": "length", "logprobs": null}],
-        "usage": null,
+        "usage": e.usage().map_or(Value::Null, toolgram_runtime::usage_json),
         "toolgram": {"error": {"type": e.kind(), "message": e.to_string()}},
     })
 }
@@ -194,10 +198,11 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Api
     let id = app.new_id("chatcmpl");
     match crate::run::run(&app.runtime, chat.req, app.config.timeout).await? {
         Ok(r) => {
-            app.metrics.reply(&r);
+            app.metrics.reply(ROUTE, &r, None);
             Ok(axum::Json(completion(&app, &id, &r, &chat.notes)).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
+            app.metrics.failed(&e);
             Ok(axum::Json(truncated(&app, &id, &e)).into_response())
         }
         Err(e) => {
@@ -268,6 +273,7 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
     let (tx, rx) = tokio::sync::mpsc::channel::<Value>(64);
     let include_usage = chat.include_usage;
     let notes = chat.notes;
+    let mut clock = crate::metrics::StreamClock::start();
     tokio::spawn(async move {
         let mut next = first;
         let _ = tx
@@ -279,9 +285,10 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
             ))
             .await;
         while let Some(event) = next {
+            clock.seen(&event);
             match event {
                 Event::Done(r) => {
-                    app.metrics.reply(&r);
+                    app.metrics.reply(ROUTE, &r, Some(clock.first_token()));
                     let mut last = chunk(&app, &id, json!({}), Some(r.finish_reason.as_str()));
                     last["toolgram"] = crate::app::toolgram_json(Some(&r), &notes);
                     let _ = tx.send(last).await;
@@ -294,7 +301,14 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
                     break;
                 }
                 Event::Failed(e) if e.kind() == "truncated" => {
+                    app.metrics.failed(&e);
                     let _ = tx.send(chunk(&app, &id, json!({}), Some("length"))).await;
+                    if include_usage {
+                        let mut u = chunk(&app, &id, json!({}), None);
+                        u["choices"] = json!([]);
+                        u["usage"] = e.usage().map_or(Value::Null, toolgram_runtime::usage_json);
+                        let _ = tx.send(u).await;
+                    }
                     break;
                 }
                 Event::Failed(e) => {

@@ -63,6 +63,14 @@ impl ApiError {
         self
     }
 
+    /// The same error with the field `from` called `to` (an API's own name for it).
+    pub fn renamed_param(mut self, from: &str, to: &str) -> Self {
+        if self.0.param.as_deref() == Some(from) {
+            self.0.param = Some(to.to_owned());
+        }
+        self
+    }
+
     /// What it says.
     pub fn fields(&self) -> &Fields {
         &self.0
@@ -127,14 +135,27 @@ impl From<RunError> for ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let retry = self.0.status == StatusCode::TOO_MANY_REQUESTS;
-        let mut resp = (self.0.status, axum::Json(self.body())).into_response();
-        if retry {
+impl ApiError {
+    /// `body` as the response, with the headers its status calls for: `Retry-After` on a
+    /// 429; `Connection: close` on a 413, whose unread body would otherwise be taken for the
+    /// next request on a kept-alive connection.
+    pub fn respond(&self, body: Value) -> Response {
+        let status = self.0.status;
+        let mut resp = (status, axum::Json(body)).into_response();
+        if status == StatusCode::TOO_MANY_REQUESTS {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         resp
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        self.respond(self.body())
     }
 }

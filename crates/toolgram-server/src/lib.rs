@@ -49,6 +49,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgram_runtime::Runtime;
 
+/// How deep a request body may nest arrays and objects (serde_json's recursion limit).
+pub const MAX_JSON_DEPTH: usize = 128;
+
 /// The OpenAPI 3.1 document of this server.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
@@ -68,6 +71,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/health", get(health))
         .merge(api)
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(Arc::clone(&app), count))
         .with_state(app)
 }
@@ -162,13 +166,36 @@ async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
     resp
 }
 
+/// Counts a request once, when its handler ends; a handler dropped first (its client hung
+/// up, cancelling the run) counts as [`metrics::CLIENT_CLOSED`] and a disconnect.
+struct Counted {
+    app: Arc<App>,
+    route: String,
+    status: Option<u16>,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let status = self.status.unwrap_or_else(|| {
+            self.app.metrics.disconnect();
+            metrics::CLIENT_CLOSED
+        });
+        self.app.metrics.request(&self.route, status);
+    }
+}
+
 async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let mut counted = Counted {
+        app,
+        route,
+        status: None,
+    };
     let resp = next.run(req).await;
-    app.metrics.request(&route, resp.status().as_u16());
+    counted.status = Some(resp.status().as_u16());
     resp
 }
 
@@ -188,11 +215,20 @@ pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError
             )
         })?;
     serde_json::from_slice(&bytes).map_err(|e| {
+        let message = if e.to_string().contains("recursion limit") {
+            // serde_json's fixed limit, far above real tools (a schema level is two JSON levels).
+            format!(
+                "the body nests arrays and objects deeper than {MAX_JSON_DEPTH} levels (about {} levels of schema nesting in a tool)",
+                MAX_JSON_DEPTH / 2 - 2
+            )
+        } else {
+            format!("the body is not valid JSON: {e}")
+        };
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
             "invalid_json",
-            format!("the body is not valid JSON: {e}"),
+            message,
         )
     })
 }
@@ -232,7 +268,8 @@ async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response 
         }
     }
     .await;
-    result.unwrap_or_else(IntoResponse::into_response)
+    // The conversation is `input` here, not Chat's `messages`.
+    result.unwrap_or_else(|e| e.renamed_param("messages", "input").into_response())
 }
 
 async fn get_response(
@@ -282,6 +319,20 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
 
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+async fn method_not_allowed(req: Request) -> Response {
+    let err = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        "method_not_allowed",
+        format!("{} is not allowed on {}", req.method(), req.uri().path()),
+    );
+    if is_anthropic(req.uri().path()) {
+        anthropic::AnthropicError(err).into_response()
+    } else {
+        err.into_response()
+    }
 }
 
 async fn not_found(req: Request) -> Response {

@@ -1,20 +1,105 @@
-//! Counters for `GET /metrics`, in Prometheus' text format: requests by route and status,
-//! queue depth, tokens, prompt-cache hits, calls and valid calls, retries. This module must
-//! not block a request: counters are atomics, the per-route table one short lock.
+//! Counters for `GET /metrics`, in Prometheus' text format: requests by route and status
+//! (a client that hung up before its reply is `499`), queue depth, tokens, prompt-cache hits
+//! and misses (a hit is a reply with cached prompt tokens, so the two agree by construction),
+//! calls and valid calls, retries, and per route the latency histograms of queue wait, time to
+//! the first token and the whole request. This module must not block a request: counters are
+//! atomics, the per-route tables one short lock.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolgram_runtime::{Response, RunError, Runtime};
+use toolgram_runtime::{Response, RunError, Runtime, Usage};
+
+/// The status a request gets in `requests_total` when its client went away before the reply
+/// (nginx's convention).
+pub const CLIENT_CLOSED: u16 = 499;
+
+/// Histogram bucket bounds, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// One histogram: a count per bucket (not cumulative), the sum and the count.
+#[derive(Debug, Default, Clone)]
+struct Histogram {
+    buckets: [u64; BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+impl Histogram {
+    fn observe(&mut self, seconds: f64) {
+        if let Some(i) = BUCKETS.iter().position(|b| seconds <= *b) {
+            self.buckets[i] += 1;
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
+}
+
+/// The latencies kept per route.
+const LATENCIES: [(&str, &str); 3] = [
+    (
+        "toolgram_queue_wait_seconds",
+        "Time a request waited for the engine.",
+    ),
+    (
+        "toolgram_time_to_first_token_seconds",
+        "Time from the request to its first streamed delta (the whole reply when not streamed).",
+    ),
+    (
+        "toolgram_request_duration_seconds",
+        "Time from the request to its last token: queue wait and the run.",
+    ),
+];
+
+/// When a stream's first delta went out, counted from the stream's start.
+#[derive(Debug)]
+pub struct StreamClock {
+    started: std::time::Instant,
+    first: Option<f64>,
+}
+
+impl StreamClock {
+    /// A clock started now.
+    pub fn start() -> Self {
+        Self {
+            started: std::time::Instant::now(),
+            first: None,
+        }
+    }
+
+    /// Note `event`: the first delta (text, reasoning or a call) stops the clock.
+    pub fn seen(&mut self, event: &toolgram_runtime::Event) {
+        use toolgram_runtime::Event::{ContentDelta, ReasoningDelta, ToolCallStart};
+        if self.first.is_none()
+            && matches!(
+                event,
+                ContentDelta(_) | ReasoningDelta(_) | ToolCallStart { .. }
+            )
+        {
+            self.first = Some(self.started.elapsed().as_secs_f64());
+        }
+    }
+
+    /// Seconds to the first delta; the whole stream when there was none.
+    pub fn first_token(&self) -> f64 {
+        self.first
+            .unwrap_or_else(|| self.started.elapsed().as_secs_f64())
+    }
+}
 
 /// The server's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: Mutex<BTreeMap<(String, u16), u64>>,
+    latencies: Mutex<BTreeMap<(usize, String), Histogram>>,
     prompt_tokens: AtomicU64,
     cached_prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
+    cache_hits: AtomicU64,
+    cache_misses: AtomicU64,
     replies: AtomicU64,
     replies_with_calls: AtomicU64,
     tool_calls: AtomicU64,
@@ -30,16 +115,25 @@ impl Metrics {
         *map.entry((route.to_owned(), status)).or_default() += 1;
     }
 
-    /// Count a reply's tokens, calls and retries.
-    pub fn reply(&self, r: &Response) {
+    /// Count a reply on `route`: its tokens, cache use, calls and retries, and its latencies
+    /// (`first_token`: seconds from the request to its first streamed delta; `None` when not
+    /// streamed, where it is the whole request).
+    pub fn reply(&self, route: &str, r: &Response, first_token: Option<f64>) {
         if let Some(u) = r.usage {
-            self.prompt_tokens
-                .fetch_add(u.prompt_tokens as u64, Ordering::Relaxed);
-            self.cached_prompt_tokens
-                .fetch_add(u.cached_prompt_tokens as u64, Ordering::Relaxed);
-            self.completion_tokens
-                .fetch_add(u.completion_tokens as u64, Ordering::Relaxed);
+            self.tokens(u);
         }
+        let t = &r.timings;
+        let (queue, total) = (t.queue_ms / 1e3, (t.queue_ms + t.total_ms) / 1e3);
+        let mut lat = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, seconds) in [queue, first_token.unwrap_or(total), total]
+            .into_iter()
+            .enumerate()
+        {
+            lat.entry((i, route.to_owned()))
+                .or_default()
+                .observe(seconds);
+        }
+        drop(lat);
         self.replies.fetch_add(1, Ordering::Relaxed);
         if !r.tool_calls.is_empty() {
             self.replies_with_calls.fetch_add(1, Ordering::Relaxed);
@@ -50,14 +144,35 @@ impl Metrics {
             .fetch_add(r.attempts.saturating_sub(1) as u64, Ordering::Relaxed);
     }
 
-    /// Count a failed run (those whose every attempt failed validation are counted apart).
+    /// Count the tokens and cache use of one reply (a reply cut inside a call included).
+    pub fn tokens(&self, u: Usage) {
+        self.prompt_tokens
+            .fetch_add(u.prompt_tokens as u64, Ordering::Relaxed);
+        self.cached_prompt_tokens
+            .fetch_add(u.cached_prompt_tokens as u64, Ordering::Relaxed);
+        self.completion_tokens
+            .fetch_add(u.completion_tokens as u64, Ordering::Relaxed);
+        let cache = if u.cached_prompt_tokens > 0 {
+            &self.cache_hits
+        } else {
+            &self.cache_misses
+        };
+        cache.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count a failed run: a cut one's tokens; those whose every attempt failed validation
+    /// apart.
     pub fn failed(&self, e: &RunError) {
+        if let Some(u) = e.usage() {
+            self.tokens(u);
+        }
         if matches!(e.kind(), "no_valid_call" | "retry_blocked") {
             self.no_valid_call.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    /// Count a streaming client that went away before its reply ended (its run is cancelled).
+    /// Count a client that went away before its reply ended, streamed or not (its run is
+    /// cancelled).
     pub fn disconnect(&self) {
         self.disconnects.fetch_add(1, Ordering::Relaxed);
     }
@@ -106,15 +221,15 @@ impl Metrics {
             ),
             (
                 "toolgram_prompt_cache_hits_total",
-                "Requests whose prefix was cached.",
+                "Replies some of whose prompt tokens came from the prefix cache.",
                 "counter",
-                runtime.cache_stats().map_or(0, |s| s.hits()),
+                get(&self.cache_hits),
             ),
             (
                 "toolgram_prompt_cache_misses_total",
-                "Requests whose prefix was evaluated.",
+                "Replies whose whole prompt was evaluated.",
                 "counter",
-                runtime.cache_stats().map_or(0, |s| s.misses()),
+                get(&self.cache_misses),
             ),
             (
                 "toolgram_replies_total",
@@ -142,7 +257,7 @@ impl Metrics {
             ),
             (
                 "toolgram_client_disconnects_total",
-                "Streams whose client went away; their runs were cancelled.",
+                "Clients that went away before their reply ended, streamed or not; their runs were cancelled.",
                 "counter",
                 get(&self.disconnects),
             ),
@@ -159,6 +274,7 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
         }
+        self.render_latencies(&mut out);
         let (valid, failed) = (get(&self.replies), get(&self.no_valid_call));
         let rate = if valid + failed == 0 {
             1.0
@@ -170,5 +286,27 @@ impl Metrics {
             "# HELP toolgram_valid_reply_ratio Validated replies over replies and no-valid-call failures.\n# TYPE toolgram_valid_reply_ratio gauge\ntoolgram_valid_reply_ratio {rate}"
         );
         out
+    }
+
+    fn render_latencies(&self, out: &mut String) {
+        let lat = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, (name, help)) in LATENCIES.iter().enumerate() {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+            for ((_, route), h) in lat.range((i, String::new())..(i + 1, String::new())) {
+                let mut cumulative = 0;
+                for (bound, n) in BUCKETS.iter().zip(h.buckets) {
+                    cumulative += n;
+                    let _ = writeln!(
+                        out,
+                        "{name}_bucket{{route=\"{route}\",le=\"{bound}\"}} {cumulative}"
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "{name}_bucket{{route=\"{route}\",le=\"+Inf\"}} {}\n{name}_sum{{route=\"{route}\"}} {}\n{name}_count{{route=\"{route}\"}} {}",
+                    h.count, h.sum, h.count
+                );
+            }
+        }
     }
 }

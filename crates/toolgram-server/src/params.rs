@@ -80,11 +80,13 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
 pub fn sampling(
     o: &Map<String, Value>,
     max_keys: &[&str],
-    limit: usize,
+    limits: &crate::app::ServerConfig,
     notes: &mut Notes,
 ) -> Result<SamplingOptions, ApiError> {
+    let limit = limits.max_tokens;
     let mut s = SamplingOptions {
         max_tokens: limit,
+        max_calls: limits.max_calls_per_reply,
         ..SamplingOptions::default()
     };
     for key in max_keys {
@@ -378,10 +380,11 @@ mod tests {
     fn a_max_tokens_above_the_limit_is_capped_and_said() {
         let body = json!({"max_tokens": 128000});
         let mut notes = Notes::new();
+        let config = crate::app::ServerConfig::default();
         let s = sampling(
             body.as_object().expect("object"),
             &["max_tokens"],
-            2048,
+            &config,
             &mut notes,
         )
         .expect("capped, not refused");
@@ -392,7 +395,7 @@ mod tests {
             sampling(
                 zero.as_object().expect("object"),
                 &["max_tokens"],
-                2048,
+                &config,
                 &mut notes
             )
             .is_err()

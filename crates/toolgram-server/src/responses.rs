@@ -34,6 +34,9 @@ pub struct ResponsesRequest {
     encrypted_reasoning: bool,
 }
 
+/// This route, as the metrics name it.
+const ROUTE: &str = "/v1/responses";
+
 /// Fields read and honoured.
 const HONOURED: &[&str] = &[
     "model",
@@ -268,7 +271,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format =
         params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
-    req.sampling = params::sampling(o, &["max_output_tokens"], app.config.max_tokens, &mut notes)?;
+    req.sampling = params::sampling(o, &["max_output_tokens"], &app.config, &mut notes)?;
     let encrypted_reasoning = match o.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(a)) => a
@@ -378,6 +381,17 @@ fn output_items(app: &App, rr: &ResponsesRequest, r: &Response) -> Vec<Value> {
     items
 }
 
+/// Responses' usage object.
+fn usage_json(u: Option<toolgram_runtime::Usage>) -> Value {
+    u.map_or(Value::Null, |u| {
+        json!({
+        "input_tokens": u.prompt_tokens, "output_tokens": u.completion_tokens,
+        "total_tokens": u.prompt_tokens + u.completion_tokens,
+        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens},
+        "output_tokens_details": {"reasoning_tokens": 0}})
+    })
+}
+
 fn response_object(
     app: &App,
     id: &str,
@@ -386,13 +400,7 @@ fn response_object(
     output: Vec<Value>,
     r: Option<&Response>,
 ) -> Value {
-    let usage = r.and_then(|r| r.usage).map_or(Value::Null, |u| {
-        json!({
-        "input_tokens": u.prompt_tokens, "output_tokens": u.completion_tokens,
-        "total_tokens": u.prompt_tokens + u.completion_tokens,
-        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens},
-        "output_tokens_details": {"reasoning_tokens": 0}})
-    });
+    let usage = usage_json(r.and_then(|r| r.usage));
     let mut v = json!({"id": id, "object": "response", "created_at": app.now(), "status": status,
         "model": app.model_id(), "output": output, "usage": usage, "error": null,
         "incomplete_details": null, "store": rr.store});
@@ -452,15 +460,17 @@ pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, 
     let id = app.new_id("resp");
     match crate::run::run(&app.runtime, rr.req.clone(), app.config.timeout).await? {
         Ok(r) => {
-            app.metrics.reply(&r);
+            app.metrics.reply(ROUTE, &r, None);
             let output = output_items(&app, &rr, &r);
             let body = finished(&app, &id, &rr, output, &r);
             remember(&app, &rr, &id, &r, &body);
             Ok(axum::Json(body).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
+            app.metrics.failed(&e);
             let mut body = response_object(&app, &id, &rr, "incomplete", Vec::new(), None);
             body["incomplete_details"] = json!({"reason": "max_output_tokens"});
+            body["usage"] = usage_json(e.usage());
             Ok(axum::Json(body).into_response())
         }
         Err(e) => {
@@ -601,6 +611,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
         other => other,
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<(String, Value)>(64);
+    let mut clock = crate::metrics::StreamClock::start();
     tokio::spawn(async move {
         let mut w = Writer {
             tx,
@@ -617,6 +628,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
             .await;
         let mut next = first;
         while let Some(event) = next {
+            clock.seen(&event);
             match event {
                 Event::ReasoningDelta(t) => {
                     if w.open.as_ref().is_none_or(|o| o.kind != "reasoning") {
@@ -692,7 +704,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                 Event::Retry { .. } => {}
                 Event::Done(r) => {
                     w.close().await;
-                    app.metrics.reply(&r);
+                    app.metrics.reply(ROUTE, &r, Some(clock.first_token()));
                     let body = finished(&app, &id, &rr, std::mem::take(&mut w.done_items), &r);
                     remember(&app, &rr, &id, &r, &body);
                     let kind = if body["status"] == "incomplete" {
@@ -705,6 +717,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                 }
                 Event::Failed(e) if e.kind() == "truncated" => {
                     w.close().await;
+                    app.metrics.failed(&e);
                     let mut body = response_object(
                         &app,
                         &id,
@@ -714,6 +727,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
                         None,
                     );
                     body["incomplete_details"] = json!({"reason": "max_output_tokens"});
+                    body["usage"] = usage_json(e.usage());
                     w.send("response.incomplete", json!({"response": body}))
                         .await;
                     break;

@@ -40,13 +40,18 @@ pub(crate) struct ServeArgs {
     /// memory across requests).
     #[arg(long)]
     pub no_cache: bool,
-    /// Longest a request may run, in seconds.
+    /// Longest a request may take, in seconds, its wait in the queue included (504 past it).
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
     /// Tokens a reply may have: the default for requests that name none and the most one
     /// may ask for (more is a 400).
     #[arg(long, default_value_t = 2048)]
     pub max_tokens: usize,
+    /// Most calls one reply may make under parallel_tool_calls: the grammar ends the reply
+    /// after them (0: unbounded). Stops a small model writing call after call until
+    /// max_tokens cuts it.
+    #[arg(long, default_value_t = 8)]
+    pub max_calls_per_reply: usize,
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body_bytes: usize,
@@ -135,6 +140,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_tokens: args.max_tokens.max(1),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         aliases: args.model_alias,
+        max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
         strict_model_names: args.strict_model_names,
         hosted_tools: match args.hosted_tools {
             HostedArg::Filter => HostedTools::Filter,

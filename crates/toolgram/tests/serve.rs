@@ -19,54 +19,20 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The packages the client scripts use (the SDK as users install it; the rest pinned).
-const PACKAGES: [&str; 8] = [
-    "openai",
-    "httpx",
-    "jsonschema",
-    "schemathesis==4.32.5",
-    "openai-agents==0.24.0",
-    "anthropic==2.14.0",
-    "pydantic-ai-slim[anthropic,openai]==2.68.0",
-    "langchain-openai==1.7.4",
-];
-
-/// A Python venv with the `openai` and `anthropic` SDKs, OpenAI's Agents SDK, Pydantic AI,
-/// LangChain's OpenAI models, `httpx`, `jsonschema` and `schemathesis`, made once.
+/// The venv with the clients of `tests/serve/requirements.txt`, made by `scripts/test-venv`
+/// (at once when `scripts/prepare-tests` already made it).
 fn venv() -> PathBuf {
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/tmp".into());
-    let dir = PathBuf::from(home).join(".cache/toolgram/venv-tests");
-    let python = dir.join("bin/python");
-    let ready = Command::new(&python)
-        .args([
-            "-c",
-            "import openai, httpx, jsonschema, schemathesis, agents, anthropic, pydantic_ai, langchain_openai",
-        ])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ready {
-        eprintln!(
-            "serve tests: creating {} with {}…",
-            dir.display(),
-            PACKAGES.join(" ")
-        );
-        let made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&dir)
-            .status()
-            .expect("python3 runs");
-        assert!(
-            made.success(),
-            "python3 -m venv failed (apt-get install python3-venv)"
-        );
-        let pip = Command::new(dir.join("bin/pip"))
-            .args(["install", "-q"])
-            .args(PACKAGES)
-            .status()
-            .expect("pip runs");
-        assert!(pip.success(), "pip install {} failed", PACKAGES.join(" "));
-    }
-    python
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = Command::new(repo().join("scripts/test-venv"))
+                .stderr(Stdio::inherit())
+                .output()
+                .expect("scripts/test-venv runs");
+            assert!(out.status.success(), "scripts/test-venv failed");
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        })
+        .clone()
 }
 
 /// A `toolgram serve` child, stopped when dropped.
@@ -484,4 +450,104 @@ fn schemathesis_finds_no_server_error_and_every_reply_matches_the_document() {
         .join("\n");
     eprintln!("{summary}");
     assert!(out.status.success(), "schemathesis failed:\n{text}");
+}
+
+#[test]
+fn one_lane_and_a_queue_of_two_admit_exactly_three_and_health_and_the_429_agree() {
+    let _one = serial();
+    let server = Served::start(&["--parallel", "1", "--max-sessions", "1", "--max-queue", "2"]);
+    let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],"max_tokens":300}"#;
+    let request = |addr: String| {
+        std::thread::spawn(move || read_all(send(&addr, "POST", "/v1/chat/completions", body, "")))
+    };
+    // One request runs on the lane; then five arrive at once for two places in the queue.
+    let mut clients = vec![request(server.addr.clone())];
+    std::thread::sleep(Duration::from_millis(400));
+    clients.extend((0..5).map(|_| request(server.addr.clone())));
+    let mut deepest = 0;
+    for _ in 0..10 {
+        let health = read_all(send(&server.addr, "GET", "/health", "", ""));
+        let body = health.split("\r\n\r\n").nth(1).unwrap_or("");
+        let v: serde_json::Value = serde_json::from_str(body).expect("health is JSON");
+        deepest = deepest.max(v["queue_depth"].as_u64().expect("queue_depth"));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let replies: Vec<String> = clients
+        .into_iter()
+        .map(|c| c.join().expect("client"))
+        .collect();
+    let count = |status: u16| replies.iter().filter(|r| status_of(r) == status).count();
+    assert_eq!((count(200), count(429)), (3, 3), "{replies:#?}");
+    assert!(deepest <= 2, "/health showed {deepest} queued");
+    let busy = replies.iter().find(|r| status_of(r) == 429).expect("a 429");
+    assert!(busy.contains("2 request(s) already queued"), "{busy}");
+}
+
+#[test]
+fn the_small_things_an_operator_meets_are_answered_clearly() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "k", "--max-body-bytes", "100000"]);
+    // 401: a challenge to answer, and the scheme in any case.
+    let denied = read_all(send(&server.addr, "GET", "/v1/models", "", "wrong"));
+    assert_eq!(status_of(&denied), 401, "{denied}");
+    assert!(
+        denied
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{denied}"
+    );
+    // 405 with a JSON body.
+    let wrong_method = read_all(send(&server.addr, "GET", "/v1/chat/completions", "", "k"));
+    assert_eq!(status_of(&wrong_method), 405, "{wrong_method}");
+    assert!(wrong_method.contains("not allowed"), "{wrong_method}");
+    // Nesting past serde_json's limit says what limit it hit.
+    let deep = format!(
+        r#"{{"messages":[{{"role":"user","content":"x"}}],"metadata":{}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let nested = read_all(send(
+        &server.addr,
+        "POST",
+        "/v1/chat/completions",
+        &deep,
+        "k",
+    ));
+    assert_eq!(status_of(&nested), 400, "{nested}");
+    assert!(nested.contains("deeper than 128 levels"), "{nested}");
+    // A conversation over the context names Responses' own field.
+    let long = format!(
+        r#"{{"input":"{}","max_output_tokens":4}}"#,
+        "sea ".repeat(12_000)
+    );
+    let over = read_all(send(&server.addr, "POST", "/v1/responses", &long, "k"));
+    assert_eq!(status_of(&over), 400, "{over}");
+    assert!(over.contains(r#""param":"input""#), "{over}");
+    assert!(over.contains("--ctx-size"), "{over}");
+    // A 413 closes its kept-alive connection: the unread body is not taken for a request.
+    let mut s = TcpStream::connect(&server.addr).expect("connects");
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    // Only the headers: the length alone is over the limit (no body left unread to reset the
+    // connection before the reply is read).
+    let req = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n",
+        server.addr
+    );
+    s.write_all(req.as_bytes()).expect("headers written");
+    let too_large = read_all(s);
+    assert_eq!(status_of(&too_large), 413, "{too_large}");
+    assert!(
+        too_large.to_ascii_lowercase().contains("connection: close"),
+        "{too_large}"
+    );
+}
+
+#[test]
+fn metrics_add_up_to_what_the_clients_received() {
+    let _one = serial();
+    let server = Served::start(&["--api-key", "k", "--max-body-bytes", "200000"]);
+    let (ok, out, err) = python("metrics_reconcile.py", &[&server.base(), "k"]);
+    eprintln!("{out}");
+    assert!(ok, "metrics_reconcile.py failed:\n{out}\n{err}");
+    assert!(out.contains("metrics reconciled"), "{out}");
 }

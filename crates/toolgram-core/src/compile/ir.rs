@@ -60,7 +60,7 @@ pub fn compile_ir(
         special_tokens: &no_tokens,
         lexed: false,
     };
-    let u = union::build(tools, choice, parallel, syntax, opts.think, target)?;
+    let u = union::build(tools, choice, parallel, syntax, opts, target)?;
     let mut rules = u.grammar.rules;
     let mut notes = Vec::new();
     for (name, slot) in &u.slots {

@@ -32,7 +32,7 @@ pub fn compile(
         special_tokens: &opts.special_tokens,
         lexed: true,
     };
-    let u = union::build(tools, choice, parallel, syntax, opts.think, target)?;
+    let u = union::build(tools, choice, parallel, syntax, opts, target)?;
     let mut pass = KeywordPass::default();
     let mut externs = Vec::new();
     let mut schemas = HashMap::new();

@@ -48,6 +48,10 @@ pub struct CompileOptions {
     /// llguidance's `%json`: the engine's fallback for a schema llguidance refuses (its
     /// whitespace is then the IR's bounded policy, not `json.dumps` spacing).
     pub args_from_ir: bool,
+    /// Most calls in one reply when several are allowed (`None`: unbounded): the calls
+    /// section ends after this many, so a model writing call after call ends with the calls
+    /// it made instead of being cut by its token limit.
+    pub max_calls: Option<usize>,
 }
 
 /// The result of compiling a request.

@@ -96,9 +96,10 @@ pub(crate) fn build(
     choice: &ToolChoice,
     parallel: bool,
     syntax: &CallSyntax,
-    think: Think,
+    opts: &super::CompileOptions,
     target: Target,
 ) -> Result<Union, CompileError> {
+    let think = opts.think;
     let callable = choice.callable(tools)?;
     let mut u = Union {
         grammar: Grammar::default(),
@@ -167,7 +168,12 @@ pub(crate) fn build(
     };
     u.grammar.rules = think_root(think, syntax.reasoning(), target, answer, &mut u);
     if !callable.is_empty() {
-        u.calls(tools, parallel, syntax, target, bare)?;
+        // Calls after the first: as many as the bound leaves (none when one call at most).
+        let more = match (parallel, opts.max_calls) {
+            (false, _) => Some(0),
+            (true, max) => max.map(|m| m.saturating_sub(1)),
+        };
+        u.calls(tools, more, syntax, target, bare)?;
     }
     Ok(u)
 }
@@ -242,7 +248,7 @@ impl Union {
     fn calls(
         &mut self,
         tools: &ToolSet,
-        parallel: bool,
+        more_calls: Option<usize>,
         syntax: &CallSyntax,
         target: Target,
         bare: bool,
@@ -256,23 +262,15 @@ impl Union {
             CallBody::Json => Expr::Seq(Vec::new()),
             _ => Expr::opt(Expr::lit("\n")),
         };
-        let more = |call: &str| {
-            if parallel {
-                Expr::repeat(Expr::seq(vec![sep.clone(), Expr::rule(call)]), 0, None)
-            } else {
-                Expr::Seq(Vec::new())
-            }
-        };
+        let max = more_calls.map(|m| u32::try_from(m).unwrap_or(u32::MAX));
+        let more =
+            |call: &str| Expr::repeat(Expr::seq(vec![sep.clone(), Expr::rule(call)]), 0, max);
         if syntax.body == CallBody::Harmony {
             // Each call is a message ending in `<|call|>`, which ends the generation of
             // the model the syntax is for: required between calls, optional after the last.
             let close = marker(syntax.call_close, target);
             let next = Expr::seq(vec![close.clone(), marker(syntax.separator, target)]);
-            let more = if parallel {
-                Expr::repeat(Expr::seq(vec![next, Expr::rule("call")]), 0, None)
-            } else {
-                Expr::Seq(Vec::new())
-            };
+            let more = Expr::repeat(Expr::seq(vec![next, Expr::rule("call")]), 0, max);
             let section = Expr::seq(vec![Expr::rule("call"), more, Expr::opt(close)]);
             self.rule("calls", section);
             let callable = self.callable.clone();

@@ -526,6 +526,7 @@ mod tests {
             },
             mode: Default::default(),
             deferred: Vec::new(),
+            truncated_call: None,
         }
     }
 

@@ -20,6 +20,7 @@ fn sampling(req: &Request) -> Sampling {
         stop: s.stop.clone(),
         logit_bias: s.logit_bias.clone(),
         think_budget: s.think_budget,
+        max_calls: s.max_calls,
         ..Sampling::default()
     }
 }
@@ -27,6 +28,7 @@ fn sampling(req: &Request) -> Sampling {
 fn timings(t: &Timings) -> RunTimings {
     RunTimings {
         total_ms: 0.0,
+        queue_ms: 0.0,
         grammar_ms: t.grammar_ms,
         prompt_ms: t.prompt_ms,
         generate_ms: t.generate_ms,
@@ -99,6 +101,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         repeated_calls: Vec::new(),
         filtered_out: Vec::new(),
         enforced_after_parse: last.deferred,
+        truncated_call: last.truncated_call,
         timings: timings(&last.timings),
     })
 }
@@ -143,6 +146,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
         repeated_calls: Vec::new(),
         filtered_out: Vec::new(),
         enforced_after_parse: Vec::new(),
+        truncated_call: None,
         timings: timings(&r.timings),
     })
 }

@@ -79,7 +79,7 @@ impl Embedded {
         limits: WorkerLimits,
         store: Option<Arc<dyn PrefixStore>>,
     ) -> Result<Self, RunError> {
-        let (jobs, queue) = mpsc::sync_channel::<Job>(limits.max_queue);
+        let (jobs, queue) = mpsc::sync_channel::<Job>(limits.max_queue.max(1));
         let (ready_tx, ready) = mpsc::channel();
         let stats = Arc::new(CacheStats::default());
         let worker_stats = Arc::clone(&stats);
@@ -114,7 +114,7 @@ impl Embedded {
             .map_err(|_| RunError::Stopped("the engine thread ended while loading".into()))??;
         Ok(Self {
             jobs,
-            max_queue: limits.max_queue,
+            max_queue: limits.max_queue.max(1),
             waiting,
             model,
             syntax,
@@ -125,7 +125,14 @@ impl Embedded {
 
     /// Queue a job; a full queue is [`RunError::Busy`].
     pub(crate) fn submit(&self, job: Job) -> Result<(), RunError> {
-        self.waiting.fetch_add(1, Ordering::Relaxed);
+        // Admission by count: a job the dispatcher holds while it waits for a lane is still
+        // waiting, so the channel's own bound (which does not see it) would admit one more.
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_queue {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(RunError::Busy {
+                queued: self.max_queue,
+            });
+        }
         self.jobs.try_send(job).map_err(|e| {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             match e {
@@ -270,8 +277,9 @@ impl<'e> Worker<'e> {
             req,
             filtered_out,
             reply,
-            ..
+            queued_at,
         } = job;
+        let queue_ms = started.duration_since(queued_at).as_secs_f64() * 1e3;
         let state = match &reply {
             Reply::Stream(tx) => {
                 // Read live where the grammar makes the reply final; otherwise the reply is
@@ -301,7 +309,12 @@ impl<'e> Worker<'e> {
         })));
         let result = attempt::run(session, &req, lenient);
         session.set_observer(None);
-        let result = result.and_then(|r| post::finish(&req, &filtered_out, started, r));
+        let result = result
+            .and_then(|r| post::finish(&req, &filtered_out, started, r))
+            .map(|mut r| {
+                r.timings.queue_ms = queue_ms;
+                r
+            });
         match (reply, state) {
             (Reply::Once(tx), _) => {
                 let _ = tx.send(result);

@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgram_runtime::Event;
 
+/// The Messages route, as the metrics name it.
+const ROUTE: &str = "/v1/messages";
+
 /// An error answered in Anthropic's shape.
 pub struct AnthropicError(pub ApiError);
 
@@ -27,15 +30,7 @@ impl From<ApiError> for AnthropicError {
 
 impl IntoResponse for AnthropicError {
     fn into_response(self) -> HttpResponse {
-        let status = self.0.fields().status;
-        let mut resp = (status, axum::Json(wire::error(&self.0))).into_response();
-        if status == axum::http::StatusCode::TOO_MANY_REQUESTS {
-            resp.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
-            );
-        }
-        resp
+        self.0.respond(wire::error(&self.0))
     }
 }
 
@@ -82,14 +77,16 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, 
     let id = app.new_id("msg");
     match crate::run::run(&app.runtime, m.req, app.config.timeout).await? {
         Ok(r) => {
-            app.metrics.reply(&r);
+            app.metrics.reply(ROUTE, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &m.notes);
             Ok(axum::Json(wire::message(&id, app.model_id(), &r, toolgram)).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
+            app.metrics.failed(&e);
             let mut toolgram = crate::app::toolgram_json(None, &m.notes);
             toolgram["error"] = json!({"type": e.kind(), "message": e.to_string()});
-            Ok(axum::Json(wire::cut_message(&id, app.model_id(), toolgram)).into_response())
+            let body = wire::cut_message(&id, app.model_id(), e.usage(), toolgram);
+            Ok(axum::Json(body).into_response())
         }
         Err(e) => {
             app.metrics.failed(&e);
@@ -107,6 +104,7 @@ async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse,
         other => other,
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<wire::Frame>(64);
+    let mut clock = crate::metrics::StreamClock::start();
     tokio::spawn(async move {
         let (mut writer, start) = wire::MessageStream::start(&id, app.model_id());
         for f in start {
@@ -114,10 +112,11 @@ async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse,
         }
         let mut next = first;
         while let Some(event) = next {
+            clock.seen(&event);
             let last = matches!(event, Event::Done(_) | Event::Failed(_));
             match &event {
-                Event::Done(r) => app.metrics.reply(r),
-                Event::Failed(e) if e.kind() != "truncated" => app.metrics.failed(e),
+                Event::Done(r) => app.metrics.reply(ROUTE, r, Some(clock.first_token())),
+                Event::Failed(e) => app.metrics.failed(e),
                 _ => {}
             }
             for f in writer.on(event) {

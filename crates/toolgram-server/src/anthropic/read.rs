@@ -322,7 +322,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     (req.tool_choice, req.parallel_tool_calls) = tool_choice(o, has_tools)?;
-    let mut sampling = params::sampling(o, &["max_tokens"], app.config.max_tokens, &mut notes)?;
+    let mut sampling = params::sampling(o, &["max_tokens"], &app.config, &mut notes)?;
     sampling.stop = match o.get("stop_sequences") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a

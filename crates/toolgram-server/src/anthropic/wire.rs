@@ -69,11 +69,12 @@ pub fn message(id: &str, model: &str, r: &Response, toolgram: Value) -> Value {
     })
 }
 
-/// The `message` object of a reply cut by `max_tokens` inside a call: no half call.
-pub fn cut_message(id: &str, model: &str, toolgram: Value) -> Value {
+/// The `message` object of a reply cut by `max_tokens` before any call was complete: no
+/// half call, the tokens it used.
+pub fn cut_message(id: &str, model: &str, used: Option<Usage>, toolgram: Value) -> Value {
     json!({
         "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": "max_tokens", "stop_sequence": null, "usage": usage(None),
+        "stop_reason": "max_tokens", "stop_sequence": null, "usage": usage(used),
         "toolgram": toolgram,
     })
 }
@@ -215,7 +216,7 @@ impl MessageStream {
             }
             Event::Failed(e) if e.kind() == "truncated" => {
                 self.close(&mut out);
-                out.extend(end("max_tokens", usage(None)));
+                out.extend(end("max_tokens", usage(e.usage())));
             }
             Event::Failed(e) => {
                 self.close(&mut out);
@@ -281,6 +282,7 @@ mod tests {
             repeated_calls: Vec::new(),
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
+            truncated_call: None,
             timings: RunTimings::default(),
         }
     }

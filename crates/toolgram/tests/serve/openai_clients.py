@@ -243,6 +243,22 @@ def errors():
     check(raw.get("/health").json()["status"] == "ok", "still serving")
 
 
+def runaway_calls():
+    """Under OpenAI's default parallel_tool_calls, a reply ends with its calls (at most the
+    server's --max-calls-per-reply, 8), never as a `length` cut of a model writing call after
+    call."""
+    for category, index in [("parallel", 0), ("parallel_multiple", 1)]:
+        question, tools = bfcl_tools(category, index)
+        r = client.chat.completions.create(model="toolgram", messages=[{"role": "user", "content": question}],
+                                           tools=tools, tool_choice="required", max_tokens=900)
+        choice = r.choices[0]
+        calls = choice.message.tool_calls or []
+        check(choice.finish_reason == "tool_calls", f"{category}: ends with its calls: {choice}")
+        check(1 <= len(calls) <= 8, f"{category}: 1 to 8 calls: {len(calls)}")
+        for c in calls:
+            valid_call(c, tools)
+
+
 def agents_sdk():
     """OpenAI's Agents SDK (a client written by others) runs its loop unchanged: it reads our
     call, runs its Python tool with the parsed arguments and ends on the tool's output."""
@@ -268,7 +284,7 @@ def agents_sdk():
     check(result.final_output == f"sunny in {seen[0]}", f"final output: {result.final_output!r}")
 
 
-for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, agents_sdk,
+for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, runaway_calls, agents_sdk,
              errors]:
     test()
     print(f"ok {test.__name__}", flush=True)
