@@ -192,13 +192,6 @@ pub struct TruncatedCall {
     pub partial: String,
 }
 
-/// Where the token limit cut a reply.
-struct Cut {
-    partial: String,
-    max_tokens: usize,
-    prompt_tokens: usize,
-}
-
 /// Sees the bytes of each decode step as they are generated (for streaming).
 pub trait DecodeObserver {
     /// A new generation starts (each attempt of a retried call starts one).
@@ -376,19 +369,8 @@ impl<'e> Session<'e> {
         let outcome = self.generate(matcher, &req.sampling, watch, guard, budget, &mut timings);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = match outcome {
-            Err(EngineError::Truncated {
-                partial,
-                max_tokens,
-                ..
-            }) => {
-                let cut = Cut {
-                    partial,
-                    max_tokens,
-                    prompt_tokens: tokens.len(),
-                };
-                return self.cut_reply(req, &compiled, cut, timings);
-            }
-            other => other?,
+            Ok(done) => done,
+            Err(e) => return self.cut_reply(req, &compiled, e, tokens.len(), timings),
         };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
@@ -410,19 +392,8 @@ impl<'e> Session<'e> {
                 budget,
                 hit_limit,
             ) {
-                Err(EngineError::Truncated {
-                    partial,
-                    max_tokens,
-                    ..
-                }) => {
-                    let cut = Cut {
-                        partial,
-                        max_tokens,
-                        prompt_tokens: tokens.len(),
-                    };
-                    return self.cut_reply(req, &compiled, cut, timings);
-                }
-                other => other?,
+                Ok(parsed) => parsed,
+                Err(e) => return self.cut_reply(req, &compiled, e, tokens.len(), timings),
             }
         };
         let mut calls = parsed.tool_calls;
@@ -451,22 +422,32 @@ impl<'e> Session<'e> {
         })
     }
 
-    /// A reply the token limit cut inside a call: the calls completed before the cut are kept
-    /// (the grammar made each whole, so each is a call the model meant), the one in progress
-    /// is reported as [`TruncatedCall`], and the reply ends with `Length`. With no complete
-    /// call the cut is [`EngineError::Truncated`], now with its usage.
+    /// The reply to `err`, a failed generation: when the token limit cut it inside a call,
+    /// the calls completed before the cut are kept (the grammar made each whole, so each is a
+    /// call the model meant), the one in progress is reported as [`TruncatedCall`], and the
+    /// reply ends with `Length`; with no complete call it stays [`EngineError::Truncated`], now
+    /// with its usage. Any other error is returned as it is.
     fn cut_reply(
         &self,
         req: &CallRequest<'_>,
         compiled: &CompiledGrammar,
-        cut: Cut,
+        err: EngineError,
+        prompt_tokens: usize,
         timings: Timings,
     ) -> Result<CallResponse, EngineError> {
+        let EngineError::Truncated {
+            partial,
+            max_tokens,
+            ..
+        } = err
+        else {
+            return Err(err);
+        };
         let engine = self.engine;
         let usage = toolgram_retry::Usage {
-            prompt_tokens: cut.prompt_tokens,
-            completion_tokens: cut.max_tokens,
-            cached_prompt_tokens: cut.prompt_tokens.saturating_sub(timings.prompt_evaluated),
+            prompt_tokens,
+            completion_tokens: max_tokens,
+            cached_prompt_tokens: prompt_tokens.saturating_sub(timings.prompt_evaluated),
         };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         let (reasoning_content, answer) =
@@ -489,8 +470,8 @@ impl<'e> Session<'e> {
         });
         let Some(read) = read.filter(|o| o.tool_calls.iter().any(|c| !c.partial)) else {
             return Err(EngineError::Truncated {
-                partial: cut.partial,
-                max_tokens: cut.max_tokens,
+                partial,
+                max_tokens,
                 usage: Some(usage),
             });
         };
@@ -508,8 +489,8 @@ impl<'e> Session<'e> {
                 })
                 .collect(),
             finish_reason: FinishReason::Length,
-            prompt_tokens: cut.prompt_tokens,
-            completion_tokens: cut.max_tokens,
+            prompt_tokens,
+            completion_tokens: max_tokens,
             raw,
             timings,
             mode: req.mode,
@@ -517,7 +498,7 @@ impl<'e> Session<'e> {
             truncated_call: Some(in_progress.into_iter().next().map_or_else(
                 || TruncatedCall {
                     name: String::new(),
-                    partial: cut.partial.clone(),
+                    partial: partial.clone(),
                 },
                 |c| TruncatedCall {
                     name: c.name,

@@ -84,6 +84,7 @@ fn tools_of(case: &Value, defs: &Value) -> Vec<Tool> {
             description: String::new(),
             parameters: params,
             escape_hatch: Vec::new(),
+            repeatable: false,
             rules: Vec::new(),
             grammar: None,
         });

@@ -74,6 +74,7 @@ fn tools_of(case: &Value) -> Vec<Tool> {
                 Value::Object(Default::default())
             },
             escape_hatch: Vec::new(),
+            repeatable: false,
             rules: Vec::new(),
             grammar: None,
         })

@@ -57,7 +57,7 @@ pub use embedded::CacheStats;
 pub use error::{RunError, Status, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
-pub use request::{Cancel, Request, ResponseFormat, RetryPolicy, SamplingOptions};
+pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
     Call, CallKind, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings, TruncatedCall,
     Usage, failed_json, usage_json,
@@ -227,6 +227,7 @@ impl Runtime {
                     filtered_out,
                     reply: Reply::Once(tx),
                     queued_at: started,
+                    admitted: None,
                 })?;
                 rx.recv().map_err(|_| {
                     RunError::Stopped("the engine thread ended during the run".into())
@@ -251,6 +252,7 @@ impl Runtime {
                 filtered_out,
                 reply: Reply::Stream(tx),
                 queued_at: started,
+                admitted: None,
             })?,
             Inner::Remote(r) => {
                 let r = r.clone();
@@ -282,6 +284,7 @@ impl Runtime {
                     filtered_out,
                     reply: Reply::Count(tx),
                     queued_at: Instant::now(),
+                    admitted: None,
                 })?;
                 rx.recv().map_err(|_| {
                     RunError::Stopped("the engine thread ended while counting".into())

@@ -61,7 +61,9 @@ pub(crate) fn finish(
     if req.refuse_repeats && !repeats.is_empty() {
         return Err(RunError::RepeatedCall(repeats));
     }
-    response.repeated_calls = repeats;
+    if req.repeats != crate::request::Repeats::Allow {
+        response.repeated_calls = repeats;
+    }
     response.filtered_out = filtered_out.to_vec();
     response.timings.total_ms = started.elapsed().as_secs_f64() * 1e3;
     Ok(response)

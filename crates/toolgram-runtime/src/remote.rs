@@ -166,6 +166,7 @@ impl Remote {
             attempts: outcome.attempts,
             failed_attempts: outcome.failed,
             repeated_calls: Vec::new(),
+            excluded_repeats: Vec::new(),
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
             truncated_call: None,

@@ -37,6 +37,8 @@ pub struct Request {
     /// A reply repeating an earlier call with the same arguments is an error
     /// ([`crate::RunError::RepeatedCall`]) instead of only being reported.
     pub refuse_repeats: bool,
+    /// What a call identical to one already made in the conversation gets.
+    pub repeats: Repeats,
     /// Structured output without tools: the reply's text must match this format.
     pub response_format: Option<ResponseFormat>,
     /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
@@ -48,6 +50,42 @@ pub struct Request {
     /// Set it to stop the run: a queued request is dropped, a running one stops decoding
     /// (the error is `cancelled`).
     pub cancel: Cancel,
+}
+
+/// What a call identical (tool and arguments) to one already made in the conversation gets:
+/// an agent that calls the same tool with the same arguments after each result never ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Repeats {
+    /// Made, not reported.
+    Allow,
+    /// Made, and listed under `repeated_calls`.
+    #[default]
+    List,
+    /// Under `tool_choice: auto`, left out of the reply (embedded engine): the other calls
+    /// stay, and a reply of repeats only is asked again with calls excluded by the grammar,
+    /// so the model answers in text; listed under `excluded_repeats`. A tool marked
+    /// `"x-toolgram": {"repeatable": true}` (polling, status) is exempt.
+    Forbid,
+}
+
+impl Repeats {
+    /// Read `allow`, `list` or `forbid`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "allow" => Some(Self::Allow),
+            "list" => Some(Self::List),
+            "forbid" => Some(Self::Forbid),
+            _ => None,
+        }
+    }
+
+    /// Whether `req`'s reply may lose calls to this policy: it forbids repeats, the choice is
+    /// `auto`, and the conversation already holds calls.
+    pub(crate) fn may_exclude(req: &Request) -> bool {
+        req.repeats == Self::Forbid
+            && req.tool_choice == ToolChoice::Auto
+            && req.messages.iter().any(|m| m.tool_calls.is_some())
+    }
 }
 
 /// A flag shared between a request and whoever may cancel it.
@@ -81,6 +119,7 @@ impl Request {
             sampling: SamplingOptions::default(),
             retry: RetryPolicy::default(),
             refuse_repeats: false,
+            repeats: Repeats::List,
             response_format: None,
             syntax: None,
             not_offered: Vec::new(),

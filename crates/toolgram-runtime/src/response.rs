@@ -127,6 +127,9 @@ pub struct Response {
     pub failed_attempts: Vec<FailedAttempt>,
     /// Calls repeating an earlier call with the same arguments.
     pub repeated_calls: Vec<RepeatedCall>,
+    /// Calls repeating one already made in the conversation, left out under
+    /// [`crate::Repeats::Forbid`].
+    pub excluded_repeats: Vec<RepeatedCall>,
     /// Tools left out of the pool for this request, each with why.
     pub filtered_out: Vec<FilteredTool>,
     /// Schema keywords the grammar could not say, checked after parsing instead.
@@ -165,9 +168,8 @@ impl Response {
             "model": self.model,
             "attempts": self.attempts,
             "failed_attempts": failed_json(&self.failed_attempts),
-            "repeated_calls": self.repeated_calls.iter()
-                .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
-                .collect::<Vec<_>>(),
+            "repeated_calls": repeats_json(&self.repeated_calls),
+            "excluded_repeats": repeats_json(&self.excluded_repeats),
             "filtered_out": self.filtered_out.iter()
                 .map(|f| json!({"tool": f.tool, "reason": f.reason}))
                 .collect::<Vec<_>>(),
@@ -182,6 +184,13 @@ impl Response {
                 "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated},
         })
     }
+}
+
+fn repeats_json(repeats: &[RepeatedCall]) -> Value {
+    repeats
+        .iter()
+        .map(|r| json!({"index": r.index, "tool": r.tool, "first_seen": r.first_seen}))
+        .collect()
 }
 
 fn round(ms: f64) -> f64 {

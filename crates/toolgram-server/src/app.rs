@@ -42,6 +42,9 @@ pub struct ServerConfig {
     pub hosted_tools: HostedTools,
     /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded).
     pub max_calls_per_reply: Option<usize>,
+    /// What a call identical to one already made in the conversation gets (a request's
+    /// `repeats` field overrides it).
+    pub repeats: toolgram_runtime::Repeats,
 }
 
 /// What a request's hosted tools (run by a vendor's servers, not by the client) get.
@@ -68,6 +71,7 @@ impl Default for ServerConfig {
             strict_model_names: false,
             hosted_tools: HostedTools::Filter,
             max_calls_per_reply: Some(8),
+            repeats: toolgram_runtime::Repeats::Forbid,
         }
     }
 }

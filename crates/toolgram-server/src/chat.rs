@@ -46,6 +46,7 @@ const HONOURED: &[&str] = &[
     "stop",
     "logit_bias",
     "max_attempts",
+    "repeats",
     "stream",
     "stream_options",
     "n",
@@ -108,6 +109,7 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
         &mut notes,
     )?;
     req.retry = params::retry(o)?;
+    req.repeats = params::repeats(o, app.config.repeats)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     let include_usage = o
         .get("stream_options")

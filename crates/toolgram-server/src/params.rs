@@ -161,6 +161,19 @@ pub fn sampling(
     Ok(s)
 }
 
+/// The repeat policy: toolgram's own `repeats` extension (`allow`, `list`, `forbid`), else the
+/// server's.
+pub fn repeats(
+    o: &Map<String, Value>,
+    default: toolgram_runtime::Repeats,
+) -> Result<toolgram_runtime::Repeats, ApiError> {
+    match opt_str(o, "repeats")? {
+        None => Ok(default),
+        Some(name) => toolgram_runtime::Repeats::from_name(name)
+            .ok_or_else(|| ApiError::invalid("repeats", "`repeats` must be allow, list or forbid")),
+    }
+}
+
 /// The retry policy: toolgram's own `max_attempts` extension, default 3.
 pub fn retry(o: &Map<String, Value>) -> Result<RetryPolicy, ApiError> {
     let mut p = RetryPolicy::default();

@@ -53,6 +53,7 @@ const HONOURED: &[&str] = &[
     "seed",
     "stop",
     "max_attempts",
+    "repeats",
     "stream",
     "store",
     "reasoning",
@@ -280,6 +281,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
         Some(_) => return Err(ApiError::invalid("include", "`include` must be an array")),
     };
     req.retry = params::retry(o)?;
+    req.repeats = params::repeats(o, app.config.repeats)?;
     let echo: Map<String, Value> = [
         "instructions",
         "previous_response_id",

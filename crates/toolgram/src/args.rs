@@ -1,5 +1,6 @@
-//! Argument types several commands share (`call`, `render`, `generate`, `grammar`): the call
-//! mode and the think block, as clap reads them and as core names them. Parsing only.
+//! Argument types several commands share (`call`, `render`, `generate`, `grammar`, `serve`):
+//! the call mode, the think block and the repeat policy, as clap reads them and as core and the
+//! runtime name them. Parsing only.
 
 use clap::ValueEnum;
 use toolgram_core::define::request::{Mode, Think};
@@ -43,4 +44,9 @@ impl From<ModeArg> for Mode {
             ModeArg::Prompt => Mode::Prompt,
         }
     }
+}
+
+/// `--repeats allow|list|forbid` (`call` and `serve`).
+pub(crate) fn repeats(s: &str) -> Result<toolgram_runtime::Repeats, String> {
+    toolgram_runtime::Repeats::from_name(s).ok_or_else(|| format!("`{s}`: allow, list or forbid"))
 }

@@ -89,6 +89,12 @@ pub(crate) struct CallArgs {
     /// instead of only reporting it.
     #[arg(long)]
     pub refuse_repeats: bool,
+    /// A call identical to one already made in the `--messages` conversation: `forbid` leaves
+    /// it out under --tool-choice auto (the model answers in text or makes another call; tools
+    /// marked "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it,
+    /// `allow` makes it.
+    #[arg(long, default_value = "forbid", value_parser = crate::args::repeats)]
+    pub repeats: toolgram_runtime::Repeats,
     /// Unknown schema keywords in the tools are listed as warnings and ignored instead of
     /// refusing the tools.
     #[arg(long)]
@@ -159,6 +165,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         consecutive_blocked: args.consecutive_blocked,
     };
     req.refuse_repeats = args.refuse_repeats;
+    req.repeats = args.repeats;
     req.syntax = args.syntax.clone();
     req
 }

@@ -52,6 +52,12 @@ pub(crate) struct ServeArgs {
     /// max_tokens cuts it.
     #[arg(long, default_value_t = 8)]
     pub max_calls_per_reply: usize,
+    /// A call identical to one already made in the conversation: `forbid` leaves it out under
+    /// tool_choice auto (the model answers in text or makes another call; tools marked
+    /// "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it, `allow`
+    /// makes it. A request's `repeats` field overrides it.
+    #[arg(long, default_value = "forbid", value_parser = crate::args::repeats)]
+    pub repeats: toolgram_runtime::Repeats,
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body_bytes: usize,
@@ -141,6 +147,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         aliases: args.model_alias,
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
+        repeats: args.repeats,
         strict_model_names: args.strict_model_names,
         hosted_tools: match args.hosted_tools {
             HostedArg::Filter => HostedTools::Filter,

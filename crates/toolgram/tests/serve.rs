@@ -44,8 +44,12 @@ struct Served {
 
 impl Served {
     fn start(extra: &[&str]) -> Self {
+        Self::start_model("test", extra)
+    }
+
+    fn start_model(model: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-            .args(["serve", "--model", "test", "--port", "0"])
+            .args(["serve", "--model", model, "--port", "0"])
             .args(extra)
             .current_dir(repo())
             .stdout(Stdio::null())
@@ -460,10 +464,8 @@ fn one_lane_and_a_queue_of_two_admit_exactly_three_and_health_and_the_429_agree(
     let request = |addr: String| {
         std::thread::spawn(move || read_all(send(&addr, "POST", "/v1/chat/completions", body, "")))
     };
-    // One request runs on the lane; then five arrive at once for two places in the queue.
-    let mut clients = vec![request(server.addr.clone())];
-    std::thread::sleep(Duration::from_millis(400));
-    clients.extend((0..5).map(|_| request(server.addr.clone())));
+    // Six at once for one lane and two places in the queue.
+    let clients: Vec<_> = (0..6).map(|_| request(server.addr.clone())).collect();
     let mut deepest = 0;
     for _ in 0..10 {
         let health = read_all(send(&server.addr, "GET", "/health", "", ""));
@@ -527,13 +529,15 @@ fn the_small_things_an_operator_meets_are_answered_clearly() {
     // A 413 closes its kept-alive connection: the unread body is not taken for a request.
     let mut s = TcpStream::connect(&server.addr).expect("connects");
     s.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    // Only the headers: the length alone is over the limit (no body left unread to reset the
-    // connection before the reply is read).
+    // One byte over the limit: the server reads it all before it answers, so no unread byte
+    // resets the connection before the reply is read.
+    let big = "x".repeat(100_001);
     let req = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n",
-        server.addr
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{big}",
+        server.addr,
+        big.len()
     );
-    s.write_all(req.as_bytes()).expect("headers written");
+    s.write_all(req.as_bytes()).expect("request written");
     let too_large = read_all(s);
     assert_eq!(status_of(&too_large), 413, "{too_large}");
     assert!(
@@ -550,4 +554,14 @@ fn metrics_add_up_to_what_the_clients_received() {
     eprintln!("{out}");
     assert!(ok, "metrics_reconcile.py failed:\n{out}\n{err}");
     assert!(out.contains("metrics reconciled"), "{out}");
+}
+
+#[test]
+fn an_answered_call_is_not_repeated_and_an_agent_loop_ends_on_the_default_model() {
+    let _one = serial();
+    let server = Served::start_model("default", &[]);
+    let (ok, out, err) = python("repeats.py", &[&server.base()]);
+    eprintln!("{out}");
+    assert!(ok, "repeats.py failed:\n{out}\n{err}");
+    assert!(out.contains("checks passed"), "{out}");
 }

@@ -21,6 +21,10 @@ pub struct Tool {
     /// function object): the tool stays out of the pool unless the request says one of them.
     /// Empty for ordinary tools.
     pub escape_hatch: Vec<String>,
+    /// A call may repeat an earlier one with the same arguments and still be made
+    /// (`"x-toolgram": {"repeatable": true}`: polling, status); other tools' repeats of an
+    /// answered call are excluded under the `forbid` repeat policy.
+    pub repeatable: bool,
     /// Custom argument rules (`"x-toolgram": {"rules": [...]}`), checked after parsing and
     /// told to the model in the description.
     pub rules: Vec<ArgumentRule>,
@@ -317,42 +321,64 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         .get("parameters")
         .cloned()
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-    let (escape_hatch, rules) = read_extensions(function, &name, &parameters, at)?;
+    let ext = read_extensions(function, &name, &parameters, at)?;
     Ok(Tool {
         name,
         description,
         parameters,
-        escape_hatch,
-        rules,
+        escape_hatch: ext.escape_hatch,
+        repeatable: ext.repeatable,
+        rules: ext.rules,
         grammar: None,
     })
 }
 
-/// toolgram's own keys in the function object (`x-toolgram`): `escape_hatch` and `rules`.
-/// Unknown keys are refused, so a typo cannot silently switch a rule off.
+/// toolgram's own keys in a function object (`x-toolgram`).
+#[derive(Default)]
+struct Extensions {
+    escape_hatch: Vec<String>,
+    repeatable: bool,
+    rules: Vec<ArgumentRule>,
+}
+
+/// toolgram's own keys in the function object (`x-toolgram`): `escape_hatch`, `repeatable`
+/// and `rules`. Unknown keys are refused, so a typo cannot silently switch a rule off.
 fn read_extensions(
     function: &Map<String, Value>,
     name: &str,
     parameters: &Value,
     at: &str,
-) -> Result<(Vec<String>, Vec<ArgumentRule>), DefinitionError> {
+) -> Result<Extensions, DefinitionError> {
     let base = format!("{at}/function/x-toolgram");
     let Some(ext) = function.get("x-toolgram") else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Extensions::default());
     };
     let ext = ext
         .as_object()
         .ok_or_else(|| DefinitionError::new(Some(name), &base, "`x-toolgram` must be an object"))?;
     if let Some(key) = ext
         .keys()
-        .find(|k| !matches!(k.as_str(), "escape_hatch" | "rules"))
+        .find(|k| !matches!(k.as_str(), "escape_hatch" | "repeatable" | "rules"))
     {
         return Err(DefinitionError::new(
             Some(name),
             format!("{base}/{key}"),
-            format!("unknown `x-toolgram` key `{key}`; the keys are escape_hatch, rules"),
+            format!(
+                "unknown `x-toolgram` key `{key}`; the keys are escape_hatch, repeatable, rules"
+            ),
         ));
     }
+    let repeatable = match ext.get("repeatable") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(DefinitionError::new(
+                Some(name),
+                format!("{base}/repeatable"),
+                "`repeatable` must be a boolean",
+            ));
+        }
+    };
     let escape_hatch = match ext.get("escape_hatch") {
         None => Vec::new(),
         Some(Value::Array(words))
@@ -380,7 +406,11 @@ fn read_extensions(
             DefinitionError::new(Some(name), format!("{base}/rules{pointer}"), message)
         })?,
     };
-    Ok((escape_hatch, rules))
+    Ok(Extensions {
+        escape_hatch,
+        repeatable,
+        rules,
+    })
 }
 
 fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, DefinitionError> {

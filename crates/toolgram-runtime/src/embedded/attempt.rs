@@ -1,14 +1,18 @@
 //! One request on one session: tool calls under the retry loop (the engine as a
-//! `CallModel`), or free generation under a `response_format`; the result as the run
+//! `CallModel`), with repeats of the conversation's calls left out under
+//! [`Repeats::Forbid`], or free generation under a `response_format`; the result as the run
 //! stage's [`Response`]. This module must not queue, cache or stream: its callers do.
 
 use crate::error::RunError;
 use crate::format::{check_output, prepare};
 use crate::post::typed_calls;
-use crate::request::Request;
+use crate::request::{Repeats, Request};
 use crate::response::{FinishReason, Response, RunTimings, Usage};
 use toolgram_core::define::request::{Mode, Path};
+use toolgram_core::validate::{self, RepeatedCall};
+use toolgram_core::{ToolCall, ToolChoice};
 use toolgram_engine::{CallResponse, EngineModel, GenerateRequest, Sampling, Session, Timings};
+use toolgram_retry::Outcome;
 
 fn sampling(req: &Request) -> Sampling {
     let s = &req.sampling;
@@ -79,17 +83,39 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         last: None,
         total_tokens: (0, 0),
     };
-    let outcome = crate::retry::run(&mut model, req)?;
+    let mut outcome = crate::retry::run(&mut model, req)?;
+    let excluded = excluded_repeats(req, &outcome.reply.tool_calls);
+    if !excluded.is_empty() {
+        let repeated: Vec<usize> = excluded.iter().map(|r| r.index).collect();
+        let mut index = 0;
+        outcome.reply.tool_calls.retain(|_| {
+            index += 1;
+            !repeated.contains(&(index - 1))
+        });
+        if outcome.reply.tool_calls.is_empty() {
+            // Only repeats: ask again with every call excluded by the grammar — the model
+            // answers from the results it already has.
+            let mut text_only = req.clone();
+            text_only.tool_choice = ToolChoice::None;
+            model.choice = ToolChoice::None;
+            let again = crate::retry::run(&mut model, &text_only)?;
+            outcome = merged(outcome, again);
+        }
+    }
     let last: CallResponse = model
         .last
         .take()
         .ok_or_else(|| RunError::Stopped("no attempt was recorded".into()))?;
+    let finish_reason = match last.finish_reason {
+        FinishReason::ToolCalls if outcome.reply.tool_calls.is_empty() => FinishReason::Stop,
+        other => other,
+    };
     Ok(Response {
         raw: outcome.reply.raw,
         content: outcome.reply.content,
         reasoning: outcome.reply.reasoning_content,
         tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
-        finish_reason: last.finish_reason,
+        finish_reason,
         usage: outcome.usage,
         path: last.mode.into(),
         path_reason: path_reason(last.mode).to_owned(),
@@ -99,11 +125,44 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         attempts: outcome.attempts,
         failed_attempts: outcome.failed,
         repeated_calls: Vec::new(),
+        excluded_repeats: excluded,
         filtered_out: Vec::new(),
         enforced_after_parse: last.deferred,
         truncated_call: last.truncated_call,
         timings: timings(&last.timings),
     })
+}
+
+/// The calls of a reply that [`Repeats::Forbid`] leaves out: each identical to a call already
+/// made in the conversation, to a tool not marked `repeatable`.
+fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<RepeatedCall> {
+    if !Repeats::may_exclude(req) {
+        return Vec::new();
+    }
+    validate::repeated_calls(&req.messages, calls)
+        .into_iter()
+        .filter(|r| r.first_seen.starts_with("message"))
+        .filter(|r| req.tools.get(&r.tool).is_some_and(|t| !t.repeatable))
+        .collect()
+}
+
+/// The outcome of a second run after a first: its reply, both runs' attempts and tokens.
+fn merged(first: Outcome, second: Outcome) -> Outcome {
+    let usage = match (first.usage, second.usage) {
+        (Some(mut a), Some(b)) => {
+            a += b;
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    };
+    let mut failed = first.failed;
+    failed.extend(second.failed);
+    Outcome {
+        reply: second.reply,
+        attempts: first.attempts + second.attempts,
+        failed,
+        usage,
+    }
 }
 
 fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<Response, RunError> {
@@ -144,6 +203,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
         attempts: 1,
         failed_attempts: Vec::new(),
         repeated_calls: Vec::new(),
+        excluded_repeats: Vec::new(),
         filtered_out: Vec::new(),
         enforced_after_parse: Vec::new(),
         truncated_call: None,

@@ -47,12 +47,28 @@ pub(crate) struct Job {
     pub filtered_out: Vec<crate::response::FilteredTool>,
     pub reply: Reply,
     pub queued_at: Instant,
+    /// Its place among the admitted jobs, given back when the job is dropped (answered,
+    /// failed or cancelled); set by [`Embedded::submit`].
+    pub admitted: Option<Admitted>,
+}
+
+/// A job's place in the bound `parallel` running + `max_queue` waiting.
+pub(crate) struct Admitted(Arc<AtomicUsize>);
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// The handle to the worker.
 pub(crate) struct Embedded {
     jobs: SyncSender<Job>,
     max_queue: usize,
+    /// Jobs admitted and not yet answered: at most `parallel + max_queue`.
+    admitted: Arc<AtomicUsize>,
+    parallel: usize,
+    capacity: usize,
     waiting: Arc<AtomicUsize>,
     pub model: String,
     pub syntax: &'static CallSyntax,
@@ -79,7 +95,9 @@ impl Embedded {
         limits: WorkerLimits,
         store: Option<Arc<dyn PrefixStore>>,
     ) -> Result<Self, RunError> {
-        let (jobs, queue) = mpsc::sync_channel::<Job>(limits.max_queue.max(1));
+        // Room for every job admission lets in (admission, not the channel, bounds the queue).
+        let (jobs, queue) =
+            mpsc::sync_channel::<Job>(limits.parallel.max(1) + limits.max_queue.max(1));
         let (ready_tx, ready) = mpsc::channel();
         let stats = Arc::new(CacheStats::default());
         let worker_stats = Arc::clone(&stats);
@@ -115,6 +133,9 @@ impl Embedded {
         Ok(Self {
             jobs,
             max_queue: limits.max_queue.max(1),
+            admitted: Arc::new(AtomicUsize::new(0)),
+            parallel: limits.parallel.max(1),
+            capacity: limits.parallel.max(1) + limits.max_queue.max(1),
             waiting,
             model,
             syntax,
@@ -124,15 +145,17 @@ impl Embedded {
     }
 
     /// Queue a job; a full queue is [`RunError::Busy`].
-    pub(crate) fn submit(&self, job: Job) -> Result<(), RunError> {
-        // Admission by count: a job the dispatcher holds while it waits for a lane is still
-        // waiting, so the channel's own bound (which does not see it) would admit one more.
-        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_queue {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
+    pub(crate) fn submit(&self, mut job: Job) -> Result<(), RunError> {
+        // Admission by count of the jobs not yet answered, running or waiting: the channel's
+        // own bound does not see the job the dispatcher holds while it waits for a lane.
+        if self.admitted.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+            self.admitted.fetch_sub(1, Ordering::AcqRel);
             return Err(RunError::Busy {
                 queued: self.max_queue,
             });
         }
+        job.admitted = Some(Admitted(Arc::clone(&self.admitted)));
+        self.waiting.fetch_add(1, Ordering::AcqRel);
         self.jobs.try_send(job).map_err(|e| {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             match e {
@@ -146,9 +169,13 @@ impl Embedded {
         })
     }
 
-    /// Jobs queued and not yet started.
+    /// Jobs waiting for a lane: not yet started, beyond the `parallel` that may run (a job
+    /// on its way to a free lane is not waiting), so never more than `max_queue`.
     pub(crate) fn queued(&self) -> usize {
-        self.waiting.load(Ordering::Relaxed)
+        let admitted = self.admitted.load(Ordering::Acquire);
+        self.waiting
+            .load(Ordering::Acquire)
+            .min(admitted.saturating_sub(self.parallel))
     }
 }
 
@@ -278,6 +305,7 @@ impl<'e> Worker<'e> {
             filtered_out,
             reply,
             queued_at,
+            admitted: _admitted,
         } = job;
         let queue_ms = started.duration_since(queued_at).as_secs_f64() * 1e3;
         let state = match &reply {
@@ -374,10 +402,10 @@ impl Reply {
 }
 
 /// Whether a reply decoded under `req`'s grammar can still fail validation: a mode that leaves
-/// the schema to the validator, keywords the grammar left to it, or a grammar tool's executor
-/// check.
+/// the schema to the validator, keywords the grammar left to it, a grammar tool's executor
+/// check, or calls the repeat policy may leave out.
 fn validation_can_fail(engine: &Engine, req: &Request) -> bool {
-    if req.mode != Mode::Grammar {
+    if req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }
     let checked_input = req

@@ -39,6 +39,7 @@ const HONOURED: &[&str] = &[
     "tool_choice",
     "thinking",
     "max_attempts",
+    "repeats",
 ];
 
 /// Fields accepted that change nothing a single local model does.
@@ -344,6 +345,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     sampling.think_budget = budget.map(|b| b.min(sampling.max_tokens.saturating_sub(1)).max(1));
     req.sampling = sampling;
     req.retry = params::retry(o)?;
+    req.repeats = params::repeats(o, app.config.repeats)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     app.log_notes("/v1/messages", &notes);
     Ok(MessagesRequest { req, stream, notes })

@@ -280,6 +280,7 @@ mod tests {
             attempts: 1,
             failed_attempts: Vec::new(),
             repeated_calls: Vec::new(),
+            excluded_repeats: Vec::new(),
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
             truncated_call: None,

@@ -42,15 +42,15 @@ def ask(client, i, stream=False):
 
 def valid(r, tools):
     msg = r.json()["choices"][0]
-    if msg["finish_reason"] == "length":
-        return not msg["message"].get("tool_calls")  # cut: no half call
+    calls = msg["message"].get("tool_calls") or []
+    if msg["finish_reason"] == "length" and not calls:
+        return True  # cut before a call was complete: no half call
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
-    calls = msg["message"]["tool_calls"]
     for c in calls:
         if c["function"]["name"] not in schemas:
             return False  # a call from another client's pool: mixed up
         jsonschema.validate(json.loads(c["function"]["arguments"]), schemas[c["function"]["name"]])
-    return len(calls) >= 1
+    return len(calls) >= 1  # a cut keeps only complete calls, each valid
 
 
 failures = []

@@ -140,7 +140,7 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
 
 
 def metrics():
-    text = httpx.get(f"{BASE}/metrics", headers=H, timeout=60).text
+    text = httpx.get(f"{ROOT}/metrics", headers=H, timeout=60).text
     requests = {(m[0], int(m[1])): int(m[2]) for m in
                 re.findall(r'toolgram_requests_total\{route="([^"]+)",status="(\d+)"\} (\d+)', text)}
     value = lambda name: int(float(re.search(rf"^{name} (\S+)$", text, re.M).group(1)))
@@ -154,8 +154,7 @@ while True:
     if requests.get(("/v1/chat/completions", 499), 0) >= hung_up or time.time() > deadline:
         break
     time.sleep(0.5)
-requests.pop(("/v1/metrics", 200), None)
-requests.pop(("/metrics", 200), None)
+requests.pop(("/metrics", 200), None)  # the polls above
 assert requests == dict(seen), f"requests_total {requests} != clients saw {dict(seen)}"
 assert value("toolgram_client_disconnects_total") == hung_up, text
 assert value("toolgram_prompt_tokens_total") == usage["prompt"], (usage, text)

@@ -9,6 +9,7 @@ fn tool(name: &str) -> Tool {
         description: String::new(),
         parameters: json!({"type": "object", "properties": {"city": {"type": "string"}, "cfg": {"type": "object"}}}),
         escape_hatch: Vec::new(),
+        repeatable: false,
         rules: Vec::new(),
         grammar: None,
     }
@@ -95,6 +96,7 @@ mod props {
             description: String::new(),
             parameters: json!({"type": "object"}),
             escape_hatch: Vec::new(),
+            repeatable: false,
             rules: Vec::new(),
             grammar: None,
         };

@@ -12,6 +12,7 @@ fn pool(tools: Vec<(&str, Value)>) -> ToolSet {
             description: String::new(),
             parameters: p,
             escape_hatch: Vec::new(),
+            repeatable: false,
             rules: Vec::new(),
             grammar: None,
         })
