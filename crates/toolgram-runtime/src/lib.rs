@@ -220,19 +220,7 @@ impl Runtime {
         let started = Instant::now();
         let (req, filtered_out) = offered(req)?;
         match &*self.inner {
-            Inner::Embedded(e) => {
-                let (tx, rx) = mpsc::channel();
-                e.submit(Job {
-                    req,
-                    filtered_out,
-                    reply: Reply::Once(tx),
-                    queued_at: started,
-                    admitted: None,
-                })?;
-                rx.recv().map_err(|_| {
-                    RunError::Stopped("the engine thread ended during the run".into())
-                })?
-            }
+            Inner::Embedded(e) => e.ask(req, filtered_out, started, Reply::Once),
             Inner::Remote(r) => {
                 let response = r.run(&req)?;
                 post::finish(&req, &filtered_out, started, response)
@@ -277,19 +265,7 @@ impl Runtime {
     pub fn count_tokens(&self, req: &Request) -> Result<usize, RunError> {
         let (req, filtered_out) = offered(req)?;
         match &*self.inner {
-            Inner::Embedded(e) => {
-                let (tx, rx) = mpsc::channel();
-                e.submit(Job {
-                    req,
-                    filtered_out,
-                    reply: Reply::Count(tx),
-                    queued_at: Instant::now(),
-                    admitted: None,
-                })?;
-                rx.recv().map_err(|_| {
-                    RunError::Stopped("the engine thread ended while counting".into())
-                })?
-            }
+            Inner::Embedded(e) => e.ask(req, filtered_out, Instant::now(), Reply::Count),
             Inner::Remote(_) => Err(RunError::InvalidRequest(
                 "counting tokens needs the embedded model's tokenizer; a provider counts its own"
                     .into(),

@@ -8,7 +8,6 @@
 use crate::app::App;
 use crate::error::ApiError;
 use crate::params::{self, Notes};
-use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -330,24 +329,5 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
             next = events.recv().await;
         }
     });
-    Ok(sse(rx))
-}
-
-/// The SSE response for a channel of JSON payloads, closed with `[DONE]`.
-pub fn sse(rx: tokio::sync::mpsc::Receiver<Value>) -> HttpResponse {
-    let body = futures_util::stream::unfold((rx, false), |(mut rx, done)| async move {
-        if done {
-            return None;
-        }
-        match rx.recv().await {
-            Some(v) => Some((
-                Ok::<_, std::convert::Infallible>(Sse::default().data(v.to_string())),
-                (rx, false),
-            )),
-            None => Some((Ok(Sse::default().data("[DONE]")), (rx, true))),
-        }
-    });
-    axum::response::Sse::new(body)
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    Ok(crate::sse::data(rx))
 }

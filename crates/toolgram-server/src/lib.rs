@@ -14,6 +14,7 @@
 //! - [`params`] — request fields read one by one into typed 400s;
 //! - [`error`] — OpenAI-shaped errors and their statuses;
 //! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;
+//! - [`sse`] — Server-Sent Events bodies from channels;
 //! - [`metrics`] — `GET /metrics`.
 //!
 //! Also: `GET /v1/models`, `GET /health`, `GET /openapi.json` (the document in this crate,
@@ -35,6 +36,7 @@ pub mod metrics;
 pub mod params;
 pub mod responses;
 pub mod run;
+pub mod sse;
 
 pub use app::{App, ServerConfig};
 
@@ -129,6 +131,15 @@ fn is_anthropic(path: &str) -> bool {
     path.starts_with("/v1/messages")
 }
 
+/// `err` in the shape of the API `path` belongs to.
+fn shaped(path: &str, err: ApiError) -> Response {
+    if is_anthropic(path) {
+        anthropic::AnthropicError(err).into_response()
+    } else {
+        err.into_response()
+    }
+}
+
 /// The key a client sent: `Authorization: Bearer KEY` (the scheme in any case, RFC 7235) or
 /// Anthropic's `x-api-key: KEY`.
 fn sent_key(headers: &axum::http::HeaderMap) -> Option<&str> {
@@ -154,11 +165,7 @@ async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
         "invalid_api_key",
         "missing or wrong API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`",
     );
-    let mut resp = if is_anthropic(req.uri().path()) {
-        anthropic::AnthropicError(err).into_response()
-    } else {
-        err.into_response()
-    };
+    let mut resp = shaped(req.uri().path(), err);
     resp.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         axum::http::HeaderValue::from_static("Bearer realm=\"toolgram\""),
@@ -328,11 +335,7 @@ async fn method_not_allowed(req: Request) -> Response {
         "method_not_allowed",
         format!("{} is not allowed on {}", req.method(), req.uri().path()),
     );
-    if is_anthropic(req.uri().path()) {
-        anthropic::AnthropicError(err).into_response()
-    } else {
-        err.into_response()
-    }
+    shaped(req.uri().path(), err)
 }
 
 async fn not_found(req: Request) -> Response {
@@ -342,9 +345,5 @@ async fn not_found(req: Request) -> Response {
         "unknown_url",
         format!("no route for {} {}", req.method(), req.uri().path()),
     );
-    if is_anthropic(req.uri().path()) {
-        anthropic::AnthropicError(err).into_response()
-    } else {
-        err.into_response()
-    }
+    shaped(req.uri().path(), err)
 }

@@ -12,7 +12,6 @@
 use crate::app::{App, Stored};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
-use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -748,19 +747,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
             next = events.recv().await;
         }
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|(kind, data)| {
-            (
-                Ok::<_, std::convert::Infallible>(
-                    Sse::default().event(kind).data(data.to_string()),
-                ),
-                rx,
-            )
-        })
-    });
-    Ok(axum::response::Sse::new(body)
-        .keep_alive(KeepAlive::default())
-        .into_response())
+    Ok(crate::sse::named(rx))
 }
 
 #[cfg(test)]

@@ -144,6 +144,26 @@ impl Embedded {
         })
     }
 
+    /// Queue `req` and wait for its one answer, sent on the channel `reply` is made with.
+    pub(crate) fn ask<T>(
+        &self,
+        req: Request,
+        filtered_out: Vec<crate::response::FilteredTool>,
+        queued_at: Instant,
+        reply: impl FnOnce(Sender<Result<T, RunError>>) -> Reply,
+    ) -> Result<T, RunError> {
+        let (tx, rx) = mpsc::channel();
+        self.submit(Job {
+            req,
+            filtered_out,
+            reply: reply(tx),
+            queued_at,
+            admitted: None,
+        })?;
+        rx.recv()
+            .map_err(|_| RunError::Stopped("the engine thread ended during the run".into()))?
+    }
+
     /// Queue a job; a full queue is [`RunError::Busy`].
     pub(crate) fn submit(&self, mut job: Job) -> Result<(), RunError> {
         // Admission by count of the jobs not yet answered, running or waiting: the channel's

@@ -10,9 +10,8 @@ pub mod wire;
 use crate::app::App;
 use crate::error::ApiError;
 use axum::extract::{Request, State};
-use axum::response::sse::{Event as Sse, KeepAlive};
 use axum::response::{IntoResponse, Response as HttpResponse};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use toolgram_runtime::Event;
 
@@ -132,17 +131,5 @@ async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse,
             next = events.recv().await;
         }
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|(name, data): (&str, Value)| {
-            (
-                Ok::<_, std::convert::Infallible>(
-                    Sse::default().event(name).data(data.to_string()),
-                ),
-                rx,
-            )
-        })
-    });
-    Ok(axum::response::Sse::new(body)
-        .keep_alive(KeepAlive::default())
-        .into_response())
+    Ok(crate::sse::named(rx))
 }

@@ -11,16 +11,9 @@ Usage: agent_frameworks.py BASE_URL API_KEY
 """
 
 import sys
+from checks import check, passed
 
 BASE, KEY = sys.argv[1], sys.argv[2]
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 def pydantic_ai_over_anthropic():
@@ -75,4 +68,4 @@ def langchain_over_responses():
 for test in [pydantic_ai_over_anthropic, langchain_over_responses]:
     test()
     print(f"ok {test.__name__}", flush=True)
-print(f"{checks} checks passed")
+passed()

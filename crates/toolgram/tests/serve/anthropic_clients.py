@@ -17,6 +17,7 @@ import anthropic
 import bfcl
 import httpx
 import jsonschema
+from checks import check, passed
 
 BASE, KEY, BFCL = sys.argv[1], sys.argv[2], sys.argv[3]
 THINKING = sys.argv[4] if len(sys.argv) > 4 else None
@@ -24,14 +25,6 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)  # the SDK on old
 ROOT = BASE.removesuffix("/v1")
 MODEL = "claude-sonnet-4-5"
 client = anthropic.Anthropic(base_url=ROOT, api_key=KEY, max_retries=0, timeout=300)
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 def tools_of(category, index):
@@ -222,4 +215,4 @@ tests = [thinking] if THINKING else [tool_choices, tool_result_loop, server_tool
 for test in tests:
     test()
     print(f"ok {test.__name__}", flush=True)
-print(f"{checks} checks passed")
+passed()

@@ -14,17 +14,10 @@ import bfcl
 import httpx
 import jsonschema
 import openai
+from checks import check, passed
 
 BASE, KEY, BFCL = sys.argv[1], sys.argv[2], sys.argv[3]
 client = openai.OpenAI(base_url=BASE, api_key=KEY, max_retries=0, timeout=300)
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 def bfcl_tools(category, index):
@@ -288,4 +281,4 @@ for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, r
              errors]:
     test()
     print(f"ok {test.__name__}", flush=True)
-print(f"{checks} checks passed")
+passed()

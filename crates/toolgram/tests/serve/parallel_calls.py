@@ -1,10 +1,11 @@
 """Calls per reply under OpenAI's default `parallel_tool_calls` through `toolgram serve`: a
 measurement, not a test (docs/server.md gives its figures).
 
-Usage: parallel_calls.py BASE_URL BFCL_DIR N [MAX_TOKENS]
+Usage: parallel_calls.py BASE_URL BFCL_DIR N [MAX_TOKENS [TOOL_CHOICE]]
 
 Sends the first N items of BFCL `parallel` and `parallel_multiple` with the official `openai`
-SDK as the OpenAI docs show tools (no `parallel_tool_calls`, `tool_choice` auto) and reports,
+SDK as the OpenAI docs show tools (no `parallel_tool_calls`; `tool_choice` auto unless given)
+and reports,
 per set: replies ending with calls / cut by the token limit / text, calls per reply, and
 accuracy by BFCL's possible answers (each expected call matched by a distinct returned call of
 the same function whose every argument is one of the acceptable values; `""` = may be left out).
@@ -18,6 +19,7 @@ import openai
 
 BASE, BFCL, N = sys.argv[1], sys.argv[2], int(sys.argv[3])
 MAX_TOKENS = int(sys.argv[4]) if len(sys.argv) > 4 else 512
+TOOL_CHOICE = sys.argv[5] if len(sys.argv) > 5 else "auto"
 client = openai.OpenAI(base_url=BASE, api_key="unused", max_retries=0, timeout=600)
 
 
@@ -53,7 +55,7 @@ for category in ("parallel", "parallel_multiple"):
     for i in range(N):
         question, tools = bfcl.case(BFCL, category, i)
         r = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}],
-                                           tools=tools, max_tokens=MAX_TOKENS)
+                                           tools=tools, tool_choice=TOOL_CHOICE, max_tokens=MAX_TOKENS)
         choice = r.choices[0]
         finish[choice.finish_reason] = finish.get(choice.finish_reason, 0) + 1
         calls = [{"name": c.function.name, "arguments": json.loads(c.function.arguments)}

@@ -12,17 +12,10 @@ import json
 import sys
 
 import openai
+from checks import check, passed
 
 BASE = sys.argv[1]
 client = openai.OpenAI(base_url=BASE, api_key="unused", max_retries=0, timeout=600)
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 def weather_tool(repeatable=False):
@@ -90,4 +83,4 @@ def agents_sdk_loop():
 for test in [repeats_policy, agents_sdk_loop]:
     test()
     print(f"ok {test.__name__}", flush=True)
-print(f"{checks} checks passed")
+passed()

@@ -16,6 +16,7 @@ import bfcl
 import httpx
 import jsonschema
 import openai
+from checks import check, passed
 
 BASE, KEY, BFCL = sys.argv[1], sys.argv[2], sys.argv[3]
 THINKING = sys.argv[4] if len(sys.argv) > 4 else None
@@ -34,14 +35,6 @@ AGENT_FIELDS = dict(store=False, stream=False, include=["reasoning.encrypted_con
                     prompt_cache_key="conv-1", text={"verbosity": "low"}, truncation="auto",
                     service_tier="auto", user="dev")
 EXTRA = {"client_metadata": {"originator": "agent"}}
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
 
 
 def d(obj):
@@ -172,4 +165,4 @@ namespaces_and_hosted_tools()
 apply_patch()
 probes_and_limits()
 reasoning_items()
-print(f"{checks} checks passed")
+passed()
