@@ -10,7 +10,7 @@ use crate::request::{Repeats, Request};
 use crate::response::{FinishReason, Response, RunTimings, Usage};
 use toolgram_core::define::request::{Mode, Path};
 use toolgram_core::validate::{self, RepeatedCall};
-use toolgram_core::{ToolCall, ToolChoice};
+use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
 use toolgram_engine::{CallResponse, EngineModel, GenerateRequest, Sampling, Session, Timings};
 use toolgram_retry::Outcome;
 
@@ -93,10 +93,14 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
             !repeated.contains(&(index - 1))
         });
         if outcome.reply.tool_calls.is_empty() {
-            // Only repeats: ask again with every call excluded by the grammar — the model
-            // answers from the results it already has.
+            // Only repeats: ask again with every call excluded by the grammar, told why, so
+            // the model answers from the results it already has (left alone, a small model
+            // writes the same call again as text).
             let mut text_only = req.clone();
             text_only.tool_choice = ToolChoice::None;
+            text_only
+                .messages
+                .push(ChatMessage::text("user", repeat_note(&excluded)));
             model.choice = ToolChoice::None;
             let again = crate::retry::run(&mut model, &text_only)?;
             outcome = merged(outcome, again);
@@ -144,6 +148,18 @@ fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<RepeatedCall> {
         .filter(|r| r.first_seen.starts_with("message"))
         .filter(|r| req.tools.get(&r.tool).is_some_and(|t| !t.repeatable))
         .collect()
+}
+
+/// What the model is told when its calls were all repeats: the results are already in the
+/// conversation.
+fn repeat_note(excluded: &[RepeatedCall]) -> String {
+    let mut tools: Vec<&str> = excluded.iter().map(|r| r.tool.as_str()).collect();
+    tools.dedup();
+    format!(
+        "(toolgram) You already called {} with these same arguments, and the result is above. \
+         Do not call it again and do not write a call: answer in plain words from that result.",
+        tools.join(", ")
+    )
 }
 
 /// The outcome of a second run after a first: its reply, both runs' attempts and tokens.
