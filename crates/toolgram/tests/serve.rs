@@ -19,17 +19,17 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The venv with the clients of `tests/serve/requirements.txt`, made by `scripts/test-venv`
+/// The venv with the clients of `tests/serve/requirements.txt`, made by `scripts/client-venv`
 /// (at once when `scripts/prepare-tests` already made it).
 fn venv() -> PathBuf {
     static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PYTHON
         .get_or_init(|| {
-            let out = Command::new(repo().join("scripts/test-venv"))
+            let out = Command::new(repo().join("scripts/client-venv"))
                 .stderr(Stdio::inherit())
                 .output()
-                .expect("scripts/test-venv runs");
-            assert!(out.status.success(), "scripts/test-venv failed");
+                .expect("scripts/client-venv runs");
+            assert!(out.status.success(), "scripts/client-venv failed");
             PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
         })
         .clone()
