@@ -64,6 +64,7 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
+pub use loop_guard::CutCall;
 pub use prefix::PrefixStore;
 pub use retry::EngineModel;
 pub use session::{

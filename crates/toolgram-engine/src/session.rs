@@ -13,7 +13,7 @@
 use crate::batch::{BATCH, Batch, LaneHandle};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::loop_guard::LoopGuard;
+use crate::loop_guard::{CutCall, LoopGuard, Reading};
 use crate::prefix::{self, PrefixStore};
 use crate::sample::{Rng, pick_nucleus};
 use crate::think::ThinkWatch;
@@ -25,7 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 use toolgram_core::define::request::{Mode, Think};
-use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
+use toolgram_core::parse::lenient::{
+    self, LenientOptions, LenientOutput, ReasoningFormat, SyntaxChoice,
+};
 use toolgram_core::parse::{self, ParsedOutput};
 use toolgram_core::syntax::Reasoning;
 use toolgram_core::syntax::prompt;
@@ -69,6 +71,10 @@ pub struct Sampling {
     /// Most calls one reply may make when several are allowed: the grammar ends the calls
     /// section after this many (`None`: no bound but `max_tokens`).
     pub max_calls: Option<usize>,
+    /// Cut a runaway call from a reply that may hold several (a repeat of an earlier call of
+    /// the reply, or a counter of numbers the conversation never wrote) and end the reply
+    /// before it; off, only a repeat ends the reply, and it stays (see `loop_guard`).
+    pub cut_runaways: bool,
 }
 
 impl Default for Sampling {
@@ -84,6 +90,7 @@ impl Default for Sampling {
             no_fast_forward: false,
             think_budget: None,
             max_calls: None,
+            cut_runaways: false,
         }
     }
 }
@@ -181,6 +188,8 @@ pub struct CallResponse {
     pub deferred: Vec<toolgram_core::define::arguments::DeferredKeyword>,
     /// The call the token limit cut, when calls before it were complete.
     pub truncated_call: Option<TruncatedCall>,
+    /// The runaway call the loop guard cut (see [`Sampling::cut_runaways`]).
+    pub cut_call: Option<CutCall>,
 }
 
 /// A call the token limit cut: what of it was written.
@@ -365,8 +374,24 @@ impl<'e> Session<'e> {
         });
         let t1 = Instant::now();
         // Only a reply that may hold several calls can loop on one.
-        let guard = req.parallel.then(LoopGuard::default);
-        let outcome = self.generate(matcher, &req.sampling, watch, guard, budget, &mut timings);
+        let mut guard = req.parallel.then(|| {
+            let reading = Reading {
+                syntax: engine.syntax,
+                tools: req.tools,
+                choice: &compiled.choice,
+                think: req.think,
+            };
+            LoopGuard::new(reading, req.messages, req.sampling.cut_runaways)
+        });
+        let outcome = self.generate(
+            matcher,
+            &req.sampling,
+            watch,
+            guard.as_mut(),
+            budget,
+            &mut timings,
+        );
+        let cut_call = guard.and_then(|g| g.cut);
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit) = match outcome {
             Ok(done) => done,
@@ -419,6 +444,7 @@ impl<'e> Session<'e> {
             mode: req.mode,
             deferred: compiled.deferred,
             truncated_call: None,
+            cut_call,
         })
     }
 
@@ -452,22 +478,16 @@ impl<'e> Session<'e> {
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         let (reasoning_content, answer) =
             parse::split_reasoning(&raw, req.think, engine.syntax.reasoning());
-        let opts = LenientOptions {
-            syntax: SyntaxChoice::Named(engine.syntax),
-            tools: Some(req.tools.tools()),
-            thinking: false,
-            reasoning_format: ReasoningFormat::None,
-            partial: true,
-            template: None,
-        };
-        let read = lenient::parse(answer, &opts).ok().filter(|o| {
-            // Every complete call must be one the grammar allowed.
-            o.tool_calls.iter().filter(|c| !c.partial).all(|c| {
-                req.tools
-                    .position(&c.name)
-                    .is_some_and(|i| compiled.callable.contains(&i))
-            })
-        });
+        let read = read_leniently(answer, engine.syntax, req.tools, true)
+            .ok()
+            .filter(|o| {
+                // Every complete call must be one the grammar allowed.
+                o.tool_calls.iter().filter(|c| !c.partial).all(|c| {
+                    req.tools
+                        .position(&c.name)
+                        .is_some_and(|i| compiled.callable.contains(&i))
+                })
+            });
         let Some(read) = read.filter(|o| o.tool_calls.iter().any(|c| !c.partial)) else {
             return Err(EngineError::Truncated {
                 partial,
@@ -505,6 +525,7 @@ impl<'e> Session<'e> {
                     partial: c.partial_arguments.unwrap_or_default(),
                 },
             )),
+            cut_call: None,
         })
     }
 
@@ -660,14 +681,14 @@ impl<'e> Session<'e> {
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
-    /// With a `guard` (calls of a reply that may hold several), a call repeating an earlier
-    /// one of the reply ends it.
+    /// With a `guard` (calls of a reply that may hold several), a runaway call ends it (see
+    /// `loop_guard`).
     pub(crate) fn generate(
         &mut self,
         mut matcher: Option<Matcher>,
         s: &Sampling,
         mut watch: Option<ThinkWatch>,
-        mut guard: Option<LoopGuard>,
+        mut guard: Option<&mut LoopGuard<'_>>,
         budget: usize,
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
@@ -715,13 +736,14 @@ impl<'e> Session<'e> {
                         .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
                     // `ff` still holds the tokens the last step forced.
                     if let Some(g) = guard.as_mut()
-                        && g.repeats(
+                        && let Some(end) = g.stop_at(
                             &self.text,
                             engine.tok.eog().iter().any(|&t| computed.is_allowed(t)),
                             !ff.is_empty(),
                         )
                     {
-                        tracing::debug!("the reply repeats one of its calls: stopped (loop guard)");
+                        tracing::debug!("the reply runs away from its calls: stopped (loop guard)");
+                        self.text.truncate(end);
                         return Ok((produced, false));
                     }
                     &computed
@@ -892,6 +914,25 @@ fn with_instructions(req: &CallRequest<'_>, syntax: &CallSyntax) -> Vec<ChatMess
     msgs
 }
 
+/// The text and calls of `answer`, read leniently in the model's syntax; with `partial`, a
+/// reply that may end inside a call (that call is then marked `partial`).
+fn read_leniently(
+    answer: &str,
+    syntax: &'static CallSyntax,
+    tools: &ToolSet,
+    partial: bool,
+) -> Result<LenientOutput, ParseError> {
+    let opts = LenientOptions {
+        syntax: SyntaxChoice::Named(syntax),
+        tools: Some(tools.tools()),
+        thinking: false,
+        reasoning_format: ReasoningFormat::None,
+        partial,
+        template: None,
+    };
+    lenient::parse(answer, &opts)
+}
+
 /// Read unconstrained (prompt-mode) text with the lenient parser, in the model's syntax
 /// first; any failure (malformed, truncated, unknown tool) is the model's, to be fed back.
 fn read_free_text(
@@ -903,15 +944,7 @@ fn read_free_text(
         raw: raw.to_owned(),
         message,
     };
-    let opts = LenientOptions {
-        syntax: SyntaxChoice::Named(syntax),
-        tools: Some(tools.tools()),
-        thinking: false,
-        reasoning_format: ReasoningFormat::None,
-        partial: false,
-        template: None,
-    };
-    let out = lenient::parse(raw, &opts).map_err(|e| unreadable(e.to_string()))?;
+    let out = read_leniently(raw, syntax, tools, false).map_err(|e| unreadable(e.to_string()))?;
     if !out.repairs.is_empty() {
         tracing::debug!(repairs = ?out.repairs, "lenient repairs");
     }

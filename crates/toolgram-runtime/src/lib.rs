@@ -59,8 +59,8 @@ pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
-    Call, CallKind, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings, TruncatedCall,
-    Usage, failed_json, usage_json,
+    Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings,
+    TruncatedCall, Usage, failed_json, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use tools::{read_tools_file, tools_from_json};
@@ -248,7 +248,7 @@ impl Runtime {
                 std::thread::Builder::new()
                     .name("toolgram-provider".into())
                     .spawn(move || {
-                        let state = stream::StreamState::new(tx, None, custom);
+                        let state = stream::StreamState::new(tx, None, custom, false);
                         let result = r
                             .run(&req)
                             .and_then(|resp| post::finish(&req, &filtered_out, started, resp));

@@ -170,6 +170,7 @@ impl Remote {
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
             truncated_call: None,
+            cut_call: None,
             timings: RunTimings::default(),
         })
     }

@@ -64,7 +64,9 @@ pub enum Repeats {
     /// Under `tool_choice: auto`, left out of the reply (embedded engine): the other calls
     /// stay, and a reply of repeats only is asked again with calls excluded by the grammar,
     /// so the model answers in text; listed under `excluded_repeats`. A tool marked
-    /// `"x-toolgram": {"repeatable": true}` (polling, status) is exempt.
+    /// `"x-toolgram": {"repeatable": true}` (polling, status) is exempt. Inside one reply, a
+    /// call that repeats an earlier call of the reply or only counts on from it (numbers the
+    /// conversation never gave) ends the reply and is cut, listed under `cut_call`.
     Forbid,
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::define::request::Path;
 use toolgram_core::validate::RepeatedCall;
-pub use toolgram_engine::{FinishReason, TruncatedCall};
+pub use toolgram_engine::{CutCall, FinishReason, TruncatedCall};
 pub use toolgram_retry::{FailedAttempt, Usage};
 
 /// A validated call.
@@ -136,6 +136,9 @@ pub struct Response {
     pub enforced_after_parse: Vec<DeferredKeyword>,
     /// The call `max_tokens` cut after the complete ones (`finish_reason` is `length`).
     pub truncated_call: Option<TruncatedCall>,
+    /// The runaway call the loop guard cut from a reply that may hold several calls, under
+    /// [`crate::Repeats::Forbid`] (`finish_reason` stays `tool_calls`).
+    pub cut_call: Option<CutCall>,
     /// Measurements.
     pub timings: RunTimings,
 }
@@ -175,6 +178,8 @@ impl Response {
                 .collect::<Vec<_>>(),
             "truncated_call": self.truncated_call.as_ref()
                 .map(|c| json!({"name": c.name, "partial": c.partial})),
+            "cut_call": self.cut_call.as_ref()
+                .map(|c| json!({"name": c.name, "arguments": c.arguments, "reason": c.reason})),
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),

@@ -1,12 +1,13 @@
 //! The run stage on the real test model (SmolLM2-135M, fetched on first use): sessions that
-//! outlive a request, and streaming that adds up to the unstreamed reply.
+//! outlive a request, streaming that adds up to the unstreamed reply, and a runaway call cut
+//! from both.
 
 use serde_json::json;
 use std::collections::BTreeMap;
 use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Event, Request, ResponseFormat, RetryPolicy, Runtime, SamplingOptions,
-    tools_from_json,
+    Backend, EmbeddedConfig, Event, FinishReason, Repeats, Request, ResponseFormat, RetryPolicy,
+    Runtime, SamplingOptions, tools_from_json,
 };
 
 const WEATHER: &str = include_str!("../../../examples/weather.json");
@@ -233,4 +234,36 @@ fn few_shot_puts_prompt_modes_instructions_under_the_grammar() {
     assert!(s > p + 60, "few-shot prompt {s} tokens, plain {p}");
     // One valid call (the engine's test checks that the grammar still decoded it).
     assert_eq!(shown.tool_calls.len(), 1, "{shown:?}");
+}
+
+/// The test model repeats its one call when asked to read "page by page": under
+/// `repeats: forbid` the loop guard cuts the repeat, reports it, and a stream never sends it
+/// (a later call's events wait until the next call starts or the run ends).
+#[test]
+fn a_runaway_call_is_cut_and_never_streamed() {
+    let pages = r#"[{"type": "function", "function": {"name": "read_page",
+        "description": "Read one page of the report.", "parameters": {"type": "object",
+        "properties": {"page": {"type": "integer"}}, "required": ["page"]}}}]"#;
+    let mut req = request(pages, "Read the report, page by page.");
+    req.parallel_tool_calls = true;
+    req.repeats = Repeats::Forbid;
+    req.sampling.max_tokens = 96;
+    let plain = runtime().run(&req).expect("unstreamed run");
+    let (g, streamed) = gather(&runtime(), &req);
+    same_reply(&plain, &streamed);
+    let cut = streamed.cut_call.as_ref().expect("the repeat is cut");
+    assert_eq!(cut.name, "read_page");
+    assert_eq!(cut.reason, "repeats call 0 of this reply", "{streamed:?}");
+    assert_eq!(streamed.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(g.starts.len(), streamed.tool_calls.len(), "{g:?}");
+    assert_eq!(g.arguments.len(), streamed.tool_calls.len(), "{g:?}");
+    // Listed, the repeat would have been kept.
+    req.repeats = Repeats::List;
+    let kept = runtime().run(&req).expect("listed run");
+    assert_eq!(
+        kept.tool_calls.len(),
+        streamed.tool_calls.len() + 1,
+        "{kept:?}"
+    );
+    assert_eq!(kept.cut_call, None);
 }

@@ -2,17 +2,19 @@
 //! rules ([`crate::define::rules::ArgumentRule`]), with messages written for the model (`missing required argument
 //! 'title' for tool 'get_inputs'`).
 //!
-//! Also here: the pool filter for escape-hatch tools ([`filter_pool`]) and duplicate-call
-//! detection ([`repeated_calls`]). It checks and reports; it must not change arguments. The
+//! Also here: the pool filter for escape-hatch tools ([`filter_pool`]), duplicate-call
+//! detection ([`repeated_calls`]) and runaway calls inside one reply ([`runaway`]). It checks and reports; it must not change arguments. The
 //! retry loop that feeds these messages back to a model lives outside the pure core.
 
 mod pool;
 mod repeat;
 mod rules_schema;
+mod runaway;
 
 pub use pool::filter_pool;
 pub use repeat::{RepeatedCall, repeated_calls};
 pub use rules_schema::{MAX_VARIANTS, with_rules};
+pub use runaway::{Runaway, RunawayKind, Written, runaway};
 
 use crate::define::tool::{ToolCall, ToolSet};
 use jsonschema::error::ValidationErrorKind;

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::{
-    CallRequest, CallResponse, Engine, EngineError, EngineOptions, Sampling, Session, models,
+    CallRequest, CallResponse, Engine, EngineError, EngineOptions, FinishReason, Sampling, Session,
+    models,
 };
 
 pub(crate) struct Case {
@@ -155,8 +156,9 @@ pub(crate) fn test_model_path() -> std::path::PathBuf {
 }
 
 /// A model kept from ending (every end-of-generation token biased away) can only write
-/// `ping` calls one after another: the loop guard must stop the reply after the second
-/// identical call, complete and readable, instead of running to the token limit.
+/// `ping` calls one after another: the loop guard must stop the reply at the second
+/// identical call, complete and readable, instead of running to the token limit — the repeat
+/// kept, or cut and reported with `cut_runaways`.
 pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoice) {
     let tools = ToolSet::from_json_str(
         r#"[{"type": "function", "function": {"name": "ping", "description": "Ping the server.",
@@ -164,25 +166,37 @@ pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoi
     )
     .expect("tools");
     let mut s = e.session().expect("session");
-    let req = CallRequest {
-        messages: &[ChatMessage::text("user", "Ping the server.")],
-        tools: &tools,
-        choice: choice.clone(),
-        parallel: true,
-        mode: Default::default(),
-        think: Default::default(),
-        few_shot: false,
-        sampling: Sampling {
-            max_tokens: 300,
-            logit_bias: e.eog_tokens().iter().map(|&t| (t, -1e9)).collect(),
-            ..Sampling::default()
-        },
-    };
-    let r = s
-        .call(&req)
-        .unwrap_or_else(|err| panic!("{choice:?}: {err:?}"));
-    let names: Vec<&str> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["ping", "ping"], "{choice:?}: {}", r.raw);
-    assert_eq!(r.tool_calls[0].arguments, r.tool_calls[1].arguments);
-    assert!(r.completion_tokens < 100, "{} tokens", r.completion_tokens);
+    for cut_runaways in [false, true] {
+        let req = CallRequest {
+            messages: &[ChatMessage::text("user", "Ping the server.")],
+            tools: &tools,
+            choice: choice.clone(),
+            parallel: true,
+            mode: Default::default(),
+            think: Default::default(),
+            few_shot: false,
+            sampling: Sampling {
+                max_tokens: 300,
+                logit_bias: e.eog_tokens().iter().map(|&t| (t, -1e9)).collect(),
+                cut_runaways,
+                ..Sampling::default()
+            },
+        };
+        let r = s
+            .call(&req)
+            .unwrap_or_else(|err| panic!("{choice:?}: {err:?}"));
+        let names: Vec<&str> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert!(r.completion_tokens < 100, "{} tokens", r.completion_tokens);
+        assert_eq!(r.finish_reason, FinishReason::ToolCalls, "{}", r.raw);
+        if cut_runaways {
+            assert_eq!(names, ["ping"], "{choice:?}: {}", r.raw);
+            let cut = r.cut_call.expect("the repeat is reported");
+            assert_eq!(cut.name, "ping");
+            assert_eq!(cut.reason, "repeats call 0 of this reply");
+        } else {
+            assert_eq!(names, ["ping", "ping"], "{choice:?}: {}", r.raw);
+            assert_eq!(r.tool_calls[0].arguments, r.tool_calls[1].arguments);
+            assert_eq!(r.cut_call, None);
+        }
+    }
 }

@@ -527,6 +527,7 @@ mod tests {
             mode: Default::default(),
             deferred: Vec::new(),
             truncated_call: None,
+            cut_call: None,
         }
     }
 

@@ -25,6 +25,7 @@ fn sampling(req: &Request) -> Sampling {
         logit_bias: s.logit_bias.clone(),
         think_budget: s.think_budget,
         max_calls: s.max_calls,
+        cut_runaways: req.repeats == Repeats::Forbid,
         ..Sampling::default()
     }
 }
@@ -133,6 +134,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         filtered_out: Vec::new(),
         enforced_after_parse: last.deferred,
         truncated_call: last.truncated_call,
+        cut_call: last.cut_call,
         timings: timings(&last.timings),
     })
 }
@@ -223,6 +225,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
         filtered_out: Vec::new(),
         enforced_after_parse: Vec::new(),
         truncated_call: None,
+        cut_call: None,
         timings: timings(&r.timings),
     })
 }

@@ -13,7 +13,7 @@ pub use cache::CacheStats;
 
 use crate::error::RunError;
 use crate::post;
-use crate::request::{Cancel, Request};
+use crate::request::{Cancel, Repeats, Request};
 use crate::response::Response;
 use crate::stream::{Event, ScanOptions, StreamState};
 use cache::{Slots, prefix_key};
@@ -343,10 +343,12 @@ impl<'e> Worker<'e> {
                     plain: req.response_format.is_some(),
                 });
                 let custom = post::custom_names(&req.tools);
+                let hold = req.parallel_tool_calls && req.repeats == Repeats::Forbid;
                 Some(Rc::new(RefCell::new(StreamState::new(
                     tx.clone(),
                     scan,
                     custom,
+                    hold,
                 ))))
             }
             Reply::Once(_) | Reply::Count(_) => None,

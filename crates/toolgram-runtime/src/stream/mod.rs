@@ -105,12 +105,23 @@ pub(crate) struct StreamState {
     reasoning: String,
     calls: Vec<SentCall>,
     deltas: Vec<Delta>,
+    /// Hold each call's events until the next call starts or the run ends: the loop guard
+    /// may still cut it.
+    hold: bool,
+    held: Vec<Event>,
 }
 
 impl StreamState {
     /// `scan`: read the bytes live with these options (`None`: send at the end only);
-    /// `custom`: names of grammar tools, whose input is sent whole.
-    pub(crate) fn new(tx: Sender<Event>, scan: Option<ScanOptions>, custom: Vec<String>) -> Self {
+    /// `custom`: names of grammar tools, whose input is sent whole; `hold`: a call's events
+    /// wait until the next call starts or the run ends (the loop guard may cut the last
+    /// call of a reply that holds several).
+    pub(crate) fn new(
+        tx: Sender<Event>,
+        scan: Option<ScanOptions>,
+        custom: Vec<String>,
+        hold: bool,
+    ) -> Self {
         Self {
             tx,
             scan,
@@ -121,12 +132,31 @@ impl StreamState {
             reasoning: String::new(),
             calls: Vec::new(),
             deltas: Vec::new(),
+            hold,
+            held: Vec::new(),
         }
     }
 
     fn send(&self, e: Event) {
         // A consumer that went away only stops listening; the run itself goes on.
         let _ = self.tx.send(e);
+    }
+
+    /// Send an event of call `index`, the last begun, or hold it (see `hold`; the first call
+    /// of a reply cannot run away from an earlier one).
+    fn send_call(&mut self, index: usize, e: Event) {
+        if self.hold && index > 0 {
+            self.held.push(e);
+        } else {
+            self.send(e);
+        }
+    }
+
+    /// Send the held events: their call stays in the reply.
+    fn release(&mut self) {
+        for e in std::mem::take(&mut self.held) {
+            self.send(e);
+        }
     }
 
     /// An attempt starts decoding.
@@ -142,6 +172,7 @@ impl StreamState {
         self.content.clear();
         self.reasoning.clear();
         self.calls.clear();
+        self.held.clear();
         self.scanner = self.scan.clone().map(Scanner::new);
     }
 
@@ -169,14 +200,18 @@ impl StreamState {
                 self.send(Event::ContentDelta(t));
             }
             Delta::CallName { index, name } if index == self.calls.len() => {
+                self.release();
                 let id = toolgram_engine::call_id();
                 let custom = self.custom.contains(&name);
-                self.send(Event::ToolCallStart {
+                self.send_call(
                     index,
-                    id: id.clone(),
-                    name: name.clone(),
-                    custom,
-                });
+                    Event::ToolCallStart {
+                        index,
+                        id: id.clone(),
+                        name: name.clone(),
+                        custom,
+                    },
+                );
                 self.calls.push(SentCall {
                     id,
                     name,
@@ -189,11 +224,14 @@ impl StreamState {
                     && !self.custom.contains(&c.name)
                 {
                     c.arguments.push_str(&text);
-                    self.send(Event::ToolCallDelta {
+                    self.send_call(
                         index,
-                        arguments: text,
-                        custom: false,
-                    });
+                        Event::ToolCallDelta {
+                            index,
+                            arguments: text,
+                            custom: false,
+                        },
+                    );
                 }
             }
             Delta::CallEnd { index } => {
@@ -201,7 +239,7 @@ impl StreamState {
                     && !self.custom.contains(&c.name)
                 {
                     c.ended = true;
-                    self.send(Event::ToolCallEnd { index });
+                    self.send_call(index, Event::ToolCallEnd { index });
                 }
             }
             Delta::CallName { .. } => {}
@@ -215,6 +253,20 @@ impl StreamState {
             Ok(r) => r,
             Err(e) => return self.send(Event::Failed(e)),
         };
+        if let Some(held) = self.calls.len().checked_sub(1)
+            && !self.held.is_empty()
+        {
+            let kept = response
+                .tool_calls
+                .get(held)
+                .is_some_and(|c| c.name == self.calls[held].name);
+            if kept {
+                self.release();
+            } else {
+                self.held.clear();
+                self.calls.truncate(held);
+            }
+        }
         let reasoning = response.reasoning.clone().unwrap_or_default();
         if let Some(rest) = self.rest_of(&reasoning, &self.reasoning) {
             self.send(Event::ReasoningDelta(rest));

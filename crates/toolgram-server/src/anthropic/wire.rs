@@ -284,6 +284,7 @@ mod tests {
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
             truncated_call: None,
+            cut_call: None,
             timings: RunTimings::default(),
         }
     }

@@ -6,8 +6,9 @@ Usage: parallel_calls.py BASE_URL BFCL_DIR N [MAX_TOKENS [TOOL_CHOICE]]
 Sends the first N items of BFCL `parallel` and `parallel_multiple` with the official `openai`
 SDK as the OpenAI docs show tools (no `parallel_tool_calls`; `tool_choice` auto unless given)
 and reports,
-per set: replies ending with calls / cut by the token limit / text, calls per reply, and
-accuracy by BFCL's possible answers (each expected call matched by a distinct returned call of
+per set: replies ending with calls / cut by the token limit / text, calls per reply, replies
+the loop guard cut a runaway call from (`toolgram.cut_call`), completion tokens, and accuracy by
+BFCL's possible answers (each expected call matched by a distinct returned call of
 the same function whose every argument is one of the acceptable values; `""` = may be left out).
 """
 
@@ -52,6 +53,7 @@ report = {}
 for category in ("parallel", "parallel_multiple"):
     answers = [json.loads(l) for l in open(f"{BFCL}/possible_answer/BFCL_v4_{category}.json")]
     finish, calls_per_reply, right = {"tool_calls": 0, "length": 0, "stop": 0}, [], 0
+    cut, tokens = 0, 0
     for i in range(N):
         question, tools = bfcl.case(BFCL, category, i)
         r = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}],
@@ -61,8 +63,11 @@ for category in ("parallel", "parallel_multiple"):
         calls = [{"name": c.function.name, "arguments": json.loads(c.function.arguments)}
                  for c in choice.message.tool_calls or []]
         calls_per_reply.append(len(calls))
+        cut += bool((r.model_extra or {}).get("toolgram", {}).get("cut_call"))
+        tokens += r.usage.completion_tokens
         right += correct(calls, answers[i]["ground_truth"])
         print(f"{category} {i}: {choice.finish_reason} {len(calls)} call(s)", file=sys.stderr, flush=True)
     report[category] = {"items": N, "finish_reason": finish, "calls_per_reply_mean": sum(calls_per_reply) / N,
-                        "calls_per_reply_max": max(calls_per_reply), "accuracy": right / N}
+                        "calls_per_reply_max": max(calls_per_reply), "cut_calls": cut,
+                        "completion_tokens": tokens, "correct": right, "accuracy": right / N}
 print(json.dumps(report, indent=1))
