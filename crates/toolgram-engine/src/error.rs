@@ -75,7 +75,10 @@ pub enum EngineError {
     },
     /// The caller cancelled the request (its client went away, or its time ran out).
     #[error("the request was cancelled")]
-    Cancelled,
+    Cancelled {
+        /// The tokens used before it stopped (`None` when it never reached decoding).
+        usage: Option<toolgram_retry::Usage>,
+    },
     /// Every lane of a batch already has a session.
     #[error("all {lanes} lanes of the batch are in use")]
     Busy {
@@ -113,7 +116,7 @@ impl EngineError {
             Self::Decode(_) => "decode_error",
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Unreadable { .. } => "unreadable_reply",
-            Self::Cancelled => "cancelled",
+            Self::Cancelled { .. } => "cancelled",
             Self::Busy { .. } => "busy",
             Self::Internal { .. } => "internal_error",
         }

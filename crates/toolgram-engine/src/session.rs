@@ -452,7 +452,8 @@ impl<'e> Session<'e> {
     /// the calls completed before the cut are kept (the grammar made each whole, so each is a
     /// call the model meant), the one in progress is reported as [`TruncatedCall`], and the
     /// reply ends with `Length`; with no complete call it stays [`EngineError::Truncated`], now
-    /// with its usage. Any other error is returned as it is.
+    /// with its usage. A run cancelled while decoding gets its usage too (a server counts what
+    /// it spent on a client that went away). Any other error is returned as it is.
     fn cut_reply(
         &self,
         req: &CallRequest<'_>,
@@ -461,20 +462,26 @@ impl<'e> Session<'e> {
         prompt_tokens: usize,
         timings: Timings,
     ) -> Result<CallResponse, EngineError> {
-        let EngineError::Truncated {
-            partial,
-            max_tokens,
-            ..
-        } = err
-        else {
-            return Err(err);
-        };
-        let engine = self.engine;
-        let usage = toolgram_retry::Usage {
+        let usage = |completion_tokens| toolgram_retry::Usage {
             prompt_tokens,
-            completion_tokens: max_tokens,
+            completion_tokens,
             cached_prompt_tokens: prompt_tokens.saturating_sub(timings.prompt_evaluated),
         };
+        let (partial, max_tokens) = match err {
+            EngineError::Truncated {
+                partial,
+                max_tokens,
+                ..
+            } => (partial, max_tokens),
+            EngineError::Cancelled { usage: Some(u) } => {
+                return Err(EngineError::Cancelled {
+                    usage: Some(usage(u.completion_tokens)),
+                });
+            }
+            err => return Err(err),
+        };
+        let engine = self.engine;
+        let usage = usage(max_tokens);
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         let (reasoning_content, answer) =
             parse::split_reasoning(&raw, req.think, engine.syntax.reasoning());
@@ -722,7 +729,13 @@ impl<'e> Session<'e> {
         let mut ff = Vec::with_capacity(64);
         let mut step = Vec::with_capacity(65);
         while produced < budget {
-            self.check_cancelled()?;
+            // The prompt's share is added by `cut_reply`.
+            self.check_cancelled().map_err(|_| EngineError::Cancelled {
+                usage: Some(toolgram_retry::Usage {
+                    completion_tokens: produced,
+                    ..Default::default()
+                }),
+            })?;
             let computed;
             let mask = match (&mut matcher, &everything) {
                 (Some(m), _) => {
@@ -852,7 +865,7 @@ impl<'e> Session<'e> {
 
     fn check_cancelled(&self) -> Result<(), EngineError> {
         match &self.observer {
-            Some(o) if o.cancelled() => Err(EngineError::Cancelled),
+            Some(o) if o.cancelled() => Err(EngineError::Cancelled { usage: None }),
             _ => Ok(()),
         }
     }

@@ -155,10 +155,12 @@ impl RunError {
         }
     }
 
-    /// The tokens a run cut by its token limit used (`truncated`), for the reply's usage.
+    /// The tokens a run cut by its token limit (`truncated`) or cancelled while decoding used.
     pub fn usage(&self) -> Option<toolgram_retry::Usage> {
         match self {
-            Self::Engine(EngineError::Truncated { usage, .. }) => *usage,
+            Self::Engine(
+                EngineError::Truncated { usage, .. } | EngineError::Cancelled { usage },
+            ) => *usage,
             _ => None,
         }
     }

@@ -197,7 +197,7 @@ pub fn truncated(app: &App, id: &str, e: &RunError) -> Value {
 /// Answer a non-streamed request.
 pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("chatcmpl");
-    match crate::run::run(&app.runtime, chat.req, app.config.timeout).await? {
+    match crate::run::run(&app, chat.req).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &r, None);
             Ok(axum::Json(completion(&app, &id, &r, &chat.notes)).into_response())
@@ -265,7 +265,7 @@ fn chunks_of(app: &App, id: &str, event: &Event) -> Vec<Value> {
 /// Answer a streamed request: Server-Sent Events as the reply is decoded.
 pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("chatcmpl");
-    let mut events = crate::run::stream(&app.runtime, chat.req, app.config.timeout)?;
+    let mut events = crate::run::stream(&app, chat.req)?;
     // An error before anything was decoded is still an HTTP error, not a stream.
     let first = match events.recv().await {
         Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),

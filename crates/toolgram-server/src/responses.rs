@@ -459,7 +459,7 @@ fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &Val
 /// Answer a non-streamed request.
 pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("resp");
-    match crate::run::run(&app.runtime, rr.req.clone(), app.config.timeout).await? {
+    match crate::run::run(&app, rr.req.clone()).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &r, None);
             let output = output_items(&app, &rr, &r);
@@ -606,7 +606,7 @@ impl Writer {
 /// Answer a streamed request with the Responses event types.
 pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("resp");
-    let mut events = crate::run::stream(&app.runtime, rr.req.clone(), app.config.timeout)?;
+    let mut events = crate::run::stream(&app, rr.req.clone())?;
     let first = match events.recv().await {
         Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
         other => other,

@@ -1,13 +1,16 @@
 //! Running a request from async handlers: the runtime's blocking calls on tokio's blocking
 //! pool, the request cancelled when its handler is dropped (the client went away) or its
-//! time runs out, and a stream's events forwarded to an async channel. This module must not
+//! time runs out, and a stream's events forwarded to an async channel. A cancelled run's
+//! tokens are counted here, where its result ends (nobody reads it). This module must not
 //! build replies.
 
+use crate::app::App;
 use crate::error::ApiError;
 use axum::http::StatusCode;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgram_runtime::{Cancel, Event, Request, Response, RunError, Runtime};
+use toolgram_runtime::{Cancel, Event, Request, Response, RunError};
 
 /// Cancels the request when dropped: a handler dropped mid-run means its client is gone.
 pub struct CancelOnDrop(pub Cancel);
@@ -27,15 +30,18 @@ fn timed_out(timeout: Duration) -> ApiError {
     )
 }
 
-/// Run `req` to its reply within `timeout`.
-pub async fn run(
-    runtime: &Runtime,
-    req: Request,
-    timeout: Duration,
-) -> Result<Result<Response, RunError>, ApiError> {
+/// Run `req` to its reply within the server's timeout.
+pub async fn run(app: &Arc<App>, req: Request) -> Result<Result<Response, RunError>, ApiError> {
+    let timeout = app.config.timeout;
     let guard = CancelOnDrop(req.cancel.clone());
-    let rt = runtime.clone();
-    let task = tokio::task::spawn_blocking(move || rt.run(&req));
+    let ran = Arc::clone(app);
+    let task = tokio::task::spawn_blocking(move || {
+        let result = ran.runtime.run(&req);
+        if let Err(e) = &result {
+            ran.metrics.cancelled(e);
+        }
+        result
+    });
     let out = match tokio::time::timeout(timeout, task).await {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(join)) => Err(ApiError::new(
@@ -51,14 +57,12 @@ pub async fn run(
 }
 
 /// Start streaming `req`: the events arrive on the returned channel; the request is
-/// cancelled when the channel's receiver is dropped or `timeout` passes.
-pub fn stream(
-    runtime: &Runtime,
-    req: Request,
-    timeout: Duration,
-) -> Result<mpsc::Receiver<Event>, RunError> {
+/// cancelled when the channel's receiver is dropped or the server's timeout passes.
+pub fn stream(app: &Arc<App>, req: Request) -> Result<mpsc::Receiver<Event>, RunError> {
+    let timeout = app.config.timeout;
     let cancel = req.cancel.clone();
-    let events = runtime.stream(&req)?;
+    let events = app.runtime.stream(&req)?;
+    let ran = Arc::clone(app);
     let (tx, rx) = mpsc::channel(64);
     let deadline = tokio::time::Instant::now() + timeout;
     let timer_cancel = cancel.clone();
@@ -68,6 +72,9 @@ pub fn stream(
     });
     tokio::task::spawn_blocking(move || {
         for event in events {
+            if let Event::Failed(e) = &event {
+                ran.metrics.cancelled(e);
+            }
             if tx.blocking_send(event).is_err() {
                 // The client went away: stop decoding, let the run wind down.
                 cancel.cancel();

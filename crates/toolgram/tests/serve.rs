@@ -556,6 +556,29 @@ fn metrics_add_up_to_what_the_clients_received() {
     assert!(out.contains("metrics reconciled"), "{out}");
 }
 
+/// Two minutes of mixed traffic from concurrent clients (valid, streamed, malformed,
+/// oversized, hung up, past the timeout): no 5xx but the 504s it caused, nothing lost,
+/// `/metrics` reconciled, RSS bounded, `/health` fast (figures in docs/server.md).
+#[test]
+fn a_soak_of_mixed_traffic_loses_nothing_and_the_metrics_add_up() {
+    let _one = serial();
+    let server = Served::start(&[
+        "--api-key",
+        "k",
+        "--max-body-bytes",
+        "200000",
+        "--parallel",
+        "2",
+        "--timeout-s",
+        "8",
+    ]);
+    let pid = server.child.id().to_string();
+    let (ok, out, err) = python("soak.py", &[&server.base(), "k", &pid, "120", "8"]);
+    eprintln!("soak: {out}");
+    assert!(ok, "soak.py failed:\n{out}\n{err}");
+    assert!(out.contains("soak passed"), "{out}");
+}
+
 #[test]
 fn an_answered_call_is_not_repeated_and_an_agent_loop_ends_on_the_default_model() {
     let _one = serial();

@@ -277,7 +277,9 @@ impl<'e> Worker<'e> {
                 if job.req.cancel.is_cancelled() {
                     self.waiting.fetch_sub(1, Ordering::Relaxed);
                     job.reply
-                        .fail(RunError::Engine(toolgram_engine::EngineError::Cancelled));
+                        .fail(RunError::Engine(toolgram_engine::EngineError::Cancelled {
+                            usage: None,
+                        }));
                     continue;
                 }
                 let key = prefix_key(&job.req);

@@ -74,7 +74,7 @@ pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResp
 
 async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    match crate::run::run(&app.runtime, m.req, app.config.timeout).await? {
+    match crate::run::run(&app, m.req).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &m.notes);
@@ -96,7 +96,7 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, 
 
 async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    let mut events = crate::run::stream(&app.runtime, m.req, app.config.timeout)?;
+    let mut events = crate::run::stream(&app, m.req)?;
     // An error before anything was decoded is still an HTTP error, not a stream.
     let first = match events.recv().await {
         Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
