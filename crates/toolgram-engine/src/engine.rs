@@ -34,8 +34,10 @@ pub struct EngineOptions {
     pub chat_template: Option<String>,
     /// A call syntax name overriding detection from the template.
     pub syntax: Option<String>,
-    /// Unknown schema keywords in tools are listed and ignored instead of refused.
-    pub lenient: bool,
+    /// Refuse tools whose schemas use a keyword toolgram does not know. Without it (the
+    /// default) such keywords are annotations, as JSON Schema says: left out of the grammar,
+    /// never enforced, and listed (`CallResponse::ignored`).
+    pub strict_schemas: bool,
 }
 
 /// The thread count used when none is given: all cores up to 4. `toolgram bench call
@@ -168,7 +170,7 @@ impl Engine {
                 .chain([syntax::THINK.0.text(), syntax::THINK.1.text()])
                 .filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id)))
                 .collect(),
-            lenient: opts.lenient,
+            lenient: !opts.strict_schemas,
             ..CompileOptions::default()
         };
         let n_ctx = opts.n_ctx.unwrap_or_else(|| {

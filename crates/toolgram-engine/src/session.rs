@@ -186,6 +186,8 @@ pub struct CallResponse {
     pub mode: Mode,
     /// Schema keywords the grammar left to the post-parse validator.
     pub deferred: Vec<toolgram_core::define::arguments::DeferredKeyword>,
+    /// Unknown schema keywords left out as annotations (see `EngineOptions::strict_schemas`).
+    pub ignored: Vec<toolgram_core::define::arguments::DeferredKeyword>,
     /// The call the token limit cut, when calls before it were complete.
     pub truncated_call: Option<TruncatedCall>,
     /// The runaway call the loop guard cut (see [`Sampling::cut_runaways`]).
@@ -443,6 +445,7 @@ impl<'e> Session<'e> {
             timings,
             mode: req.mode,
             deferred: compiled.deferred,
+            ignored: compiled.ignored,
             truncated_call: None,
             cut_call,
         })
@@ -522,6 +525,7 @@ impl<'e> Session<'e> {
             timings,
             mode: req.mode,
             deferred: compiled.deferred.clone(),
+            ignored: compiled.ignored.clone(),
             truncated_call: Some(in_progress.into_iter().next().map_or_else(
                 || TruncatedCall {
                     name: String::new(),

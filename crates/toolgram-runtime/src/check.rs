@@ -13,18 +13,15 @@ use toolgram_engine::{ByteChecker, check_request, generation_grammar};
 /// What a checked request leaves to say.
 #[derive(Debug, Default)]
 pub struct Checked {
-    /// Unknown schema keywords ignored under `lenient`.
+    /// Unknown schema keywords left out as annotations (none under `strict_schemas`).
     pub warnings: Vec<String>,
     /// How the grammar was built, where it matters to the user.
     pub notes: Vec<String>,
 }
 
 /// Check `req` as the embedded engine would compile it in `syntax`.
-pub fn check(
-    req: &Request,
-    syntax: &'static CallSyntax,
-    lenient: bool,
-) -> Result<Checked, RunError> {
+pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunError> {
+    let lenient = !req.strict_schemas;
     if let Some(format) = &req.response_format {
         let prepared = prepare(format, lenient)?;
         ByteChecker::new()?.compile_grammar(generation_grammar(

@@ -27,35 +27,39 @@ pub fn refuse_unknown(
     lenient: bool,
     error: fn(String) -> RunError,
 ) -> Result<Vec<String>, RunError> {
-    let at = |k: &DeferredKeyword| {
-        if k.pointer.is_empty() {
-            "/".to_owned()
-        } else {
-            k.pointer.clone()
-        }
-    };
     match unknown.first() {
         Some(k) if !lenient => Err(error(format!(
-            "at {}: unsupported keyword `{}` (refused rather than ignored; --lenient lists it as a warning instead)",
-            at(k),
+            "at {}: unsupported keyword `{}` (refused under strict schemas; without them an unknown keyword is an annotation, listed as a warning)",
+            if k.pointer.is_empty() {
+                "/"
+            } else {
+                &k.pointer
+            },
             k.keyword
         ))),
-        _ => Ok(unknown
-            .iter()
-            .map(|k| {
-                let whose = if k.tool.is_empty() {
-                    String::new()
-                } else {
-                    format!("tool `{}` ", k.tool)
-                };
-                format!(
-                    "{whose}at {}: `{}`: unknown keyword ignored",
-                    at(k),
-                    k.keyword
-                )
-            })
-            .collect()),
+        _ => Ok(warning_texts(unknown)),
     }
+}
+
+/// One warning per unknown keyword left out as an annotation: the tool, the JSON pointer and
+/// the keyword.
+pub(crate) fn warning_texts(unknown: &[DeferredKeyword]) -> Vec<String> {
+    unknown
+        .iter()
+        .map(|k| {
+            let whose = if k.tool.is_empty() {
+                String::new()
+            } else {
+                format!("tool `{}` ", k.tool)
+            };
+            let at = if k.pointer.is_empty() {
+                "/"
+            } else {
+                &k.pointer
+            };
+            format!("{whose}at {at}: `{}`: unknown keyword ignored", k.keyword)
+        })
+        .collect()
 }
 
 /// The grammar and the after-check for `format`.

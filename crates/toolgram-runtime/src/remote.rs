@@ -169,6 +169,7 @@ impl Remote {
             excluded_repeats: Vec::new(),
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
+            warnings: Vec::new(),
             truncated_call: None,
             cut_call: None,
             timings: RunTimings::default(),

@@ -39,6 +39,10 @@ pub struct Request {
     pub refuse_repeats: bool,
     /// What a call identical to one already made in the conversation gets.
     pub repeats: Repeats,
+    /// Refuse tools (or a `response_format`) whose schemas use a keyword toolgram does not
+    /// know. Without it (the default) such keywords are annotations, as JSON Schema says:
+    /// accepted, never enforced, and listed in the reply's `warnings`.
+    pub strict_schemas: bool,
     /// Structured output without tools: the reply's text must match this format.
     pub response_format: Option<ResponseFormat>,
     /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
@@ -121,6 +125,7 @@ impl Request {
             sampling: SamplingOptions::default(),
             retry: RetryPolicy::default(),
             refuse_repeats: false,
+            strict_schemas: false,
             repeats: Repeats::List,
             response_format: None,
             syntax: None,

@@ -134,6 +134,9 @@ pub struct Response {
     pub filtered_out: Vec<FilteredTool>,
     /// Schema keywords the grammar could not say, checked after parsing instead.
     pub enforced_after_parse: Vec<DeferredKeyword>,
+    /// Unknown schema keywords accepted as annotations (never enforced): one line each with
+    /// the tool and the JSON pointer.
+    pub warnings: Vec<String>,
     /// The call `max_tokens` cut after the complete ones (`finish_reason` is `length`).
     pub truncated_call: Option<TruncatedCall>,
     /// The runaway call the loop guard cut from a reply that may hold several calls, under
@@ -183,6 +186,7 @@ impl Response {
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),
+            "warnings": self.warnings,
             "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
                 "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),

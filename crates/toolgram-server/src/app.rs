@@ -45,6 +45,10 @@ pub struct ServerConfig {
     /// What a call identical to one already made in the conversation gets (a request's
     /// `repeats` field overrides it).
     pub repeats: toolgram_runtime::Repeats,
+    /// Refuse tools whose schemas use keywords toolgram does not know, instead of taking them
+    /// as annotations listed in `toolgram.warnings` (a request's `strict_schemas` field
+    /// overrides it).
+    pub strict_schemas: bool,
 }
 
 /// What a request's hosted tools (run by a vendor's servers, not by the client) get.
@@ -72,6 +76,7 @@ impl Default for ServerConfig {
             hosted_tools: HostedTools::Filter,
             max_calls_per_reply: Some(8),
             repeats: toolgram_runtime::Repeats::Forbid,
+            strict_schemas: false,
         }
     }
 }
@@ -185,11 +190,16 @@ impl App {
 
     /// Log each note on stderr the first time it is seen (the reply says it every time).
     pub fn log_notes(&self, route: &str, notes: &[String]) {
+        self.log_once(route, "notes", notes);
+    }
+
+    /// Log each line once per route, saying which field of `toolgram` replies carry it in.
+    pub fn log_once(&self, route: &str, field: &str, lines: &[String]) {
         let mut seen = self.logged_notes.lock().unwrap_or_else(|e| e.into_inner());
-        for n in notes {
+        for n in lines {
             if seen.len() < 1024 && seen.insert(format!("{route} {n}")) {
                 eprintln!(
-                    "toolgram serve: {route}: {n} (said once; replies carry it in toolgram.notes)"
+                    "toolgram serve: {route}: {n} (said once; replies carry it in toolgram.{field})"
                 );
             }
         }

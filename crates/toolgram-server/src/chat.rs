@@ -46,6 +46,7 @@ const HONOURED: &[&str] = &[
     "logit_bias",
     "max_attempts",
     "repeats",
+    "strict_schemas",
     "stream",
     "stream_options",
     "n",
@@ -109,6 +110,7 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     )?;
     req.retry = params::retry(o)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
+    req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     let include_usage = o
         .get("stream_options")

@@ -240,10 +240,16 @@ pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError
     })
 }
 
-/// Check a request as the engine would compile it, before it is queued.
-pub(crate) fn precheck(app: &App, req: &toolgram_runtime::Request) -> Result<(), ApiError> {
+/// Check a request as the engine would compile it, before it is queued; unknown schema
+/// keywords are refused here under strict schemas, else logged once (the reply lists them).
+pub(crate) fn precheck(
+    app: &App,
+    route: &str,
+    req: &toolgram_runtime::Request,
+) -> Result<(), ApiError> {
     if let Some(syntax) = app.runtime.syntax() {
-        toolgram_runtime::check(req, syntax, false)?;
+        let checked = toolgram_runtime::check(req, syntax)?;
+        app.log_once(route, "warnings", &checked.warnings);
     }
     Ok(())
 }
@@ -252,7 +258,7 @@ async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response
     let result = async {
         let body = json_body(&app, req).await?;
         let chat = chat::read(&app, &body)?;
-        precheck(&app, &chat.req)?;
+        precheck(&app, "/v1/chat/completions", &chat.req)?;
         if chat.stream {
             chat::stream(Arc::clone(&app), chat).await
         } else {
@@ -267,7 +273,7 @@ async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response 
     let result = async {
         let body = json_body(&app, req).await?;
         let r = responses::read(&app, &body)?;
-        precheck(&app, &r.req)?;
+        precheck(&app, "/v1/responses", &r.req)?;
         if r.stream {
             responses::stream(Arc::clone(&app), r).await
         } else {

@@ -174,6 +174,12 @@ pub fn repeats(
     }
 }
 
+/// Whether unknown schema keywords are refused: toolgram's own `strict_schemas` extension,
+/// else the server's `--strict-schemas`.
+pub fn strict_schemas(o: &Map<String, Value>, default: bool) -> Result<bool, ApiError> {
+    Ok(opt_bool(o, "strict_schemas")?.unwrap_or(default))
+}
+
 /// The retry policy: toolgram's own `max_attempts` extension, default 3.
 pub fn retry(o: &Map<String, Value>) -> Result<RetryPolicy, ApiError> {
     let mut p = RetryPolicy::default();

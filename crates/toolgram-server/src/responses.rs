@@ -53,6 +53,7 @@ const HONOURED: &[&str] = &[
     "stop",
     "max_attempts",
     "repeats",
+    "strict_schemas",
     "stream",
     "store",
     "reasoning",
@@ -281,6 +282,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     };
     req.retry = params::retry(o)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
+    req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     let echo: Map<String, Value> = [
         "instructions",
         "previous_response_id",

@@ -95,10 +95,10 @@ pub(crate) struct CallArgs {
     /// `allow` makes it.
     #[arg(long, default_value = "forbid", value_parser = crate::args::repeats)]
     pub repeats: toolgram_runtime::Repeats,
-    /// Unknown schema keywords in the tools are listed as warnings and ignored instead of
-    /// refusing the tools.
+    /// Refuse tools whose schemas use keywords toolgram does not know (by default they are
+    /// annotations: listed under `toolgram.warnings` and on stderr, never enforced).
     #[arg(long)]
-    pub lenient: bool,
+    pub strict_schemas: bool,
     /// Print the reply as it is decoded: one JSON object per line (`content`,
     /// `reasoning`, `tool_call_start`, `tool_call_delta`, `tool_call_end`, `retry`), the last
     /// line the whole assistant message.
@@ -165,6 +165,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         consecutive_blocked: args.consecutive_blocked,
     };
     req.refuse_repeats = args.refuse_repeats;
+    req.strict_schemas = args.strict_schemas;
     req.repeats = args.repeats;
     req.syntax = args.syntax.clone();
     req
@@ -183,7 +184,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                 })?,
                 None => syntax::detect(""),
             };
-            let checked = check(&req, syntax, args.lenient)?;
+            let checked = check(&req, syntax)?;
             crate::output::print_checked(&checked);
             let chat_template = args
                 .chat_template
@@ -197,7 +198,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                     n_ctx: args.ctx_size,
                     chat_template,
                     syntax: args.syntax.clone(),
-                    lenient: args.lenient,
+                    strict_schemas: args.strict_schemas,
                     ..EngineOptions::default()
                 },
                 max_sessions: 1,

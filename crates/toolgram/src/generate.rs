@@ -49,9 +49,10 @@ pub(crate) struct GenerateArgs {
     /// System message.
     #[arg(long)]
     pub system: Option<String>,
-    /// Unknown keywords in `--schema` are listed as warnings and ignored instead of refused.
+    /// Refuse a `--schema` with keywords toolgram does not know (by default they are
+    /// annotations: listed as warnings, never enforced).
     #[arg(long)]
-    pub lenient: bool,
+    pub strict_schemas: bool,
     /// The user's request.
     pub prompt: String,
 }
@@ -121,6 +122,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     req.tool_choice = ToolChoice::None;
     req.response_format = Some(format);
     req.think = args.think.into();
+    req.strict_schemas = args.strict_schemas;
     req.sampling = SamplingOptions {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
@@ -129,13 +131,13 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         ..SamplingOptions::default()
     };
     // The grammar is checked before any model is loaded.
-    let checked = check(&req, syntax::detect(""), args.lenient)?;
+    let checked = check(&req, syntax::detect(""))?;
     crate::output::print_checked(&checked);
     let runtime = Runtime::new(Backend::Embedded(EmbeddedConfig {
         model: args.model.clone(),
         engine: EngineOptions {
             threads: args.threads,
-            lenient: args.lenient,
+            strict_schemas: args.strict_schemas,
             ..EngineOptions::default()
         },
         max_sessions: 1,

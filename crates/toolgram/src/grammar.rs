@@ -64,9 +64,10 @@ pub(crate) struct GrammarArgs {
     /// formats, llama.cpp's own grammar parser (with the test model's vocabulary) for GBNF.
     #[arg(long)]
     pub check: bool,
-    /// Unknown schema keywords become listed warnings instead of errors (gbnf, lark-openai).
+    /// Refuse schemas with keywords toolgram does not know (by default they are annotations:
+    /// listed as warnings, left out of the grammar).
     #[arg(long)]
-    pub lenient: bool,
+    pub strict_schemas: bool,
 }
 
 fn read(path: &Path, what: &str) -> anyhow::Result<String> {
@@ -123,7 +124,7 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
     }
     if matches!(args.format, Format::Gbnf | Format::LarkOpenai) {
         let opts = toolgram_grammar::schema::SchemaOptions {
-            lenient: args.lenient,
+            lenient: !args.strict_schemas,
             ..toolgram_grammar::schema::SchemaOptions::default()
         };
         let (g, notes) = toolgram_grammar::schema::to_grammar(&schema, &opts)
@@ -139,7 +140,7 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
         "start: %json {}\n",
         compile::bare_grammar_schema(&schema, &mut pass)
     );
-    refuse_or_list_unknown(&pass.unknown, args.lenient, RunError::InvalidSchema)?;
+    refuse_or_list_unknown(&pass.unknown, !args.strict_schemas, RunError::InvalidSchema)?;
     if args.check {
         check_grammar(&lark)?;
         println!("ok");
@@ -168,7 +169,7 @@ pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let opts = CompileOptions {
         think: args.think.into(),
-        lenient: args.lenient,
+        lenient: !args.strict_schemas,
         ..CompileOptions::default()
     };
     // What the engine would run: with llguidance's `%json`, or — where llguidance refuses an
@@ -191,7 +192,7 @@ pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
                 args.parallel_tool_calls,
                 syntax,
                 &opts,
-                args.lenient,
+                !args.strict_schemas,
             )
             .map_err(|e| match e {
                 IrCompileError::Request(e) => anyhow::Error::from(EngineError::from(e)),

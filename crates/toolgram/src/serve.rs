@@ -58,6 +58,12 @@ pub(crate) struct ServeArgs {
     /// makes it. A request's `repeats` field overrides it.
     #[arg(long, default_value = "forbid", value_parser = crate::args::repeats)]
     pub repeats: toolgram_runtime::Repeats,
+    /// Refuse tools whose schemas use keywords toolgram does not know (`optional`, vendor
+    /// keys, …) with a 400. By default they are annotations, as JSON Schema says: accepted,
+    /// never enforced, listed in the reply's `toolgram.warnings` and logged once. A request's
+    /// `strict_schemas` field overrides it.
+    #[arg(long)]
+    pub strict_schemas: bool,
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body_bytes: usize,
@@ -148,6 +154,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         aliases: args.model_alias,
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
         repeats: args.repeats,
+        strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,
         hosted_tools: match args.hosted_tools {
             HostedArg::Filter => HostedTools::Filter,

@@ -299,7 +299,15 @@ fn grammar_prints_the_compiled_pool_and_checks_it() {
         "model_fetch_error",
         "{stderr}"
     );
-    let (code, _, stderr) = toolgram(&["grammar", "--tools", &bad, "--check"]);
+    // An unknown format is an annotation: listed, left out of the grammar; refused with
+    // --strict-schemas.
+    let (code, stdout, stderr) = toolgram(&["grammar", "--tools", &bad, "--check"]);
+    assert_eq!((code, stdout.trim()), (0, "ok"), "{stderr}");
+    assert!(
+        stderr.contains("warning: tool `when` at /properties/d: `format: not-a-format`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = toolgram(&["grammar", "--tools", &bad, "--check", "--strict-schemas"]);
     assert_ne!(code, 0);
     let err = error_line(&stderr);
     assert_eq!(err["error"]["type"], "invalid_tools");
@@ -339,13 +347,20 @@ fn grammar_compiles_a_pool_to_gbnf_and_openai_lark_and_checks_them() {
         assert_eq!((code, stdout.trim()), (0, "ok"), "{format}: {stderr}");
         assert!(stderr.contains("grammar_lazy"), "{stderr}");
     }
-    // Unknown keywords: refused by name, or listed with --lenient.
+    // Unknown keywords: annotations, listed as warnings; refused by name with --strict-schemas.
     let odd = temp_file(
         "odd-keyword.json",
         r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string","frobnicate":1}}}}}]"#,
     );
     let odd = odd.to_string_lossy().into_owned();
-    let (code, _, stderr) = toolgram(&["grammar", "--tools", &odd, "--format", "gbnf"]);
+    let (code, _, stderr) = toolgram(&[
+        "grammar",
+        "--tools",
+        &odd,
+        "--format",
+        "gbnf",
+        "--strict-schemas",
+    ]);
     assert_ne!(code, 0);
     let err = error_line(&stderr);
     assert_eq!(err["error"]["type"], "invalid_tools", "{stderr}");
@@ -355,8 +370,7 @@ fn grammar_compiles_a_pool_to_gbnf_and_openai_lark_and_checks_them() {
             .is_some_and(|m| m.contains("frobnicate")),
         "{err}"
     );
-    let (code, _, stderr) =
-        toolgram(&["grammar", "--tools", &odd, "--format", "gbnf", "--lenient"]);
+    let (code, _, stderr) = toolgram(&["grammar", "--tools", &odd, "--format", "gbnf"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("warning: tool `f` at /properties/a: `frobnicate`"),
@@ -365,7 +379,7 @@ fn grammar_compiles_a_pool_to_gbnf_and_openai_lark_and_checks_them() {
 }
 
 #[test]
-fn generate_refuses_unknown_schema_keywords_by_name_before_loading() {
+fn generate_lists_unknown_schema_keywords_or_refuses_them_by_name_before_loading() {
     let schema = temp_file(
         "generate-odd.json",
         r#"{"type":"object","properties":{"n":{"type":"integer","frobnicate":true}}}"#,
@@ -374,6 +388,7 @@ fn generate_refuses_unknown_schema_keywords_by_name_before_loading() {
         "generate",
         "--schema",
         &schema.to_string_lossy(),
+        "--strict-schemas",
         "--model",
         "/nonexistent/model.gguf",
         "hi",
@@ -387,12 +402,12 @@ fn generate_refuses_unknown_schema_keywords_by_name_before_loading() {
             .is_some_and(|m| m.contains("/properties/n") && m.contains("frobnicate")),
         "{err}"
     );
-    // --lenient lists it and goes on (to model loading, which fails on the missing file).
+    // By default it is listed and the command goes on (to model loading, which fails on the
+    // missing file).
     let (_, _, stderr) = toolgram(&[
         "generate",
         "--schema",
         &schema.to_string_lossy(),
-        "--lenient",
         "--model",
         "/nonexistent/model.gguf",
         "hi",

@@ -58,11 +58,12 @@ pub fn repeated_calls(history: &[ChatMessage], reply: &[ToolCall]) -> Vec<Repeat
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn call(name: &str, args: Value) -> ToolCall {
+    /// A call with a fixed id, for the tests of this module and `runaway`.
+    pub(in crate::validate) fn call(name: &str, args: Value) -> ToolCall {
         ToolCall {
             id: "c".into(),
             name: name.into(),

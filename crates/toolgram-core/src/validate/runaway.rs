@@ -193,16 +193,9 @@ fn counter_only(
 
 #[cfg(test)]
 mod tests {
+    use super::super::repeat::tests::call;
     use super::*;
     use serde_json::json;
-
-    fn call(name: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: args,
-        }
-    }
 
     fn said(text: &str) -> Written {
         Written::from_messages(&[ChatMessage::text("user", text)])

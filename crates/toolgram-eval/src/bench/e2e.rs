@@ -526,6 +526,7 @@ mod tests {
             },
             mode: Default::default(),
             deferred: Vec::new(),
+            ignored: Vec::new(),
             truncated_call: None,
             cut_call: None,
         }

@@ -324,7 +324,7 @@ fn type_check(
 ) -> Result<bool, Miss> {
     let answer_t = answer_type(accepted);
     let is_variable = answer_t.is_some_and(|t| t != expected);
-    let mut kind = "type_error:simple";
+    let mut nested_failed = false;
     if py_type(value) == expected {
         let Some(inner) = nested else {
             return Ok(is_variable);
@@ -340,13 +340,24 @@ fn type_check(
                 return Ok(is_variable);
             }
         }
-        kind = "type_error:nested";
+        nested_failed = true;
     }
     if answer_t.is_some_and(|t| py_type(value) == t) {
+        // BFCL returns its result here, still invalid after a failed nested check (its
+        // "variable" path only sets `is_variable`).
+        if nested_failed {
+            return Err(miss(
+                "type_error:nested",
+                format!(
+                    "Nested type checking failed for parameter '{param}'. Expected outer type {described} with inner type {}. Parameter value: {value}.",
+                    nested.map_or("", PyType::name)
+                ),
+            ));
+        }
         return Ok(true);
     }
     Err(miss(
-        kind,
+        "type_error:simple",
         format!(
             "Incorrect type for parameter '{param}'. Expected type {described}, got {}. Parameter value: {value}.",
             py_type(value).name()

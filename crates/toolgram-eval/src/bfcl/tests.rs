@@ -209,12 +209,24 @@ fn nested_list_items_are_type_checked() {
         json!([{"f": {"xs": [[1, 2]]}}]),
     );
     assert_eq!(kind(&i, &[call("f", json!({"xs": [1, 2]}))]), "ok");
-    // A list of strings: the inner type check fails, but BFCL then accepts the value as a
-    // "variable" (same type as the answer: list) and compares it as a value.
+    // A list of strings: the inner type check fails, and BFCL's `type_checker` (bfcl-eval
+    // 2026.3.23) returns that failure from its "variable" path, still invalid.
     assert_eq!(
         kind(&i, &[call("f", json!({"xs": ["1", "2"]}))]),
-        "value_error:others"
+        "type_error:nested"
     );
+    // Integers for an array of floats: BFCL converts int to float only at the top level.
+    let floats = item(
+        "simple_python",
+        json!([{"name": "f", "parameters": {"type": "dict", "properties": {
+            "xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}]),
+        json!([{"f": {"xs": [[1.0, 3.0]]}}]),
+    );
+    assert_eq!(
+        kind(&floats, &[call("f", json!({"xs": [1, 3]}))]),
+        "type_error:nested"
+    );
+    assert_eq!(kind(&floats, &[call("f", json!({"xs": [1.0, 3.0]}))]), "ok");
 }
 
 #[test]

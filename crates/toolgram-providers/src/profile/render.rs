@@ -149,7 +149,9 @@ impl<'a> Renderer<'a> {
                 }
                 Class::Deferred => self.defer(at, k),
                 Class::Unknown => {
-                    return Err(self.err(&here, k, "not a JSON-Schema keyword toolgram knows"));
+                    self.note(format!(
+                        "unknown keyword `{k}` at {here:?} left out (an annotation, never enforced)"
+                    ));
                 }
             }
         }

@@ -39,7 +39,8 @@ pub(crate) enum Class {
     Deferred,
     /// Handled by the renderer itself (types, objects, arrays, composition, references).
     Structural,
-    /// Not a JSON-Schema keyword we know: an error, never a guess.
+    /// Not a JSON-Schema keyword we know (BFCL's `optional`, a vendor key): an annotation, as
+    /// JSON Schema says — left out of what the provider gets, never enforced, and noted.
     Unknown,
 }
 

@@ -4,7 +4,7 @@
 //! stage's [`Response`]. This module must not queue, cache or stream: its callers do.
 
 use crate::error::RunError;
-use crate::format::{check_output, prepare};
+use crate::format::{check_output, prepare, warning_texts};
 use crate::post::typed_calls;
 use crate::request::{Repeats, Request};
 use crate::response::{FinishReason, Response, RunTimings, Usage};
@@ -56,16 +56,12 @@ fn path_reason(mode: Mode) -> &'static str {
 }
 
 /// Run `req` on `session`.
-pub(crate) fn run(
-    session: &mut Session<'_>,
-    req: &Request,
-    lenient: bool,
-) -> Result<Response, RunError> {
+pub(crate) fn run(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> {
     match &req.response_format {
         Some(_) if req.few_shot => Err(RunError::InvalidRequest(
             "`few_shot` shows example calls; a `response_format` reply makes none".into(),
         )),
-        Some(_) => generate(session, req, lenient),
+        Some(_) => generate(session, req),
         None => call(session, req),
     }
 }
@@ -133,6 +129,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         excluded_repeats: excluded,
         filtered_out: Vec::new(),
         enforced_after_parse: last.deferred,
+        warnings: warning_texts(&last.ignored),
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
         timings: timings(&last.timings),
@@ -183,11 +180,11 @@ fn merged(first: Outcome, second: Outcome) -> Outcome {
     }
 }
 
-fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<Response, RunError> {
+fn generate(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> {
     let Some(format) = &req.response_format else {
         return Err(RunError::InvalidRequest("no response_format".into()));
     };
-    let prepared = prepare(format, lenient)?;
+    let prepared = prepare(format, !req.strict_schemas)?;
     let r = session.generate_text(&GenerateRequest {
         messages: &req.messages,
         grammar: &prepared.grammar,
@@ -224,6 +221,7 @@ fn generate(session: &mut Session<'_>, req: &Request, lenient: bool) -> Result<R
         excluded_repeats: Vec::new(),
         filtered_out: Vec::new(),
         enforced_after_parse: Vec::new(),
+        warnings: prepared.warnings,
         truncated_call: None,
         cut_call: None,
         timings: timings(&r.timings),

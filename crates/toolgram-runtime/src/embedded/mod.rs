@@ -122,7 +122,6 @@ impl Embedded {
                 let worker = Worker {
                     engine: &engine,
                     waiting: worker_waiting,
-                    lenient: opts.lenient,
                 };
                 worker.work(&queue, limits, worker_stats, store);
             })
@@ -203,7 +202,6 @@ impl Embedded {
 struct Worker<'e> {
     engine: &'e Engine,
     waiting: Arc<AtomicUsize>,
-    lenient: bool,
 }
 
 impl<'e> Worker<'e> {
@@ -320,7 +318,7 @@ impl<'e> Worker<'e> {
     }
 
     fn handle(&self, session: &mut Session<'e>, job: Job) {
-        let (engine, lenient) = (self.engine, self.lenient);
+        let engine = self.engine;
         let started = Instant::now();
         let Job {
             req,
@@ -359,7 +357,7 @@ impl<'e> Worker<'e> {
             stream: state.clone(),
             cancel: req.cancel.clone(),
         })));
-        let result = attempt::run(session, &req, lenient);
+        let result = attempt::run(session, &req);
         session.set_observer(None);
         let result = result
             .and_then(|r| post::finish(&req, &filtered_out, started, r))

@@ -38,7 +38,7 @@ pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse
     let result = async {
         let body = crate::json_body(&app, req).await?;
         let m = read::read(&app, &body)?;
-        crate::precheck(&app, &m.req)?;
+        crate::precheck(&app, ROUTE, &m.req)?;
         if m.stream {
             stream(Arc::clone(&app), m).await
         } else {

@@ -40,6 +40,7 @@ const HONOURED: &[&str] = &[
     "thinking",
     "max_attempts",
     "repeats",
+    "strict_schemas",
 ];
 
 /// Fields accepted that change nothing a single local model does.
@@ -346,6 +347,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     req.sampling = sampling;
     req.retry = params::retry(o)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
+    req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     app.log_notes("/v1/messages", &notes);
     Ok(MessagesRequest { req, stream, notes })

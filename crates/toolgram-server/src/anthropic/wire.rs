@@ -283,6 +283,7 @@ mod tests {
             excluded_repeats: Vec::new(),
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
+            warnings: Vec::new(),
             truncated_call: None,
             cut_call: None,
             timings: RunTimings::default(),

@@ -216,8 +216,8 @@ def errors():
             "tools": [{"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}],
             "tool_choice": {"type": "function", "function": {"name": "b"}}}), 400, "invalid_request"),
         ("bad schema keyword", raw.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}],
-            "tools": [{"type": "function", "function": {"name": "a", "parameters": {"type": "object",
-                "properties": {"q": {"type": "string", "frobnicate": 3}}}}}]}), 400, "invalid_tools"),
+            "strict_schemas": True, "tools": [{"type": "function", "function": {"name": "a", "parameters": {
+                "type": "object", "properties": {"q": {"type": "string", "frobnicate": 3}}}}}]}), 400, "invalid_tools"),
         ("oversized", raw.post("/v1/chat/completions", content=b"[" + b" " * (5 << 20) + b"]"), 413, "request_too_large"),
         ("no API key", httpx.post(BASE + "/chat/completions", json={"messages": []}), 401, "invalid_api_key"),
     ]
@@ -234,6 +234,21 @@ def errors():
                                        tools=tools, tool_choice="required", max_tokens=3)
     check(r.choices[0].finish_reason == "length" and not r.choices[0].message.tool_calls, f"cut: {r}")
     check(raw.get("/health").json()["status"] == "ok", "still serving")
+
+
+def annotations():
+    """BFCL's real schemas carry `"optional": true`, which OpenAI's API takes: an unknown
+    keyword is an annotation, never enforced, listed in toolgram.warnings with its tool and
+    pointer (the request's `strict_schemas` refuses it: errors())."""
+    question, tools = bfcl.case(BFCL, "simple_python", 182, raw=True)
+    check('"optional": true' in json.dumps(tools), f"BFCL's own schema: {tools}")
+    r = client.chat.completions.create(model="toolgram", messages=[{"role": "user", "content": question}],
+                                       tools=tools, tool_choice="required", max_tokens=120)
+    warnings = r.model_extra["toolgram"]["warnings"]
+    check(any("tool `lawsuit_info` at /properties/year: `optional`" in w for w in warnings), f"warnings: {warnings}")
+    clean = json.loads(json.dumps(tools).replace('"optional": true, ', "").replace(', "optional": true', ""))
+    for c in r.choices[0].message.tool_calls:
+        valid_call(c, clean)
 
 
 def runaway_calls():
@@ -277,8 +292,8 @@ def agents_sdk():
     check(result.final_output == f"sunny in {seen[0]}", f"final output: {result.final_output!r}")
 
 
-for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, runaway_calls, agents_sdk,
-             errors]:
+for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, annotations, runaway_calls,
+             agents_sdk, errors]:
     test()
     print(f"ok {test.__name__}", flush=True)
 passed()

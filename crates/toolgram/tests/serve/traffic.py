@@ -47,72 +47,62 @@ class Traffic:
             self.usage["completion"] += completion
             self.usage["hits" if cached else "misses"] += 1
 
+    def exchange(self, route, url, body, headers, stream, usage):
+        """Send `body` to `url`, streamed or not; `usage` reads (prompt, cached, completion)
+        from one streamed event or the whole reply, or None; the last one read counts."""
+        read = None
+        if stream:
+            with httpx.stream("POST", url, json=body, headers=headers, timeout=300) as r:
+                self.saw(route, r.status_code)
+                for line in r.iter_lines():
+                    if line.startswith("data: {"):
+                        read = usage(json.loads(line[6:])) or read
+        else:
+            r = httpx.post(url, json=body, headers=headers, timeout=300)
+            self.saw(route, r.status_code)
+            read = usage(r.json())
+        if read:
+            self.add_usage(*read)
+
     def chat(self, i, stream):
         body = {"model": "any", "messages": [{"role": "user", "content": f"Weather in city number {i}?"}],
                 "tools": TOOLS, "max_tokens": 120, "stream": stream}
         if stream:
             body["stream_options"] = {"include_usage": True}
-            with httpx.stream("POST", f"{self.base}/chat/completions", json=body, headers=self.h, timeout=300) as r:
-                self.saw("/v1/chat/completions", r.status_code)
-                for line in r.iter_lines():
-                    if line.startswith("data: {"):
-                        u = json.loads(line[6:]).get("usage")
-                        if u:
-                            self.add_usage(u["prompt_tokens"], u["prompt_tokens_details"]["cached_tokens"],
-                                           u["completion_tokens"])
-            return
-        r = httpx.post(f"{self.base}/chat/completions", json=body, headers=self.h, timeout=300)
-        self.saw("/v1/chat/completions", r.status_code)
-        u = r.json().get("usage")
-        if u:
-            self.add_usage(u["prompt_tokens"], u["prompt_tokens_details"]["cached_tokens"], u["completion_tokens"])
+
+        def usage(d):
+            u = d.get("usage")
+            return u and (u["prompt_tokens"], u["prompt_tokens_details"]["cached_tokens"], u["completion_tokens"])
+        self.exchange("/v1/chat/completions", f"{self.base}/chat/completions", body, self.h, stream, usage)
 
     def responses(self, i, stream):
         body = {"model": "any", "input": f"Weather in town {i}?", "max_output_tokens": 120, "stream": stream,
                 "tools": [dict(type="function", **TOOLS[0]["function"])]}
-        if stream:
-            with httpx.stream("POST", f"{self.base}/responses", json=body, headers=self.h, timeout=300) as r:
-                self.saw("/v1/responses", r.status_code)
-                for line in r.iter_lines():
-                    if line.startswith("data: {"):
-                        d = json.loads(line[6:])
-                        done = d["type"] in ("response.completed", "response.incomplete")
-                        u = d.get("response", {}).get("usage") if done else None
-                        if u:
-                            self.add_usage(u["input_tokens"], u["input_tokens_details"]["cached_tokens"],
-                                           u["output_tokens"])
-            return
-        r = httpx.post(f"{self.base}/responses", json=body, headers=self.h, timeout=300)
-        self.saw("/v1/responses", r.status_code)
-        u = r.json().get("usage")
-        if u:
-            self.add_usage(u["input_tokens"], u["input_tokens_details"]["cached_tokens"], u["output_tokens"])
+
+        def usage(d):
+            if stream and d["type"] not in ("response.completed", "response.incomplete"):
+                return None
+            u = (d["response"] if stream else d).get("usage")
+            return u and (u["input_tokens"], u["input_tokens_details"]["cached_tokens"], u["output_tokens"])
+        self.exchange("/v1/responses", f"{self.base}/responses", body, self.h, stream, usage)
 
     def messages(self, i, stream):
         body = {"model": "claude-x", "max_tokens": 120, "stream": stream,
                 "messages": [{"role": "user", "content": f"Weather in village {i}?"}],
                 "tools": [{"name": "get_weather", "input_schema": TOOLS[0]["function"]["parameters"]}]}
         h = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
-        if stream:
-            last = None
-            with httpx.stream("POST", f"{self.root}/v1/messages", json=body, headers=h, timeout=300) as r:
-                self.saw("/v1/messages", r.status_code)
-                for line in r.iter_lines():
-                    if line.startswith("data: {"):
-                        d = json.loads(line[6:])
-                        if d["type"] == "message_delta":
-                            last = d["usage"]
-            if last and (last["input_tokens"] or last["cache_read_input_tokens"] or last["output_tokens"]):
-                self.add_usage(last["input_tokens"] + last["cache_read_input_tokens"],
-                               last["cache_read_input_tokens"], last["output_tokens"])
-            return
-        r = httpx.post(f"{self.root}/v1/messages", json=body, headers=h, timeout=300)
-        self.saw("/v1/messages", r.status_code)
-        m = r.json()
-        if m.get("type") == "message" and not m.get("toolgram", {}).get("error"):
-            u = m["usage"]
-            self.add_usage(u["input_tokens"] + u["cache_read_input_tokens"], u["cache_read_input_tokens"],
-                           u["output_tokens"])
+
+        def usage(d):
+            if stream:
+                u = d["usage"] if d["type"] == "message_delta" else None
+                if not u or not (u["input_tokens"] or u["cache_read_input_tokens"] or u["output_tokens"]):
+                    return None
+            elif d.get("type") == "message" and not d.get("toolgram", {}).get("error"):
+                u = d["usage"]
+            else:
+                return None
+            return u["input_tokens"] + u["cache_read_input_tokens"], u["cache_read_input_tokens"], u["output_tokens"]
+        self.exchange("/v1/messages", f"{self.root}/v1/messages", body, h, stream, usage)
 
     def malformed(self, i):
         r = httpx.post(f"{self.base}/chat/completions", content=b"{not json", headers=self.h, timeout=60)

@@ -177,11 +177,17 @@ fn shapes_strict_objects_cannot_express_are_typed_errors() {
             json!({"type": "object", "properties": {}, "patternProperties": {"^x": {"type": "string"}}}),
         );
         assert_eq!(at(&pat), ("/patternProperties", "patternProperties"));
-        let unknown = refuse(
+        // An unknown keyword is an annotation: left out, noted, never a refusal.
+        let unknown = render(
             p,
             json!({"type": "object", "properties": {"a": {"type": "string", "nullable": true}}}),
         );
-        assert_eq!(at(&unknown), ("/properties/a/nullable", "nullable"));
+        assert!(unknown.schema["properties"]["a"].get("nullable").is_none());
+        assert!(
+            unknown.notes.iter().any(|n| n.contains("`nullable`")),
+            "{:?}",
+            unknown.notes
+        );
         let root = refuse(p, json!({"type": "object", "anyOf": [{"properties": {}}]}));
         assert_eq!(at(&root), ("/anyOf", "anyOf"));
         let no_items = refuse(
