@@ -5,11 +5,12 @@
 //! `float→number`, `tuple→array`, `any→string`, Java/JS types; unknown types → `string`); `.`
 //! in names → `_`.
 //!
-//! One deliberate difference: BFCL also adds `"format": "float"` to float parameters; JSON
-//! Schema has no such format and toolgram refuses unknown formats, so it is left out (the
-//! description still says "This is a float type value."). BFCL's `optional` flag (on a
-//! parameter, or a list of names on the parameters object) is left out too: `required` says the
-//! same in JSON Schema.
+//! One deliberate difference in [`openai_tool`]: BFCL also adds `"format": "float"` to float
+//! parameters, and its documents carry an `optional` flag (on a parameter, or a list of names
+//! on the parameters object). Both are left out there (the description still says "This is a
+//! float type value."; `required` says the same as `optional` in JSON Schema), so the prompts
+//! of the stored eval runs stay the same. [`openai_tool_as_bfcl_sends`] keeps both, as BFCL's
+//! handler sends them; toolgram takes them as annotations, never refused.
 //!
 //! This module must not read files or score.
 
@@ -108,13 +109,19 @@ fn as_expression(p: &mut Map<String, Value>, language: Language) {
     p.insert("type".into(), json!("string"));
 }
 
-/// BFCL's `_cast_to_openai_type` on a `properties` map.
-fn cast(properties: &mut Map<String, Value>) {
+/// BFCL's `_cast_to_openai_type` on a `properties` map (`exact`: with its `format: float`
+/// and the documents' `optional` flags).
+fn cast(properties: &mut Map<String, Value>, exact: bool) {
     for p in properties.values_mut() {
         let Value::Object(p) = p else { continue };
-        p.remove("optional");
+        if !exact {
+            p.remove("optional");
+        }
         let t = p.get("type").and_then(Value::as_str).map(str::to_owned);
         if t.as_deref() == Some("float") {
+            if exact {
+                p.insert("format".into(), json!("float"));
+            }
             append(p, "description", " This is a float type value.");
         }
         let mapped = t.as_deref().and_then(openapi_type).unwrap_or("string");
@@ -123,7 +130,7 @@ fn cast(properties: &mut Map<String, Value>) {
             continue;
         }
         if let Some(Value::Object(inner)) = p.get_mut("properties") {
-            cast(inner);
+            cast(inner, exact);
         } else if let Some(Value::Object(items)) = p.get_mut("items") {
             let it = items.get("type").and_then(Value::as_str).map(str::to_owned);
             if let Some(it) = it {
@@ -140,7 +147,7 @@ fn cast(properties: &mut Map<String, Value>) {
                 }
                 Some("object") => {
                     if let Some(Value::Object(props)) = items.get_mut("properties") {
-                        cast(props);
+                        cast(props, exact);
                     }
                 }
                 _ => {}
@@ -149,8 +156,19 @@ fn cast(properties: &mut Map<String, Value>) {
     }
 }
 
-/// One BFCL function → one OpenAI function tool.
+/// One BFCL function → one OpenAI function tool, without BFCL's `format: float` and
+/// `optional` (see the module's doc).
 pub fn openai_tool(function: &Value, language: Language) -> Result<Value, String> {
+    convert(function, language, false)
+}
+
+/// One BFCL function → the OpenAI function tool BFCL's handler sends, `format: float` and
+/// `optional` flags included.
+pub fn openai_tool_as_bfcl_sends(function: &Value, language: Language) -> Result<Value, String> {
+    convert(function, language, true)
+}
+
+fn convert(function: &Value, language: Language, exact: bool) -> Result<Value, String> {
     let mut f = function
         .as_object()
         .cloned()
@@ -167,7 +185,9 @@ pub fn openai_tool(function: &Value, language: Language) -> Result<Value, String
         Some(_) => return Err(format!("{name}: `parameters` is not an object")),
     };
     params.insert("type".into(), json!("object"));
-    params.remove("optional");
+    if !exact {
+        params.remove("optional");
+    }
     if let Some(Value::Object(props)) = params.get_mut("properties") {
         if language != Language::Python {
             for p in props.values_mut() {
@@ -176,7 +196,7 @@ pub fn openai_tool(function: &Value, language: Language) -> Result<Value, String
                 }
             }
         }
-        cast(props);
+        cast(props, exact);
     }
     Ok(json!({"type": "function", "function": {
         "name": tool_name(&name),
