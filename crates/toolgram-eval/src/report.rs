@@ -1,4 +1,6 @@
-//! Rows per category and mode from the item records: accuracy (BFCL's AST checker), first
+//! Rows per category and mode from the item records: accuracy (BFCL's AST checker; a reply
+//! with no decodable call is BFCL's correct refusal on `irrelevance`), the strict accuracy (a
+//! run that ended without a reply is a miss there too), first
 //! replies that parse and, of those, the ones whose calls are all schema-valid, convergence (a structured
 //! call when one was due) and first-tool match (the first call names an expected tool) as the
 //! Metnos planner bench reports them, mean output tokens, mean and p95 latency, attempts per
@@ -22,6 +24,10 @@ pub struct Row {
     pub n: usize,
     /// Items BFCL's checker accepts.
     pub accuracy: f64,
+    /// toolgram's stricter reading: items BFCL's checker accepts whose run also ended with a
+    /// reply — a run cut inside a call or out of retries is a miss even where no call was
+    /// decoded (differs from `accuracy` only on `irrelevance`).
+    pub strict_accuracy: f64,
     /// First replies that could be read (of the items whose tools were not refused).
     pub parsed: f64,
     /// Of the first replies that could be read, those whose calls were all schema-valid: a
@@ -66,6 +72,7 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
         mode: mode.to_owned(),
         n,
         accuracy: rate(count(&|r| r.correct), n),
+        strict_accuracy: rate(count(&|r| r.correct && r.reason.is_none()), n),
         parsed: rate(count(&|r| r.parsed), replied),
         valid: rate(count(&|r| r.parsed && r.valid && !r.refused), readable),
         convergence: due_rate(&|r| r.called),
@@ -114,16 +121,17 @@ fn pct(x: Option<f64>) -> String {
 /// The rows as a Markdown table (rates in %).
 pub fn table(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| category | mode | n | accuracy % | parsed % | valid % | convergence % | first tool % | mean tokens | mean ms | p95 ms | attempts |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| category | mode | n | accuracy % | strict % | parsed % | valid % | convergence % | first tool % | mean tokens | mean ms | p95 ms | attempts |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.2} |\n",
             r.category,
             r.mode,
             r.n,
             pct(Some(r.accuracy)),
+            pct(Some(r.strict_accuracy)),
             pct(Some(r.parsed)),
             pct(Some(r.valid)),
             pct(r.convergence),
@@ -209,5 +217,17 @@ mod tests {
         let rows = rows(&rs, &["c".into()], &["grammar".into()]);
         assert!((rows[0].parsed - 0.5).abs() < 1e-9);
         assert_eq!(rows[0].valid, 1.0);
+    }
+
+    /// A refusal BFCL accepts from a run that ended in an error counts in `accuracy`, not in
+    /// `strict_accuracy`.
+    #[test]
+    fn a_refusal_by_error_is_accurate_but_not_strict() {
+        let clean = record("a", true, true, false);
+        let mut by_error = record("b", true, true, false);
+        by_error.reason = Some("truncated: generation stopped inside a tool call".into());
+        let rows = rows(&[clean, by_error], &["c".into()], &["grammar".into()]);
+        assert_eq!(rows[0].accuracy, 1.0);
+        assert!((rows[0].strict_accuracy - 0.5).abs() < 1e-9);
     }
 }

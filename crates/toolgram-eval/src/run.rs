@@ -263,8 +263,9 @@ fn run_one(
         Err(
             RunError::NoValidCall { message, failed } | RunError::RetryBlocked { message, failed },
         ) => {
+            // No call was decoded: BFCL's verdict on that (a correct refusal on
+            // `irrelevance`); the reason keeps the error for the strict column.
             let mut r = scored(item, name, &[]);
-            r.correct = false;
             r.reason = Some(format!("no valid call: {message}"));
             r.parsed = failed.first().is_some_and(|f| f.readable);
             r.valid = false;
@@ -278,7 +279,6 @@ fn run_one(
         }
         Err(e) => {
             let mut r = scored(item, name, &[]);
-            r.correct = false;
             r.reason = Some(format!("{}: {e}", e.kind()));
             r.raw = partial_text(&e);
             r.parsed = false;

@@ -101,6 +101,32 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     assert_eq!(lines(&out.join("items.jsonl")).len(), 6);
     assert_eq!(again, stdout);
 
+    // Rescore: this version's checker on the stored calls, no model run; a verdict it made
+    // itself does not change, one changed by hand is set right.
+    let path = out.join("items.jsonl");
+    let flipped: Vec<String> = lines(&path)
+        .into_iter()
+        .map(|mut it| {
+            if it["category"] == "simple_python" && it["mode"] == "grammar" {
+                it["correct"] = serde_json::json!(!it["correct"].as_bool().unwrap_or(false));
+            }
+            it.to_string()
+        })
+        .collect();
+    std::fs::write(&path, flipped.join("\n") + "\n").expect("write");
+    let (code, rescored, stderr) = eval(
+        "../shared/data/bfcl",
+        "simple_python,irrelevance",
+        &out,
+        &["--rescore"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("6 records scored again, 1 verdicts changed"),
+        "{stderr}"
+    );
+    assert_eq!(rescored, stdout);
+
     // A category never seen here: `live_simple`, laid out as BFCL lays it out.
     let data = temp("data");
     std::fs::create_dir_all(data.join("possible_answer")).expect("dir");

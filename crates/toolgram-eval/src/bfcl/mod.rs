@@ -276,6 +276,41 @@ pub fn read_category(dir: &Path, category: &str) -> Result<Vec<Item>, EvalError>
         .collect()
 }
 
+/// `record` scored again from its stored calls by this version's checker (a record an older
+/// toolgram made): BFCL's verdict on the calls. A reason that says why no call was decoded (a
+/// run's error) stays, so the strict column still counts it; a peer's transport error stays a
+/// miss.
+pub fn rescored(item: &Item, record: &ItemRecord) -> ItemRecord {
+    if record
+        .reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("peer error:") || r.starts_with("tools refused:"))
+    {
+        return record.clone();
+    }
+    let calls: Vec<Call> = record
+        .calls
+        .iter()
+        .filter_map(|c| {
+            Some(Call {
+                name: c["name"].as_str()?.to_owned(),
+                arguments: c["arguments"].as_object()?.clone(),
+            })
+        })
+        .collect();
+    let verdict = checker::check(item, &calls);
+    let reason = match verdict {
+        _ if calls.is_empty() && record.reason.is_some() => record.reason.clone(),
+        Ok(()) => None,
+        Err(ref m) => Some(format!("{}: {}", m.kind, m.message)),
+    };
+    ItemRecord {
+        correct: verdict.is_ok(),
+        reason,
+        ..record.clone()
+    }
+}
+
 /// Score `calls` for `item` and fill the fields every mode shares.
 pub(crate) fn scored(item: &Item, mode: &str, calls: &[Call]) -> ItemRecord {
     let verdict = checker::check(item, calls);

@@ -229,6 +229,51 @@ fn nested_list_items_are_type_checked() {
     assert_eq!(kind(&floats, &[call("f", json!({"xs": [1.0, 3.0]}))]), "ok");
 }
 
+/// Records made by an older checker or rule: scored again from their stored calls.
+#[test]
+fn rescoring_applies_this_checker_and_bfcls_irrelevance_rule_to_stored_calls() {
+    let floats = item(
+        "simple_python",
+        json!([{"name": "f", "parameters": {"type": "dict", "properties": {
+            "xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}]),
+        json!([{"f": {"xs": [[1.0, 3.0]]}}]),
+    );
+    let mut old = crate::bfcl::scored(&floats, "grammar", &[call("f", json!({"xs": [1.0, 3.0]}))]);
+    old.calls = vec![json!({"name": "f", "arguments": {"xs": [1, 3]}})];
+    let again = rescored(&floats, &old);
+    assert!(!again.correct);
+    assert!(
+        again
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("type_error:nested"))
+    );
+
+    let irrelevance = item(
+        "irrelevance",
+        json!([{"name": "f", "parameters": {"type": "dict", "properties": {}}}]),
+        json!([]),
+    );
+    let mut cut = crate::bfcl::scored(&irrelevance, "grammar", &[]);
+    cut.correct = false;
+    cut.reason = Some("truncated: generation stopped after 512 tokens inside a tool call".into());
+    let again = rescored(&irrelevance, &cut);
+    assert!(again.correct, "no call decoded: BFCL's correct refusal");
+    assert_eq!(
+        again.reason, cut.reason,
+        "the error stays for the strict column"
+    );
+
+    let mut peer = cut.clone();
+    peer.reason = Some("peer error: connection refused".into());
+    assert!(!rescored(&irrelevance, &peer).correct);
+    assert_eq!(
+        rescored(&irrelevance, &again),
+        again,
+        "scoring again changes nothing"
+    );
+}
+
 #[test]
 fn dictionaries_match_key_by_key_with_optional_keys() {
     let i = item(

@@ -2,11 +2,14 @@
 //! peer server's own tool calling beside them (`--provider llama-server`, mode `native`).
 
 use super::{Progress, RunArgs, modes, report};
+use anyhow::Context;
 use clap::Args;
 use serde_json::json;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use toolgram_eval::bfcl::{self, DEFAULT_CATEGORIES, Item};
 use toolgram_eval::peer::Peer;
+use toolgram_eval::record::{RecordWriter, read_records};
 use toolgram_eval::report as table;
 use toolgram_eval::run::{EvalMode, Targets, pending, run_items};
 use toolgram_runtime::Runtime;
@@ -30,8 +33,50 @@ pub(crate) struct BfclArgs {
     /// Items per category, spread evenly over the file (default: all).
     #[arg(long)]
     limit: Option<usize>,
+    /// Run nothing: score every record in `--out` again from its stored calls with this
+    /// version's checker (records from an older toolgram), rewrite `items.jsonl`, report.
+    #[arg(long)]
+    rescore: bool,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// `--rescore`: every record of `items` in `--out` scored again; the others kept as they are.
+fn rescore(
+    args: &BfclArgs,
+    items: &[Item],
+    modes: &[EvalMode],
+    categories: &[String],
+) -> anyhow::Result<()> {
+    let path = args.run.items_path()?;
+    let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let records = read_records(&path)?;
+    let mut changed = 0;
+    let tmp = path.with_extension("jsonl.rescoring");
+    let mut writer = RecordWriter::open(&tmp, true)?;
+    for r in &records {
+        let again = by_id
+            .get(r.id.as_str())
+            .map_or_else(|| r.clone(), |i| bfcl::rescored(i, r));
+        changed += usize::from(again.correct != r.correct);
+        writer.write(&again)?;
+    }
+    drop(writer);
+    std::fs::rename(&tmp, &path)
+        .with_context(|| format!("replacing {} with {}", path.display(), tmp.display()))?;
+    eprintln!(
+        "eval: {} records scored again, {changed} verdicts changed",
+        records.len()
+    );
+    let run = json!({"data": args.data, "categories": categories, "rescored": true});
+    report(
+        &args.run,
+        modes,
+        categories,
+        table::table,
+        run,
+        "BFCL (rescored)",
+    )
 }
 
 fn spread(items: Vec<Item>, limit: Option<usize>) -> Vec<Item> {
@@ -65,6 +110,9 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
     let mut items = Vec::new();
     for c in &categories {
         items.extend(spread(bfcl::read_category(&args.data, c)?, args.limit));
+    }
+    if args.rescore {
+        return rescore(&args, &items, &modes, &categories);
     }
     let (done, mut writer) = args.run.records()?;
 
