@@ -293,10 +293,14 @@ impl Union {
                 false => marker(syntax.section_close, target),
             },
         ];
-        if syntax.section_close.is_empty() && syntax.call_close.is_empty() {
-            // Calls that end without a marker may end with a newline, as bare calls may
-            // (below): else a token holding the call's end and a newline (`}}\n`) would
-            // be read as the separator, and another call forced.
+        if syntax.section_close.is_empty() {
+            // The last call may be followed by a newline, as bare calls may (below): else
+            // a token holding the call's end and a newline (`}}\n`) would be read as the
+            // separator, and another call forced. Calls with a closing marker too: after
+            // Qwen's `</tool_call>` the default model writes `\n` (p = 1.0) and then ends
+            // (p = 0.999, measured with llama-server's token probabilities on 20 BFCL
+            // parallel items); a grammar that reads that `\n` only as the separator forces
+            // a second call, then a third — the runaways of `tool_choice: required`.
             section.push(Expr::opt(Expr::lit("\n")));
         }
         let section = Expr::Seq(section);
