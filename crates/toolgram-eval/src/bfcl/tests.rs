@@ -200,6 +200,16 @@ fn lists_match_element_by_element_in_order() {
     );
 }
 
+/// An array of floats, answered `[1.0, 3.0]`.
+fn floats() -> Item {
+    item(
+        "simple_python",
+        json!([{"name": "f", "parameters": {"type": "dict", "properties": {
+            "xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}]),
+        json!([{"f": {"xs": [[1.0, 3.0]]}}]),
+    )
+}
+
 #[test]
 fn nested_list_items_are_type_checked() {
     let i = item(
@@ -216,12 +226,7 @@ fn nested_list_items_are_type_checked() {
         "type_error:nested"
     );
     // Integers for an array of floats: BFCL converts int to float only at the top level.
-    let floats = item(
-        "simple_python",
-        json!([{"name": "f", "parameters": {"type": "dict", "properties": {
-            "xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}]),
-        json!([{"f": {"xs": [[1.0, 3.0]]}}]),
-    );
+    let floats = floats();
     assert_eq!(
         kind(&floats, &[call("f", json!({"xs": [1, 3]}))]),
         "type_error:nested"
@@ -232,12 +237,7 @@ fn nested_list_items_are_type_checked() {
 /// Records made by an older checker or rule: scored again from their stored calls.
 #[test]
 fn rescoring_applies_this_checker_and_bfcls_irrelevance_rule_to_stored_calls() {
-    let floats = item(
-        "simple_python",
-        json!([{"name": "f", "parameters": {"type": "dict", "properties": {
-            "xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}]),
-        json!([{"f": {"xs": [[1.0, 3.0]]}}]),
-    );
+    let floats = floats();
     let mut old = crate::bfcl::scored(&floats, "grammar", &[call("f", json!({"xs": [1.0, 3.0]}))]);
     old.calls = vec![json!({"name": "f", "arguments": {"xs": [1, 3]}})];
     let again = rescored(&floats, &old);
