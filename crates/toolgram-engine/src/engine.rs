@@ -34,10 +34,6 @@ pub struct EngineOptions {
     pub chat_template: Option<String>,
     /// A call syntax name overriding detection from the template.
     pub syntax: Option<String>,
-    /// Refuse tools whose schemas use a keyword toolgram does not know. Without it (the
-    /// default) such keywords are annotations, as JSON Schema says: left out of the grammar,
-    /// never enforced, and listed (`CallResponse::ignored`).
-    pub strict_schemas: bool,
 }
 
 /// The thread count used when none is given: all cores up to 4. `toolgram bench call
@@ -170,7 +166,9 @@ impl Engine {
                 .chain([syntax::THINK.0.text(), syntax::THINK.1.text()])
                 .filter_map(|m| tok.specials.get(m).map(|id| (m.to_owned(), *id)))
                 .collect(),
-            lenient: !opts.strict_schemas,
+            // A keyword toolgram does not know is an annotation here: left out of the grammar
+            // and listed (`CallResponse::ignored`); refusing it is the run stage's check.
+            lenient: true,
             ..CompileOptions::default()
         };
         let n_ctx = opts.n_ctx.unwrap_or_else(|| {

@@ -186,7 +186,8 @@ pub struct CallResponse {
     pub mode: Mode,
     /// Schema keywords the grammar left to the post-parse validator.
     pub deferred: Vec<toolgram_core::define::arguments::DeferredKeyword>,
-    /// Unknown schema keywords left out as annotations (see `EngineOptions::strict_schemas`).
+    /// Unknown schema keywords left out of the grammar as annotations (refusing them is the
+    /// run stage's check).
     pub ignored: Vec<toolgram_core::define::arguments::DeferredKeyword>,
     /// The call the token limit cut, when calls before it were complete.
     pub truncated_call: Option<TruncatedCall>,

@@ -369,3 +369,33 @@ fn a_section_left_open_may_end_without_its_closer() {
         }
     }
 }
+
+/// After Qwen's `</tool_call>` the default model writes `\n` and then ends its turn: the
+/// calls section must accept that newline as an end, not only as the start of another call
+/// (read only as the separator, it forced a second call under `tool_choice: required`).
+#[test]
+fn a_newline_after_the_last_tagged_call_may_end_the_reply() {
+    let hermes = syntax::by_name("hermes").expect("hermes");
+    let c = ByteChecker::new().expect("checker");
+    for (choice, parallel) in [
+        (ToolChoice::Required, true),
+        (ToolChoice::Required, false),
+        (ToolChoice::Auto, true),
+    ] {
+        let lark = compile(
+            &tools(),
+            &choice,
+            parallel,
+            hermes,
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+        .lark;
+        let g = c.compile(&lark).expect("llguidance compiles it");
+        assert!(c.accepts(&g, &format!("{CALL}\n")), "{choice:?} {parallel}");
+        assert!(c.accepts(&g, CALL), "{choice:?} {parallel}");
+        if parallel {
+            assert!(c.accepts(&g, &format!("{CALL}\n{CALL}\n")), "{choice:?}");
+        }
+    }
+}

@@ -40,8 +40,10 @@ pub struct Request {
     /// What a call identical to one already made in the conversation gets.
     pub repeats: Repeats,
     /// Refuse tools (or a `response_format`) whose schemas use a keyword toolgram does not
-    /// know. Without it (the default) such keywords are annotations, as JSON Schema says:
-    /// accepted, never enforced, and listed in the reply's `warnings`.
+    /// know: [`crate::check`] refuses such tools before a run (as `serve` and `call` do), a
+    /// run refuses such a `response_format`. Without it (the default) such keywords are
+    /// annotations, as JSON Schema says: accepted, never enforced, and listed in the reply's
+    /// `warnings`.
     pub strict_schemas: bool,
     /// Structured output without tools: the reply's text must match this format.
     pub response_format: Option<ResponseFormat>,

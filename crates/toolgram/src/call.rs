@@ -198,7 +198,6 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                     n_ctx: args.ctx_size,
                     chat_template,
                     syntax: args.syntax.clone(),
-                    strict_schemas: args.strict_schemas,
                     ..EngineOptions::default()
                 },
                 max_sessions: 1,

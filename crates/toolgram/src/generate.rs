@@ -137,7 +137,6 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         model: args.model.clone(),
         engine: EngineOptions {
             threads: args.threads,
-            strict_schemas: args.strict_schemas,
             ..EngineOptions::default()
         },
         max_sessions: 1,

@@ -133,7 +133,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
                 default_ctx_cap: Some(32768),
                 chat_template,
                 syntax: args.syntax.clone(),
-                ..EngineOptions::default()
             },
             max_sessions: args.max_sessions,
             parallel: args.parallel,
