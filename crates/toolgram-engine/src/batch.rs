@@ -8,7 +8,11 @@
 //!
 //! Masks, sampling and grammar state stay on each session's thread, so they run between
 //! decodes in parallel; buffers (token lists, logits) are allocated when a lane is opened and
-//! reused. This module must not sample, match grammars or know what a prompt is.
+//! reused. A lane's logits are read from llama.cpp only when its session asks for them
+//! ([`LaneHandle::take_logits`]), or before the next decode: on a GPU backend `llama_decode`
+//! returns before the forward pass ends and reading logits waits for it, so a session
+//! computes its next mask in between. This module must not sample, match grammars or know
+//! what a prompt is.
 
 use crate::engine::{Engine, backend};
 use crate::error::EngineError;
@@ -79,6 +83,8 @@ struct Lane {
     index: i32,
     in_batch: bool,
     logits: Vec<f32>,
+    /// Decoded with `want_logits`, and its row not yet copied into `logits`.
+    unread: bool,
     outcome: Option<Result<(), String>>,
 }
 
@@ -93,6 +99,7 @@ impl Lane {
             index: 0,
             in_batch: false,
             logits: Vec::new(),
+            unread: false,
             outcome: None,
         }
     }
@@ -153,6 +160,7 @@ impl<'e> Batch<'e> {
         lane.open = true;
         lane.phase = Phase::Idle;
         lane.outcome = None;
+        lane.unread = false;
         lane.logits.resize(n_vocab, 0.0);
         lane.tokens.reserve(BATCH);
         drop(shared);
@@ -208,6 +216,29 @@ impl<'e> LaneHandle<'e> {
         want_logits: bool,
         logits: &mut Vec<f32>,
     ) -> Result<(), EngineError> {
+        self.submit(tokens, start, want_logits)?;
+        if want_logits {
+            self.take_logits(logits);
+        }
+        Ok(())
+    }
+
+    /// Swap the logits of this lane's last decode into `logits`, reading them from llama.cpp
+    /// first if nobody has (which waits for a GPU's forward pass to end).
+    pub(crate) fn take_logits(&self, logits: &mut Vec<f32>) {
+        let mut shared = self.batch.lock();
+        shared.read_logits(self.seq);
+        std::mem::swap(&mut shared.lanes[self.seq].logits, logits);
+    }
+
+    /// Hand `tokens` (positions `start..`) to the next decode and wait until it ran; the
+    /// logits (with `want_logits`) stay in llama.cpp until [`Self::take_logits`].
+    pub(crate) fn submit(
+        &self,
+        tokens: &[LlamaToken],
+        start: usize,
+        want_logits: bool,
+    ) -> Result<(), EngineError> {
         if tokens.is_empty() {
             return Ok(());
         }
@@ -230,9 +261,6 @@ impl<'e> LaneHandle<'e> {
         }
         loop {
             if let Some(outcome) = shared.lanes[self.seq].outcome.take() {
-                if want_logits {
-                    std::mem::swap(&mut shared.lanes[self.seq].logits, logits);
-                }
                 return outcome.map_err(EngineError::Decode);
             }
             if !shared.lanes.iter().any(|l| l.phase == Phase::Choosing) {
@@ -274,6 +302,7 @@ impl Drop for LaneHandle<'_> {
         let _ = shared.ctx.clear_kv_cache_seq(Some(seq), None, None);
         let lane = &mut shared.lanes[self.seq];
         lane.open = false;
+        lane.unread = false;
         lane.phase = Phase::Idle;
         drop(shared);
         self.batch.decoded.notify_all();
@@ -281,10 +310,25 @@ impl Drop for LaneHandle<'_> {
 }
 
 impl Shared<'_> {
+    /// Copy lane `seq`'s row of the last decode's logits, if it wants it and has not got it.
+    fn read_logits(&mut self, seq: usize) {
+        let lane = &mut self.lanes[seq];
+        if lane.unread {
+            lane.unread = false;
+            let row = self.ctx.get_logits_ith(lane.index);
+            lane.logits.clear();
+            lane.logits.extend_from_slice(row);
+        }
+    }
+
     /// Decode every pending lane (in as many `llama_decode`s as [`BATCH`] requires), setting
-    /// each one's outcome and logits.
+    /// each one's outcome; the logits stay in llama.cpp until read.
     fn decode_pending(&mut self) {
         while self.lanes.iter().any(|l| l.phase == Phase::Pending) {
+            // The next decode overwrites llama.cpp's logits: read every lane's still unread.
+            for seq in 0..self.lanes.len() {
+                self.read_logits(seq);
+            }
             self.batch.clear();
             let mut used = 0usize;
             for steps_first in [true, false] {
@@ -319,14 +363,13 @@ impl Shared<'_> {
                 self.stats.lane_steps += 1;
                 match &result {
                     Ok(()) => {
-                        if lane.want_logits {
-                            let row = self.ctx.get_logits_ith(lane.index);
-                            lane.logits.clear();
-                            lane.logits.extend_from_slice(row);
-                        }
+                        lane.unread = lane.want_logits;
                         finish(lane, Ok(()));
                     }
-                    Err(e) => finish(lane, Err(e.clone())),
+                    Err(e) => {
+                        lane.unread = false;
+                        finish(lane, Err(e.clone()));
+                    }
                 }
             }
         }

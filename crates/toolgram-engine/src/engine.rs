@@ -5,12 +5,12 @@
 //! This module must not generate: the decode loop lives in `session`.
 
 use crate::error::EngineError;
+use crate::gpu::{GpuOptions, Offload};
 use crate::grammar_cache::GrammarCache;
 use crate::template::ChatTemplate;
 use crate::tokenizer::{LlamaTokEnv, Vocab};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::model::params::LlamaModelParams;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::TokEnv;
 use llguidance::{Matcher, ParserFactory};
@@ -34,6 +34,8 @@ pub struct EngineOptions {
     pub chat_template: Option<String>,
     /// A call syntax name overriding detection from the template.
     pub syntax: Option<String>,
+    /// Where the layers go (`--gpu-layers`, `--device`, `--split-mode`).
+    pub gpu: GpuOptions,
 }
 
 /// The thread count used when none is given: all cores up to 4. `toolgram bench call
@@ -77,6 +79,7 @@ pub struct Engine {
     grammars: GrammarCache,
     name: String,
     vocab_early: bool,
+    offload: Arc<Offload>,
 }
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -103,12 +106,15 @@ impl Engine {
             return Err(load_err("no such file".into()));
         }
         let backend = backend()?;
-        let (model, tok, factory, vocab_early) = std::thread::scope(|s| {
+        // The fit logic plans for the largest context this load may choose.
+        let ctx_plan = opts
+            .n_ctx
+            .unwrap_or(opts.default_ctx_cap.unwrap_or(8192).max(512));
+        let (model, tok, factory, vocab_early, offload) = std::thread::scope(|s| {
             // The trie and mask slices of the vocabulary in the GGUF header are built on a
             // second thread while llama.cpp loads the weights (see `gguf_vocab`).
             let early = s.spawn(|| early_vocabulary(path));
-            let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-                .map_err(|e| load_err(e.to_string()))?;
+            let (model, offload) = crate::gpu::load(backend, path, &opts.gpu, ctx_plan)?;
             let (vocab, eog) = Vocab::of_model(&model);
             if eog.is_empty() {
                 return Err(load_err(
@@ -129,7 +135,7 @@ impl Engine {
                 }
             };
             tok.bind(model.clone(), eog);
-            Ok((model, tok, factory, vocab_early))
+            Ok((model, tok, factory, vocab_early, offload))
         })?;
         let source = match &opts.chat_template {
             Some(t) => t.clone(),
@@ -192,7 +198,13 @@ impl Engine {
             grammars: GrammarCache::default(),
             name,
             vocab_early,
+            offload: Arc::new(offload),
         })
+    }
+
+    /// Where the model's layers are.
+    pub fn offload(&self) -> &Arc<Offload> {
+        &self.offload
     }
 
     /// The call syntax this engine speaks.

@@ -79,6 +79,9 @@ pub enum EngineError {
         /// The tokens used before it stopped (`None` when it never reached decoding).
         usage: Option<toolgram_retry::Usage>,
     },
+    /// The GPU offload asked for cannot be had (no GPU backend built, no such device, no GPU).
+    #[error("{0}")]
+    Gpu(String),
     /// Every lane of a batch already has a session.
     #[error("all {lanes} lanes of the batch are in use")]
     Busy {
@@ -117,6 +120,7 @@ impl EngineError {
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Unreadable { .. } => "unreadable_reply",
             Self::Cancelled { .. } => "cancelled",
+            Self::Gpu(_) => "gpu_unavailable",
             Self::Busy { .. } => "busy",
             Self::Internal { .. } => "internal_error",
         }

@@ -39,6 +39,7 @@ mod error;
 pub mod gbnf_check;
 mod generate;
 mod gguf_vocab;
+pub mod gpu;
 mod grammar_cache;
 pub mod instrument;
 mod loop_guard;

@@ -658,6 +658,19 @@ impl<'e> Session<'e> {
         Ok(())
     }
 
+    /// Append a generation step and let it decode; its logits are fetched by
+    /// [`Self::fetch_logits`], so the next mask can be computed while a GPU runs the step.
+    fn submit_step(&mut self, toks: &[LlamaToken]) -> Result<(), EngineError> {
+        self.lane.submit(toks, self.cached.len(), true)?;
+        self.cached.extend_from_slice(toks);
+        Ok(())
+    }
+
+    /// The logits of the last submitted step (waiting for its forward pass to end).
+    fn fetch_logits(&mut self) {
+        self.lane.take_logits(&mut self.logits);
+    }
+
     /// The matcher for `compiled`; when llguidance refuses an argument schema given as
     /// `%json`, the pool is compiled again with every argument grammar from toolgram's own
     /// schema compiler (logged; `compiled` becomes that grammar). The first refusal is
@@ -733,6 +746,8 @@ impl<'e> Session<'e> {
         let mut produced = 0usize;
         let mut ff = Vec::with_capacity(64);
         let mut step = Vec::with_capacity(65);
+        // The mask computed while the last step decoded (see `submit_step`).
+        let mut next_mask = None;
         while produced < budget {
             // The prompt's share is added by `cut_reply`.
             self.check_cancelled().map_err(|_| EngineError::Cancelled {
@@ -747,11 +762,10 @@ impl<'e> Session<'e> {
                     if m.is_stopped() {
                         return Ok((produced, false));
                     }
-                    let tm = Instant::now();
-                    computed = m.compute_mask().map_err(constraint_err)?;
-                    timings
-                        .mask_us
-                        .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+                    computed = match next_mask.take() {
+                        Some(mask) => mask,
+                        None => timed_mask(m, timings)?,
+                    };
                     // `ff` still holds the tokens the last step forced.
                     if let Some(g) = guard.as_mut()
                         && let Some(end) = g.stop_at(
@@ -837,10 +851,18 @@ impl<'e> Session<'e> {
             if produced < budget {
                 let toks = std::mem::take(&mut step);
                 let td = Instant::now();
-                let r = self.decode(&toks, true);
+                let r = self.submit_step(&toks);
                 timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
                 step = toks;
                 r?;
+                // The next mask depends on the grammar alone: on a GPU it overlaps the
+                // forward pass, which the logits below wait for.
+                if let Some(m) = matcher.as_mut().filter(|m| !m.is_stopped()) {
+                    next_mask = Some(timed_mask(m, timings)?);
+                }
+                let td = Instant::now();
+                self.fetch_logits();
+                timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
             }
         }
         if let Some(m) = matcher.as_mut()
@@ -855,6 +877,16 @@ impl<'e> Session<'e> {
         }
         Ok((produced, true))
     }
+}
+
+/// The matcher's next mask, its time recorded.
+fn timed_mask(m: &mut Matcher, timings: &mut Timings) -> Result<SimpleVob, EngineError> {
+    let tm = Instant::now();
+    let mask = m.compute_mask().map_err(constraint_err)?;
+    timings
+        .mask_us
+        .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
+    Ok(mask)
 }
 
 impl<'e> Session<'e> {

@@ -147,7 +147,8 @@ impl RunError {
             | "invalid_config"
             | "unsupported_by_profile"
             | "over_provider_limit"
-            | "template_error" => Status::Client,
+            | "template_error"
+            | "gpu_unavailable" => Status::Client,
             "provider_error" | "busy" | "model_fetch_error" | "engine_stopped" => {
                 Status::Unavailable
             }

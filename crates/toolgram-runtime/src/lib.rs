@@ -63,6 +63,7 @@ pub use response::{
     TruncatedCall, Usage, failed_json, usage_json,
 };
 pub use stream::{Event, EventStream};
+pub use toolgram_engine::gpu::Offload;
 pub use tools::{read_tools_file, tools_from_json};
 
 use embedded::{Embedded, Job, Reply, WorkerLimits};
@@ -196,6 +197,14 @@ impl Runtime {
         match &*self.inner {
             Inner::Embedded(e) => e.reasons,
             Inner::Remote(_) => false,
+        }
+    }
+
+    /// Where the embedded model's layers are (`None` for a provider).
+    pub fn offload(&self) -> Option<&Offload> {
+        match &*self.inner {
+            Inner::Embedded(e) => Some(&e.offload),
+            Inner::Remote(_) => None,
         }
     }
 

@@ -173,6 +173,7 @@ impl Remote {
             truncated_call: None,
             cut_call: None,
             timings: RunTimings::default(),
+            offload: None,
         })
     }
 }

@@ -4,9 +4,11 @@
 //! anything; it only holds and prints what the run produced.
 
 use serde_json::{Value, json};
+use std::sync::Arc;
 use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::define::request::Path;
 use toolgram_core::validate::RepeatedCall;
+use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{CutCall, FinishReason, TruncatedCall};
 pub use toolgram_retry::{FailedAttempt, Usage};
 
@@ -144,6 +146,8 @@ pub struct Response {
     pub cut_call: Option<CutCall>,
     /// Measurements.
     pub timings: RunTimings,
+    /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
+    pub offload: Option<Arc<Offload>>,
 }
 
 impl Response {
@@ -190,7 +194,8 @@ impl Response {
             "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
                 "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),
-                "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated},
+                "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated,
+                "offload": self.offload.as_ref().map(|o| o.to_json())},
         })
     }
 }

@@ -302,7 +302,10 @@ async fn get_response(
 }
 
 async fn health(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!({"status": "ok", "model": app.model_id(), "queue_depth": app.runtime.queue_depth()}))
+    Json(
+        json!({"status": "ok", "model": app.model_id(), "queue_depth": app.runtime.queue_depth(),
+        "offload": app.runtime.offload().map(toolgram_runtime::Offload::to_json)}),
+    )
 }
 
 async fn models(State(app): State<Arc<App>>) -> Json<Value> {

@@ -1,9 +1,37 @@
-//! Argument types several commands share (`call`, `render`, `generate`, `grammar`, `serve`):
-//! the call mode, the think block and the repeat policy, as clap reads them and as core and the
-//! runtime name them. Parsing only.
+//! Argument types several commands share (`call`, `render`, `generate`, `grammar`, `serve`,
+//! `eval`, `bench`): the call mode, the think block, the repeat policy and where the model's
+//! layers go, as clap reads them and as core, the engine and the runtime name them. Parsing only.
 
 use clap::ValueEnum;
 use toolgram_core::define::request::{Mode, Think};
+use toolgram_engine::gpu::{GpuLayers, GpuOptions, SplitMode};
+
+/// Where the model's layers go: `--gpu-layers`, `--device`, `--split-mode` (the values
+/// llama-server's `-ngl`, `-dev` and `-sm` take).
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct GpuArgs {
+    /// Layers to offload to the GPU: a count, `all`, or `auto` (what fits, by llama.cpp's fit
+    /// logic; the CPU, said on stderr, when no GPU can be used). `0`: the CPU only.
+    #[arg(long, default_value = "auto", value_name = "N|all|auto")]
+    pub gpu_layers: GpuLayers,
+    /// The GPUs to use, comma-separated (`toolgram devices` lists them; `none`: no GPU).
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    pub device: Vec<String>,
+    /// How layers are split over several GPUs: none, layer or row.
+    #[arg(long, value_name = "MODE")]
+    pub split_mode: Option<SplitMode>,
+}
+
+impl GpuArgs {
+    /// The engine's options.
+    pub(crate) fn options(&self) -> GpuOptions {
+        GpuOptions {
+            layers: self.gpu_layers,
+            devices: self.device.clone(),
+            split_mode: self.split_mode,
+        }
+    }
+}
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ModeArg {

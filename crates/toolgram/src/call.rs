@@ -48,6 +48,8 @@ pub(crate) struct CallArgs {
     /// CPU threads.
     #[arg(long)]
     pub threads: Option<u32>,
+    #[command(flatten)]
+    pub gpu: crate::args::GpuArgs,
     /// Context window in tokens.
     #[arg(long)]
     pub ctx_size: Option<u32>,
@@ -198,6 +200,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                     n_ctx: args.ctx_size,
                     chat_template,
                     syntax: args.syntax.clone(),
+                    gpu: args.gpu.options(),
                     ..EngineOptions::default()
                 },
                 max_sessions: 1,

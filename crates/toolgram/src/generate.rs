@@ -46,6 +46,8 @@ pub(crate) struct GenerateArgs {
     /// CPU threads.
     #[arg(long)]
     pub threads: Option<u32>,
+    #[command(flatten)]
+    pub gpu: crate::args::GpuArgs,
     /// System message.
     #[arg(long)]
     pub system: Option<String>,
@@ -137,6 +139,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         model: args.model.clone(),
         engine: EngineOptions {
             threads: args.threads,
+            gpu: args.gpu.options(),
             ..EngineOptions::default()
         },
         max_sessions: 1,

@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod cache;
 mod call;
+mod devices;
 mod eval;
 mod generate;
 mod grammar;
@@ -52,6 +53,8 @@ enum Command {
     /// List or clear the prompt-prefix cache on disk.
     #[command(subcommand)]
     Cache(cache::CacheCommand),
+    /// List the GPU backends built in and the devices llama.cpp finds (`--device` names).
+    Devices(devices::DevicesArgs),
     /// List, fetch or locate registry models.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Parse(args) => parse::run(args),
         Command::Syntax(args) => syntax::run(args),
+        Command::Devices(args) => devices::run(&args),
         Command::Model(cmd) => model::run(cmd),
         Command::Cache(cmd) => cache::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),

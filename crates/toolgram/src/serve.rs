@@ -70,6 +70,8 @@ pub(crate) struct ServeArgs {
     /// CPU threads.
     #[arg(long)]
     pub threads: Option<u32>,
+    #[command(flatten)]
+    pub gpu: crate::args::GpuArgs,
     /// Context window in tokens (default: the model's training context, at most 32768:
     /// coding agents send 10–25k tokens of instructions and tools on every turn).
     #[arg(long)]
@@ -133,6 +135,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
                 default_ctx_cap: Some(32768),
                 chat_template,
                 syntax: args.syntax.clone(),
+                gpu: args.gpu.options(),
             },
             max_sessions: args.max_sessions,
             parallel: args.parallel,

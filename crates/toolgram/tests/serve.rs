@@ -298,9 +298,13 @@ fn eight_clients_and_a_queue_of_four_get_valid_replies_or_429() {
         summary["burst_accepted"].as_u64().is_some_and(|n| n >= 5),
         "{summary}"
     );
-    // The server is still serving after the load.
+    // The server is still serving after the load, and says where the model's layers are.
     let health = read_all(send(&server.addr, "GET", "/health", "", "k"));
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(
+        health.contains(r#""offload":{"backend":"CPU","devices":[],"gpu_layers":0"#),
+        "{health}"
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::EvalError;
 use serde::Serialize;
 use std::path::Path;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use toolgram_engine::gpu::GpuOptions;
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, Timings};
 
 /// What `bench call` runs.
@@ -17,6 +18,8 @@ pub struct CallBenchOptions<'a> {
     pub model: &'a Path,
     /// CPU threads (`None`: [`toolgram_engine::default_threads`]).
     pub threads: Option<u32>,
+    /// Where the layers go.
+    pub gpu: &'a GpuOptions,
     /// Context size (`None`: the engine's default).
     pub ctx_size: Option<u32>,
     /// The conversation.
@@ -63,6 +66,8 @@ pub struct CallBenchReport {
     pub model: String,
     /// CPU threads used.
     pub threads: u32,
+    /// Where the model's layers were ([`toolgram_engine::gpu::Offload::to_json`]).
+    pub offload: serde_json::Value,
     /// Constrained first, then unconstrained.
     pub results: Vec<ModeSummary>,
     /// Constrained ms per token over unconstrained (0 when the latter is 0).
@@ -108,6 +113,7 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, EvalError> {
         &EngineOptions {
             threads: opts.threads,
             n_ctx: opts.ctx_size,
+            gpu: opts.gpu.clone(),
             ..Default::default()
         },
     )?;
@@ -150,6 +156,7 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, EvalError> {
         threads: opts
             .threads
             .unwrap_or_else(toolgram_engine::default_threads),
+        offload: engine.offload().to_json(),
         results,
         ratio_ms_per_token_constrained_over_unconstrained: ratio,
     })

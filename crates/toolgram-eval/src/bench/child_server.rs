@@ -12,6 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ToolCall, ToolSet};
+use toolgram_engine::gpu::GpuOptions;
+
+/// toolgram's flags for where the layers go.
+pub(crate) const TOOLGRAM_GPU_FLAGS: [&str; 3] = ["--gpu-layers", "--device", "--split-mode"];
+/// llama-server's flags for the same, which take the same values.
+pub(crate) const LLAMA_SERVER_GPU_FLAGS: [&str; 3] = ["-ngl", "-dev", "-sm"];
 
 /// A server child on a loopback port, killed when dropped.
 pub(crate) struct Server {
@@ -36,6 +42,7 @@ impl Server {
         threads: u32,
         ctx: u32,
         lanes: u32,
+        gpu: &GpuOptions,
     ) -> Result<Self, EvalError> {
         let (threads, lanes_arg) = (threads.to_string(), lanes.to_string());
         let total_ctx = (ctx * lanes.max(1)).to_string();
@@ -43,7 +50,8 @@ impl Server {
         cmd.arg("-m")
             .arg(model)
             .args(["-t", &threads, "-tb", &threads])
-            .args(["-c", &total_ctx, "-np", &lanes_arg, "--jinja"]);
+            .args(["-c", &total_ctx, "-np", &lanes_arg, "--jinja"])
+            .args(gpu.cli_args(LLAMA_SERVER_GPU_FLAGS));
         Self::start(cmd, "llama-server")
     }
 
@@ -55,6 +63,7 @@ impl Server {
         threads: u32,
         ctx: u32,
         lanes: u32,
+        gpu: &GpuOptions,
     ) -> Result<Self, EvalError> {
         let (threads, ctx, lanes) = (threads.to_string(), ctx.to_string(), lanes.to_string());
         let mut cmd = Command::new(toolgram);
@@ -63,7 +72,8 @@ impl Server {
             .arg(model)
             .args(["--threads", &threads, "--ctx-size", &ctx])
             .args(["--parallel", &lanes, "--max-sessions", &lanes])
-            .args(["--max-queue", "64"]);
+            .args(["--max-queue", "64"])
+            .args(gpu.cli_args(TOOLGRAM_GPU_FLAGS));
         Self::start(cmd, "toolgram serve")
     }
 
@@ -101,6 +111,14 @@ impl Server {
     /// The loopback port it listens on.
     pub(crate) fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The server's `/health` object (`Null` when it cannot be read).
+    pub(crate) fn health(&self) -> Value {
+        http(self.port, "GET", "/health", "")
+            .ok()
+            .and_then(|(_, body)| serde_json::from_str(&body).ok())
+            .unwrap_or(Value::Null)
     }
 
     /// Its name in errors and reports.

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Instant;
 use toolgram_core::ToolSet;
+use toolgram_engine::gpu::GpuOptions;
 
 /// What `bench concurrent` runs.
 pub struct ConcurrentOptions<'a> {
@@ -29,6 +30,8 @@ pub struct ConcurrentOptions<'a> {
     pub model: &'a Path,
     /// CPU threads, both.
     pub threads: u32,
+    /// Where the layers go, both.
+    pub gpu: &'a GpuOptions,
     /// Context per sequence, both.
     pub ctx: u32,
     /// Client counts to run (e.g. 1 and 4); the servers get the largest as lanes.
@@ -79,6 +82,8 @@ pub struct ConcurrentReport {
     pub model: Option<String>,
     /// CPU threads.
     pub threads: u32,
+    /// Where `toolgram serve`'s layers were (its `/health`).
+    pub offload: Value,
     /// Context per sequence.
     pub ctx: u32,
     /// Lanes (toolgram `--parallel`) and slots (llama-server `-np`).
@@ -106,19 +111,16 @@ pub fn run(
     }
     let lanes = opts.clients.iter().copied().max().unwrap_or(1).max(1);
     let lanes_u32 = u32::try_from(lanes).map_err(|e| EvalError::Server(e.to_string()))?;
-    let mut rows = Vec::new();
+    let (mut rows, mut offload) = (Vec::new(), Value::Null);
     for side in ["toolgram", "llama-server"] {
         progress(&format!("starting {side} with {lanes} lanes"));
+        let (model, threads, ctx, gpu) = (opts.model, opts.threads, opts.ctx, opts.gpu);
         let server = if side == "toolgram" {
-            Server::toolgram(opts.toolgram, opts.model, opts.threads, opts.ctx, lanes_u32)?
+            let server = Server::toolgram(opts.toolgram, model, threads, ctx, lanes_u32, gpu)?;
+            offload = server.health()["offload"].clone();
+            server
         } else {
-            Server::llama_server(
-                opts.llama_server,
-                opts.model,
-                opts.threads,
-                opts.ctx,
-                lanes_u32,
-            )?
+            Server::llama_server(opts.llama_server, model, threads, ctx, lanes_u32, gpu)?
         };
         for &clients in opts.clients {
             progress(&format!("{side}: {clients} client(s)"));
@@ -144,6 +146,7 @@ pub fn run(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned()),
         threads: opts.threads,
+        offload,
         ctx: opts.ctx,
         lanes,
         tool_choice: opts.tool_choice.to_owned(),
@@ -260,6 +263,7 @@ mod tests {
             llama_server: Path::new("llama-server"),
             model: Path::new("m.gguf"),
             threads: 2,
+            gpu: &GpuOptions::default(),
             ctx: 4096,
             clients: &[1, 4],
             requests: 2,

@@ -15,7 +15,7 @@
 //!
 //! Measurements only; this module must not print. Child processes are killed when done.
 
-use super::child_server::{Server, http, reply_calls, valid};
+use super::child_server::{Server, TOOLGRAM_GPU_FLAGS, http, reply_calls, valid};
 use super::concurrent::{self, ConcurrentOptions, ConcurrentReport};
 use super::{percentile, round_to};
 use crate::EvalError;
@@ -26,6 +26,7 @@ use std::process::Command;
 use std::time::Instant;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use toolgram_engine::gpu::GpuOptions;
 use toolgram_engine::{CallRequest, CallResponse, Engine, EngineOptions, Sampling, Session};
 
 /// One tool pool of the fixed request set.
@@ -50,6 +51,8 @@ pub struct E2eOptions<'a> {
     pub model: &'a Path,
     /// CPU threads, every side.
     pub threads: u32,
+    /// Where the layers go, every side.
+    pub gpu: &'a GpuOptions,
     /// Context per sequence, every side.
     pub ctx: u32,
     /// The pools; each runs under `auto` and `required`.
@@ -135,6 +138,8 @@ pub struct E2eReport {
     pub model: Option<String>,
     /// CPU threads.
     pub threads: u32,
+    /// Where the in-process engine's layers were.
+    pub offload: Value,
     /// Context per sequence.
     pub ctx: u32,
     /// The one-token decode step measured unconstrained, ms (median over the requests).
@@ -168,7 +173,7 @@ pub struct E2eReport {
 /// Run every side.
 pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eReport, EvalError> {
     progress("toolgram, in process: constrained, token by token, unconstrained");
-    let (mut requests, decode_step_ms) = engine_rows(opts)?;
+    let (mut requests, decode_step_ms, offload) = engine_rows(opts)?;
     progress("llama-server --jinja, prompt cache warm");
     llama_server_rows(opts, &mut requests)?;
     progress("one-shot toolgram call: cold, then warm");
@@ -182,6 +187,7 @@ pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eR
                     llama_server: opts.llama_server,
                     model: opts.model,
                     threads: opts.threads,
+                    gpu: opts.gpu,
                     ctx: opts.ctx,
                     clients: &[1, 4],
                     requests: if opts.quick { 8 } else { 16 },
@@ -213,6 +219,7 @@ pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eR
             .file_name()
             .map(|n| n.to_string_lossy().into_owned()),
         threads: opts.threads,
+        offload,
         ctx: opts.ctx,
         decode_step_ms: round_to(decode_step_ms, 2),
         overhead_ratio: ratio(mask_ms, decode_ms),
@@ -247,12 +254,13 @@ const CHOICES: [&str; 2] = ["auto", "required"];
 const WARM_UP: &str = "Which tools do you have?";
 
 /// (a) and (b) on the in-process engine, one session per pool so the tools stay cached.
-fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64), EvalError> {
+fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), EvalError> {
     let engine = Engine::load(
         opts.model,
         &EngineOptions {
             threads: Some(opts.threads),
             n_ctx: Some(opts.ctx),
+            gpu: opts.gpu.clone(),
             ..EngineOptions::default()
         },
     )?;
@@ -329,7 +337,7 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64), EvalErro
             row(pool, choice, &r, &sides, slow)
         })
         .collect();
-    Ok((rows, median))
+    Ok((rows, median, engine.offload().to_json()))
 }
 
 /// A request's measurements besides its constrained reply.
@@ -394,7 +402,14 @@ fn row(
 /// (c): each request sent to llama-server (one slot, its prompt cache on) after the warm-up
 /// request with the same tools; the second is timed.
 fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(), EvalError> {
-    let server = Server::llama_server(opts.llama_server, opts.model, opts.threads, opts.ctx, 1)?;
+    let server = Server::llama_server(
+        opts.llama_server,
+        opts.model,
+        opts.threads,
+        opts.ctx,
+        1,
+        opts.gpu,
+    )?;
     let mut i = 0;
     for pool in opts.pools {
         for choice in CHOICES {
@@ -465,6 +480,7 @@ fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, EvalError> {
                 .arg(&pool.file)
                 .args(["--tool-choice", "required"])
                 .args(["--threads", &opts.threads.to_string()])
+                .args(opts.gpu.cli_args(TOOLGRAM_GPU_FLAGS))
                 .args(["--ctx-size", &opts.ctx.to_string()])
                 .args(["--max-tokens", &opts.max_tokens.to_string()])
                 .arg(opts.prompt)

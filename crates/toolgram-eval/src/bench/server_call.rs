@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Instant;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use toolgram_engine::gpu::GpuOptions;
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling};
 
 /// What `bench server-call` runs.
@@ -26,6 +27,8 @@ pub struct ServerCallOptions<'a> {
     pub server: &'a Path,
     /// CPU threads, both sides (`None`: [`toolgram_engine::default_threads`]).
     pub threads: Option<u32>,
+    /// Where the layers go, both sides.
+    pub gpu: &'a GpuOptions,
     /// Context size, both sides (`None`: 4096).
     pub ctx_size: Option<u32>,
     /// The conversation.
@@ -130,6 +133,7 @@ fn run_embedded(
         &EngineOptions {
             threads: Some(threads),
             n_ctx: Some(ctx),
+            gpu: opts.gpu.clone(),
             ..Default::default()
         },
     )?;
@@ -166,7 +170,7 @@ fn run_embedded(
         "toolgram (embedded, llguidance)",
         ms,
         valid_calls,
-        json!({ "last": last }),
+        json!({ "last": last, "offload": engine.offload().to_json() }),
     ))
 }
 
@@ -177,7 +181,7 @@ fn run_server(
     ctx: u32,
     runs: usize,
 ) -> Result<Side, EvalError> {
-    let server = Server::llama_server(opts.server, opts.model, threads, ctx, 1)?;
+    let server = Server::llama_server(opts.server, opts.model, threads, ctx, 1, opts.gpu)?;
     let body = request_body(opts).to_string();
     let (mut ms, mut valid_calls, mut timings) = (Vec::new(), 0, Value::Null);
     for i in 0..=runs {

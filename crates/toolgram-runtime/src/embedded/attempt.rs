@@ -133,6 +133,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
         timings: timings(&last.timings),
+        offload: None,
     })
 }
 
@@ -225,5 +226,6 @@ fn generate(session: &mut Session<'_>, req: &Request) -> Result<Response, RunErr
         truncated_call: None,
         cut_call: None,
         timings: timings(&r.timings),
+        offload: None,
     })
 }

@@ -29,6 +29,7 @@ use toolgram_core::compile::{self, CompileOptions};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Session;
+use toolgram_engine::gpu::Offload;
 use toolgram_engine::{DecodeObserver, Engine, EngineOptions, PrefixStore};
 
 /// Where a job's result goes.
@@ -74,6 +75,8 @@ pub(crate) struct Embedded {
     pub syntax: &'static CallSyntax,
     /// The chat template writes a reasoning block.
     pub reasons: bool,
+    /// Where the model's layers are.
+    pub offload: Arc<Offload>,
     pub stats: Arc<CacheStats>,
 }
 
@@ -118,6 +121,7 @@ impl Embedded {
                     engine.model_name().to_owned(),
                     engine.syntax(),
                     engine.template_reasons(),
+                    Arc::clone(engine.offload()),
                 )));
                 let worker = Worker {
                     engine: &engine,
@@ -126,7 +130,7 @@ impl Embedded {
                 worker.work(&queue, limits, worker_stats, store);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;
-        let (model, syntax, reasons) = ready
+        let (model, syntax, reasons, offload) = ready
             .recv()
             .map_err(|_| RunError::Stopped("the engine thread ended while loading".into()))??;
         Ok(Self {
@@ -139,6 +143,7 @@ impl Embedded {
             model,
             syntax,
             reasons,
+            offload,
             stats,
         })
     }
@@ -363,6 +368,7 @@ impl<'e> Worker<'e> {
             .and_then(|r| post::finish(&req, &filtered_out, started, r))
             .map(|mut r| {
                 r.timings.queue_ms = queue_ms;
+                r.offload = Some(Arc::clone(engine.offload()));
                 r
             });
         match (reply, state) {

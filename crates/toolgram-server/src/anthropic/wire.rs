@@ -287,6 +287,7 @@ mod tests {
             truncated_call: None,
             cut_call: None,
             timings: RunTimings::default(),
+            offload: None,
         }
     }
 

@@ -67,6 +67,9 @@ pub(crate) struct E2eArgs {
     /// CPU threads, every side (default: the engine's default).
     #[arg(long)]
     threads: Option<u32>,
+    /// Where the layers go, every side (llama-server gets the same as `-ngl`, `-dev`, `-sm`).
+    #[command(flatten)]
+    gpu: crate::args::GpuArgs,
     /// Context per sequence, every side.
     #[arg(long, default_value_t = 4096)]
     ctx_size: u32,
@@ -114,6 +117,9 @@ pub(crate) struct ConcurrentArgs {
     /// CPU threads, both servers (default: the engine's default).
     #[arg(long)]
     threads: Option<u32>,
+    /// Where the layers go, both servers (llama-server gets the same as `-ngl`, `-dev`, `-sm`).
+    #[command(flatten)]
+    gpu: crate::args::GpuArgs,
     /// Context per sequence, both servers.
     #[arg(long, default_value_t = 4096)]
     ctx_size: u32,
@@ -176,6 +182,7 @@ fn run_call(args: &CallArgs, runs: usize) -> anyhow::Result<()> {
     let report = call::run(&call::CallBenchOptions {
         model: &model,
         threads: args.threads,
+        gpu: &args.gpu.options(),
         ctx_size: args.ctx_size,
         messages: &msgs,
         tools: &tools,
@@ -223,6 +230,7 @@ fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
         model: &model,
         server: &args.server,
         threads: call.threads,
+        gpu: &call.gpu.options(),
         ctx_size: call.ctx_size,
         messages: &msgs,
         tools_json: &tools_json,
@@ -280,6 +288,7 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
             threads: args
                 .threads
                 .unwrap_or_else(toolgram_engine::default_threads),
+            gpu: &args.gpu.options(),
             ctx: args.ctx_size,
             pools: &pools,
             prompt: &args.prompt,
@@ -359,6 +368,7 @@ fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
             threads: args
                 .threads
                 .unwrap_or_else(toolgram_engine::default_threads),
+            gpu: &args.gpu.options(),
             ctx: args.ctx_size,
             clients: &args.clients,
             requests: args.requests,

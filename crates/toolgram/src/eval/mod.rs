@@ -65,6 +65,8 @@ pub(crate) struct RunArgs {
     /// CPU threads (embedded model).
     #[arg(long)]
     threads: Option<u32>,
+    #[command(flatten)]
+    gpu: crate::args::GpuArgs,
     /// Context size (embedded model).
     #[arg(long)]
     ctx_size: Option<u32>,
@@ -133,6 +135,7 @@ impl RunArgs {
                 engine: EngineOptions {
                     threads: self.threads,
                     n_ctx: self.ctx_size,
+                    gpu: self.gpu.options(),
                     ..EngineOptions::default()
                 },
                 ..EmbeddedConfig::default()
