@@ -4,6 +4,7 @@
 
 use clap::Args;
 use serde_json::json;
+use std::io::Write;
 use toolgram_engine::gpu::{self, BACKENDS_BUILT};
 
 #[derive(Args)]
@@ -15,27 +16,36 @@ pub(crate) struct DevicesArgs {
 
 pub(crate) fn run(args: &DevicesArgs) -> anyhow::Result<()> {
     let devices = gpu::devices()?;
+    match print(args, &devices) {
+        // A reader that stopped early (`| head`) is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+fn print(args: &DevicesArgs, devices: &[gpu::Device]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
     if args.json {
         let list: Vec<_> = devices.iter().map(gpu::Device::to_json).collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"backends_built": BACKENDS_BUILT, "devices": list})
-            )?
-        );
-        return Ok(());
+        let doc = json!({"backends_built": BACKENDS_BUILT, "devices": list});
+        return writeln!(out, "{doc:#}");
     }
     if BACKENDS_BUILT.is_empty() {
-        println!("GPU backends built: none (build with --features vulkan, cuda or metal)");
+        writeln!(
+            out,
+            "GPU backends built: none (build with --features vulkan, cuda or metal)"
+        )?;
     } else {
-        println!("GPU backends built: {}", BACKENDS_BUILT.join(", "));
+        writeln!(out, "GPU backends built: {}", BACKENDS_BUILT.join(", "))?;
     }
-    println!(
+    writeln!(
+        out,
         "{:<10} {:<8} {:<6} {:>10} {:>10}  description",
         "name", "backend", "type", "total MiB", "free MiB"
-    );
-    for d in &devices {
-        println!(
+    )?;
+    for d in devices {
+        writeln!(
+            out,
             "{:<10} {:<8} {:<6} {:>10} {:>10}  {}",
             d.name,
             d.backend,
@@ -43,10 +53,13 @@ pub(crate) fn run(args: &DevicesArgs) -> anyhow::Result<()> {
             d.memory_total >> 20,
             d.memory_free >> 20,
             d.description
-        );
+        )?;
     }
     if !devices.iter().any(gpu::Device::is_gpu) {
-        println!("no GPU: models run on the CPU (--gpu-layers auto falls back to it)");
+        writeln!(
+            out,
+            "no GPU: models run on the CPU (--gpu-layers auto falls back to it)"
+        )?;
     }
     Ok(())
 }
