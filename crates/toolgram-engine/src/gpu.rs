@@ -31,6 +31,10 @@ pub const BACKENDS_BUILT: &[&str] = &[
     "Metal",
     #[cfg(feature = "rocm")]
     "ROCm",
+    // llama.cpp as shared libraries (`dynamic-link`): its backends are those the libraries
+    // found at run time were built with (`scripts/gpu-check` runs on a CUDA build of them).
+    #[cfg(feature = "dynamic-link")]
+    "llama.cpp's shared libraries",
 ];
 
 /// How many layers to offload (`--gpu-layers`).
@@ -232,8 +236,8 @@ fn unknown_device(want: &str, all: &[(usize, Device)]) -> String {
         format!("no GPU device `{want}`: {}", no_backend())
     } else if gpus.is_empty() {
         format!(
-            "no GPU device `{want}`: the {} backend found none (see `toolgram devices`)",
-            BACKENDS_BUILT.join("/")
+            "no GPU device `{want}`: {} found none (see `toolgram devices`)",
+            BACKENDS_BUILT.join(", ")
         )
     } else {
         format!(
@@ -283,8 +287,8 @@ pub(crate) fn load(
     }
     if gpus.is_empty() && !BACKENDS_BUILT.is_empty() && opts.layers == GpuLayers::Auto {
         fallback = Some(format!(
-            "the {} backend found no usable GPU: running on the CPU",
-            BACKENDS_BUILT.join("/")
+            "{} found no usable GPU: running on the CPU",
+            BACKENDS_BUILT.join(", ")
         ));
     }
     let on_gpu = !gpus.is_empty() && opts.layers != GpuLayers::Count(0);
@@ -394,7 +398,8 @@ fn gpu_params(
     feature = "cuda",
     feature = "vulkan",
     feature = "metal",
-    feature = "rocm"
+    feature = "rocm",
+    feature = "dynamic-link"
 ))]
 fn fit(params: Pin<&mut LlamaModelParams>, path: &Path, n_ctx: u32) {
     use llama_cpp_2::context::params::LlamaContextParams;
@@ -419,7 +424,8 @@ fn fit(params: Pin<&mut LlamaModelParams>, path: &Path, n_ctx: u32) {
     feature = "cuda",
     feature = "vulkan",
     feature = "metal",
-    feature = "rocm"
+    feature = "rocm",
+    feature = "dynamic-link"
 )))]
 fn fit(_: Pin<&mut LlamaModelParams>, _: &Path, _: u32) {}
 

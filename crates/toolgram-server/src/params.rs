@@ -298,35 +298,7 @@ pub fn tool_choice(o: &Map<String, Value>, has_tools: bool) -> Result<ToolChoice
         }
         Some(v) => v,
     };
-    let name_of = |t: &Value| {
-        t.get("name")
-            .or_else(|| t.get("function").and_then(|f| f.get("name")))
-            .or_else(|| t.get("custom").and_then(|f| f.get("name")))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let kind = v.get("type").and_then(Value::as_str);
-    let choice = match kind {
-        Some("function" | "custom") => name_of(v).map(ToolChoice::Named),
-        Some("allowed_tools") => {
-            // Chat nests the list under `allowed_tools`; Responses puts it at the top level.
-            let a = v.get("allowed_tools").unwrap_or(v);
-            let required = match a.get("mode").and_then(Value::as_str) {
-                Some("required") => Some(true),
-                Some("auto") | None => Some(false),
-                Some(_) => None,
-            };
-            let tools = a
-                .get("tools")
-                .and_then(Value::as_array)
-                .and_then(|ts| ts.iter().map(name_of).collect::<Option<Vec<_>>>());
-            required
-                .zip(tools)
-                .map(|(required, tools)| ToolChoice::AllowedTools { tools, required })
-        }
-        _ => ToolChoice::from_openai(v),
-    };
-    choice.ok_or_else(|| {
+    ToolChoice::from_openai(v).ok_or_else(|| {
         ApiError::invalid(
             "tool_choice",
             "`tool_choice` must be auto, none, required, a named tool or allowed_tools",

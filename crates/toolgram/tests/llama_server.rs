@@ -199,10 +199,14 @@ fn the_embedded_engine_and_llama_server_reply_in_one_shape() {
     assert_eq!(code, 0, "{err}");
     let (code, remote, err) = call(&server, &["--tool-choice", "required"], q);
     assert_eq!(code, 0, "{err}");
-    let (embedded, remote) = (
+    let (mut embedded, mut remote) = (
         valid_weather_call(&embedded, "grammar"),
         valid_weather_call(&remote, "grammar"),
     );
+    // Where the layers are is the embedded engine's to say; a provider's reply says null.
+    let offload = |r: &mut Value| r["toolgram"]["timings"]["offload"].take();
+    assert!(offload(&mut embedded)["backend"].is_string(), "{embedded}");
+    assert_eq!(offload(&mut remote), Value::Null, "{remote}");
     assert_eq!(shape(&embedded), shape(&remote), "{embedded}\n{remote}");
     assert_eq!(embedded["toolgram"]["provider"], "embedded");
     assert_eq!(remote["toolgram"]["provider"], "llama-server");

@@ -1,15 +1,15 @@
-//! The registry: every provider toolgram speaks, one file each, listed here one line each.
-//! Adding a provider is a new file implementing [`ProviderSpec`] and its line in
-//! [`REGISTRY`]. Name lookup only: a provider's behaviour lives in its own file, never here.
+//! The registry: every provider toolgram speaks, listed here one line each: a file of its own
+//! implementing [`ProviderSpec`], or a row of a file that holds providers differing only in
+//! data (`grammar_servers.rs`: vLLM and SGLang). Adding a provider is one of those and its
+//! line in [`REGISTRY`]. Name lookup only: a provider's behaviour lives in its own file, never here.
 
 mod anthropic;
 mod gemini;
+mod grammar_servers;
 mod llama_server;
 mod ollama;
 mod openai_chat;
 mod openai_responses;
-mod sglang;
-mod vllm;
 
 use crate::error::ProviderError;
 use crate::spec::{Kind, ProviderSpec};
@@ -21,8 +21,8 @@ pub static REGISTRY: &[&dyn ProviderSpec] = &[
     &anthropic::Anthropic,
     &gemini::Gemini,
     &llama_server::LlamaServer,
-    &vllm::Vllm,
-    &sglang::Sglang,
+    &grammar_servers::VLLM,
+    &grammar_servers::SGLANG,
     &ollama::Ollama,
 ];
 

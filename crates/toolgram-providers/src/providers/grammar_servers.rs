@@ -1,6 +1,8 @@
-//! `sglang`: SGLang's OpenAI-compatible server (default `http://127.0.0.1:8080`, no key):
-//! strict function tools, and our GBNF for the whole reply as `ebnf`. The wire shapes are
-//! `dialect::openai_chat`'s; this file must only say which of them SGLang takes.
+//! `vllm` and `sglang`: OpenAI-compatible inference servers (default `http://127.0.0.1:8080`, no
+//! key) with strict function tools and our GBNF for the whole reply, each in its own request
+//! field (vLLM: `structured_outputs.grammar`; SGLang: `ebnf`). A row of [`GrammarServer`] each:
+//! the wire shapes are `dialect::openai_chat`'s; this file must only say which of them these
+//! servers take and where their grammar goes.
 
 use crate::dialect::openai_chat as chat;
 use crate::error::ProviderError;
@@ -13,13 +15,29 @@ use toolgram_core::ToolSet;
 use toolgram_core::define::request::Path;
 use toolgram_retry::ModelReply;
 
-/// SGLang's OpenAI-compatible server.
+/// An OpenAI-compatible server that takes a whole-reply grammar in a field of its own.
 #[derive(Debug)]
-pub(crate) struct Sglang;
+pub(crate) struct GrammarServer {
+    name: &'static str,
+    /// The request field the GBNF goes in, outermost key first.
+    grammar_field: &'static [&'static str],
+}
 
-impl ProviderSpec for Sglang {
+/// vLLM's OpenAI-compatible server.
+pub(crate) static VLLM: GrammarServer = GrammarServer {
+    name: "vllm",
+    grammar_field: &["structured_outputs", "grammar"],
+};
+
+/// SGLang's OpenAI-compatible server.
+pub(crate) static SGLANG: GrammarServer = GrammarServer {
+    name: "sglang",
+    grammar_field: &["ebnf"],
+};
+
+impl ProviderSpec for GrammarServer {
     fn name(&self) -> &'static str {
-        "sglang"
+        self.name
     }
 
     fn default_base_url(&self) -> &'static str {
@@ -44,7 +62,11 @@ impl ProviderSpec for Sglang {
             Path::StrictJson => chat::strict_tools(input, pool, false, notes)?,
             Path::Grammar => {
                 let (mut body, grammar) = chat::grammar(input, notes)?;
-                body["ebnf"] = json!(grammar);
+                let slot = self
+                    .grammar_field
+                    .iter()
+                    .fold(&mut body, |at, key| &mut at[*key]);
+                *slot = json!(grammar);
                 body
             }
             path => return Err(unsupported(self, path)),
