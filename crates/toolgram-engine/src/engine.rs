@@ -319,46 +319,81 @@ pub fn check_request(
     syntax: &CallSyntax,
     opts: &CompileOptions,
 ) -> Result<CompiledGrammar, EngineError> {
+    let request = PoolRequest {
+        tools,
+        choice,
+        parallel,
+        syntax,
+        opts,
+    };
     let plan = compile::compile(tools, choice, parallel, syntax, opts)?;
-    if let Err(whole) = check_grammar(&plan.lark) {
-        // The session's fallback: argument grammars from toolgram's own schema compiler.
-        if opts.mode == toolgram_core::define::request::Mode::Grammar
-            && let Ok(mut ir_plan) = with_ir_args(tools, choice, parallel, syntax, opts)
-            && check_grammar(&ir_plan.lark).is_ok()
-        {
-            ir_plan.args_fallback = Some(first_line(&whole.to_string()));
-            return Ok(ir_plan);
-        }
-        for &i in &plan.callable {
-            let name = &tools.tools()[i].name;
-            let one =
-                compile::compile(tools, &ToolChoice::Named(name.clone()), false, syntax, opts)?;
-            if let Err(EngineError::Grammar(message)) = check_grammar(&one.lark) {
-                return Err(EngineError::ToolSchema {
-                    tool: name.clone(),
-                    message: first_line(&message),
-                });
+    let callable = plan.callable.clone();
+    match accept_with_fallback(plan, &request, check_grammar) {
+        Ok((plan, ())) => Ok(plan),
+        Err(whole) => {
+            for i in callable {
+                let name = &tools.tools()[i].name;
+                let one =
+                    compile::compile(tools, &ToolChoice::Named(name.clone()), false, syntax, opts)?;
+                if let Err(EngineError::Grammar(message)) = check_grammar(&one.lark) {
+                    return Err(EngineError::ToolSchema {
+                        tool: name.clone(),
+                        message: first_line(&message),
+                    });
+                }
             }
+            Err(whole)
         }
-        return Err(whole);
     }
-    Ok(plan)
 }
 
-/// The pool compiled again with every argument grammar from toolgram's own schema compiler
-/// (the fallback where llguidance's `%json` refuses an argument schema).
-pub(crate) fn with_ir_args(
-    tools: &ToolSet,
-    choice: &ToolChoice,
-    parallel: bool,
-    syntax: &CallSyntax,
-    opts: &CompileOptions,
-) -> Result<CompiledGrammar, toolgram_core::CompileError> {
+/// What a tool-call grammar is compiled from.
+pub(crate) struct PoolRequest<'a> {
+    pub tools: &'a ToolSet,
+    pub choice: &'a ToolChoice,
+    pub parallel: bool,
+    pub syntax: &'a CallSyntax,
+    pub opts: &'a CompileOptions,
+}
+
+/// `plan` if `accept` (llguidance with some vocabulary) takes its Lark; else, in grammar
+/// mode, the pool compiled again with every argument grammar from toolgram's own schema
+/// compiler (where llguidance's `%json` refuses an argument schema), its `args_fallback`
+/// saying why. The one fallback of both the check before a model loads and a session's
+/// matcher; the first refusal when neither is taken.
+pub(crate) fn accept_with_fallback<T>(
+    plan: CompiledGrammar,
+    request: &PoolRequest<'_>,
+    accept: impl Fn(&str) -> Result<T, EngineError>,
+) -> Result<(CompiledGrammar, T), EngineError> {
+    let first = match accept(&plan.lark) {
+        Ok(accepted) => return Ok((plan, accepted)),
+        Err(e) => e,
+    };
+    if request.opts.mode != toolgram_core::define::request::Mode::Grammar {
+        return Err(first);
+    }
     let ir_opts = CompileOptions {
         args_from_ir: true,
-        ..opts.clone()
+        ..request.opts.clone()
     };
-    compile::compile(tools, choice, parallel, syntax, &ir_opts)
+    let Ok(mut again) = compile::compile(
+        request.tools,
+        request.choice,
+        request.parallel,
+        request.syntax,
+        &ir_opts,
+    ) else {
+        return Err(first);
+    };
+    match accept(&again.lark) {
+        Ok(accepted) => {
+            tracing::debug!(refused = %first, "llguidance refused an argument schema; using toolgram's own schema grammar");
+            again.args_fallback = Some(first_line(&first.to_string()));
+            Ok((again, accepted))
+        }
+        Err(_) => Err(first),
+    }
 }
 
 fn first_line(message: &str) -> String {

@@ -11,7 +11,7 @@
 //! must not interpret them.
 
 use crate::batch::{BATCH, Batch, LaneHandle};
-use crate::engine::Engine;
+use crate::engine::{Engine, PoolRequest, accept_with_fallback};
 use crate::error::EngineError;
 use crate::loop_guard::{CutCall, LoopGuard, Reading};
 use crate::prefix::{self, PrefixStore};
@@ -338,7 +338,20 @@ impl<'e> Session<'e> {
         let matcher = if unconstrained {
             None
         } else {
-            Some(self.matcher_with_fallback(req, &opts, &mut compiled)?)
+            let request = PoolRequest {
+                tools: req.tools,
+                choice: &req.choice,
+                parallel: req.parallel,
+                syntax: engine.syntax,
+                opts: &opts,
+            };
+            let (accepted, matcher) =
+                accept_with_fallback(compiled, &request, |lark| engine.lark_matcher(lark))?;
+            if let Some(why) = &accepted.args_fallback {
+                tracing::warn!(refused = %why, "llguidance refused an argument schema; using toolgram's own schema grammar");
+            }
+            compiled = accepted;
+            Some(matcher)
         };
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
@@ -669,40 +682,6 @@ impl<'e> Session<'e> {
     /// The logits of the last submitted step (waiting for its forward pass to end).
     fn fetch_logits(&mut self) {
         self.lane.take_logits(&mut self.logits);
-    }
-
-    /// The matcher for `compiled`; when llguidance refuses an argument schema given as
-    /// `%json`, the pool is compiled again with every argument grammar from toolgram's own
-    /// schema compiler (logged; `compiled` becomes that grammar). The first refusal is
-    /// returned when the fallback is refused too.
-    fn matcher_with_fallback(
-        &self,
-        req: &CallRequest<'_>,
-        opts: &CompileOptions,
-        compiled: &mut CompiledGrammar,
-    ) -> Result<Matcher, EngineError> {
-        let engine = self.engine;
-        let first = match engine.lark_matcher(&compiled.lark) {
-            Ok(m) => return Ok(m),
-            Err(e) => e,
-        };
-        if req.mode != Mode::Grammar {
-            return Err(first);
-        }
-        let Ok(mut again) =
-            crate::engine::with_ir_args(req.tools, &req.choice, req.parallel, engine.syntax, opts)
-        else {
-            return Err(first);
-        };
-        match engine.lark_matcher(&again.lark) {
-            Ok(m) => {
-                tracing::warn!(refused = %first, "llguidance refused an argument schema; using toolgram's own schema grammar");
-                again.args_fallback = Some(first.to_string());
-                *compiled = again;
-                Ok(m)
-            }
-            Err(_) => Err(first),
-        }
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
