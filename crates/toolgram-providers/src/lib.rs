@@ -35,6 +35,8 @@ pub use provider::{Endpoint, Provider};
 pub use providers::{REGISTRY, lookup, names};
 pub use render::{Rendered, render};
 pub use reply::read_reply;
-pub use spec::{Auth, Capabilities, Kind, ProviderSpec, ReadError, RenderInput, ReplyShape};
+pub use spec::{
+    Auth, Capabilities, Kind, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
+};
 pub use stream::assemble;
 pub use usage::read_usage;

@@ -94,28 +94,72 @@ impl ReadError {
     }
 }
 
+/// A provider as data: its names, where its API lives, how it is sent its key and what it
+/// can enforce. Each provider's file declares one row; its code is only what differs.
+#[derive(Debug, Clone, Copy)]
+pub struct ProviderInfo {
+    /// Its CLI/config name.
+    pub name: &'static str,
+    /// Other names it answers to.
+    pub aliases: &'static [&'static str],
+    /// Where its API lives unless a base URL is given.
+    pub default_base_url: &'static str,
+    /// The environment variable its key is read from unless another is named.
+    pub api_key_env: Option<&'static str>,
+    /// How its key is sent.
+    pub auth: Auth,
+    /// The documented capabilities of its API.
+    pub capabilities: Capabilities,
+}
+
+impl ProviderInfo {
+    /// A server on this machine that needs no key, at `default_base_url`.
+    pub const fn local(
+        name: &'static str,
+        default_base_url: &'static str,
+        capabilities: Capabilities,
+    ) -> Self {
+        Self {
+            name,
+            aliases: &[],
+            default_base_url,
+            api_key_env: None,
+            auth: Auth::Bearer,
+            capabilities,
+        }
+    }
+}
+
 /// Everything particular to one provider. Each implementation lives in one file under
 /// `providers/` and is listed by one line of [`crate::REGISTRY`]; the wire shapes several
 /// providers share are in `dialect/`.
 pub trait ProviderSpec: std::fmt::Debug + Sync {
+    /// Its row: names, default base URL, key variable and auth, capabilities.
+    fn info(&self) -> &ProviderInfo;
     /// Its CLI/config name.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
     /// Other names it answers to.
     fn aliases(&self) -> &'static [&'static str] {
-        &[]
+        self.info().aliases
     }
     /// Where its API lives unless a base URL is given.
-    fn default_base_url(&self) -> &'static str;
+    fn default_base_url(&self) -> &'static str {
+        self.info().default_base_url
+    }
     /// The environment variable its key is read from unless another is named.
     fn api_key_env(&self) -> Option<&'static str> {
-        None
+        self.info().api_key_env
     }
     /// How its key is sent.
     fn auth(&self) -> Auth {
-        Auth::Bearer
+        self.info().auth
     }
     /// The documented capabilities of its API.
-    fn capabilities(&self) -> Capabilities;
+    fn capabilities(&self) -> Capabilities {
+        self.info().capabilities
+    }
     /// The request for `input.path` over `pool` (the callable subset of `input.tools`): the
     /// part of the URL after the base URL, and the body. A path it does not take is
     /// [`ProviderError::Unsupported`].

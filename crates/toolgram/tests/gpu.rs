@@ -32,6 +32,12 @@ fn weather_call(extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// The default (CPU) build on the weather call.
+fn cpu_call(extra: &[&str]) -> (i32, String, String) {
+    let args = weather_call(extra);
+    toolgram(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 fn message(stdout: &str, stderr: &str) -> Value {
     serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {stdout}\n{stderr}"))
@@ -55,9 +61,7 @@ fn calls(msg: &Value) -> Vec<(Value, Value)> {
 #[test]
 fn a_cpu_build_refuses_gpu_layers_and_names_the_feature() {
     for layers in ["4", "all"] {
-        let args = weather_call(&["--gpu-layers", layers]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, stderr) = toolgram(&args);
+        let (code, stdout, stderr) = cpu_call(&["--gpu-layers", layers]);
         assert_ne!(code, 0, "{stdout}");
         let last = stderr.lines().last().unwrap_or_default();
         let err: Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stderr}"));
@@ -76,9 +80,7 @@ fn a_cpu_build_refuses_gpu_layers_and_names_the_feature() {
 #[test]
 fn a_cpu_build_runs_auto_and_zero_on_the_cpu_and_says_so() {
     for layers in ["auto", "0"] {
-        let args = weather_call(&["--gpu-layers", layers]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, stderr) = toolgram(&args);
+        let (code, stdout, stderr) = cpu_call(&["--gpu-layers", layers]);
         assert_eq!(code, 0, "{stderr}");
         let offload = &message(&stdout, &stderr)["toolgram"]["timings"]["offload"];
         assert_eq!(offload["backend"], "CPU", "{offload}");
@@ -121,9 +123,7 @@ fn vulkan_binary() -> PathBuf {
 #[test]
 fn the_vulkan_build_offloads_every_layer_to_lavapipe_and_makes_the_cpu_builds_call() {
     let bin = vulkan_binary();
-    let cpu_args = weather_call(&["--gpu-layers", "0"]);
-    let cpu_args: Vec<&str> = cpu_args.iter().map(String::as_str).collect();
-    let (code, stdout, stderr) = toolgram(&cpu_args);
+    let (code, stdout, stderr) = cpu_call(&["--gpu-layers", "0"]);
     assert_eq!(code, 0, "{stderr}");
     let on_cpu = message(&stdout, &stderr);
 

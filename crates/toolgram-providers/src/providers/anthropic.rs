@@ -8,7 +8,9 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, note_fallbacks, profiled, prompt_system, unsupported};
 use crate::reply::{call, restored_calls};
-use crate::spec::{Auth, Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{
+    Auth, Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
+};
 use crate::stream::{bad, push_str};
 use crate::usage::count;
 use serde_json::{Value, json};
@@ -20,31 +22,25 @@ use toolgram_retry::ModelReply;
 #[derive(Debug)]
 pub(crate) struct Anthropic;
 
+/// Its row.
+static INFO: ProviderInfo = ProviderInfo {
+    name: "anthropic",
+    aliases: &[],
+    default_base_url: "https://api.anthropic.com",
+    api_key_env: Some("ANTHROPIC_API_KEY"),
+    auth: Auth::Header {
+        name: "x-api-key",
+        extra: &[("anthropic-version", "2023-06-01")],
+    },
+    capabilities: Capabilities {
+        grammar: false,
+        strict_json: true,
+    },
+};
+
 impl ProviderSpec for Anthropic {
-    fn name(&self) -> &'static str {
-        "anthropic"
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "https://api.anthropic.com"
-    }
-
-    fn api_key_env(&self) -> Option<&'static str> {
-        Some("ANTHROPIC_API_KEY")
-    }
-
-    fn auth(&self) -> Auth {
-        Auth::Header {
-            name: "x-api-key",
-            extra: &[("anthropic-version", "2023-06-01")],
-        }
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: false,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &INFO
     }
 
     fn request(

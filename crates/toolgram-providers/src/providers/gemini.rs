@@ -9,7 +9,9 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{note_fallbacks, profiled, prompt_system, unsupported};
 use crate::reply::{call, restored_calls};
-use crate::spec::{Auth, Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{
+    Auth, Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
+};
 use crate::usage::count;
 use serde_json::{Value, json};
 use toolgram_core::define::request::Path;
@@ -20,31 +22,25 @@ use toolgram_retry::ModelReply;
 #[derive(Debug)]
 pub(crate) struct Gemini;
 
+/// Its row.
+static INFO: ProviderInfo = ProviderInfo {
+    name: "gemini",
+    aliases: &[],
+    default_base_url: "https://generativelanguage.googleapis.com",
+    api_key_env: Some("GEMINI_API_KEY"),
+    auth: Auth::Header {
+        name: "x-goog-api-key",
+        extra: &[],
+    },
+    capabilities: Capabilities {
+        grammar: false,
+        strict_json: true,
+    },
+};
+
 impl ProviderSpec for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "https://generativelanguage.googleapis.com"
-    }
-
-    fn api_key_env(&self) -> Option<&'static str> {
-        Some("GEMINI_API_KEY")
-    }
-
-    fn auth(&self) -> Auth {
-        Auth::Header {
-            name: "x-goog-api-key",
-            extra: &[],
-        }
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: false,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &INFO
     }
 
     fn request(

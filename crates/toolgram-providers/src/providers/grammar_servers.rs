@@ -9,7 +9,7 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, unsupported};
 use crate::reply::restored_calls;
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use serde_json::{Value, json};
 use toolgram_core::ToolSet;
 use toolgram_core::define::request::Path;
@@ -18,37 +18,31 @@ use toolgram_retry::ModelReply;
 /// An OpenAI-compatible server that takes a whole-reply grammar in a field of its own.
 #[derive(Debug)]
 pub(crate) struct GrammarServer {
-    name: &'static str,
+    info: ProviderInfo,
     /// The request field the GBNF goes in, outermost key first.
     grammar_field: &'static [&'static str],
 }
 
+const GRAMMAR_AND_STRICT: Capabilities = Capabilities {
+    grammar: true,
+    strict_json: true,
+};
+
 /// vLLM's OpenAI-compatible server.
 pub(crate) static VLLM: GrammarServer = GrammarServer {
-    name: "vllm",
+    info: ProviderInfo::local("vllm", "http://127.0.0.1:8080", GRAMMAR_AND_STRICT),
     grammar_field: &["structured_outputs", "grammar"],
 };
 
 /// SGLang's OpenAI-compatible server.
 pub(crate) static SGLANG: GrammarServer = GrammarServer {
-    name: "sglang",
+    info: ProviderInfo::local("sglang", "http://127.0.0.1:8080", GRAMMAR_AND_STRICT),
     grammar_field: &["ebnf"],
 };
 
 impl ProviderSpec for GrammarServer {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "http://127.0.0.1:8080"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: true,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &self.info
     }
 
     fn request(

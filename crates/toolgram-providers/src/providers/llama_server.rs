@@ -8,7 +8,7 @@ use crate::dialect::json_object;
 use crate::dialect::openai_chat as chat;
 use crate::error::ProviderError;
 use crate::render::{common_fields, unsupported};
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use serde_json::{Value, json};
 use toolgram_core::ToolSet;
 use toolgram_core::define::request::Path;
@@ -18,20 +18,19 @@ use toolgram_retry::ModelReply;
 #[derive(Debug)]
 pub(crate) struct LlamaServer;
 
+/// Its row.
+static INFO: ProviderInfo = ProviderInfo::local(
+    "llama-server",
+    "http://127.0.0.1:8080",
+    Capabilities {
+        grammar: true,
+        strict_json: true,
+    },
+);
+
 impl ProviderSpec for LlamaServer {
-    fn name(&self) -> &'static str {
-        "llama-server"
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "http://127.0.0.1:8080"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: true,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &INFO
     }
 
     fn request(

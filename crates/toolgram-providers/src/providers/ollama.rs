@@ -7,7 +7,7 @@ use crate::dialect::json_object;
 use crate::dialect::openai_chat as chat;
 use crate::error::ProviderError;
 use crate::render::unsupported;
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape};
 use crate::usage::count;
 use serde_json::{Value, json};
 use toolgram_core::define::request::Path;
@@ -18,20 +18,19 @@ use toolgram_retry::ModelReply;
 #[derive(Debug)]
 pub(crate) struct Ollama;
 
+/// Its row.
+static INFO: ProviderInfo = ProviderInfo::local(
+    "ollama",
+    "http://127.0.0.1:11434",
+    Capabilities {
+        grammar: false,
+        strict_json: true,
+    },
+);
+
 impl ProviderSpec for Ollama {
-    fn name(&self) -> &'static str {
-        "ollama"
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "http://127.0.0.1:11434"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: false,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &INFO
     }
 
     fn request(

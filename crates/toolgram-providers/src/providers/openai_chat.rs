@@ -8,7 +8,9 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, unsupported};
 use crate::reply::restored_calls;
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{
+    Auth, Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
+};
 use serde_json::Value;
 use toolgram_core::ToolSet;
 use toolgram_core::define::request::Path;
@@ -18,28 +20,22 @@ use toolgram_retry::ModelReply;
 #[derive(Debug)]
 pub(crate) struct OpenAiChat;
 
+/// Its row.
+static INFO: ProviderInfo = ProviderInfo {
+    name: "openai-chat",
+    aliases: &["openai"],
+    default_base_url: "https://api.openai.com",
+    api_key_env: Some("OPENAI_API_KEY"),
+    auth: Auth::Bearer,
+    capabilities: Capabilities {
+        grammar: false,
+        strict_json: true,
+    },
+};
+
 impl ProviderSpec for OpenAiChat {
-    fn name(&self) -> &'static str {
-        "openai-chat"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["openai"]
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "https://api.openai.com"
-    }
-
-    fn api_key_env(&self) -> Option<&'static str> {
-        Some("OPENAI_API_KEY")
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: false,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &INFO
     }
 
     fn request(

@@ -9,7 +9,9 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::render::{common_fields, note_fallbacks, profiled, prompt_system, unsupported};
 use crate::reply::{call, restored_calls, string_args};
-use crate::spec::{Capabilities, ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{
+    Auth, Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
+};
 use crate::stream::bad;
 use crate::usage::count;
 use serde_json::{Value, json};
@@ -23,24 +25,22 @@ const ENDPOINT: &str = "/v1/responses";
 #[derive(Debug)]
 pub(crate) struct OpenAiResponses;
 
+/// Its row.
+static INFO: ProviderInfo = ProviderInfo {
+    name: "openai-responses",
+    aliases: &[],
+    default_base_url: "https://api.openai.com",
+    api_key_env: Some("OPENAI_API_KEY"),
+    auth: Auth::Bearer,
+    capabilities: Capabilities {
+        grammar: false,
+        strict_json: true,
+    },
+};
+
 impl ProviderSpec for OpenAiResponses {
-    fn name(&self) -> &'static str {
-        "openai-responses"
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        "https://api.openai.com"
-    }
-
-    fn api_key_env(&self) -> Option<&'static str> {
-        Some("OPENAI_API_KEY")
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            grammar: false,
-            strict_json: true,
-        }
+    fn info(&self) -> &ProviderInfo {
+        &INFO
     }
 
     fn request(
