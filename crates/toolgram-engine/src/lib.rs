@@ -34,6 +34,7 @@
 //! parser and validator, so the grammar and the parser come from one declaration.
 
 mod batch;
+mod call_model;
 mod engine;
 mod error;
 pub mod gbnf_check;
@@ -45,7 +46,6 @@ pub mod instrument;
 mod loop_guard;
 pub mod models;
 mod prefix;
-mod retry;
 mod sample;
 mod session;
 pub mod syntax_derive;
@@ -59,6 +59,7 @@ mod tokenizer;
 mod turn_derive;
 
 pub use batch::{Batch, BatchStats};
+pub use call_model::EngineModel;
 pub use engine::{
     ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request,
     default_threads,
@@ -67,7 +68,6 @@ pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
 pub use loop_guard::CutCall;
 pub use prefix::PrefixStore;
-pub use retry::EngineModel;
 pub use session::{
     CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings,
     TruncatedCall, call_id, state_tag,

@@ -5,6 +5,20 @@
 //! chain grammar → strict JSON Schema → prompt-based, replies parsed into toolgram's one
 //! `ToolCall` type, and the HTTP round trip.
 //!
+//! # Contents
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `spec` | [`ProviderSpec`]: what a provider is — its [`ProviderInfo`] row (names, default base URL, key variable, auth, capabilities) and the code that differs (request, strict-path reading, [`ReplyShape`]) |
+//! | `providers` | [`REGISTRY`]: one file per provider (`grammar_servers.rs` holds vLLM and SGLang as rows), [`lookup`], [`names`] |
+//! | `dialect` | wire shapes several providers share: `openai_chat` (Chat Completions), `json_object` (the `{"call": …}` reply under a response schema) |
+//! | [`profile`] | one tool's JSON Schema in each provider's subset (OpenAI strict, Anthropic, Gemini), keyword by keyword |
+//! | `render` | the callable pool and the pieces every request is built from; [`render()`] |
+//! | `capability` | [`choose_path`]: grammar → strict JSON → prompt, with the reason |
+//! | `reply`, `usage`, `stream` | replies read into calls ([`read_reply`]), token counts ([`read_usage`]), streams assembled ([`assemble`]) |
+//! | `http`, `provider`, `model` | the round trip with retries ([`post_json`]), the [`Provider`] trait and its [`Endpoint`], [`ProviderModel`] under the retry loop |
+//! | `config`, `error` | `toolgram.toml` entries and overrides ([`Config`]); [`ProviderError`] |
+//!
 //! Schemas go out through the provider profiles ([`profile`]: one tool's JSON Schema in each
 //! provider's subset, nothing dropped silently) and grammars through core's compilers;
 //! prompt-based replies are read by core's lenient parser and validated by the retry loop

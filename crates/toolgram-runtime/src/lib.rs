@@ -48,7 +48,6 @@ pub mod prefix_cache;
 mod remote;
 mod request;
 mod response;
-mod retry;
 mod stream;
 mod tools;
 

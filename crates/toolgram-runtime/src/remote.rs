@@ -144,7 +144,13 @@ impl Remote {
             max_tokens: Some(req.sampling.max_tokens),
             stream: self.stream,
         };
-        let outcome = crate::retry::run(&mut model, req)?;
+        let outcome = toolgram_retry::run(
+            &mut model,
+            &req.tools,
+            &req.tool_choice,
+            &req.messages,
+            req.retry,
+        )?;
         let reply = outcome.reply;
         let finish_reason = if reply.tool_calls.is_empty() {
             FinishReason::Stop

@@ -5,6 +5,16 @@
 //! (core's `grammar::tree`), the GBNF and OpenAI-Lark forms come from core's writers, and
 //! the JSON fallback shape carries the same text.
 //!
+//! # Contents
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `definition` | [`GrammarTool`] (grammar, typed input, writer, executor), [`DynTool`], [`Format`], [`RunContext`], [`ToolError`] |
+//! | `registry` | [`BUILTINS`] and [`builtin`]; [`load`] for a `tool.toml` manifest naming a `.lark` grammar |
+//! | [`apply_patch`], [`code_search`], [`math_eval`], [`regex_tester`], [`shell_constrained`], [`sql_query`] | the built-in tools, a folder each (grammar, parse, executor, samples) |
+//! | [`file_tool`] | a grammar tool from a manifest and its grammar file, no Rust |
+//! | `process` | running a child process with limits (shared by the tools that run one) |
+//!
 //! This crate must not load models or keep a second grammar reader: grammars go through
 //! core's Lark reader.
 

@@ -2,6 +2,17 @@
 //!
 //! Thin wiring only: argument parsing, files in, one JSON object out on stdout, one
 //! `{"error":{…}}` line on stderr on failure. No pipeline logic lives here.
+//!
+//! # Contents
+//!
+//! | module | command |
+//! |---|---|
+//! | `call`, `generate`, `grammar`, `parse`, `syntax` | one call, free generation, the grammar a pool compiles to, reading free text, a template's call syntax |
+//! | `serve` | the OpenAI and Anthropic APIs (the server crate's wiring) |
+//! | `provider` | `render`, and `--provider` for `call` |
+//! | `bench`, `eval` | the benchmarks and the evaluations of `toolgram-eval` |
+//! | `model`, `devices`, `cache`, `tools` | the model registry, GPU devices, the prompt-prefix cache, grammar tools |
+//! | `args`, `output` | arguments several commands share (mode, think, repeats, GPU); printing replies and errors |
 
 mod args;
 mod bench;

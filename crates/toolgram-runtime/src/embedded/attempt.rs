@@ -80,7 +80,13 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         last: None,
         total_tokens: (0, 0),
     };
-    let mut outcome = crate::retry::run(&mut model, req)?;
+    let mut outcome = toolgram_retry::run(
+        &mut model,
+        &req.tools,
+        &req.tool_choice,
+        &req.messages,
+        req.retry,
+    )?;
     let excluded = excluded_repeats(req, &outcome.reply.tool_calls);
     if !excluded.is_empty() {
         let repeated: Vec<usize> = excluded.iter().map(|r| r.index).collect();
@@ -99,7 +105,13 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
                 .messages
                 .push(ChatMessage::text("user", repeat_note(&excluded)));
             model.choice = ToolChoice::None;
-            let again = crate::retry::run(&mut model, &text_only)?;
+            let again = toolgram_retry::run(
+                &mut model,
+                &text_only.tools,
+                &text_only.tool_choice,
+                &text_only.messages,
+                text_only.retry,
+            )?;
             outcome = merged(outcome, again);
         }
     }
