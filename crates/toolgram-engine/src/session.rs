@@ -321,6 +321,10 @@ impl<'e> Session<'e> {
         out
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one request on a lane, compile to parse, in the order it happens"
+    )]
     fn reply_on_lane(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
         let opts = CompileOptions {
@@ -687,6 +691,10 @@ impl<'e> Session<'e> {
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
     /// With a `guard` (calls of a reply that may hold several), a runaway call ends it (see
     /// `loop_guard`).
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the decode loop: one step top to bottom, its state in locals"
+    )]
     pub(crate) fn generate(
         &mut self,
         mut matcher: Option<Matcher>,

@@ -606,6 +606,10 @@ impl Writer {
 }
 
 /// Answer a streamed request with the Responses event types.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the Responses event sequence, in the order it is sent"
+)]
 pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("resp");
     let mut events = crate::run::stream(&app, rr.req.clone())?;

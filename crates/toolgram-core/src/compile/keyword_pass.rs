@@ -65,6 +65,10 @@ pub fn bare_grammar_schema(schema: &Value, pass: &mut KeywordPass) -> Value {
     s
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one arm per keyword class of the keyword table"
+)]
 fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPass) {
     let Value::Object(map) = v else { return };
     let unknown: Vec<String> = map

@@ -245,6 +245,10 @@ impl Union {
 
     /// The calls section, one rule per callable tool, and (for bare-call syntaxes) the bare
     /// form a model writes without the opener.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the call union's forms, one arm each, read best side by side"
+    )]
     fn calls(
         &mut self,
         tools: &ToolSet,

@@ -92,6 +92,10 @@ fn llguidance_verdicts(jobs: &[Job]) -> Result<Vec<Verdict>, EvalError> {
 /// (`DIR/NAME.gbnf`, or `DIR/NAME.error` where it refused; `scripts/llama-cpp-schema-grammars`),
 /// judged by the same engine on the same instances, with no post-parse validator (llama.cpp
 /// has none) and no compile time (the converter ran inside llama-server).
+#[allow(
+    clippy::too_many_lines,
+    reason = "one verdict pass per schema, its branches the report's columns"
+)]
 pub(crate) fn results(
     files: &[PathBuf],
     lenient: bool,

@@ -175,6 +175,10 @@ impl<'a> Compiler<'a> {
         out
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the dispatch over JSON-Schema keywords, one arm each"
+    )]
     fn schema_inner(&mut self, s: &Value, ptr: &str) -> R<Expr> {
         let map = match s {
             Value::Bool(true) => return Ok(Expr::rule("value")),

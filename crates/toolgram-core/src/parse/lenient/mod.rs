@@ -147,6 +147,10 @@ fn bare_json(syntaxes: &[&'static CallSyntax]) -> Option<&'static CallSyntax> {
 }
 
 /// Read a free reply.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the lenient reader's passes in the order they run, each a few lines"
+)]
 pub fn parse(text: &str, opts: &LenientOptions) -> Result<LenientOutput, ParseError> {
     let syntaxes = candidates(opts.syntax);
     let original = text;
