@@ -151,9 +151,10 @@ pub struct Response {
 }
 
 impl Response {
-    /// The OpenAI assistant message with `finish_reason`, `usage` and the `toolgram` object:
-    /// what `toolgram call` prints.
-    pub fn to_json(&self) -> Value {
+    /// The OpenAI assistant message: role, content, `reasoning_content` when there is one,
+    /// `tool_calls` when there are calls. The one builder of it: `toolgram call` prints it
+    /// ([`Self::to_json`]) and the server's chat completions carry it.
+    pub fn openai_message(&self) -> Value {
         let mut msg = json!({"role": "assistant", "content": self.content});
         if let Some(r) = &self.reasoning {
             msg["reasoning_content"] = json!(r);
@@ -161,6 +162,13 @@ impl Response {
         if !self.tool_calls.is_empty() {
             msg["tool_calls"] = self.tool_calls.iter().map(Call::to_openai).collect();
         }
+        msg
+    }
+
+    /// The OpenAI assistant message with `finish_reason`, `usage` and the `toolgram` object:
+    /// what `toolgram call` prints.
+    pub fn to_json(&self) -> Value {
+        let mut msg = self.openai_message();
         msg["finish_reason"] = json!(self.finish_reason.as_str());
         msg["usage"] = self.usage.map_or(Value::Null, usage_json);
         msg["toolgram"] = self.toolgram_json();

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
-use toolgram_runtime::{CallKind, Event, Request, Response, RunError};
+use toolgram_runtime::{Call, CallKind, Event, Request, Response, RunError};
 
 /// A request read from the body, with what the reply needs to say.
 pub struct ChatRequest {
@@ -147,33 +147,10 @@ fn with_custom_calls_as_functions(m: &Value) -> Value {
     m
 }
 
-fn call_json(index: Option<usize>, id: &str, name: &str, kind: &CallKind) -> Value {
-    let mut c = match kind {
-        CallKind::Function { arguments } => json!({"id": id, "type": "function",
-            "function": {"name": name, "arguments": arguments.to_string()}}),
-        CallKind::Custom { input } => {
-            json!({"id": id, "type": "custom", "custom": {"name": name, "input": input}})
-        }
-    };
-    if let Some(i) = index {
-        c["index"] = json!(i);
-    }
-    c
-}
-
 /// The `chat.completion` object.
 pub fn completion(app: &App, id: &str, r: &Response, notes: &[String]) -> Value {
-    let mut message = json!({"role": "assistant", "content": r.content, "refusal": null});
-    if let Some(reasoning) = &r.reasoning {
-        message["reasoning_content"] = json!(reasoning);
-    }
-    if !r.tool_calls.is_empty() {
-        message["tool_calls"] = r
-            .tool_calls
-            .iter()
-            .map(|c| call_json(None, &c.id, &c.name, &c.kind))
-            .collect();
-    }
+    let mut message = r.openai_message();
+    message["refusal"] = Value::Null;
     json!({
         "id": id, "object": "chat.completion", "created": app.now(), "model": app.model_id(),
         "choices": [{"index": 0, "message": message, "finish_reason": r.finish_reason.as_str(),
@@ -233,7 +210,7 @@ fn chunks_of(app: &App, id: &str, event: &Event) -> Vec<Value> {
             name,
             custom: is_custom,
         } => {
-            let empty = if *is_custom {
+            let kind = if *is_custom {
                 CallKind::Custom {
                     input: String::new(),
                 }
@@ -242,7 +219,13 @@ fn chunks_of(app: &App, id: &str, event: &Event) -> Vec<Value> {
                     arguments: Value::Null,
                 }
             };
-            let mut c = call_json(Some(*index), call_id, name, &empty);
+            let call = Call {
+                id: call_id.clone(),
+                name: name.clone(),
+                kind,
+            };
+            let mut c = call.to_openai();
+            c["index"] = json!(index);
             if !is_custom {
                 c["function"]["arguments"] = json!("");
             }
