@@ -14,7 +14,8 @@
 //! computes its next mask in between. This module must not sample, match grammars or know
 //! what a prompt is.
 
-use crate::engine::{Engine, backend};
+use crate::backend::backend;
+use crate::engine::Engine;
 use crate::error::EngineError;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;

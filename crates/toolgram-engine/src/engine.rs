@@ -9,13 +9,12 @@ use crate::gpu::{GpuOptions, Offload};
 use crate::grammar_cache::GrammarCache;
 use crate::template::ChatTemplate;
 use crate::tokenizer::{LlamaTokEnv, Vocab};
-use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::LlamaModel;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::TokEnv;
 use llguidance::{Matcher, ParserFactory};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_core::{ToolChoice, ToolSet};
@@ -82,19 +81,6 @@ pub struct Engine {
     offload: Arc<Offload>,
 }
 
-static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
-
-pub(crate) fn backend() -> Result<&'static LlamaBackend, EngineError> {
-    let b = BACKEND.get_or_init(|| {
-        llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-        LlamaBackend::init().map_err(|e| e.to_string())
-    });
-    b.as_ref().map_err(|e| EngineError::ModelLoad {
-        path: String::new(),
-        reason: format!("llama.cpp backend: {e}"),
-    })
-}
-
 impl Engine {
     /// Load the GGUF at `path`.
     pub fn load(path: &Path, opts: &EngineOptions) -> Result<Self, EngineError> {
@@ -105,7 +91,7 @@ impl Engine {
         if !path.is_file() {
             return Err(load_err("no such file".into()));
         }
-        let backend = backend()?;
+        let backend = crate::backend::backend()?;
         // The fit logic plans for the largest context this load may choose.
         let ctx_plan = opts
             .n_ctx

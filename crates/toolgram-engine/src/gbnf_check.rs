@@ -148,7 +148,7 @@ pub fn run_jobs(
     input: impl BufRead,
     mut output: impl Write,
 ) -> Result<(), EngineError> {
-    let backend = crate::engine::backend()?;
+    let backend = crate::backend::backend()?;
     let model =
         LlamaModel::load_from_file(backend, model, &LlamaModelParams::default()).map_err(|e| {
             EngineError::ModelLoad {

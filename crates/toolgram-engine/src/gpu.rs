@@ -160,7 +160,7 @@ impl Device {
 
 /// Every device llama.cpp's backends found, in ggml's order (the index `--device` resolves to).
 pub fn devices() -> Result<Vec<Device>, EngineError> {
-    crate::engine::backend()?;
+    crate::backend::backend()?;
     Ok(list_llama_ggml_backend_devices()
         .into_iter()
         .map(|d| Device {
@@ -266,7 +266,8 @@ pub(crate) fn load(
         reason,
     };
     let promised = opts.layers != GpuLayers::Auto;
-    if BACKENDS_BUILT.is_empty() && promised && opts.layers != GpuLayers::Count(0) {
+    let wants_gpu = promised && opts.layers != GpuLayers::Count(0);
+    if BACKENDS_BUILT.is_empty() && wants_gpu {
         return Err(EngineError::Gpu(format!(
             "--gpu-layers {}: {}",
             opts.layers,
@@ -274,18 +275,24 @@ pub(crate) fn load(
         )));
     }
     let gpus = selected(opts)?;
+    // `--device none` is the CPU by choice: nothing fell back.
+    let chose_cpu = opts.devices.iter().any(|d| d.eq_ignore_ascii_case("none"));
     let mut fallback = None;
-    if gpus.is_empty() && promised && opts.layers != GpuLayers::Count(0) {
-        return Err(EngineError::Gpu(format!(
-            "--gpu-layers {}: {}",
-            opts.layers,
-            unknown_device(
-                "(any)",
-                &devices()?.into_iter().enumerate().collect::<Vec<_>>()
+    if gpus.is_empty() && wants_gpu {
+        let why = if chose_cpu {
+            "--device none gives it no GPU".to_owned()
+        } else {
+            format!(
+                "{} found no usable GPU (see `toolgram devices`)",
+                BACKENDS_BUILT.join(", ")
             )
+        };
+        return Err(EngineError::Gpu(format!(
+            "--gpu-layers {}: {why}",
+            opts.layers
         )));
     }
-    if gpus.is_empty() && !BACKENDS_BUILT.is_empty() && opts.layers == GpuLayers::Auto {
+    if gpus.is_empty() && !chose_cpu && !BACKENDS_BUILT.is_empty() && !promised {
         fallback = Some(format!(
             "{} found no usable GPU: running on the CPU",
             BACKENDS_BUILT.join(", ")

@@ -33,6 +33,7 @@
 //! This crate must not parse or validate on its own terms: it uses `toolgram-core`'s compiler,
 //! parser and validator, so the grammar and the parser come from one declaration.
 
+mod backend;
 mod batch;
 mod call_model;
 mod engine;
