@@ -32,13 +32,13 @@ pub(crate) fn err(path: &Path, e: impl std::fmt::Display) -> EvalError {
 /// Draw `rows` (category rows; `all` included if present) to `path`.
 pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
     let mut categories: Vec<&str> = Vec::new();
-    let mut modes: Vec<&str> = Vec::new();
+    let mut modes: Vec<String> = Vec::new();
     for r in rows {
         if !categories.contains(&r.category.as_str()) {
             categories.push(&r.category);
         }
-        if !modes.contains(&r.mode.as_str()) {
-            modes.push(&r.mode);
+        if !modes.contains(&r.label()) {
+            modes.push(r.label());
         }
     }
     let width = (160 * categories.len().max(1) as u32 + 160).max(640);
@@ -83,7 +83,7 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
             let color = COLORS[j % COLORS.len()];
             let bars: Vec<Rectangle<(f64, f64)>> = rows
                 .iter()
-                .filter(|r| r.mode == *mode)
+                .filter(|r| r.label() == *mode)
                 .filter_map(|r| {
                     let i = categories.iter().position(|c| *c == r.category)? as f64;
                     let x0 = i - 0.4 + j as f64 * slot;
@@ -96,7 +96,7 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
             chart
                 .draw_series(bars)
                 .map_err(|e| err(path, e))?
-                .label(*mode)
+                .label(mode.as_str())
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
                 });

@@ -39,20 +39,76 @@ pub mod tools;
 
 pub use error::EvalError;
 
+/// Whose rules a run follows; every record and table row names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// toolgram's A/B protocol: up to `max_attempts` with the validation errors fed back, the
+    /// same prompt for every mode, `max_tokens` 512, greedy — for comparing modes, not a
+    /// BFCL score.
+    #[default]
+    Toolgram,
+    /// BFCL's function-calling protocol ([`bfcl::fc`]): one attempt, no added system prompt,
+    /// BFCL's tool conversion and language hint, temperature 0.001, its decode and verdict —
+    /// figures that compare with the leaderboard's.
+    Bfcl,
+}
+
+impl Protocol {
+    /// Its name on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Toolgram => "toolgram",
+            Self::Bfcl => "bfcl",
+        }
+    }
+
+    /// Read a protocol name.
+    pub fn parse(s: &str) -> Result<Self, EvalError> {
+        [Self::Toolgram, Self::Bfcl]
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                EvalError::Unsupported(format!("unknown protocol `{s}` (bfcl, toolgram)"))
+            })
+    }
+}
+
 /// Per-run settings.
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
-    /// Most tokens per attempt.
-    pub max_tokens: usize,
-    /// Most attempts per item (retries after a failed validation).
+    /// Most tokens per attempt (`None`: the protocol's default — 512 under toolgram's, none
+    /// sent under BFCL's, so a server applies its own and the embedded model serve's 2,048).
+    pub max_tokens: Option<usize>,
+    /// Most attempts per item (retries after a failed validation; 1 under BFCL's protocol).
     pub max_attempts: usize,
+    /// Whose rules.
+    pub protocol: Protocol,
+}
+
+impl RunOptions {
+    /// Attempts per item under the protocol.
+    pub fn attempts(self) -> usize {
+        match self.protocol {
+            Protocol::Toolgram => self.max_attempts.max(1),
+            Protocol::Bfcl => 1,
+        }
+    }
+
+    /// Tokens per attempt on the embedded model.
+    pub fn embedded_max_tokens(self) -> usize {
+        self.max_tokens.unwrap_or(match self.protocol {
+            Protocol::Toolgram => 512,
+            Protocol::Bfcl => 2048,
+        })
+    }
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
-            max_tokens: 512,
+            max_tokens: None,
             max_attempts: 3,
+            protocol: Protocol::Toolgram,
         }
     }
 }

@@ -4,13 +4,15 @@
 //! is scored twice: strictly (`tool_calls` only, mode `native`) and leniently (when
 //! `tool_calls` is empty, the text read by toolgram's lenient parser, mode `native-lenient`).
 //!
+//! Under BFCL's protocol the request and its reading are BFCL's ([`crate::bfcl::fc`]): one
+//! record, mode `native`, scored as BFCL's evaluator scores it.
+//!
 //! This module must not compile grammars or retry: the peer gets one attempt, as its users do.
 
-use crate::RunOptions;
-use crate::bfcl::Item;
 use crate::bfcl::checker::Call;
-use crate::bfcl::scored;
+use crate::bfcl::{Item, fc, scored};
 use crate::record::ItemRecord;
+use crate::{Protocol, RunOptions};
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 use toolgram_core::parse::lenient::{self, LenientOptions};
@@ -44,27 +46,44 @@ impl Peer {
         }
     }
 
-    /// Run one item: two records (`native`, `native-lenient`).
+    /// Run one item: two records (`native`, `native-lenient`) under toolgram's protocol, one
+    /// (`native`) under BFCL's.
     pub fn run(&self, item: &Item, tools: &ToolSet, options: RunOptions) -> Vec<ItemRecord> {
-        let mut body = json!({
-            "messages": item.messages,
-            "tools": item.tools,
-            "tool_choice": "auto",
-            "parallel_tool_calls": true,
-            "temperature": 0,
-            "max_tokens": options.max_tokens,
-        });
-        if let Some(m) = &self.model {
-            body["model"] = json!(m);
-        }
+        let body = match options.protocol {
+            Protocol::Bfcl => {
+                let mut body = fc::request_body(item, self.model.as_deref().unwrap_or("default"));
+                if let Some(n) = options.max_tokens {
+                    body["max_tokens"] = json!(n);
+                }
+                body
+            }
+            Protocol::Toolgram => {
+                let mut body = json!({
+                    "messages": item.messages,
+                    "tools": item.tools,
+                    "tool_choice": "auto",
+                    "parallel_tool_calls": true,
+                    "temperature": 0,
+                    "max_tokens": options.max_tokens.unwrap_or(512),
+                });
+                if let Some(m) = &self.model {
+                    body["model"] = json!(m);
+                }
+                body
+            }
+        };
+        let modes: &[&str] = match options.protocol {
+            Protocol::Bfcl => &["native"],
+            Protocol::Toolgram => &["native", "native-lenient"],
+        };
         let t0 = Instant::now();
         let reply = post_json(self.kind, &self.url, &body, &self.http);
         let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {
-                return ["native", "native-lenient"]
-                    .into_iter()
+                return modes
+                    .iter()
                     .map(|mode| {
                         let mut r = scored(item, mode, &[]);
                         r.correct = false;
@@ -80,6 +99,12 @@ impl Peer {
         let message = &reply["choices"][0]["message"];
         let content = message["content"].as_str().unwrap_or_default().to_owned();
         let usage = read_usage(self.kind, &reply);
+        if options.protocol == Protocol::Bfcl {
+            let mut r = bfcl_record(item, tools, message, latency_ms);
+            r.output_tokens = usage.map(|u| u.completion_tokens);
+            r.cached_tokens = usage.map(|u| u.cached_prompt_tokens);
+            return vec![r];
+        }
         let (strict, strict_parsed) = strict_calls(message);
         let (lenient, lenient_parsed) = if strict.is_empty() {
             lenient_calls(&content, tools)
@@ -108,6 +133,20 @@ impl Peer {
         })
         .collect()
     }
+}
+
+/// BFCL's reading of a reply: its decode, its verdict; `parsed` when it decoded.
+fn bfcl_record(item: &Item, tools: &ToolSet, message: &Value, latency_ms: f64) -> ItemRecord {
+    let decoded = fc::decode(message);
+    let (verdict, calls) = fc::verdict(item, message);
+    let mut r = scored(item, "native", &calls);
+    r.correct = verdict.is_ok();
+    r.reason = verdict.err().map(|m| format!("{}: {}", m.kind, m.message));
+    r.parsed = decoded.is_ok();
+    r.valid = r.parsed && calls.iter().all(|c| valid(tools, c));
+    r.raw = message.to_string();
+    r.latency_ms = latency_ms;
+    r
 }
 
 fn valid(tools: &ToolSet, c: &Call) -> bool {

@@ -55,6 +55,46 @@ pub struct ItemRecord {
     /// What running the accepted call gave (`eval tools`: the tool's result or refusal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Value>,
+    /// The protocol it ran under ([`crate::Protocol`]; `toolgram` in records made before
+    /// protocols were named).
+    #[serde(default = "toolgram_protocol")]
+    pub protocol: String,
+    /// What ran it: the commit and the CPU ([`provenance`]); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+}
+
+fn toolgram_protocol() -> String {
+    crate::Protocol::Toolgram.name().to_owned()
+}
+
+/// The commit this eval was built from and the machine's CPU, as `commit · cpu` — what a
+/// table says when it pools records of several runs.
+pub fn provenance() -> String {
+    let commit = option_env!("TOOLGRAM_COMMIT")
+        .filter(|c| !c.is_empty())
+        .unwrap_or("unknown commit");
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, v)| v.trim().to_owned())
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
+    format!("{commit} · {cpu}")
+}
+
+/// The mode as `--resume` and the tables tell records apart: the mode, and the protocol when
+/// it is not toolgram's (`native@bfcl`).
+pub fn mode_key(mode: &str, protocol: &str) -> String {
+    if protocol == crate::Protocol::Toolgram.name() {
+        mode.to_owned()
+    } else {
+        format!("{mode}@{protocol}")
+    }
 }
 
 impl ItemRecord {
@@ -80,7 +120,15 @@ impl ItemRecord {
             latency_ms: 0.0,
             attempts: 0,
             outcome: None,
+            protocol: toolgram_protocol(),
+            run: None,
         }
+    }
+
+    /// Name the protocol and the run that made it.
+    pub fn stamp(&mut self, protocol: crate::Protocol) {
+        self.protocol = protocol.name().to_owned();
+        self.run = Some(provenance());
     }
 
     /// What a reply the run stage accepted says about its attempts: the first one read and
@@ -96,7 +144,11 @@ impl ItemRecord {
 
     /// The key `--resume` skips on.
     pub fn key(&self) -> (String, String, String) {
-        (self.category.clone(), self.mode.clone(), self.id.clone())
+        (
+            self.category.clone(),
+            mode_key(&self.mode, &self.protocol),
+            self.id.clone(),
+        )
     }
 }
 

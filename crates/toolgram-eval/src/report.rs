@@ -5,11 +5,12 @@
 //! call when one was due) and first-tool match (the first call names an expected tool) as the
 //! Metnos planner bench reports them, mean output tokens, mean and p95 latency, attempts per
 //! item; the terminal table and `results.json`. Rates are in 0..1; an `all` row per mode pools
-//! every item of the categories shown.
+//! every item of the categories shown. Rows never pool protocols, and each says which runs
+//! (commit and CPU) made its records.
 //!
 //! This module must not run or score items.
 
-use crate::record::ItemRecord;
+use crate::record::{ItemRecord, mode_key};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -20,6 +21,11 @@ pub struct Row {
     pub category: String,
     /// The mode.
     pub mode: String,
+    /// The protocol the items ran under (`toolgram`, `bfcl`).
+    pub protocol: String,
+    /// What ran the items: each distinct `commit · cpu` of the records (empty for records
+    /// made before runs were recorded) — more than one when the row pools several runs.
+    pub runs: Vec<String>,
     /// Items.
     pub n: usize,
     /// Items BFCL's checker accepts.
@@ -47,12 +53,22 @@ pub struct Row {
     pub attempts: f64,
 }
 
+impl Row {
+    /// The mode with its protocol when not toolgram's (`native@bfcl`), as charts label it.
+    pub fn label(&self) -> String {
+        mode_key(&self.mode, &self.protocol)
+    }
+}
+
 fn rate(n: usize, of: usize) -> f64 {
     if of == 0 { 0.0 } else { n as f64 / of as f64 }
 }
 
-fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
+fn row(category: &str, rs: &[&ItemRecord]) -> Row {
     let n = rs.len();
+    let mut runs: Vec<String> = rs.iter().filter_map(|r| r.run.clone()).collect();
+    runs.sort();
+    runs.dedup();
     let count = |f: &dyn Fn(&ItemRecord) -> bool| rs.iter().filter(|r| f(r)).count();
     let due: Vec<&&ItemRecord> = rs.iter().filter(|r| r.call_due).collect();
     let due_rate = |f: &dyn Fn(&ItemRecord) -> bool| {
@@ -69,7 +85,9 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
         .unwrap_or(0.0);
     Row {
         category: category.to_owned(),
-        mode: mode.to_owned(),
+        mode: rs.first().map(|r| r.mode.clone()).unwrap_or_default(),
+        protocol: rs.first().map(|r| r.protocol.clone()).unwrap_or_default(),
+        runs,
         n,
         accuracy: rate(count(&|r| r.correct), n),
         strict_accuracy: rate(count(&|r| r.correct && r.reason.is_none()), n),
@@ -86,17 +104,19 @@ fn row(category: &str, mode: &str, rs: &[&ItemRecord]) -> Row {
 }
 
 /// Rows for `categories` × `modes` (in that order; pairs without records left out), then an
-/// `all` row per mode.
+/// `all` row per mode. A mode here is [`mode_key`]'s: the mode, and the protocol when it is
+/// not toolgram's, so rows never pool two protocols.
 pub fn rows(records: &[ItemRecord], categories: &[String], modes: &[String]) -> Vec<Row> {
     let mut out = Vec::new();
+    let of_mode = |r: &ItemRecord, m: &String| &mode_key(&r.mode, &r.protocol) == m;
     for c in categories {
         for m in modes {
             let rs: Vec<&ItemRecord> = records
                 .iter()
-                .filter(|r| &r.category == c && &r.mode == m)
+                .filter(|r| &r.category == c && of_mode(r, m))
                 .collect();
             if !rs.is_empty() {
-                out.push(row(c, m, &rs));
+                out.push(row(c, &rs));
             }
         }
     }
@@ -104,14 +124,23 @@ pub fn rows(records: &[ItemRecord], categories: &[String], modes: &[String]) -> 
         for m in modes {
             let rs: Vec<&ItemRecord> = records
                 .iter()
-                .filter(|r| &r.mode == m && categories.contains(&r.category))
+                .filter(|r| of_mode(r, m) && categories.contains(&r.category))
                 .collect();
             if !rs.is_empty() {
-                out.push(row("all", m, &rs));
+                out.push(row("all", &rs));
             }
         }
     }
     out
+}
+
+/// The run column: the one run, or how many (a row pooling several runs says so).
+fn runs(r: &Row) -> String {
+    match r.runs.as_slice() {
+        [] => "–".into(),
+        [one] => one.clone(),
+        many => format!("{} runs", many.len()),
+    }
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -121,14 +150,15 @@ fn pct(x: Option<f64>) -> String {
 /// The rows as a Markdown table (rates in %).
 pub fn table(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| category | mode | n | accuracy % | strict % | parsed % | valid % | convergence % | first tool % | mean tokens | mean ms | p95 ms | attempts |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| category | mode | protocol | n | accuracy % | strict % | parsed % | valid % | convergence % | first tool % | mean tokens | mean ms | p95 ms | attempts | run |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.2} | {} |\n",
             r.category,
             r.mode,
+            r.protocol,
             r.n,
             pct(Some(r.accuracy)),
             pct(Some(r.strict_accuracy)),
@@ -140,6 +170,7 @@ pub fn table(rows: &[Row]) -> String {
             r.mean_latency_ms,
             r.p95_latency_ms,
             r.attempts,
+            runs(r),
         ));
     }
     s

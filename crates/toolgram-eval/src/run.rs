@@ -12,11 +12,12 @@
 //! This module must not print or write files.
 
 use crate::EvalError;
-use crate::RunOptions;
 use crate::bfcl::checker::Call;
+use crate::bfcl::fc;
 use crate::bfcl::{Item, scored};
 use crate::peer::Peer;
-use crate::record::ItemRecord;
+use crate::record::{ItemRecord, mode_key};
+use crate::{Protocol, RunOptions};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -121,19 +122,19 @@ pub struct Targets<'a> {
 /// Records already made: `(category, mode, id)`.
 pub type Done = HashSet<(String, String, String)>;
 
-fn key(item: &Item, mode: EvalMode) -> (String, String, String) {
+fn key(item: &Item, mode: EvalMode, protocol: Protocol) -> (String, String, String) {
     (
         item.category.clone(),
-        mode.name().to_owned(),
+        mode_key(mode.name(), protocol.name()),
         item.id.clone(),
     )
 }
 
-/// How many item × mode runs are still to do.
-pub fn pending(items: &[Item], modes: &[EvalMode], done: &Done) -> usize {
+/// How many item × mode runs are still to do under `protocol`.
+pub fn pending(items: &[Item], modes: &[EvalMode], protocol: Protocol, done: &Done) -> usize {
     items
         .iter()
-        .flat_map(|i| modes.iter().map(move |m| key(i, *m)))
+        .flat_map(|i| modes.iter().map(move |m| key(i, *m, protocol)))
         .filter(|k| !done.contains(k))
         .count()
 }
@@ -151,7 +152,7 @@ pub fn run_items(
         let mut todo: Vec<EvalMode> = modes
             .iter()
             .copied()
-            .filter(|m| !done.contains(&key(item, *m)))
+            .filter(|m| !done.contains(&key(item, *m, options.protocol)))
             .collect();
         if todo.is_empty() {
             continue;
@@ -160,7 +161,11 @@ pub fn run_items(
         // find the same prefix in the session cache (grammar and json render the same prompt).
         let turn = index % todo.len();
         todo.rotate_left(turn);
-        let base = ToolSet::from_value(&Value::Array(item.tools.clone()))
+        let tools = match options.protocol {
+            Protocol::Toolgram => &item.tools,
+            Protocol::Bfcl => &item.tools_as_bfcl_sends,
+        };
+        let base = ToolSet::from_value(&Value::Array(tools.clone()))
             .map(|tools| Request::new(item.chat_messages(), tools));
         for mode in todo {
             let records = match (mode.core(), &base) {
@@ -188,8 +193,9 @@ pub fn run_items(
                     peer.run(item, &base.tools, options)
                 }
             };
-            for r in &records {
-                sink(r)?;
+            for mut r in records {
+                r.stamp(options.protocol);
+                sink(&r)?;
             }
         }
     }
@@ -232,11 +238,16 @@ fn run_one(
     req.parallel_tool_calls = true;
     req.mode = core;
     req.few_shot = mode.few_shot();
-    req.sampling.max_tokens = options.max_tokens;
+    req.sampling.max_tokens = options.embedded_max_tokens();
     req.retry = RetryPolicy {
-        max_attempts: options.max_attempts.max(1),
+        max_attempts: options.attempts(),
         consecutive_blocked: 2,
     };
+    if options.protocol == Protocol::Bfcl {
+        // BFCL's temperature; a fixed seed keeps a rerun's replies the same.
+        req.sampling.temperature = fc::TEMPERATURE;
+        req.sampling.seed = Some(0);
+    }
     let name = mode.name();
     let t0 = Instant::now();
     let outcome = runtime.run(&req);

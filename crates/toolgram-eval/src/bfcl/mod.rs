@@ -4,13 +4,15 @@
 //! BFCL's AST checker. The one BFCL reader of the project.
 //!
 //! Contents: [`read_category`] and [`Item`] here; [`convert`] (BFCL's type dialect → JSON
-//! Schema); [`checker`] (the AST checker); [`java`] and [`js`] (BFCL's converters of Java and
+//! Schema); [`checker`] (the AST checker); [`fc`] (BFCL's function-calling protocol: its
+//! request, decode and verdict); [`java`] and [`js`] (BFCL's converters of Java and
 //! JavaScript argument strings); [`pyvalue`] (Python's types and equality on JSON values).
 //!
 //! This module must not run a model: it reads and scores.
 
 pub mod checker;
 pub mod convert;
+pub mod fc;
 pub mod java;
 pub mod js;
 pub mod pyvalue;
@@ -119,6 +121,9 @@ pub struct Item {
     pub functions: Vec<Value>,
     /// The functions as OpenAI tools (names with `.` → `_`, types mapped).
     pub tools: Vec<Value>,
+    /// The tools exactly as BFCL's handler sends them (`format: float` and `optional` kept):
+    /// what BFCL's protocol sends.
+    pub tools_as_bfcl_sends: Vec<Value>,
     /// Expected calls, one `{function: {parameter: [accepted values]}}` per call.
     pub answers: Vec<Map<String, Value>>,
 }
@@ -254,6 +259,11 @@ pub fn read_category(dir: &Path, category: &str) -> Result<Vec<Item>, EvalError>
                 .map(|f| convert::openai_tool(f, language))
                 .collect::<Result<_, _>>()
                 .map_err(|e| bad(format!("{id}: {e}")))?;
+            let tools_as_bfcl_sends = functions
+                .iter()
+                .map(|f| convert::openai_tool_as_bfcl_sends(f, language))
+                .collect::<Result<_, _>>()
+                .map_err(|e| bad(format!("{id}: {e}")))?;
             let expected = answers.remove(&id).unwrap_or_default();
             if matches!(
                 scoring,
@@ -270,6 +280,7 @@ pub fn read_category(dir: &Path, category: &str) -> Result<Vec<Item>, EvalError>
                 messages,
                 functions,
                 tools,
+                tools_as_bfcl_sends,
                 answers: expected,
             })
         })

@@ -23,6 +23,10 @@ fn item(category: &str, functions: Value, answers: Value) -> Item {
             .iter()
             .map(|f| convert::openai_tool(f, language).unwrap_or_default())
             .collect(),
+        tools_as_bfcl_sends: functions
+            .iter()
+            .map(|f| convert::openai_tool_as_bfcl_sends(f, language).unwrap_or_default())
+            .collect(),
         functions,
         answers,
     }
@@ -705,5 +709,64 @@ proptest::proptest! {
         let _ = super::js::value(&text);
         let i = triangle();
         let _ = check(&i, &[call("calculate_triangle_area", json!({"base": text.clone(), "unit": text}))]);
+    }
+}
+
+/// BFCL's FC reading: `tool_calls` decoded with `json.loads`; a reply without them (text) does
+/// not decode — a miss where a call was due, a correct refusal on irrelevance; arguments that
+/// are not JSON fail the decode, JSON that is not an object the format check; an empty
+/// `tool_calls` list decodes to no call.
+#[test]
+fn bfcl_fc_replies_are_read_as_bfcl_reads_them() {
+    let tri = triangle();
+    let no_call = item("irrelevance", json!([]), json!([]));
+    let call = |args: &str| {
+        json!({"tool_calls": [{"type": "function", "function": {
+            "name": "calculate_triangle_area", "arguments": args}}]})
+    };
+    let good = call(r#"{"base": 10, "height": 5}"#);
+    assert!(fc::verdict(&tri, &good).0.is_ok());
+    let text = json!({"content": "The area is 25."});
+    let kind = |r: Result<(), checker::Miss>| r.err().map(|m| m.kind);
+    assert_eq!(
+        kind(fc::verdict(&tri, &text).0).as_deref(),
+        Some("ast_decoder:decoder_failed")
+    );
+    assert!(fc::verdict(&no_call, &text).0.is_ok());
+    assert_eq!(
+        kind(fc::verdict(&tri, &call("{base: 10}")).0).as_deref(),
+        Some("ast_decoder:decoder_failed")
+    );
+    assert_eq!(
+        kind(fc::verdict(&tri, &call("[10, 5]")).0).as_deref(),
+        Some("ast_decoder:decoder_wrong_output_format")
+    );
+    let empty = json!({"content": null, "tool_calls": []});
+    assert_eq!(
+        kind(fc::verdict(&tri, &empty).0).as_deref(),
+        Some("simple_function_checker:wrong_count")
+    );
+    assert!(fc::verdict(&no_call, &empty).0.is_ok());
+    assert!(fc::verdict(&no_call, &good).0.is_err());
+    // BFCL's result file: the decoded list, or the text.
+    let result = json!([{"calculate_triangle_area": r#"{"base": 10, "height": 5}"#}]);
+    assert!(fc::verdict(&tri, &fc::message_of_result(&result)).0.is_ok());
+    let prose = fc::message_of_result(&json!("no"));
+    assert!(fc::decode(&prose).is_err());
+}
+
+/// The request BFCL's handler sends: the item's messages as they are, BFCL's tools, its
+/// temperature, `store: false`, and nothing toolgram would add.
+#[test]
+fn bfcl_fc_request_is_bfcls() {
+    let tri = triangle();
+    let body = fc::request_body(&tri, "m");
+    assert_eq!(body["messages"], json!(tri.messages));
+    assert_eq!(body["tools"], json!(tri.tools_as_bfcl_sends));
+    assert_eq!(body["store"], json!(false));
+    assert_eq!(body["model"], json!("m"));
+    assert!((body["temperature"].as_f64().unwrap_or_default() - 0.001).abs() < 1e-9);
+    for absent in ["max_tokens", "tool_choice", "parallel_tool_calls"] {
+        assert!(body.get(absent).is_none(), "{absent}");
     }
 }

@@ -108,9 +108,9 @@ pub fn run_tasks(
         req.few_shot = mode.few_shot();
         req.tool_choice = ToolChoice::Required;
         req.parallel_tool_calls = false;
-        req.sampling.max_tokens = options.max_tokens;
+        req.sampling.max_tokens = options.embedded_max_tokens();
         req.retry = RetryPolicy {
-            max_attempts: options.max_attempts.max(1),
+            max_attempts: options.attempts(),
             consecutive_blocked: 2,
         };
         pools.push((mode, req));
@@ -126,7 +126,8 @@ pub fn run_tasks(
             }
             let mut req = pool.clone();
             req.messages = vec![ChatMessage::text("user", task.user_message(file))];
-            let record = run_one(runtime, file, &fixture, tool.as_ref(), task, *mode, &req)?;
+            let mut record = run_one(runtime, file, &fixture, tool.as_ref(), task, *mode, &req)?;
+            record.stamp(options.protocol);
             sink(&record)?;
         }
     }

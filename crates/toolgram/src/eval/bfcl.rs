@@ -1,5 +1,6 @@
 //! `toolgram eval bfcl`: BFCL categories × modes on the embedded model (or a provider), and a
-//! peer server's own tool calling beside them (`--provider llama-server`, mode `native`).
+//! peer server's own tool calling beside them (`--provider llama-server`, or any
+//! OpenAI-compatible `--base-url`: mode `native`), under toolgram's protocol or BFCL's.
 
 use super::{Progress, RunArgs, modes, report};
 use anyhow::Context;
@@ -7,6 +8,7 @@ use clap::Args;
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use toolgram_eval::Protocol;
 use toolgram_eval::bfcl::{self, DEFAULT_CATEGORIES, Item};
 use toolgram_eval::peer::Peer;
 use toolgram_eval::record::{RecordWriter, read_records};
@@ -27,7 +29,8 @@ pub(crate) struct BfclArgs {
     /// instructions — so only what is enforced differs; grammar and json on the embedded
     /// model), grammar-template, json-template (the chat template's tool block for a prompt,
     /// as `toolgram call` has it; a provider's own rendering), native (a peer's own tool
-    /// calling; needs --provider). Default: grammar,json,prompt; native with --provider.
+    /// calling; needs --provider or --base-url). Default: grammar,json,prompt; native with a
+    /// provider or base URL; under --protocol bfcl, grammar-template (embedded) or native.
     #[arg(long, value_delimiter = ',')]
     mode: Vec<String>,
     /// Items per category, spread evenly over the file (default: all).
@@ -98,14 +101,31 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
     } else {
         args.category.clone()
     };
+    if args.run.provider.provider.is_none() && args.run.provider.base_url.is_some() {
+        // A bare base URL is an OpenAI-compatible server: toolgram serve, llama-server, vLLM.
+        args.run.provider.provider = Some("openai".to_owned());
+    }
     let provider = args.run.provider.resolve(args.run.model.as_deref())?;
-    let default = match &provider {
-        Some(_) => &[EvalMode::Native][..],
-        None => &[EvalMode::Grammar, EvalMode::Json, EvalMode::Prompt][..],
+    let protocol = args.run.options().protocol;
+    let default = match (&provider, protocol) {
+        (Some(_), _) => &[EvalMode::Native][..],
+        (None, Protocol::Bfcl) => &[EvalMode::GrammarTemplate][..],
+        (None, Protocol::Toolgram) => &[EvalMode::Grammar, EvalMode::Json, EvalMode::Prompt][..],
     };
     let modes = modes(&args.mode, default)?;
     if modes.iter().any(|m| m.fallback()) {
         anyhow::bail!("mode fallback is for grammar tools (`toolgram eval tools`); BFCL has none");
+    }
+    if protocol == Protocol::Bfcl
+        && let Some(m) = modes
+            .iter()
+            .find(|m| m.few_shot() || **m == EvalMode::Prompt)
+    {
+        anyhow::bail!(
+            "mode {} adds toolgram's instructions to the prompt, which BFCL's protocol does not: \
+             use grammar-template, json-template or native with --protocol bfcl",
+            m.name()
+        );
     }
     let mut items = Vec::new();
     for c in &categories {
@@ -132,7 +152,7 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
         .or_else(|| provider.as_ref().and_then(|p| p.provider.model.clone()))
         .unwrap_or_default();
 
-    let mut progress = Progress::new(pending(&items, &modes, &done));
+    let mut progress = Progress::new(pending(&items, &modes, protocol, &done));
     let targets = Targets {
         runtime: runtime.as_ref(),
         peer: peer.as_ref(),
@@ -147,8 +167,11 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
         "data": args.data,
         "categories": categories,
         "limit": args.limit,
-        "tool_choice": "auto",
-        "parallel_tool_calls": true,
+        "tool_choice": match protocol {
+            Protocol::Toolgram => json!("auto"),
+            Protocol::Bfcl => json!(null),
+        },
+        "parallel_tool_calls": protocol == Protocol::Toolgram,
     });
     let title = format!("BFCL · {model}");
     report(&args.run, &modes, &categories, table::table, run, &title)

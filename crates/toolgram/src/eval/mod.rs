@@ -17,11 +17,12 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use toolgram_engine::EngineOptions;
-use toolgram_eval::RunOptions;
 use toolgram_eval::chart;
+use toolgram_eval::record::mode_key;
 use toolgram_eval::record::{ItemRecord, RecordWriter, done_keys, read_records};
 use toolgram_eval::report::{self, Row};
 use toolgram_eval::run::{Done, EvalMode};
+use toolgram_eval::{Protocol, RunOptions};
 use toolgram_runtime::{Backend, EmbeddedConfig, ProviderConfig, Runtime};
 
 /// `toolgram eval …`
@@ -56,12 +57,19 @@ pub(crate) struct RunArgs {
     /// Keep `items.jsonl` and skip what it already holds.
     #[arg(long)]
     resume: bool,
-    /// Most tokens per attempt.
-    #[arg(long, default_value_t = 512)]
-    max_tokens: usize,
-    /// Most attempts per item (retries after a failed validation).
+    /// Most tokens per attempt (default: 512 under protocol toolgram; under bfcl none is sent
+    /// to a server, as BFCL sends none, and the embedded model gets serve's 2048).
+    #[arg(long)]
+    max_tokens: Option<usize>,
+    /// Most attempts per item (retries after a failed validation; protocol bfcl: one).
     #[arg(long, default_value_t = 3)]
     max_attempts: usize,
+    /// Whose rules: `toolgram` (the internal A/B — retries with feedback, the same prompt for
+    /// every mode, max_tokens 512, greedy) or `bfcl` (BFCL's function-calling protocol — one
+    /// attempt, no added system prompt, temperature 0.001, BFCL's decode — figures that compare
+    /// with the leaderboard).
+    #[arg(long, default_value = "toolgram", value_parser = ["toolgram", "bfcl"])]
+    protocol: String,
     /// CPU threads (embedded model).
     #[arg(long)]
     threads: Option<u32>,
@@ -80,7 +88,12 @@ impl RunArgs {
         RunOptions {
             max_tokens: self.max_tokens,
             max_attempts: self.max_attempts,
+            protocol: self.protocol(),
         }
+    }
+
+    fn protocol(&self) -> Protocol {
+        Protocol::parse(&self.protocol).unwrap_or_default()
     }
 
     /// `--out`, or the evaluation's own folder under `eval-out/` (so one evaluation never
@@ -180,7 +193,10 @@ impl Progress {
     }
 
     fn record(&mut self, r: &ItemRecord) {
-        let t = self.tally.entry(r.mode.clone()).or_default();
+        let t = self
+            .tally
+            .entry(mode_key(&r.mode, &r.protocol))
+            .or_default();
         t.0 += usize::from(r.correct);
         t.1 += 1;
         if r.mode == "native-lenient" {
@@ -218,18 +234,25 @@ impl Progress {
     }
 }
 
-/// Mode names for the report: this run's first, then any other recorded for `groups`.
-fn report_modes(modes: &[EvalMode], records: &[ItemRecord], groups: &[String]) -> Vec<String> {
+/// Mode keys for the report (mode, and protocol when not toolgram's): this run's first, then
+/// any other recorded for `groups`.
+fn report_modes(
+    modes: &[EvalMode],
+    protocol: Protocol,
+    records: &[ItemRecord],
+    groups: &[String],
+) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for m in modes {
-        names.push(m.name().to_owned());
-        if *m == EvalMode::Native {
+        names.push(mode_key(m.name(), protocol.name()));
+        if *m == EvalMode::Native && protocol == Protocol::Toolgram {
             names.push("native-lenient".to_owned());
         }
     }
     for r in records.iter().filter(|r| groups.contains(&r.category)) {
-        if !names.contains(&r.mode) {
-            names.push(r.mode.clone());
+        let key = mode_key(&r.mode, &r.protocol);
+        if !names.contains(&key) {
+            names.push(key);
         }
     }
     names
@@ -247,13 +270,19 @@ fn report(
     title: &str,
 ) -> anyhow::Result<()> {
     let records = read_records(&args.items_path()?)?;
-    let mode_names = report_modes(modes, &records, groups);
+    let options = args.options();
+    let mode_names = report_modes(modes, options.protocol, &records, groups);
     let rows = report::rows(&records, groups, &mode_names);
     print!("{}", table(&rows));
     run["modes"] = json!(mode_names);
-    run["max_tokens"] = json!(args.max_tokens);
-    run["max_attempts"] = json!(args.max_attempts);
-    run["temperature"] = json!(0);
+    run["protocol"] = json!(options.protocol.name());
+    run["max_tokens"] = json!(options.max_tokens);
+    run["max_attempts"] = json!(options.attempts());
+    run["temperature"] = json!(match options.protocol {
+        Protocol::Toolgram => 0.0,
+        Protocol::Bfcl => f64::from(toolgram_eval::bfcl::fc::TEMPERATURE),
+    });
+    run["built_from"] = json!(toolgram_eval::record::provenance());
     write_outputs(&args.out(), &rows, run, title)
 }
 

@@ -1,0 +1,267 @@
+"""BFCL's own code, run as BFCL runs it, to cross-check `toolgram eval bfcl`.
+
+Runs inside the venv `scripts/bfcl-official` makes (bfcl-eval 2026.3.23 without its heavy
+optional dependencies). Nothing here re-implements BFCL: the data is BFCL's packaged data
+(`load_dataset_entry`, with its language hints), the client is BFCL's OpenAI chat-completions
+function-calling handler (`OpenAICompletionsHandler`, temperature 0.001 as `bfcl generate`
+defaults, one attempt, no system prompt), and every verdict comes from BFCL's evaluation
+functions (`_evaluate_single_ast_entry`, `_evaluate_single_relevance_entry`) with the checker
+settings of the registry entry `gpt-4o-2024-11-20-FC` (dots in names sent as underscores, as
+for every OpenAI-style FC model).
+
+  run    --base-url URL [--model NAME] --out DIR [--category C,...] [--limit N]
+         every item through an OpenAI-compatible server; DIR/replies.jsonl (one line per
+         item: BFCL's raw result, its decoded calls, its verdict) and DIR/scores.json.
+         Resumable: items already in replies.jsonl are skipped.
+  check  --records FILE
+         BFCL's verdict on calls someone else decoded (toolgram's `items.jsonl`): each
+         record's calls handed to BFCL's FC decoder and checker; one JSON line per record.
+  tools  the tools BFCL's handler sends for each item (its `_compile_tools`); one JSON
+         line per item.
+  scores --out DIR
+         the per-category table of DIR/replies.jsonl again.
+"""
+
+import argparse
+import copy
+import json
+import os
+import sys
+import time
+
+CHECKER_MODEL = "gpt-4o-2024-11-20-FC"
+TEMPERATURE = 0.001  # `bfcl generate`'s default
+CATEGORIES = [
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+]
+
+
+def bfcl():
+    """BFCL's modules, imported late so `--help` works without the venv."""
+    from bfcl_eval.constants.enums import Language, ReturnFormat
+    from bfcl_eval.eval_checker import eval_runner
+    from bfcl_eval.model_handler.api_inference.openai_completion import (
+        OpenAICompletionsHandler,
+    )
+    from bfcl_eval import utils
+
+    return Language, ReturnFormat, eval_runner, OpenAICompletionsHandler, utils
+
+
+def spread(items, limit):
+    """The same items `toolgram eval bfcl --limit N` takes: N spread evenly over the file."""
+    if not limit or limit >= len(items):
+        return items
+    step = len(items) / max(limit, 1)
+    return [items[int(k * step)] for k in range(limit)]
+
+
+def language_of(category, Language, ReturnFormat):
+    if "javascript" in category:
+        return Language.JAVASCRIPT, ReturnFormat.JAVASCRIPT
+    if "java" in category:
+        return Language.JAVA, ReturnFormat.JAVA
+    return Language.PYTHON, ReturnFormat.PYTHON
+
+
+class Verdicts:
+    """BFCL's checker over one category: its prompts (without hints, as its evaluator loads
+    them) and ground truth by id."""
+
+    def __init__(self, category, handler):
+        Language, ReturnFormat, eval_runner, _, utils = bfcl()
+        self.category = category
+        self.handler = handler
+        self.eval_runner = eval_runner
+        prompts = utils.load_dataset_entry(
+            category, include_prereq=False, include_language_specific_hint=False
+        )
+        self.prompts = {p["id"]: p for p in prompts}
+        self.answers = {}
+        if "irrelevance" not in category:
+            self.answers = {a["id"]: a for a in utils.load_ground_truth_entry(category)}
+        self.language, self.return_format = language_of(category, Language, ReturnFormat)
+
+    def check(self, item_id, result):
+        """BFCL's verdict on one raw FC result: `{"valid": bool, "error_type": str?}`."""
+        prompt = self.prompts[item_id]
+        if "irrelevance" in self.category:
+            out = self.eval_runner._evaluate_single_relevance_entry(
+                self.handler, item_id, result, prompt, CHECKER_MODEL, self.category
+            )
+        else:
+            out = self.eval_runner._evaluate_single_ast_entry(
+                self.handler,
+                item_id,
+                result,
+                self.answers[item_id]["ground_truth"],
+                prompt,
+                CHECKER_MODEL,
+                self.category,
+                language=self.language,
+                return_format=self.return_format,
+                has_tool_call_tag=False,
+            )
+        return {"valid": bool(out["valid"]), "error_type": out.get("error_type")}
+
+
+def make_handler(model):
+    # A local server takes any key; BFCL's client refuses to start without one.
+    os.environ.setdefault("OPENAI_API_KEY", "none")
+    _, _, _, OpenAICompletionsHandler, _ = bfcl()
+    return OpenAICompletionsHandler(
+        model_name=model,
+        temperature=TEMPERATURE,
+        registry_name=CHECKER_MODEL,
+        is_fc_model=True,
+    )
+
+
+def decoded(handler, category, result):
+    Language, ReturnFormat, _, _, _ = bfcl()
+    try:
+        return handler.decode_ast(result, language_of(category, Language, ReturnFormat)[1], False)
+    except Exception:  # BFCL's evaluator reads a failed decode the same way
+        return None
+
+
+def run(args):
+    os.environ["OPENAI_BASE_URL"] = args.base_url.rstrip("/") + "/v1"
+    _, _, _, _, utils = bfcl()
+    handler = make_handler(args.model)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "replies.jsonl")
+    done = set()
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    done.add(json.loads(line)["id"])
+                except (ValueError, KeyError):
+                    pass  # a line cut by a killed run: the item runs again
+    todo = []
+    for category in args.category:
+        entries = spread(utils.load_dataset_entry(category, include_prereq=False), args.limit)
+        todo += [(category, e) for e in entries if e["id"] not in done]
+    total = len(todo)
+    checkers = {}
+    started = time.time()
+    with open(path, "a") as out:
+        for n, (category, entry) in enumerate(todo, 1):
+            checker = checkers.setdefault(category, Verdicts(category, handler))
+            t0 = time.time()
+            try:
+                result, meta = handler.inference(copy.deepcopy(entry), False, True)
+                error = None
+            except Exception as e:  # as `bfcl generate` records it
+                result, meta = f"Error during inference: {e}", {}
+                error = str(e)
+            latency = time.time() - t0
+            verdict = checker.check(entry["id"], result)
+            line = {
+                "id": entry["id"],
+                "category": category,
+                "result": result,
+                "decoded": decoded(handler, category, result),
+                "valid": verdict["valid"],
+                "error_type": verdict["error_type"],
+                "http_error": error,
+                "latency_s": round(latency, 3),
+                "input_tokens": meta.get("input_token_count"),
+                "output_tokens": meta.get("output_token_count"),
+            }
+            out.write(json.dumps(line) + "\n")
+            out.flush()
+            rate = (time.time() - started) / n
+            print(
+                f"bfcl-official: {n}/{total} {entry['id']} "
+                f"{'ok' if verdict['valid'] else verdict['error_type']} "
+                f"({latency:.1f} s; about {rate * (total - n) / 60:.0f} min left)",
+                file=sys.stderr,
+                flush=True,
+            )
+    scores(args.out)
+
+
+def scores(folder):
+    """Per-category accuracy over replies.jsonl, as BFCL reports it (correct / total)."""
+    rows = {}
+    errors = 0
+    with open(os.path.join(folder, "replies.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            c = rows.setdefault(r["category"], {"n": 0, "correct": 0})
+            c["n"] += 1
+            c["correct"] += int(r["valid"])
+            errors += int(r["http_error"] is not None)
+    for c in rows.values():
+        c["accuracy"] = round(100.0 * c["correct"] / c["n"], 2)
+    report = {"checker": CHECKER_MODEL, "temperature": TEMPERATURE, "http_errors": errors,
+              "categories": rows}
+    with open(os.path.join(folder, "scores.json"), "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+    for name, c in rows.items():
+        print(f"{name:20} {c['correct']:4}/{c['n']:<4} {c['accuracy']:6.2f} %")
+    print(f"HTTP errors: {errors}")
+
+
+def check(args):
+    """BFCL's verdict on each toolgram record's calls, sent through BFCL's FC decoder."""
+    handler = make_handler("none")
+    checkers = {}
+    with open(args.records) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["category"] not in CATEGORIES:
+                continue
+            checker = checkers.setdefault(r["category"], Verdicts(r["category"], handler))
+            result = [{c["name"]: json.dumps(c["arguments"])} for c in r["calls"]]
+            verdict = checker.check(r["id"], result)
+            print(json.dumps({"id": r["id"], "mode": r["mode"], **verdict}))
+
+
+def tools(args):
+    """The tools BFCL's handler compiles for each item, as it sends them."""
+    _, _, _, _, utils = bfcl()
+    handler = make_handler("none")
+    for category in args.category:
+        for entry in utils.load_dataset_entry(category, include_prereq=False):
+            data = handler._compile_tools({}, copy.deepcopy(entry))
+            print(json.dumps({"id": entry["id"], "tools": data["tools"]}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--base-url", required=True)
+    r.add_argument("--model", default="toolgram")
+    r.add_argument("--out", required=True)
+    r.add_argument("--category", type=lambda s: s.split(","), default=CATEGORIES)
+    r.add_argument("--limit", type=int)
+    c = sub.add_parser("check")
+    c.add_argument("--records", required=True)
+    s = sub.add_parser("scores")
+    s.add_argument("--out", required=True)
+    t = sub.add_parser("tools")
+    t.add_argument("--category", type=lambda s: s.split(","), default=CATEGORIES)
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args)
+    elif args.command == "check":
+        check(args)
+    elif args.command == "tools":
+        tools(args)
+    else:
+        scores(args.out)
+
+
+if __name__ == "__main__":
+    main()
