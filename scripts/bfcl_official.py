@@ -31,15 +31,13 @@ import time
 
 CHECKER_MODEL = "gpt-4o-2024-11-20-FC"
 TEMPERATURE = 0.001  # `bfcl generate`'s default
-CATEGORIES = [
-    "simple_python",
-    "simple_java",
-    "simple_javascript",
-    "multiple",
-    "parallel",
-    "parallel_multiple",
-    "irrelevance",
-]
+
+
+def categories():
+    """BFCL's own `non_live` group: its AST categories and irrelevance."""
+    from bfcl_eval.constants.category_mapping import NON_LIVE_CATEGORY
+
+    return list(NON_LIVE_CATEGORY)
 
 
 def bfcl():
@@ -216,10 +214,11 @@ def check(args):
     """BFCL's verdict on each toolgram record's calls, sent through BFCL's FC decoder."""
     handler = make_handler("none")
     checkers = {}
+    non_live = categories()
     with open(args.records) as f:
         for line in f:
             r = json.loads(line)
-            if r["category"] not in CATEGORIES:
+            if r["category"] not in non_live:
                 continue
             checker = checkers.setdefault(r["category"], Verdicts(r["category"], handler))
             result = [{c["name"]: json.dumps(c["arguments"])} for c in r["calls"]]
@@ -244,15 +243,17 @@ def main():
     r.add_argument("--base-url", required=True)
     r.add_argument("--model", default="toolgram")
     r.add_argument("--out", required=True)
-    r.add_argument("--category", type=lambda s: s.split(","), default=CATEGORIES)
+    r.add_argument("--category", type=lambda s: s.split(","))
     r.add_argument("--limit", type=int)
     c = sub.add_parser("check")
     c.add_argument("--records", required=True)
     s = sub.add_parser("scores")
     s.add_argument("--out", required=True)
     t = sub.add_parser("tools")
-    t.add_argument("--category", type=lambda s: s.split(","), default=CATEGORIES)
+    t.add_argument("--category", type=lambda s: s.split(","))
     args = parser.parse_args()
+    if getattr(args, "category", "absent") is None:
+        args.category = categories()
     if args.command == "run":
         run(args)
     elif args.command == "check":

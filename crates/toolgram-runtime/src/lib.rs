@@ -59,7 +59,7 @@ pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
     Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings,
-    TruncatedCall, Usage, failed_json, usage_json,
+    TruncatedCall, Usage, failed_json, openai_assistant_message, openai_function_call, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use toolgram_engine::gpu::Offload;

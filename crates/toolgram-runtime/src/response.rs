@@ -52,12 +52,37 @@ impl Call {
     /// `{"id","type":"custom","custom":{"name","input"}}`.
     pub fn to_openai(&self) -> Value {
         match &self.kind {
-            CallKind::Function { arguments } => json!({"id": self.id, "type": "function",
-                "function": {"name": self.name, "arguments": arguments.to_string()}}),
+            CallKind::Function { arguments } => {
+                openai_function_call(&self.id, &self.name, arguments.to_string())
+            }
             CallKind::Custom { input } => json!({"id": self.id, "type": "custom",
                 "custom": {"name": self.name, "input": input}}),
         }
     }
+}
+
+/// An OpenAI function call, `{"id","type":"function","function":{"name","arguments"}}`,
+/// its arguments as text: the one builder of it (a run's [`Call`], `toolgram parse`'s calls).
+pub fn openai_function_call(id: &str, name: &str, arguments: String) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+}
+
+/// An OpenAI assistant message: role, `content`, `reasoning_content` when there is one,
+/// `tool_calls` when there are calls. The one builder of it: a run's reply
+/// ([`Response::openai_message`]), `toolgram parse`'s, and the server's chat completions.
+pub fn openai_assistant_message(
+    content: Option<&str>,
+    reasoning: Option<&str>,
+    tool_calls: Vec<Value>,
+) -> Value {
+    let mut msg = json!({"role": "assistant", "content": content});
+    if let Some(r) = reasoning {
+        msg["reasoning_content"] = json!(r);
+    }
+    if !tool_calls.is_empty() {
+        msg["tool_calls"] = Value::Array(tool_calls);
+    }
+    msg
 }
 
 /// A tool the request named that the model was not offered, and why: an escape-hatch tool
@@ -151,18 +176,14 @@ pub struct Response {
 }
 
 impl Response {
-    /// The OpenAI assistant message: role, content, `reasoning_content` when there is one,
-    /// `tool_calls` when there are calls. The one builder of it: `toolgram call` prints it
+    /// The OpenAI assistant message ([`openai_assistant_message`]): `toolgram call` prints it
     /// ([`Self::to_json`]) and the server's chat completions carry it.
     pub fn openai_message(&self) -> Value {
-        let mut msg = json!({"role": "assistant", "content": self.content});
-        if let Some(r) = &self.reasoning {
-            msg["reasoning_content"] = json!(r);
-        }
-        if !self.tool_calls.is_empty() {
-            msg["tool_calls"] = self.tool_calls.iter().map(Call::to_openai).collect();
-        }
-        msg
+        openai_assistant_message(
+            self.content.as_deref(),
+            self.reasoning.as_deref(),
+            self.tool_calls.iter().map(Call::to_openai).collect(),
+        )
     }
 
     /// The OpenAI assistant message with `finish_reason`, `usage` and the `toolgram` object:

@@ -11,6 +11,10 @@
 //! - [`chat`] — `POST /v1/chat/completions`, JSON and Server-Sent Events;
 //! - [`responses`] — `POST /v1/responses`, JSON and its typed stream events;
 //! - [`anthropic`] — `POST /v1/messages` and `/v1/messages/count_tokens`, Anthropic's shapes;
+//!
+//!   each API the same three modules: `read` (the body into a runtime request), `wire` (the
+//!   reply and its events into the API's JSON and SSE: the one place its shape is built) and
+//!   the handlers connecting them;
 //! - [`params`] — request fields read one by one into typed 400s;
 //! - [`error`] — OpenAI-shaped errors and their statuses;
 //! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;

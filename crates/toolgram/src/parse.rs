@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::{ParseError, ToolSet, syntax};
 use toolgram_engine::syntax_detect;
+use toolgram_runtime::{openai_assistant_message, openai_function_call};
 
 /// Arguments of `toolgram parse`.
 #[derive(Args)]
@@ -122,42 +123,34 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
     Ok(())
 }
 
-/// The assistant message, shaped like `toolgram call`'s.
+/// The assistant message, shaped like `toolgram call`'s (the runtime's one builder); a call
+/// cut off keeps its partial arguments text and says `partial`.
 fn message(out: &lenient::LenientOutput) -> Value {
-    let opt = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    let mut msg = json!({
-        "role": "assistant",
-        "content": opt(&out.content),
-        "reasoning_content": opt(&out.reasoning_content),
-    });
-    if !out.tool_calls.is_empty() {
-        let calls: Vec<Value> = out
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let id = if c.id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    c.id.clone()
-                };
-                let arguments = match &c.partial_arguments {
-                    Some(text) => text.clone(),
-                    None => c.arguments.to_string(),
-                };
-                let mut v = json!({
-                    "id": id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": arguments},
-                });
-                if c.partial {
-                    v["partial"] = json!(true);
-                }
-                v
-            })
-            .collect();
-        msg["tool_calls"] = Value::Array(calls);
+    fn opt(s: &str) -> Option<&str> {
+        (!s.is_empty()).then_some(s)
     }
+    let calls: Vec<Value> = out
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let id = if c.id.is_empty() {
+                format!("call_{i}")
+            } else {
+                c.id.clone()
+            };
+            let arguments = match &c.partial_arguments {
+                Some(text) => text.clone(),
+                None => c.arguments.to_string(),
+            };
+            let mut v = openai_function_call(&id, &c.name, arguments);
+            if c.partial {
+                v["partial"] = json!(true);
+            }
+            v
+        })
+        .collect();
+    let mut msg = openai_assistant_message(opt(&out.content), opt(&out.reasoning_content), calls);
     if !out.repairs.is_empty() {
         msg["toolgram"] = json!({"path": "lenient", "repairs": out.repairs});
     }

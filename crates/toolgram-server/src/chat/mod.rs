@@ -1,0 +1,96 @@
+//! OpenAI's Chat Completions API: `POST /v1/chat/completions` (JSON or SSE, `[DONE]` last),
+//! on the run stage. [`read`] maps the request to the runtime, [`wire`] maps the reply back;
+//! the handlers here only connect the two. This module must not compile, decode or validate.
+
+pub mod read;
+pub mod wire;
+
+pub use read::{ChatRequest, read};
+
+use crate::app::App;
+use crate::error::ApiError;
+use axum::response::{IntoResponse, Response as HttpResponse};
+use serde_json::Value;
+use std::sync::Arc;
+use toolgram_runtime::Event;
+use wire::Envelope;
+
+/// This route, as the metrics name it.
+const ROUTE: &str = "/v1/chat/completions";
+
+fn envelope(app: &App) -> Envelope {
+    Envelope {
+        id: app.new_id("chatcmpl"),
+        created: app.now(),
+        model: app.model_id().to_owned(),
+    }
+}
+
+/// Answer a non-streamed request.
+pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
+    let env = envelope(&app);
+    match crate::run::run(&app, chat.req).await? {
+        Ok(r) => {
+            app.metrics.reply(ROUTE, &r, None);
+            let toolgram = crate::app::toolgram_json(Some(&r), &chat.notes);
+            Ok(axum::Json(wire::completion(&env, &r, toolgram)).into_response())
+        }
+        Err(e) if e.kind() == "truncated" => {
+            app.metrics.failed(&e);
+            Ok(axum::Json(wire::truncated(&env, &e)).into_response())
+        }
+        Err(e) => {
+            app.metrics.failed(&e);
+            Err(e.into())
+        }
+    }
+}
+
+/// Answer a streamed request: Server-Sent Events as the reply is decoded.
+pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
+    let env = envelope(&app);
+    let mut events = crate::run::stream(&app, chat.req)?;
+    // An error before anything was decoded is still an HTTP error, not a stream.
+    let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        other => other,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Value>(64);
+    let include_usage = chat.include_usage;
+    let notes = chat.notes;
+    let mut clock = crate::metrics::StreamClock::start();
+    tokio::spawn(async move {
+        let mut next = first;
+        let _ = tx.send(wire::role_chunk(&env)).await;
+        while let Some(event) = next {
+            clock.seen(&event);
+            let last = matches!(event, Event::Done(_) | Event::Failed(_));
+            let chunks = match event {
+                Event::Done(r) => {
+                    app.metrics.reply(ROUTE, &r, Some(clock.first_token()));
+                    let toolgram = crate::app::toolgram_json(Some(&r), &notes);
+                    let finish = r.finish_reason.as_str();
+                    wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
+                }
+                Event::Failed(e) if e.kind() == "truncated" => {
+                    app.metrics.failed(&e);
+                    wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
+                }
+                Event::Failed(e) => vec![ApiError::from(e).body()],
+                other => wire::event_chunks(&env, &other),
+            };
+            for c in chunks {
+                if tx.send(c).await.is_err() {
+                    // The client went away; dropping `events` cancels the run.
+                    app.metrics.disconnect();
+                    return;
+                }
+            }
+            if last {
+                break;
+            }
+            next = events.recv().await;
+        }
+    });
+    Ok(crate::sse::data(rx))
+}

@@ -1,0 +1,144 @@
+//! OpenAI's Responses API: `POST /v1/responses` (JSON or SSE with the Responses event types),
+//! on the run stage, with responses kept in memory (bounded; `store: false` honoured) for
+//! `previous_response_id`. [`read`] maps the request to the runtime, [`wire`] maps the reply
+//! back; the handlers here only connect the two and store what was answered. This module
+//! must not compile, decode or validate.
+
+pub mod read;
+pub mod wire;
+
+pub use read::{ResponsesRequest, read};
+
+use crate::app::{App, Stored};
+use crate::error::ApiError;
+use axum::response::{IntoResponse, Response as HttpResponse};
+use serde_json::json;
+use std::sync::Arc;
+use toolgram_core::ChatMessage;
+use toolgram_runtime::{CallKind, Event, Response};
+use wire::Envelope;
+
+/// This route, as the metrics name it.
+const ROUTE: &str = "/v1/responses";
+
+fn envelope(app: &App) -> Envelope {
+    Envelope {
+        id: app.new_id("resp"),
+        created_at: app.now(),
+        model: app.model_id().to_owned(),
+    }
+}
+
+fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &serde_json::Value) {
+    if !rr.store {
+        return;
+    }
+    let mut messages = rr.req.messages.clone();
+    messages.push(ChatMessage {
+        role: "assistant".into(),
+        content: r.content.clone(),
+        tool_calls: (!r.tool_calls.is_empty()).then(|| {
+            r.tool_calls
+                .iter()
+                .map(|c| {
+                    let args = match &c.kind {
+                        CallKind::Function { arguments } => arguments.to_string(),
+                        CallKind::Custom { input } => json!({ "input": input }).to_string(),
+                    };
+                    read::call_message(&c.id, &c.name, args)
+                })
+                .collect()
+        }),
+        tool_call_id: None,
+        name: None,
+        reasoning_content: None,
+    });
+    app.store(Stored {
+        id: id.to_owned(),
+        messages,
+        body: body.clone(),
+    });
+}
+
+/// Answer a non-streamed request.
+pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
+    let env = envelope(&app);
+    match crate::run::run(&app, rr.req.clone()).await? {
+        Ok(r) => {
+            app.metrics.reply(ROUTE, &r, None);
+            let output = wire::output_items(&rr, &r, &mut |p| app.new_id(p));
+            let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
+            let body = wire::finished(&env, &rr, output, &r, toolgram);
+            remember(&app, &rr, &env.id, &r, &body);
+            Ok(axum::Json(body).into_response())
+        }
+        Err(e) if e.kind() == "truncated" => {
+            app.metrics.failed(&e);
+            let toolgram = crate::app::toolgram_json(None, &rr.notes);
+            let body = wire::cut(&env, &rr, Vec::new(), e.usage(), toolgram);
+            Ok(axum::Json(body).into_response())
+        }
+        Err(e) => {
+            app.metrics.failed(&e);
+            Err(e.into())
+        }
+    }
+}
+
+/// Answer a streamed request with the Responses event types.
+pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
+    let env = envelope(&app);
+    let mut events = crate::run::stream(&app, rr.req.clone())?;
+    let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        other => other,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<wire::Frame>(64);
+    let mut clock = crate::metrics::StreamClock::start();
+    tokio::spawn(async move {
+        let toolgram = crate::app::toolgram_json(None, &rr.notes);
+        let created = wire::response_object(&env, &rr, "in_progress", Vec::new(), None, toolgram);
+        let (mut writer, start) = wire::ResponseStream::start(&created);
+        let mut frames = start;
+        let mut next = first;
+        while let Some(event) = next {
+            clock.seen(&event);
+            let last = matches!(event, Event::Done(_) | Event::Failed(_));
+            match event {
+                Event::Done(r) => {
+                    let (items, closing) = writer.close(&rr);
+                    frames.extend(closing);
+                    app.metrics.reply(ROUTE, &r, Some(clock.first_token()));
+                    let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
+                    let body = wire::finished(&env, &rr, items, &r, toolgram);
+                    remember(&app, &rr, &env.id, &r, &body);
+                    frames.push(writer.finish(body));
+                }
+                Event::Failed(e) if e.kind() == "truncated" => {
+                    let (items, closing) = writer.close(&rr);
+                    frames.extend(closing);
+                    app.metrics.failed(&e);
+                    let toolgram = crate::app::toolgram_json(None, &rr.notes);
+                    frames.push(writer.finish(wire::cut(&env, &rr, items, e.usage(), toolgram)));
+                }
+                Event::Failed(e) => {
+                    let err = ApiError::from(e).body();
+                    frames.push(writer.error(err["error"].clone()));
+                }
+                other => frames.extend(writer.on(&rr, &other, &mut |p| app.new_id(p))),
+            }
+            for f in frames.drain(..) {
+                if tx.send(f).await.is_err() {
+                    // The client went away; dropping `events` cancels the run.
+                    app.metrics.disconnect();
+                    return;
+                }
+            }
+            if last {
+                break;
+            }
+            next = events.recv().await;
+        }
+    });
+    Ok(crate::sse::named(rx))
+}
