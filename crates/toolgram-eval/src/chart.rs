@@ -1,5 +1,5 @@
 //! The SVG chart: accuracy (top) and schema-valid first replies (bottom) per category, one bar
-//! per mode, drawn with `plotters`; its error and legend helpers serve `bench::e2e_chart` too.
+//! per mode, drawn with `plotters`.
 //!
 //! This module must not compute rows: it draws the ones it is given.
 
@@ -22,7 +22,7 @@ const COLORS: [RGBColor; 6] = [
 ];
 
 /// A plotting failure, as the error of writing `path`.
-pub(crate) fn err(path: &Path, e: impl std::fmt::Display) -> EvalError {
+fn err(path: &Path, e: impl std::fmt::Display) -> EvalError {
     EvalError::Io {
         path: path.to_path_buf(),
         message: format!("chart: {e}"),
@@ -108,7 +108,7 @@ pub fn draw(rows: &[Row], title: &str, path: &Path) -> Result<(), EvalError> {
 }
 
 /// The legend of every series drawn on `chart`, boxed, in its upper right corner.
-pub(crate) fn legend<'a, 'b: 'a>(
+fn legend<'a, 'b: 'a>(
     chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     path: &Path,
 ) -> Result<(), EvalError> {

@@ -1,6 +1,5 @@
-//! How an evaluation or a benchmark fails before it can score or measure anything: missing or
-//! malformed data, an unwritable output folder, a model that cannot be loaded, a peer server
-//! that does not start. A miss on one item (or a schema refused) is not an error: it is that
+//! How an evaluation fails before it can score anything: missing or malformed data, an
+//! unwritable output folder, a model that cannot be loaded or a provider not configured. A miss on one item (or a schema refused) is not an error: it is that
 //! item's verdict.
 //!
 //! This module must not print.
@@ -42,18 +41,6 @@ pub enum EvalError {
     /// The run stage could not start (model fetch or load, provider configuration).
     #[error(transparent)]
     Run(#[from] toolgram_runtime::RunError),
-    /// The embedded engine failed (a benchmark drives it directly).
-    #[error(transparent)]
-    Engine(#[from] toolgram_engine::EngineError),
-    /// A model could not be resolved or fetched.
-    #[error(transparent)]
-    Fetch(#[from] toolgram_engine::models::FetchError),
-    /// A benchmark's tool pool did not compile.
-    #[error(transparent)]
-    Compile(#[from] toolgram_core::CompileError),
-    /// A benchmark's tool pool did not compile to the grammar IR.
-    #[error(transparent)]
-    IrCompile(#[from] toolgram_core::compile::ir::IrCompileError),
     /// A grammar tool could not be built or refused an input.
     #[error(transparent)]
     Tool(#[from] toolgram_tools::ToolError),
@@ -65,9 +52,6 @@ pub enum EvalError {
         /// What is wrong.
         message: String,
     },
-    /// The peer server (llama-server) did not start or answered with an error.
-    #[error("{0}")]
-    Server(String),
 }
 
 impl EvalError {

@@ -1,13 +1,12 @@
-//! # toolgram-eval — does the grammar beat JSON and prompting, and what does it cost?
+//! # toolgram-eval — does the grammar beat JSON and prompting?
 //!
 //! Evaluations on a public benchmark (BFCL) and on tasks for the grammar tools, run on the run
-//! stage ([`toolgram_runtime`]) in every call mode and beside a peer server, and reported as
-//! tables, JSON and a chart; and the benchmarks behind `toolgram bench`.
+//! stage ([`toolgram_runtime`]) in every call mode, beside a peer server and under BFCL's own
+//! protocol, and reported as tables, JSON and a chart.
 //!
 //! Contents:
 //! - [`bfcl`] — BFCL read as BFCL reads it (one reader for the project) and scored by a port
 //!   of BFCL's AST checker;
-//! - [`datasets`] — the other readers, one per dataset: MaskBench, JSON-Schema-Test-Suite;
 //! - [`run`] — items × modes on one runtime (model loaded once, tool prefixes reused), each
 //!   item recorded in `items.jsonl` (resumable);
 //! - [`peer`] — the same items against an OpenAI-compatible server's own tool calling
@@ -15,10 +14,9 @@
 //! - [`report`] — rows per category and mode, the terminal table, `results.json`;
 //! - [`tools`] — the built-in grammar tools against their JSON form, on tasks written for
 //!   this eval and scored by running the call;
-//! - [`chart`] — the SVG chart;
-//! - [`bench`] — the benchmarks: decode timings constrained vs unconstrained, JSON-Schema
-//!   coverage per compiler target, mask time per token against llama.cpp's GBNF sampler,
-//!   grammar-tool token counts, one call against llama-server.
+//! - [`chart`] — the SVG chart.
+//!
+//! The benchmarks behind `toolgram bench` are `toolgram-bench`'s.
 //!
 //! This crate must not compile grammars, decode or parse model text itself: the compilers,
 //! the engine, the run stage and the core parsers do; it reads data, drives runs, measures and
@@ -26,10 +24,8 @@
 
 #![deny(missing_docs)]
 
-pub mod bench;
 pub mod bfcl;
 pub mod chart;
-pub mod datasets;
 mod error;
 pub mod peer;
 pub mod record;

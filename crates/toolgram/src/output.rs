@@ -2,6 +2,7 @@
 //! (a run-stage error prints as the runtime spells it; other errors are read here).
 
 use serde_json::{Value, json};
+use toolgram_bench::BenchError;
 use toolgram_engine::EngineError;
 use toolgram_eval::EvalError;
 use toolgram_providers::ProviderError;
@@ -54,11 +55,12 @@ pub(crate) fn print_error(e: &anyhow::Error) {
         eprintln!("{}", json!({"error": run.to_json()}));
         return;
     }
-    let engine = e.downcast_ref::<EngineError>().or(match eval {
-        Some(EvalError::Engine(x)) => Some(x),
+    let bench = e.downcast_ref::<BenchError>();
+    let engine = e.downcast_ref::<EngineError>().or(match bench {
+        Some(BenchError::Engine(x)) => Some(x),
         _ => None,
     });
-    let fetch = matches!(eval, Some(EvalError::Fetch(_)))
+    let fetch = matches!(bench, Some(BenchError::Fetch(_)))
         || e.downcast_ref::<toolgram_engine::models::FetchError>()
             .is_some();
     let (kind, extra) = match engine {

@@ -1,4 +1,4 @@
-//! `toolgram bench compile`: flags → `toolgram_eval::bench::compile`'s options; progress lines
+//! `toolgram bench compile`: flags → `toolgram_bench::compile`'s options; progress lines
 //! on stderr; the per-subset table (markdown) and the refusals on stdout, the JSON summary on
 //! stderr, `--details` as JSON lines.
 //!
@@ -10,12 +10,12 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
-use toolgram_eval::EvalError;
-use toolgram_eval::bench::compile::{
+use toolgram_bench::BenchError;
+use toolgram_bench::compile::{
     CompileBenchOptions, CompileProgress, CompileSummary, SchemaResult, Target, run_maskbench,
     run_suite,
 };
-use toolgram_eval::datasets::maskbench;
+use toolgram_bench::datasets::maskbench;
 
 #[derive(Args)]
 pub(crate) struct CompileBenchArgs {
@@ -74,10 +74,10 @@ impl From<TargetArg> for Target {
 
 /// A run's refusal of the flags as given is the user's mistake (`invalid_request`); a folder
 /// it cannot read, `io_error`.
-fn cli_error(e: EvalError) -> anyhow::Error {
+fn cli_error(e: BenchError) -> anyhow::Error {
     match e {
-        EvalError::Unsupported(m) => CliError::new("invalid_request", m).into(),
-        EvalError::Io { .. } => CliError::new("io_error", format!("cannot read {e}")).into(),
+        BenchError::Unsupported(m) => CliError::new("invalid_request", m).into(),
+        BenchError::Io { .. } => CliError::new("io_error", format!("cannot read {e}")).into(),
         other => other.into(),
     }
 }

@@ -11,9 +11,9 @@ mod compile;
 use crate::call::{CallArgs, messages};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use toolgram_bench::{call, concurrent, e2e, e2e_chart, mask, server_call, tools};
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::models;
-use toolgram_eval::bench::{call, concurrent, e2e, e2e_chart, mask, server_call, tools};
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {

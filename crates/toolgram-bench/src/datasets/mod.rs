@@ -1,10 +1,10 @@
 //! The schema datasets the benchmarks read, one reader each: [`maskbench`] (JSONSchemaBench's
 //! MaskBench: one schema with valid and invalid instances per file) and [`schema_suite`] (the
 //! official JSON-Schema-Test-Suite: groups of a schema and its tests per file). BFCL's reader
-//! is [`crate::bfcl`].
+//! is `toolgram_eval::bfcl`.
 //!
 //! These modules read files into [`SchemaCase`]s and nothing else: they must not compile,
-//! check or score a schema (the benchmarks in [`crate::bench`] do).
+//! check or score a schema (the benchmarks of this crate do).
 
 pub mod maskbench;
 pub mod schema_suite;
@@ -12,7 +12,7 @@ pub mod schema_suite;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use crate::EvalError;
+use crate::BenchError;
 
 /// One schema and the instances it is tested on.
 #[derive(Debug, Clone)]
@@ -56,8 +56,8 @@ impl Instance {
 }
 
 /// The `.json` files of `dir`, sorted by name.
-fn json_files(dir: &Path) -> Result<Vec<String>, EvalError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| EvalError::io(dir, e))?;
+fn json_files(dir: &Path) -> Result<Vec<String>, BenchError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| BenchError::io(dir, e))?;
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())

@@ -18,7 +18,7 @@
 use super::child_server::{Server, TOOLGRAM_GPU_FLAGS, http, reply_calls, valid};
 use super::concurrent::{self, ConcurrentOptions, ConcurrentReport};
 use super::{percentile, round_to};
-use crate::EvalError;
+use crate::BenchError;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -171,7 +171,7 @@ pub struct E2eReport {
 }
 
 /// Run every side.
-pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eReport, EvalError> {
+pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eReport, BenchError> {
     progress("toolgram, in process: constrained, token by token, unconstrained");
     let (mut requests, decode_step_ms, offload) = engine_rows(opts)?;
     progress("llama-server --jinja, prompt cache warm");
@@ -254,7 +254,7 @@ const CHOICES: [&str; 2] = ["auto", "required"];
 const WARM_UP: &str = "Which tools do you have?";
 
 /// (a) and (b) on the in-process engine, one session per pool so the tools stay cached.
-fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), EvalError> {
+fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), BenchError> {
     let engine = Engine::load(
         opts.model,
         &EngineOptions {
@@ -401,7 +401,7 @@ fn row(
 
 /// (c): each request sent to llama-server (one slot, its prompt cache on) after the warm-up
 /// request with the same tools; the second is timed.
-fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(), EvalError> {
+fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(), BenchError> {
     let server = Server::llama_server(
         opts.llama_server,
         opts.model,
@@ -420,7 +420,7 @@ fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(
                     "cache_prompt": true})
                 .to_string()
             };
-            let timed = |warm: bool| -> Result<(f64, Value), EvalError> {
+            let timed = |warm: bool| -> Result<(f64, Value), BenchError> {
                 let body = if warm {
                     body(opts.prompt, opts.max_tokens)
                 } else {
@@ -428,15 +428,15 @@ fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(
                 };
                 let t0 = Instant::now();
                 let (status, text) = http(server.port(), "POST", "/v1/chat/completions", &body)
-                    .map_err(|e| EvalError::Server(format!("llama-server: {e}")))?;
+                    .map_err(|e| BenchError::Server(format!("llama-server: {e}")))?;
                 if status != 200 {
-                    return Err(EvalError::Server(format!(
+                    return Err(BenchError::Server(format!(
                         "llama-server answered {status}: {text}"
                     )));
                 }
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
                 let reply = serde_json::from_str(&text)
-                    .map_err(|e| EvalError::Server(format!("llama-server's reply: {e}")))?;
+                    .map_err(|e| BenchError::Server(format!("llama-server's reply: {e}")))?;
                 Ok((if warm { ms } else { 0.0 }, reply))
             };
             timed(false)?;
@@ -462,13 +462,13 @@ fn median(v: &mut [f64]) -> f64 {
 /// (d): `toolgram call` as a new process, [`CLI_RUNS`] times cold and as many warm per pool,
 /// with a prefix cache of its own (the model folder, and the model's remembered checksum,
 /// stay the user's).
-fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, EvalError> {
+fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, BenchError> {
     let cache = std::env::temp_dir().join(format!("toolgram-e2e-{}", std::process::id()));
     let models = toolgram_engine::models::cache_dir();
     let mut rows = Vec::new();
     for pool in opts.pools {
         let _ = std::fs::remove_dir_all(&cache);
-        let once = || -> Result<f64, EvalError> {
+        let once = || -> Result<f64, BenchError> {
             let t0 = Instant::now();
             let out = Command::new(opts.toolgram)
                 .env("XDG_CACHE_HOME", &cache)
@@ -485,9 +485,9 @@ fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, EvalError> {
                 .args(["--max-tokens", &opts.max_tokens.to_string()])
                 .arg(opts.prompt)
                 .output()
-                .map_err(|e| EvalError::Server(format!("toolgram call: {e}")))?;
+                .map_err(|e| BenchError::Server(format!("toolgram call: {e}")))?;
             if !out.status.success() {
-                return Err(EvalError::Server(format!(
+                return Err(BenchError::Server(format!(
                     "toolgram call failed: {}",
                     String::from_utf8_lossy(&out.stderr)
                 )));

@@ -5,8 +5,7 @@
 //! This module must not measure: it draws the rows it is given.
 
 use super::e2e::RequestRow;
-use crate::EvalError;
-use crate::chart::{err, legend};
+use crate::BenchError;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -41,8 +40,16 @@ fn rest_ms(r: &RequestRow) -> f64 {
     (r.e2e_ms - parts).max(0.0)
 }
 
+/// A plotting failure, as the error of writing `path`.
+fn err(path: &Path, e: impl std::fmt::Display) -> BenchError {
+    BenchError::Io {
+        path: path.to_path_buf(),
+        message: format!("chart: {e}"),
+    }
+}
+
 /// Draw `rows` to `path` under `title`.
-pub fn draw(rows: &[RequestRow], title: &str, path: &Path) -> Result<(), EvalError> {
+pub fn draw(rows: &[RequestRow], title: &str, path: &Path) -> Result<(), BenchError> {
     let labels: Vec<String> = rows
         .iter()
         .map(|r| format!("{} {}", r.pool, r.tool_choice))
@@ -134,7 +141,13 @@ pub fn draw(rows: &[RequestRow], title: &str, path: &Path) -> Result<(), EvalErr
                 PathElement::new(vec![(x + 5, y - 6), (x + 5, y + 6)], color.stroke_width(3))
             });
     }
-    legend(&mut chart, path)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| err(path, e))?;
     root.present().map_err(|e| err(path, e))?;
     Ok(())
 }

@@ -15,7 +15,7 @@
 use super::compile_gbnf;
 use super::key_order::{KeyOrder, in_schema_order, policy_text};
 use super::percentile;
-use crate::EvalError;
+use crate::BenchError;
 use crate::datasets::{Instance, SchemaCase, maskbench, schema_suite};
 use serde::Serialize;
 use serde_json::Value;
@@ -167,9 +167,9 @@ pub fn run_maskbench(
     files: &[PathBuf],
     opts: &CompileBenchOptions,
     progress: &mut dyn FnMut(CompileProgress),
-) -> Result<Vec<SchemaResult>, EvalError> {
+) -> Result<Vec<SchemaResult>, BenchError> {
     if opts.peer_gbnf.is_some() && opts.target != Target::Gbnf {
-        return Err(EvalError::Unsupported(
+        return Err(BenchError::Unsupported(
             "--peer-gbnf goes with --target gbnf".into(),
         ));
     }
@@ -199,9 +199,9 @@ pub fn run_maskbench(
 
 /// Compile and check every group of a JSON-Schema-Test-Suite draft folder (the
 /// [`Target::Lark`] path only).
-pub fn run_suite(dir: &Path, opts: &CompileBenchOptions) -> Result<Vec<SchemaResult>, EvalError> {
+pub fn run_suite(dir: &Path, opts: &CompileBenchOptions) -> Result<Vec<SchemaResult>, BenchError> {
     if opts.target != Target::Lark {
-        return Err(EvalError::Unsupported(
+        return Err(BenchError::Unsupported(
             "--suite runs the lark target; use --data for --target gbnf|lark-openai".into(),
         ));
     }

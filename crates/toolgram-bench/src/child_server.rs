@@ -3,7 +3,7 @@
 //! library in the timing, and how a chat reply's calls are read and judged. This module must
 //! not time anything: its callers do.
 
-use crate::EvalError;
+use crate::BenchError;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -43,7 +43,7 @@ impl Server {
         ctx: u32,
         lanes: u32,
         gpu: &GpuOptions,
-    ) -> Result<Self, EvalError> {
+    ) -> Result<Self, BenchError> {
         let (threads, lanes_arg) = (threads.to_string(), lanes.to_string());
         let total_ctx = (ctx * lanes.max(1)).to_string();
         let mut cmd = Command::new(server);
@@ -64,7 +64,7 @@ impl Server {
         ctx: u32,
         lanes: u32,
         gpu: &GpuOptions,
-    ) -> Result<Self, EvalError> {
+    ) -> Result<Self, BenchError> {
         let (threads, ctx, lanes) = (threads.to_string(), ctx.to_string(), lanes.to_string());
         let mut cmd = Command::new(toolgram);
         cmd.arg("serve")
@@ -79,8 +79,8 @@ impl Server {
 
     /// Start `cmd` on a free loopback port (`--host`, `--port`) and wait (at most 180 s)
     /// until `/health` answers 200.
-    fn start(mut cmd: Command, name: &'static str) -> Result<Self, EvalError> {
-        let failed = |e: std::io::Error| EvalError::Server(format!("{name}: {e}"));
+    fn start(mut cmd: Command, name: &'static str) -> Result<Self, BenchError> {
+        let failed = |e: std::io::Error| BenchError::Server(format!("{name}: {e}"));
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(failed)?
@@ -98,11 +98,11 @@ impl Server {
                 return Ok(server);
             }
             if let Ok(Some(status)) = server.child.try_wait() {
-                return Err(EvalError::Server(format!("{name} exited: {status}")));
+                return Err(BenchError::Server(format!("{name} exited: {status}")));
             }
             std::thread::sleep(Duration::from_millis(300));
         }
-        Err(EvalError::Server(format!(
+        Err(BenchError::Server(format!(
             "{} did not become healthy in 180 s",
             server.name
         )))

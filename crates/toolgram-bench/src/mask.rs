@@ -6,7 +6,7 @@
 //! Measurements only; this module must not print.
 
 use super::{mean, percentile, round_to};
-use crate::EvalError;
+use crate::BenchError;
 use serde::Serialize;
 use std::path::Path;
 use toolgram_core::compile::ir::compile_ir;
@@ -79,7 +79,7 @@ pub struct MaskBenchReport {
 
 /// Load the model, compile the pool for both constraints, and replay one example call per
 /// tool `runs` times under each.
-pub fn run(opts: &MaskBenchOptions<'_>) -> Result<MaskBenchReport, EvalError> {
+pub fn run(opts: &MaskBenchOptions<'_>) -> Result<MaskBenchReport, BenchError> {
     let tools = opts.tools;
     let engine = Engine::load(opts.model, &EngineOptions::default())?;
     let syntax = engine.syntax();

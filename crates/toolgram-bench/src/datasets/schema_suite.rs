@@ -5,13 +5,13 @@
 //! This module must not compile or check a schema.
 
 use super::{Instance, SchemaCase, json_files, paths};
-use crate::EvalError;
+use crate::BenchError;
 use serde_json::Value;
 use std::path::Path;
 
 /// Every group of every `.json` file in `dir`, files in name order. A file that cannot be
 /// read or is not a JSON array contributes no group.
-pub fn read_dir(dir: &Path) -> Result<Vec<SchemaCase>, EvalError> {
+pub fn read_dir(dir: &Path) -> Result<Vec<SchemaCase>, BenchError> {
     let mut out = Vec::new();
     for path in paths(dir, json_files(dir)?) {
         let subset = path

@@ -10,7 +10,7 @@
 
 use super::child_server::{Server, http, reply_calls, valid};
 use super::percentile;
-use crate::EvalError;
+use crate::BenchError;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -99,7 +99,7 @@ pub struct ServerCallReport {
 }
 
 /// Time both sides.
-pub fn run(opts: &ServerCallOptions<'_>) -> Result<ServerCallReport, EvalError> {
+pub fn run(opts: &ServerCallOptions<'_>) -> Result<ServerCallReport, BenchError> {
     let runs = opts.runs.max(1);
     let threads = opts
         .threads
@@ -127,7 +127,7 @@ fn run_embedded(
     threads: u32,
     ctx: u32,
     runs: usize,
-) -> Result<Side, EvalError> {
+) -> Result<Side, BenchError> {
     let engine = Engine::load(
         opts.model,
         &EngineOptions {
@@ -180,17 +180,17 @@ fn run_server(
     threads: u32,
     ctx: u32,
     runs: usize,
-) -> Result<Side, EvalError> {
+) -> Result<Side, BenchError> {
     let server = Server::llama_server(opts.server, opts.model, threads, ctx, 1, opts.gpu)?;
     let body = request_body(opts).to_string();
     let (mut ms, mut valid_calls, mut timings) = (Vec::new(), 0, Value::Null);
     for i in 0..=runs {
         let t0 = Instant::now();
         let (status, text) = http(server.port(), "POST", "/v1/chat/completions", &body)
-            .map_err(|e| EvalError::Server(format!("llama-server: {e}")))?;
+            .map_err(|e| BenchError::Server(format!("llama-server: {e}")))?;
         let elapsed = t0.elapsed().as_secs_f64() * 1e3;
         if status != 200 {
-            return Err(EvalError::Server(format!(
+            return Err(BenchError::Server(format!(
                 "llama-server answered {status}: {text}"
             )));
         }

@@ -5,13 +5,13 @@
 //! This module must not compile or check a schema.
 
 use super::{Instance, SchemaCase, json_files, paths};
-use crate::EvalError;
+use crate::BenchError;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The schema files of `dir`, sorted, or a seeded sample of `sample` of them (the same
 /// files for the same seed, whatever the order the folder lists them in).
-pub fn files(dir: &Path, sample: Option<usize>, seed: u64) -> Result<Vec<PathBuf>, EvalError> {
+pub fn files(dir: &Path, sample: Option<usize>, seed: u64) -> Result<Vec<PathBuf>, BenchError> {
     let mut names = json_files(dir)?;
     if let Some(n) = sample {
         names.sort_by_key(|name| splitmix(fnv(name) ^ seed));
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn a_missing_folder_is_an_io_error() {
         let err = files(Path::new("/nonexistent/maskbench"), None, 0);
-        assert!(matches!(err, Err(EvalError::Io { .. })));
+        assert!(matches!(err, Err(BenchError::Io { .. })));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Measurements only; this module must not print.
 
 use super::percentile;
-use crate::EvalError;
+use crate::BenchError;
 use serde::Serialize;
 use std::path::Path;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
@@ -107,7 +107,7 @@ pub fn summary(mode: &'static str, runs: &[(Timings, usize)]) -> ModeSummary {
 }
 
 /// Load the model and time the request in both modes.
-pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, EvalError> {
+pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, BenchError> {
     let engine = Engine::load(
         opts.model,
         &EngineOptions {

@@ -6,7 +6,7 @@
 //! Measurements only; this module must not print.
 
 use super::round_to;
-use crate::EvalError;
+use crate::BenchError;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -63,14 +63,14 @@ impl ToolTokens {
 struct ScratchDb(PathBuf);
 
 impl ScratchDb {
-    fn create(schema: &str, inputs: &Path) -> Result<Self, EvalError> {
+    fn create(schema: &str, inputs: &Path) -> Result<Self, BenchError> {
         let path = std::env::temp_dir().join(format!(
             "toolgram-bench-tools-{}.sqlite",
             std::process::id()
         ));
         let _ = std::fs::remove_file(&path);
         let db = Self(path);
-        let bad = |e: rusqlite::Error| EvalError::Input {
+        let bad = |e: rusqlite::Error| BenchError::Input {
             file: inputs.to_path_buf(),
             message: format!("sql_schema: {e}"),
         };
@@ -89,9 +89,9 @@ impl Drop for ScratchDb {
 }
 
 /// Count every tool's inputs in the model's tokens, in the inputs file's order.
-pub fn run(opts: &ToolsBenchOptions<'_>) -> Result<Vec<ToolTokens>, EvalError> {
-    let text = std::fs::read_to_string(opts.inputs).map_err(|e| EvalError::io(opts.inputs, e))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| EvalError::Input {
+pub fn run(opts: &ToolsBenchOptions<'_>) -> Result<Vec<ToolTokens>, BenchError> {
+    let text = std::fs::read_to_string(opts.inputs).map_err(|e| BenchError::io(opts.inputs, e))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| BenchError::Input {
         file: opts.inputs.to_path_buf(),
         message: format!("not JSON: {e}"),
     })?;
@@ -110,7 +110,7 @@ pub fn run(opts: &ToolsBenchOptions<'_>) -> Result<Vec<ToolTokens>, EvalError> {
             .flatten()
             .filter_map(Value::as_str)
         {
-            let typed = tool.parse_to_json(text).map_err(|e| EvalError::Input {
+            let typed = tool.parse_to_json(text).map_err(|e| BenchError::Input {
                 file: opts.inputs.to_path_buf(),
                 message: format!("{name}: {text:?} is not in the grammar: {e}"),
             })?;

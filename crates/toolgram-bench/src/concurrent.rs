@@ -12,7 +12,7 @@
 
 use super::child_server::{Server, http, reply_calls, valid};
 use super::{percentile, round_to};
-use crate::EvalError;
+use crate::BenchError;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -105,12 +105,12 @@ pub struct ConcurrentReport {
 pub fn run(
     opts: &ConcurrentOptions<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<ConcurrentReport, EvalError> {
+) -> Result<ConcurrentReport, BenchError> {
     if opts.prompts.is_empty() || opts.clients.is_empty() {
-        return Err(EvalError::Server("no prompts or no client counts".into()));
+        return Err(BenchError::Server("no prompts or no client counts".into()));
     }
     let lanes = opts.clients.iter().copied().max().unwrap_or(1).max(1);
-    let lanes_u32 = u32::try_from(lanes).map_err(|e| EvalError::Server(e.to_string()))?;
+    let lanes_u32 = u32::try_from(lanes).map_err(|e| BenchError::Server(e.to_string()))?;
     let (mut rows, mut offload) = (Vec::new(), Value::Null);
     for side in ["toolgram", "llama-server"] {
         progress(&format!("starting {side} with {lanes} lanes"));
@@ -168,13 +168,13 @@ fn measure(
     server: &Server,
     opts: &ConcurrentOptions<'_>,
     clients: usize,
-) -> Result<Row, EvalError> {
+) -> Result<Row, BenchError> {
     let port = server.port();
-    let send = |prompt: &str| -> Result<(u16, Value, f64), EvalError> {
+    let send = |prompt: &str| -> Result<(u16, Value, f64), BenchError> {
         let body = body(opts, prompt).to_string();
         let t0 = Instant::now();
         let (status, text) = http(port, "POST", "/v1/chat/completions", &body)
-            .map_err(|e| EvalError::Server(format!("{}: {e}", server.name())))?;
+            .map_err(|e| BenchError::Server(format!("{}: {e}", server.name())))?;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         Ok((
             status,
@@ -203,7 +203,7 @@ fn measure(
                 .into_iter()
                 .map(|h| {
                     h.join()
-                        .map_err(|_| EvalError::Server("a client thread panicked".into()))?
+                        .map_err(|_| BenchError::Server("a client thread panicked".into()))?
                 })
                 .collect::<Result<Vec<_>, _>>()
         })

@@ -9,7 +9,7 @@
 
 use super::compile::{CompileProgress, SchemaResult, unreadable};
 use super::key_order::{KeyOrder, in_schema_order, policy_text};
-use crate::EvalError;
+use crate::BenchError;
 use crate::datasets::maskbench;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ fn peer_grammar(dir: &Path, name: &str) -> Result<(String, Vec<Note>), SchemaErr
 }
 
 /// Every job's verdict from llguidance (which returns errors instead of aborting).
-fn llguidance_verdicts(jobs: &[Job]) -> Result<Vec<Verdict>, EvalError> {
+fn llguidance_verdicts(jobs: &[Job]) -> Result<Vec<Verdict>, BenchError> {
     let checker = ByteChecker::new()?;
     Ok(jobs
         .iter()
@@ -102,7 +102,7 @@ pub(crate) fn results(
     emitter: Emitter,
     peer: Option<&Path>,
     progress: &mut dyn FnMut(CompileProgress),
-) -> Result<Vec<SchemaResult>, EvalError> {
+) -> Result<Vec<SchemaResult>, BenchError> {
     let mut done: Vec<Option<SchemaResult>> = files.iter().map(|_| None).collect();
     let mut pending = Vec::new();
     let mut jobs = Vec::new();

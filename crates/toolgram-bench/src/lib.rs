@@ -1,6 +1,10 @@
-//! The benchmarks behind `toolgram bench`: each takes typed options, runs, and returns a
-//! result struct (serde `Serialize`, the keys the CLI prints).
+//! # toolgram-bench — what does each stage cost, against its peers?
 //!
+//! The benchmarks behind `toolgram bench`: each takes typed options, runs, and returns a
+//! result struct (serde `Serialize`, the keys the CLI prints). Accuracy is `toolgram-eval`'s;
+//! this crate measures time, tokens and coverage.
+//!
+//! Contents:
 //! - [`call`] — one request constrained and unconstrained: mask µs per token, ms per token;
 //! - [`compile`] — JSON-Schema coverage and correctness on MaskBench or the
 //!   JSON-Schema-Test-Suite, per target ([`compile::Target`]), scored per subset;
@@ -15,17 +19,23 @@
 //! Measurements only: nothing here decides pass/fail of a test, and nothing here prints
 //! (progress is reported through callbacks; the CLI prints).
 
+#![deny(missing_docs)]
+
 pub mod call;
 mod child_server;
 pub mod compile;
 mod compile_gbnf;
 pub mod concurrent;
+pub mod datasets;
 pub mod e2e;
 pub mod e2e_chart;
 mod key_order;
 pub mod mask;
 pub mod server_call;
 pub mod tools;
+
+mod error;
+pub use error::BenchError;
 
 /// The value at quantile `p` (0…1) of `sorted` (nearest rank, rounding half up); the
 /// default (zero) when it is empty.
