@@ -17,8 +17,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Instant;
-use toolgram_core::ToolSet;
+use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::gpu::GpuOptions;
+use toolgram_providers::native_chat_body;
 
 /// What `bench concurrent` runs.
 pub struct ConcurrentOptions<'a> {
@@ -238,16 +239,15 @@ fn measure(
 /// OpenAI default allows several, and a small model may then repeat calls to `max_tokens`);
 /// llama-server keeps its prompt cache (its default).
 fn body(opts: &ConcurrentOptions<'_>, prompt: &str) -> Value {
-    json!({
-        "model": "default",
-        "messages": [{"role": "user", "content": prompt}],
-        "tools": opts.tools_json,
-        "tool_choice": opts.tool_choice,
-        "temperature": 0.0,
-        "seed": 0,
-        "max_tokens": opts.max_tokens,
-        "parallel_tool_calls": false,
-    })
+    let mut body = native_chat_body(
+        json!([{"role": "user", "content": prompt}]),
+        opts.tools_json,
+        &ToolChoice::from_cli(opts.tool_choice),
+        false,
+        opts.max_tokens,
+    );
+    body["model"] = json!("default");
+    body
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use toolgram_core::validate::validate_call;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::gpu::GpuOptions;
 use toolgram_engine::{CallRequest, CallResponse, Engine, EngineOptions, Sampling, Session};
+use toolgram_providers::native_chat_body;
 
 /// One tool pool of the fixed request set.
 pub struct Pool {
@@ -414,11 +415,15 @@ fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(
     for pool in opts.pools {
         for choice in CHOICES {
             let body = |prompt: &str, max_tokens: usize| {
-                json!({"messages": [{"role": "user", "content": prompt}],
-                    "tools": pool.json, "tool_choice": choice, "temperature": 0.0, "seed": 0,
-                    "max_tokens": max_tokens, "parallel_tool_calls": false,
-                    "cache_prompt": true})
-                .to_string()
+                let mut body = native_chat_body(
+                    json!([{"role": "user", "content": prompt}]),
+                    &pool.json,
+                    &ToolChoice::from_cli(choice),
+                    false,
+                    max_tokens,
+                );
+                body["cache_prompt"] = json!(true);
+                body.to_string()
             };
             let timed = |warm: bool| -> Result<(f64, Value), BenchError> {
                 let body = if warm {

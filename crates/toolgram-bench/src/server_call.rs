@@ -18,6 +18,7 @@ use std::time::Instant;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::gpu::GpuOptions;
 use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling};
+use toolgram_providers::native_chat_body;
 
 /// What `bench server-call` runs.
 pub struct ServerCallOptions<'a> {
@@ -211,13 +212,14 @@ fn run_server(
 
 /// The chat-completions body llama-server gets: greedy, seeded, no prompt cache.
 fn request_body(opts: &ServerCallOptions<'_>) -> Value {
-    let mut body = json!({"messages": opts.messages, "tools": opts.tools_json,
-        "temperature": 0.0, "seed": 0, "max_tokens": opts.max_tokens,
-        "parallel_tool_calls": opts.parallel, "cache_prompt": false});
-    body["tool_choice"] = match ToolChoice::from_cli(opts.tool_choice) {
-        ToolChoice::Named(name) => json!({"type": "function", "function": {"name": name}}),
-        _ => json!(opts.tool_choice),
-    };
+    let mut body = native_chat_body(
+        json!(opts.messages),
+        opts.tools_json,
+        &ToolChoice::from_cli(opts.tool_choice),
+        opts.parallel,
+        opts.max_tokens,
+    );
+    body["cache_prompt"] = json!(false);
     body
 }
 

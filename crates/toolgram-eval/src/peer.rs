@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 use std::time::Instant;
 use toolgram_core::parse::lenient::{self, LenientOptions};
 use toolgram_core::validate::validate_call;
-use toolgram_core::{ToolCall, ToolSet};
-use toolgram_providers::{HttpOptions, Kind, Resolved, post_json, read_usage};
+use toolgram_core::{ToolCall, ToolChoice, ToolSet};
+use toolgram_providers::{HttpOptions, Kind, Resolved, native_chat_body, post_json, read_usage};
 
 /// An OpenAI-compatible chat-completions server.
 pub struct Peer {
@@ -58,14 +58,13 @@ impl Peer {
                 body
             }
             Protocol::Toolgram => {
-                let mut body = json!({
-                    "messages": item.messages,
-                    "tools": item.tools,
-                    "tool_choice": "auto",
-                    "parallel_tool_calls": true,
-                    "temperature": 0,
-                    "max_tokens": options.max_tokens.unwrap_or(512),
-                });
+                let mut body = native_chat_body(
+                    json!(item.messages),
+                    &json!(item.tools),
+                    &ToolChoice::Auto,
+                    true,
+                    options.max_tokens.unwrap_or(512),
+                );
                 if let Some(m) = &self.model {
                     body["model"] = json!(m);
                 }

@@ -42,6 +42,7 @@ mod usage;
 
 pub use capability::choose_path;
 pub use config::{Config, Fallback, Overrides, ProviderConfig, Resolved};
+pub use dialect::openai_chat::native_body as native_chat_body;
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};
 pub use model::ProviderModel;

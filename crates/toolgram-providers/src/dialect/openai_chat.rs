@@ -67,6 +67,28 @@ pub(crate) fn openai_choice(choice: &ToolChoice) -> Value {
     }
 }
 
+/// A Chat Completions body for a server's own tool calling, no toolgram grammar: `messages`
+/// and `tools` as OpenAI JSON, `tool_choice`, parallel calls, `max_tokens`, greedy and seeded.
+/// The one builder of the peer requests the evals and benchmarks send (llama-server, vLLM,
+/// `toolgram serve`); a caller adds its server's own fields (`cache_prompt`, `model`).
+pub fn native_body(
+    messages: Value,
+    tools: &Value,
+    choice: &ToolChoice,
+    parallel: bool,
+    max_tokens: usize,
+) -> Value {
+    json!({
+        "messages": messages,
+        "tools": tools,
+        "tool_choice": openai_choice(choice),
+        "parallel_tool_calls": parallel,
+        "temperature": 0.0,
+        "seed": 0,
+        "max_tokens": max_tokens,
+    })
+}
+
 /// The tools sent: `allowed_tools` needs the whole pool in `tools`; otherwise only the
 /// callable ones go.
 pub(crate) fn sent<'a>(input: &'a RenderInput, pool: &'a ToolSet) -> &'a ToolSet {
