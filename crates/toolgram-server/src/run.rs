@@ -1,11 +1,12 @@
 //! Running a request from async handlers: the runtime's blocking calls on tokio's blocking
 //! pool, the request cancelled when its handler is dropped (the client went away) or its
 //! time runs out, and a stream's events forwarded to an async channel. A cancelled run's
-//! tokens are counted here, where its result ends (nobody reads it). This module must not
-//! build replies.
+//! tokens are counted here, where its result ends (nobody reads it); a stream's frames
+//! forwarded to its client ([`forward`]). This module must not build replies.
 
 use crate::app::App;
 use crate::error::ApiError;
+use crate::metrics::StreamClock;
 use axum::http::StatusCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,6 +80,45 @@ pub fn stream(app: &Arc<App>, req: Request) -> Result<mpsc::Receiver<Event>, Run
                 // The client went away: stop decoding, let the run wind down.
                 cancel.cancel();
             }
+        }
+    });
+    Ok(rx)
+}
+
+/// Stream `req` as a route's frames: `start` first, then `frames_of` of each event (the route
+/// records its metrics there, with the stream's clock) until the run ends. An error before
+/// anything was decoded is still an HTTP error, not a stream; a client that goes away cancels
+/// the run (its events are dropped).
+pub async fn forward<F: Send + 'static>(
+    app: &Arc<App>,
+    req: Request,
+    start: Vec<F>,
+    mut frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
+) -> Result<mpsc::Receiver<F>, ApiError> {
+    let mut events = stream(app, req)?;
+    let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        other => other,
+    };
+    let (tx, rx) = mpsc::channel::<F>(64);
+    let app = Arc::clone(app);
+    tokio::spawn(async move {
+        let mut clock = StreamClock::start();
+        let mut pending = start;
+        let mut next = first;
+        loop {
+            for f in pending {
+                if tx.send(f).await.is_err() {
+                    // The client went away; dropping `events` cancels the run.
+                    app.metrics.disconnect();
+                    return;
+                }
+            }
+            let Some(event) = next else { return };
+            clock.seen(&event);
+            let last = matches!(event, Event::Done(_) | Event::Failed(_));
+            pending = frames_of(event, &clock);
+            next = if last { None } else { events.recv().await };
         }
     });
     Ok(rx)

@@ -96,40 +96,16 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, 
 
 async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    let mut events = crate::run::stream(&app, m.req)?;
-    // An error before anything was decoded is still an HTTP error, not a stream.
-    let first = match events.recv().await {
-        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
-        other => other,
-    };
-    let (tx, rx) = tokio::sync::mpsc::channel::<wire::Frame>(64);
-    let mut clock = crate::metrics::StreamClock::start();
-    tokio::spawn(async move {
-        let (mut writer, start) = wire::MessageStream::start(&id, app.model_id());
-        for f in start {
-            let _ = tx.send(f).await;
+    let (mut writer, start) = wire::MessageStream::start(&id, app.model_id());
+    let metrics = Arc::clone(&app);
+    let rx = crate::run::forward(&app, m.req, start, move |event, clock| {
+        match &event {
+            Event::Done(r) => metrics.metrics.reply(ROUTE, r, Some(clock.first_token())),
+            Event::Failed(e) => metrics.metrics.failed(e),
+            _ => {}
         }
-        let mut next = first;
-        while let Some(event) = next {
-            clock.seen(&event);
-            let last = matches!(event, Event::Done(_) | Event::Failed(_));
-            match &event {
-                Event::Done(r) => app.metrics.reply(ROUTE, r, Some(clock.first_token())),
-                Event::Failed(e) => app.metrics.failed(e),
-                _ => {}
-            }
-            for f in writer.on(event) {
-                if tx.send(f).await.is_err() {
-                    // The client went away; dropping `events` cancels the run.
-                    app.metrics.disconnect();
-                    return;
-                }
-            }
-            if last {
-                break;
-            }
-            next = events.recv().await;
-        }
-    });
+        writer.on(event)
+    })
+    .await?;
     Ok(crate::sse::named(rx))
 }

@@ -10,7 +10,6 @@ pub use read::{ChatRequest, read};
 use crate::app::App;
 use crate::error::ApiError;
 use axum::response::{IntoResponse, Response as HttpResponse};
-use serde_json::Value;
 use std::sync::Arc;
 use toolgram_runtime::Event;
 use wire::Envelope;
@@ -49,48 +48,23 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Api
 /// Answer a streamed request: Server-Sent Events as the reply is decoded.
 pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app);
-    let mut events = crate::run::stream(&app, chat.req)?;
-    // An error before anything was decoded is still an HTTP error, not a stream.
-    let first = match events.recv().await {
-        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
-        other => other,
-    };
-    let (tx, rx) = tokio::sync::mpsc::channel::<Value>(64);
-    let include_usage = chat.include_usage;
-    let notes = chat.notes;
-    let mut clock = crate::metrics::StreamClock::start();
-    tokio::spawn(async move {
-        let mut next = first;
-        let _ = tx.send(wire::role_chunk(&env)).await;
-        while let Some(event) = next {
-            clock.seen(&event);
-            let last = matches!(event, Event::Done(_) | Event::Failed(_));
-            let chunks = match event {
-                Event::Done(r) => {
-                    app.metrics.reply(ROUTE, &r, Some(clock.first_token()));
-                    let toolgram = crate::app::toolgram_json(Some(&r), &notes);
-                    let finish = r.finish_reason.as_str();
-                    wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
-                }
-                Event::Failed(e) if e.kind() == "truncated" => {
-                    app.metrics.failed(&e);
-                    wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
-                }
-                Event::Failed(e) => vec![ApiError::from(e).body()],
-                other => wire::event_chunks(&env, &other),
-            };
-            for c in chunks {
-                if tx.send(c).await.is_err() {
-                    // The client went away; dropping `events` cancels the run.
-                    app.metrics.disconnect();
-                    return;
-                }
-            }
-            if last {
-                break;
-            }
-            next = events.recv().await;
+    let start = vec![wire::role_chunk(&env)];
+    let (include_usage, notes) = (chat.include_usage, chat.notes);
+    let metrics = Arc::clone(&app);
+    let rx = crate::run::forward(&app, chat.req, start, move |event, clock| match event {
+        Event::Done(r) => {
+            metrics.metrics.reply(ROUTE, &r, Some(clock.first_token()));
+            let toolgram = crate::app::toolgram_json(Some(&r), &notes);
+            let finish = r.finish_reason.as_str();
+            wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
         }
-    });
+        Event::Failed(e) if e.kind() == "truncated" => {
+            metrics.metrics.failed(&e);
+            wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
+        }
+        Event::Failed(e) => vec![ApiError::from(e).body()],
+        other => wire::event_chunks(&env, &other),
+    })
+    .await?;
     Ok(crate::sse::data(rx))
 }

@@ -88,57 +88,34 @@ pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, 
 /// Answer a streamed request with the Responses event types.
 pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app);
-    let mut events = crate::run::stream(&app, rr.req.clone())?;
-    let first = match events.recv().await {
-        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
-        other => other,
-    };
-    let (tx, rx) = tokio::sync::mpsc::channel::<wire::Frame>(64);
-    let mut clock = crate::metrics::StreamClock::start();
-    tokio::spawn(async move {
-        let toolgram = crate::app::toolgram_json(None, &rr.notes);
-        let created = wire::response_object(&env, &rr, "in_progress", Vec::new(), None, toolgram);
-        let (mut writer, start) = wire::ResponseStream::start(&created);
-        let mut frames = start;
-        let mut next = first;
-        while let Some(event) = next {
-            clock.seen(&event);
-            let last = matches!(event, Event::Done(_) | Event::Failed(_));
-            match event {
-                Event::Done(r) => {
-                    let (items, closing) = writer.close(&rr);
-                    frames.extend(closing);
-                    app.metrics.reply(ROUTE, &r, Some(clock.first_token()));
-                    let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
-                    let body = wire::finished(&env, &rr, items, &r, toolgram);
-                    remember(&app, &rr, &env.id, &r, &body);
-                    frames.push(writer.finish(body));
-                }
-                Event::Failed(e) if e.kind() == "truncated" => {
-                    let (items, closing) = writer.close(&rr);
-                    frames.extend(closing);
-                    app.metrics.failed(&e);
-                    let toolgram = crate::app::toolgram_json(None, &rr.notes);
-                    frames.push(writer.finish(wire::cut(&env, &rr, items, e.usage(), toolgram)));
-                }
-                Event::Failed(e) => {
-                    let err = ApiError::from(e).body();
-                    frames.push(writer.error(err["error"].clone()));
-                }
-                other => frames.extend(writer.on(&rr, &other, &mut |p| app.new_id(p))),
-            }
-            for f in frames.drain(..) {
-                if tx.send(f).await.is_err() {
-                    // The client went away; dropping `events` cancels the run.
-                    app.metrics.disconnect();
-                    return;
-                }
-            }
-            if last {
-                break;
-            }
-            next = events.recv().await;
+    let toolgram = crate::app::toolgram_json(None, &rr.notes);
+    let created = wire::response_object(&env, &rr, "in_progress", Vec::new(), None, toolgram);
+    let (mut writer, start) = wire::ResponseStream::start(&created);
+    let req = rr.req.clone();
+    let app2 = Arc::clone(&app);
+    let rx = crate::run::forward(&app, req, start, move |event, clock| match event {
+        Event::Done(r) => {
+            let (items, mut frames) = writer.close(&rr);
+            app2.metrics.reply(ROUTE, &r, Some(clock.first_token()));
+            let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
+            let body = wire::finished(&env, &rr, items, &r, toolgram);
+            remember(&app2, &rr, &env.id, &r, &body);
+            frames.push(writer.finish(body));
+            frames
         }
-    });
+        Event::Failed(e) if e.kind() == "truncated" => {
+            let (items, mut frames) = writer.close(&rr);
+            app2.metrics.failed(&e);
+            let toolgram = crate::app::toolgram_json(None, &rr.notes);
+            frames.push(writer.finish(wire::cut(&env, &rr, items, e.usage(), toolgram)));
+            frames
+        }
+        Event::Failed(e) => {
+            let err = ApiError::from(e).body();
+            vec![writer.error(err["error"].clone())]
+        }
+        other => writer.on(&rr, &other, &mut |p| app2.new_id(p)),
+    })
+    .await?;
     Ok(crate::sse::named(rx))
 }
