@@ -65,7 +65,7 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stdout.contains("| simple_python | grammar | 1 |"),
+        stdout.contains("| simple_python | grammar | toolgram | 1 |"),
         "{stdout}"
     );
     let items = lines(&out.join("items.jsonl"));
@@ -154,7 +154,10 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
         &["--mode", "grammar"],
     );
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("| live_simple | grammar | 1 |"), "{stdout}");
+    assert!(
+        stdout.contains("| live_simple | grammar | toolgram | 1 |"),
+        "{stdout}"
+    );
     assert_eq!(lines(&out2.join("items.jsonl"))[0]["id"], "live_simple_0");
 
     // Bad input: a clear error before any model is loaded.
@@ -178,6 +181,57 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&out2);
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// `--protocol bfcl` on the embedded model: one attempt, the row and every record labelled
+/// `bfcl`, and a resumed run under the other protocol adds its own rows beside them; the modes
+/// that add toolgram's instructions are refused under it.
+#[test]
+fn eval_bfcl_under_bfcls_protocol_is_labelled_and_kept_apart() {
+    let out = temp("protocol");
+    let (code, stdout, stderr) = eval(
+        "../shared/data/bfcl",
+        "irrelevance",
+        &out,
+        &["--protocol", "bfcl"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("| irrelevance | grammar-template | bfcl | 1 |"),
+        "{stdout}"
+    );
+    let items = lines(&out.join("items.jsonl"));
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["protocol"], "bfcl");
+    assert_eq!(items[0]["attempts"], 1);
+    assert!(
+        items[0]["run"].as_str().is_some_and(|r| r.contains(" · ")),
+        "{}",
+        items[0]
+    );
+    let (code, stdout, stderr) = eval(
+        "../shared/data/bfcl",
+        "irrelevance",
+        &out,
+        &["--resume", "--mode", "grammar-template"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("| irrelevance | grammar-template | toolgram | 1 |")
+            && stdout.contains("| irrelevance | grammar-template | bfcl | 1 |"),
+        "{stdout}"
+    );
+    assert_eq!(lines(&out.join("items.jsonl")).len(), 2);
+    // BFCL's protocol adds nothing to the prompt: the modes that do are refused up front.
+    let (code, _, stderr) = eval(
+        "../shared/data/bfcl",
+        "simple_python",
+        &out,
+        &["--protocol", "bfcl", "--mode", "grammar"],
+    );
+    assert_ne!(code, 0);
+    assert!(stderr.contains("use grammar-template"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// `toolgram eval tools`: the three forms of two tools on the test model; every call that was made

@@ -353,11 +353,11 @@ fn eval_scores_llama_servers_own_tool_calling_strictly_and_leniently() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stdout.contains("| simple_python | native | 2 |"),
+        stdout.contains("| simple_python | native | toolgram | 2 |"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("| simple_python | native-lenient | 2 |"),
+        stdout.contains("| simple_python | native-lenient | toolgram | 2 |"),
         "{stdout}"
     );
     let items: Vec<Value> = std::fs::read_to_string(out.join("items.jsonl"))
