@@ -20,6 +20,9 @@ for every OpenAI-style FC model).
          line per item.
   scores --out DIR
          the per-category table of DIR/replies.jsonl again.
+  compare --out DIR --records FILE
+         docs/eval.md's BFCL-comparable table: BFCL's replies in DIR beside the records
+         `toolgram eval bfcl --protocol bfcl` wrote to FILE, item for item.
 """
 
 import argparse
@@ -236,6 +239,33 @@ def tools(args):
             print(json.dumps({"id": entry["id"], "tools": data["tools"]}))
 
 
+def compare(args):
+    """BFCL's replies beside `--protocol bfcl`'s records, as a Markdown table."""
+    with open(os.path.join(args.out, "replies.jsonl")) as f:
+        off = {r["id"]: r for r in map(json.loads, f)}
+    ours = {}
+    with open(args.records) as f:
+        for r in map(json.loads, f):
+            if r.get("protocol") == "bfcl" and r["mode"] == "native":
+                ours[r["id"]] = r
+    print("| category | BFCL's run: items | BFCL's handler + checker, % | HTTP errors "
+          "| items both ran | BFCL, % | `--protocol bfcl`, % | verdicts that differ |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for category in categories():
+        rs = [r for r in off.values() if r["category"] == category]
+        both = [i for i, r in ours.items() if r["category"] == category and i in off]
+        if not rs:
+            continue
+        ok = sum(r["valid"] for r in rs)
+        errors = sum(r["http_error"] is not None for r in rs)
+        theirs = sum(off[i]["valid"] for i in both)
+        mine = sum(ours[i]["correct"] for i in both)
+        differ = sum(off[i]["valid"] != ours[i]["correct"] for i in both)
+        pct = lambda k, n: f"{100.0 * k / n:.1f}" if n else "–"
+        print(f"| {category} | {len(rs)} | {pct(ok, len(rs))} | {errors} | {len(both)} "
+              f"| {pct(theirs, len(both))} | {pct(mine, len(both))} | {differ} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -249,6 +279,9 @@ def main():
     c.add_argument("--records", required=True)
     s = sub.add_parser("scores")
     s.add_argument("--out", required=True)
+    m = sub.add_parser("compare")
+    m.add_argument("--out", required=True)
+    m.add_argument("--records", required=True)
     t = sub.add_parser("tools")
     t.add_argument("--category", type=lambda s: s.split(","))
     args = parser.parse_args()
@@ -260,6 +293,8 @@ def main():
         check(args)
     elif args.command == "tools":
         tools(args)
+    elif args.command == "compare":
+        compare(args)
     else:
         scores(args.out)
 
