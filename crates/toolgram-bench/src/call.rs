@@ -137,6 +137,7 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, BenchError> {
                     seed: Some(0),
                     ..Sampling::default()
                 },
+                compiled: None,
             })?;
             runs.push((r.timings, r.completion_tokens));
         }

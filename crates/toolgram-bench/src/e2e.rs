@@ -283,6 +283,7 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), B
                     think: Default::default(),
                     few_shot: false,
                     sampling,
+                    compiled: None,
                 });
                 (r, t0.elapsed().as_secs_f64() * 1e3)
             };

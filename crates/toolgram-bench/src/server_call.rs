@@ -156,6 +156,7 @@ fn run_embedded(
                 seed: Some(0),
                 ..Sampling::default()
             },
+            compiled: None,
         })?;
         if i > 0 {
             ms.push(t0.elapsed().as_secs_f64() * 1e3);

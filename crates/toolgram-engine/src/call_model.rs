@@ -4,6 +4,7 @@
 //! It adapts errors and keeps the last response for usage and timings; it must not
 //! validate or decide on retries (the loop does).
 
+use crate::compiled_call::CompiledCall;
 use crate::error::EngineError;
 use crate::session::{CallRequest, CallResponse, Sampling, Session};
 use toolgram_core::define::request::{Mode, Think};
@@ -28,6 +29,9 @@ pub struct EngineModel<'s, 'e> {
     pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
+    /// The call grammar compiled for this request before it reached the engine, read by
+    /// every attempt of its shape ([`CallRequest::compiled`]).
+    pub compiled: Option<&'s CompiledCall>,
     /// The last engine response (usage, timings, deferred keywords).
     pub last: Option<CallResponse>,
     /// Tokens over all attempts: (prompt, completion).
@@ -50,6 +54,7 @@ impl CallModel for EngineModel<'_, '_> {
             think: self.think,
             few_shot: self.few_shot,
             sampling: self.sampling.clone(),
+            compiled: self.compiled,
         };
         match self.session.reply(&req) {
             Ok(r) => {

@@ -4,9 +4,9 @@
 //!
 //! This module must not generate: the decode loop lives in `session`.
 
+use crate::compiled_call::Grammars;
 use crate::error::EngineError;
 use crate::gpu::{GpuOptions, Offload};
-use crate::grammar_cache::GrammarCache;
 use crate::template::ChatTemplate;
 use crate::tokenizer::{LlamaTokEnv, Vocab};
 use llama_cpp_2::model::LlamaModel;
@@ -69,13 +69,11 @@ fn mask_factory(tok: &Arc<LlamaTokEnv>) -> Result<ParserFactory, EngineError> {
 pub struct Engine {
     pub(crate) model: Arc<LlamaModel>,
     pub(crate) tok: Arc<LlamaTokEnv>,
-    pub(crate) factory: ParserFactory,
     pub(crate) template: ChatTemplate,
     pub(crate) syntax: &'static CallSyntax,
-    pub(crate) compile_opts: CompileOptions,
     pub(crate) threads: u32,
     pub(crate) n_ctx: u32,
-    grammars: GrammarCache,
+    pub(crate) grammars: Arc<Grammars>,
     name: String,
     vocab_early: bool,
     offload: Arc<Offload>,
@@ -175,13 +173,11 @@ impl Engine {
         Ok(Self {
             model,
             tok,
-            factory,
             template,
             syntax,
-            compile_opts,
             threads: opts.threads.unwrap_or_else(default_threads),
             n_ctx,
-            grammars: GrammarCache::default(),
+            grammars: Arc::new(Grammars::new(factory, compile_opts, syntax)),
             name,
             vocab_early,
             offload: Arc::new(offload),
@@ -220,7 +216,13 @@ impl Engine {
 
     /// Options the compiler needs for this vocabulary (its special marker tokens).
     pub fn compile_options(&self) -> &CompileOptions {
-        &self.compile_opts
+        self.grammars.compile_options()
+    }
+
+    /// The grammar compiler for this model's vocabulary: shareable, so a request can be
+    /// compiled (and refused) before it is queued, and the run reads what was compiled.
+    pub fn grammars(&self) -> &Arc<Grammars> {
+        &self.grammars
     }
 
     /// Context window size.
@@ -265,25 +267,9 @@ impl Engine {
             .len()
     }
 
-    /// A matcher for a Lark grammar in its start state, from the compiled-grammar cache.
-    pub(crate) fn lark_matcher(&self, lark: &str) -> Result<Matcher, EngineError> {
-        self.grammars.get(lark, || {
-            self.matcher(TopLevelGrammar::from_lark(lark.to_owned()))
-        })
-    }
-
-    /// Compiled-grammar cache (hits, misses) since the model was loaded.
-    pub fn grammar_cache_stats(&self) -> (u64, u64) {
-        self.grammars.stats()
-    }
-
-    /// A fresh matcher for a Lark grammar, or the grammar's error.
+    /// A fresh matcher for any llguidance grammar (not cached), or the grammar's error.
     pub(crate) fn matcher(&self, grammar: TopLevelGrammar) -> Result<Matcher, EngineError> {
-        let parser = self
-            .factory
-            .create_parser(grammar)
-            .map_err(|e| EngineError::Grammar(e.to_string()))?;
-        Ok(Matcher::new(Ok(parser)))
+        self.grammars.parser(grammar)
     }
 }
 
@@ -294,10 +280,8 @@ fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {
     })
 }
 
-/// Compile and check a request before any model is loaded: the whole grammar with llguidance
-/// (byte-level vocabulary); if it is refused, the same pool with argument grammars from
-/// toolgram's own schema compiler (the plan returned then), and if that is refused too, each
-/// callable tool alone, so the error names the tool whose schema llguidance cannot take.
+/// Compile and check a request before any model is loaded: [`compile_pool`] with llguidance
+/// over a byte-level vocabulary.
 pub fn check_request(
     tools: &ToolSet,
     choice: &ToolChoice,
@@ -312,16 +296,33 @@ pub fn check_request(
         syntax,
         opts,
     };
-    let plan = compile::compile(tools, choice, parallel, syntax, opts)?;
+    compile_pool(&request, check_grammar).map(|(plan, ())| plan)
+}
+
+/// Compile a pool into its call grammar, taken by `accept` (llguidance with some vocabulary):
+/// the whole union; if it is refused, the same pool with argument grammars from toolgram's own
+/// schema compiler ([`accept_with_fallback`]); if that is refused too, each callable tool
+/// alone, so the error names the tool whose schema llguidance cannot take.
+pub(crate) fn compile_pool<T>(
+    request: &PoolRequest<'_>,
+    accept: impl Fn(&str) -> Result<T, EngineError>,
+) -> Result<(CompiledGrammar, T), EngineError> {
+    let PoolRequest {
+        tools,
+        syntax,
+        opts,
+        ..
+    } = *request;
+    let plan = compile::compile(tools, request.choice, request.parallel, syntax, opts)?;
     let callable = plan.callable.clone();
-    match accept_with_fallback(plan, &request, check_grammar) {
-        Ok((plan, ())) => Ok(plan),
+    match accept_with_fallback(plan, request, &accept) {
+        Ok(accepted) => Ok(accepted),
         Err(whole) => {
             for i in callable {
                 let name = &tools.tools()[i].name;
                 let one =
                     compile::compile(tools, &ToolChoice::Named(name.clone()), false, syntax, opts)?;
-                if let Err(EngineError::Grammar(message)) = check_grammar(&one.lark) {
+                if let Err(EngineError::Grammar(message)) = accept(&one.lark) {
                     return Err(EngineError::ToolSchema {
                         tool: name.clone(),
                         message: first_line(&message),
@@ -345,9 +346,8 @@ pub(crate) struct PoolRequest<'a> {
 /// `plan` if `accept` (llguidance with some vocabulary) takes its Lark; else, in grammar
 /// mode, the pool compiled again with every argument grammar from toolgram's own schema
 /// compiler (where llguidance's `%json` refuses an argument schema), its `args_fallback`
-/// saying why. The one fallback of both the check before a model loads and a session's
-/// matcher; the first refusal when neither is taken.
-pub(crate) fn accept_with_fallback<T>(
+/// saying why; the first refusal when neither is taken.
+fn accept_with_fallback<T>(
     plan: CompiledGrammar,
     request: &PoolRequest<'_>,
     accept: impl Fn(&str) -> Result<T, EngineError>,

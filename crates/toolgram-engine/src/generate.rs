@@ -95,7 +95,7 @@ impl Session<'_> {
         req: &GenerateRequest<'_>,
     ) -> Result<GenerateResponse, EngineError> {
         let engine = self.engine();
-        let grammar = generation_grammar(req.grammar, req.think, &engine.compile_opts);
+        let grammar = generation_grammar(req.grammar, req.think, engine.compile_options());
         let no_tools = ToolSet::new(Vec::new())?;
         let t_grammar = Instant::now();
         // Built before the prompt is evaluated, so a refused grammar costs nothing.

@@ -25,6 +25,7 @@
 //!     think: Default::default(),
 //!     few_shot: false,
 //!     sampling: Sampling::default(),
+//!     compiled: None,
 //! })?;
 //! assert_eq!(reply.tool_calls[0].name, "get_weather");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -36,6 +37,7 @@
 mod backend;
 mod batch;
 mod call_model;
+mod compiled_call;
 mod engine;
 mod error;
 pub mod gbnf_check;
@@ -61,6 +63,7 @@ mod turn_derive;
 
 pub use batch::{Batch, BatchStats};
 pub use call_model::EngineModel;
+pub use compiled_call::{CallShape, CompiledCall, GrammarStats, Grammars};
 pub use engine::{
     ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request,
     default_threads,

@@ -11,7 +11,8 @@
 //! must not interpret them.
 
 use crate::batch::{BATCH, Batch, LaneHandle};
-use crate::engine::{Engine, PoolRequest, accept_with_fallback};
+use crate::compiled_call::{CallShape, CompiledCall};
+use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::loop_guard::{CutCall, LoopGuard, Reading};
 use crate::prefix::{self, PrefixStore};
@@ -20,10 +21,11 @@ use crate::think::ThinkWatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
 use llguidance::toktrie::SimpleVob;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
+use toolgram_core::compile::{self, CompiledGrammar};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::parse::lenient::{
     self, LenientOptions, LenientOutput, ReasoningFormat, SyntaxChoice,
@@ -116,6 +118,23 @@ pub struct CallRequest<'a> {
     pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
+    /// The call grammar already compiled for this request ([`crate::Grammars::compile_call`]):
+    /// used when its shape is this request's (the pool must be `tools`); `None`, or another
+    /// shape, compiles it here.
+    pub compiled: Option<&'a CompiledCall>,
+}
+
+impl CallRequest<'_> {
+    /// What its call grammar is compiled for.
+    pub fn shape(&self) -> CallShape {
+        CallShape {
+            choice: self.choice.clone(),
+            parallel: self.parallel,
+            mode: self.mode,
+            think: self.think,
+            max_calls: self.sampling.max_calls,
+        }
+    }
 }
 
 /// Why generation ended.
@@ -143,8 +162,8 @@ impl FinishReason {
 /// Measurements of one call.
 #[derive(Debug, Clone, Default)]
 pub struct Timings {
-    /// Compiling the request's grammar and building its matcher (a compiled-grammar cache
-    /// hit makes this the compile alone).
+    /// Compiling the request's grammar and building its matcher; for a grammar compiled
+    /// before the request reached the session, a copy of its matcher.
     pub grammar_ms: f64,
     /// Prompt tokens actually evaluated (the rest came from the KV cache).
     pub prompt_evaluated: usize,
@@ -327,35 +346,28 @@ impl<'e> Session<'e> {
     )]
     fn reply_on_lane(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
-        let opts = CompileOptions {
-            mode: req.mode,
-            think: req.think,
-            max_calls: req.sampling.max_calls,
-            ..engine.compile_opts.clone()
-        };
         let t_grammar = Instant::now();
-        let mut compiled =
-            compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
         let prompted = req.mode == Mode::Prompt;
         let unconstrained = req.sampling.unconstrained || prompted;
+        let shape = req.shape();
+        let given = req.compiled.filter(|c| *c.shape() == shape);
         // The grammar is built before the prompt is evaluated, so a refusal costs nothing.
-        let matcher = if unconstrained {
-            None
-        } else {
-            let request = PoolRequest {
-                tools: req.tools,
-                choice: &req.choice,
-                parallel: req.parallel,
-                syntax: engine.syntax,
-                opts: &opts,
-            };
-            let (accepted, matcher) =
-                accept_with_fallback(compiled, &request, |lark| engine.lark_matcher(lark))?;
-            if let Some(why) = &accepted.args_fallback {
-                tracing::warn!(refused = %why, "llguidance refused an argument schema; using toolgram's own schema grammar");
+        let made_here;
+        let (compiled, matcher) = match given {
+            Some(c) => (
+                Cow::Borrowed(c.plan()),
+                (!unconstrained).then(|| c.matcher()).transpose()?,
+            ),
+            None if unconstrained => {
+                let opts = engine.grammars.call_options(&shape);
+                let plan =
+                    compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
+                (Cow::Owned(plan), None)
             }
-            compiled = accepted;
-            Some(matcher)
+            None => {
+                made_here = engine.grammars.compile_call(req.tools, &shape)?;
+                (Cow::Borrowed(made_here.plan()), Some(made_here.matcher()?))
+            }
         };
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
@@ -462,8 +474,8 @@ impl<'e> Session<'e> {
             raw,
             timings,
             mode: req.mode,
-            deferred: compiled.deferred,
-            ignored: compiled.ignored,
+            deferred: compiled.deferred.clone(),
+            ignored: compiled.ignored.clone(),
             truncated_call: None,
             cut_call,
         })

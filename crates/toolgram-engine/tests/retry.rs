@@ -66,6 +66,7 @@ fn an_invalid_first_attempt_is_repaired_by_the_default_model() {
             sampling: greedy(128),
             last: None,
             total_tokens: (0, 0),
+            compiled: None,
         },
         seen: Vec::new(),
     };
@@ -129,6 +130,7 @@ fn a_broken_custom_rule_is_repaired_under_the_grammar_that_builds_it_in() {
             sampling: greedy(128),
             last: None,
             total_tokens: (0, 0),
+            compiled: None,
         },
         seen: Vec::new(),
     };
@@ -174,6 +176,7 @@ fn prompt_mode_never_returns_an_invalid_call() {
             sampling: greedy(160),
             last: None,
             total_tokens: (0, 0),
+            compiled: None,
         };
         let messages = [ChatMessage::text("user", case.prompt.as_str())];
         match run(
@@ -222,6 +225,7 @@ fn a_required_think_block_comes_back_as_reasoning() {
         sampling: greedy(384),
         last: None,
         total_tokens: (0, 0),
+        compiled: None,
     };
     let messages = [ChatMessage::text(
         "user",

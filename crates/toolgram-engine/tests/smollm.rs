@@ -231,6 +231,7 @@ fn a_cut_after_complete_calls_keeps_them_and_names_the_cut_one() {
             think: Think::Off,
             few_shot: false,
             sampling: greedy(max_tokens),
+            compiled: None,
         })
     };
     let whole = ask(&mut s, 400).expect("a reply");
@@ -313,7 +314,7 @@ fn reused_prompt_prefix_and_compiled_grammar_give_the_same_reply_as_a_fresh_cont
         "prefix not reused: {:?}",
         reused.timings
     );
-    let (hits, _) = e.grammar_cache_stats();
+    let hits = e.grammars().stats().cache_hits;
     let fresh = ask(
         &mut e.session().expect("session"),
         &tools,
@@ -324,7 +325,7 @@ fn reused_prompt_prefix_and_compiled_grammar_give_the_same_reply_as_a_fresh_cont
     .expect("fresh");
     assert_eq!(fresh.timings.prompt_evaluated, fresh.prompt_tokens);
     assert!(
-        e.grammar_cache_stats().0 > hits,
+        e.grammars().stats().cache_hits > hits,
         "the same pool and choice did not reuse the compiled grammar"
     );
     assert_eq!(reused.raw, fresh.raw);
@@ -352,6 +353,7 @@ fn multi_turn_conversation_with_tool_results_continues() {
         think: Default::default(),
         few_shot: false,
         sampling: greedy(256),
+        compiled: None,
     };
     let r = s.call(&req).expect("reply");
     assert!(!r.tool_calls.is_empty());
@@ -446,6 +448,7 @@ fn few_shot_lengthens_the_prompt_and_keeps_the_grammar() {
         think: Default::default(),
         few_shot,
         sampling: greedy(256),
+        compiled: None,
     };
     let plain = s.reply(&req(false)).expect("plain reply");
     let shown = s.reply(&req(true)).expect("few-shot reply");

@@ -1,14 +1,21 @@
-//! Everything about a request that can be checked without a model, checked before one is
-//! loaded: the offered pool and `tool_choice` compiled to the whole grammar and compiled by
-//! llguidance, or the `response_format`'s grammar. This module must not load a model.
+//! Everything about a request that can be checked before it runs: the offered pool and
+//! `tool_choice` compiled to the whole grammar and built by llguidance, or the
+//! `response_format`'s grammar. Before a model is loaded ([`check`]) llguidance works over a
+//! byte-level vocabulary; with the model loaded ([`precompile`]) the engine's own compiler
+//! builds the grammar the run decodes under, kept in the request ([`Precompiled`]) so the run
+//! compiles nothing again. This module must not load a model or run one.
 
 use crate::error::RunError;
 use crate::format::{prepare, refuse_unknown};
 use crate::pool;
 use crate::request::Request;
-use toolgram_core::compile::CompileOptions;
+use std::sync::Arc;
+use toolgram_core::ToolSet;
+use toolgram_core::compile::{CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_engine::{ByteChecker, check_request, generation_grammar};
+use toolgram_engine::{
+    ByteChecker, CallShape, CompiledCall, Grammars, check_request, generation_grammar,
+};
 
 /// What a checked request leaves to say.
 #[derive(Debug, Default)]
@@ -19,7 +26,32 @@ pub struct Checked {
     pub notes: Vec<String>,
 }
 
-/// Check `req` as the embedded engine would compile it in `syntax`.
+/// A request's call grammar, compiled by the loaded engine before the request was queued.
+#[derive(Debug, Clone)]
+pub(crate) struct Precompiled {
+    /// The pool the request had when it was checked (the run compares by pointer).
+    pub pool: Arc<ToolSet>,
+    /// Which of its tools were offered.
+    pub keep: Vec<usize>,
+    /// The tools offered: `pool`, or its `keep` subset.
+    pub offered: Arc<ToolSet>,
+    /// The grammar.
+    pub call: Arc<CompiledCall>,
+}
+
+/// What `req`'s call grammar is compiled for.
+pub(crate) fn shape(req: &Request) -> CallShape {
+    CallShape {
+        choice: req.tool_choice.clone(),
+        parallel: req.parallel_tool_calls,
+        mode: req.mode,
+        think: req.think,
+        max_calls: req.sampling.max_calls,
+    }
+}
+
+/// Check `req` as the embedded engine would compile it in `syntax`, before any model is
+/// loaded.
 pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunError> {
     let lenient = !req.strict_schemas;
     if let Some(format) = &req.response_format {
@@ -34,7 +66,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
             notes: Vec::new(),
         });
     }
-    let (tools, _) = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
     let opts = CompileOptions {
         mode: req.mode,
         think: req.think,
@@ -42,12 +74,39 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         ..CompileOptions::default()
     };
     let plan = check_request(
-        &tools,
+        &offered.tools,
         &req.tool_choice,
         req.parallel_tool_calls,
         syntax,
         &opts,
     )?;
+    checked_plan(&plan, lenient)
+}
+
+/// Check `req` with the loaded engine's compiler (`grammars`, speaking `syntax`) and keep the
+/// call grammar it compiled in `req`, for its run.
+pub(crate) fn precompile(
+    grammars: &Grammars,
+    syntax: &'static CallSyntax,
+    req: &mut Request,
+) -> Result<Checked, RunError> {
+    if req.response_format.is_some() {
+        return check(req, syntax);
+    }
+    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
+    let call = grammars.compile_call(&offered.tools, &shape(req))?;
+    let checked = checked_plan(call.plan(), !req.strict_schemas)?;
+    req.compiled = Some(Precompiled {
+        pool: Arc::clone(&req.tools),
+        keep: offered.keep,
+        offered: offered.tools,
+        call: Arc::new(call),
+    });
+    Ok(checked)
+}
+
+/// The warnings and notes of a compiled plan; its unknown keywords refused unless `lenient`.
+fn checked_plan(plan: &CompiledGrammar, lenient: bool) -> Result<Checked, RunError> {
     let warnings = refuse_unknown(&plan.ignored, lenient, RunError::InvalidTools)?;
     let notes = plan
         .args_fallback

@@ -11,7 +11,8 @@
 //! - [`Response`], [`Call`], [`CallKind`] — what it gets back, and its JSON form;
 //! - [`RunError`], [`Status`] — how it fails;
 //! - [`Runtime::stream`], [`Event`] — the reply as it is decoded;
-//! - [`check`] — everything checkable before a model is loaded;
+//! - [`check`] — everything checkable before a model is loaded; [`Runtime::check`] — a
+//!   request's grammar compiled before it is queued, and kept for its run;
 //! - [`read_tools_file`], [`tools_from_json`] — tool pools from JSON (built-in grammar tools
 //!   by name, manifests).
 //!
@@ -62,6 +63,7 @@ pub use response::{
     TruncatedCall, Usage, failed_json, openai_assistant_message, openai_function_call, usage_json,
 };
 pub use stream::{Event, EventStream};
+pub use toolgram_engine::GrammarStats;
 pub use toolgram_engine::gpu::Offload;
 pub use tools::{read_tools_file, tools_from_json};
 
@@ -223,6 +225,25 @@ impl Runtime {
         }
     }
 
+    /// Check `req` before it is queued: for the embedded model, its call grammar compiled by
+    /// the engine (a schema it cannot take refused here, unknown keywords refused under
+    /// `strict_schemas`, else listed) and kept in `req`, so running it compiles nothing again;
+    /// a provider checks its own requests (nothing to say here).
+    pub fn check(&self, req: &mut Request) -> Result<Checked, RunError> {
+        match &*self.inner {
+            Inner::Embedded(e) => check::precompile(&e.grammars, e.syntax, req),
+            Inner::Remote(_) => Ok(Checked::default()),
+        }
+    }
+
+    /// How much the embedded engine has compiled (`None` for a provider).
+    pub fn grammar_stats(&self) -> Option<GrammarStats> {
+        match &*self.inner {
+            Inner::Embedded(e) => Some(e.grammars.stats()),
+            Inner::Remote(_) => None,
+        }
+    }
+
     /// Run `req` to its final reply.
     pub fn run(&self, req: &Request) -> Result<Response, RunError> {
         let started = Instant::now();
@@ -295,11 +316,16 @@ impl Runtime {
 /// The request with the pool offered for it, and the tools left out (those its front end
 /// left out first).
 fn offered(req: &Request) -> Result<(Request, Vec<FilteredTool>), RunError> {
-    let (tools, pool_out) = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let offered = pool::offered(
+        &req.tools,
+        &req.messages,
+        &req.tool_choice,
+        req.compiled.as_ref(),
+    )?;
     let mut filtered_out = req.not_offered.clone();
-    filtered_out.extend(pool_out);
+    filtered_out.extend(offered.out);
     let mut req = req.clone();
-    req.tools = tools;
+    req.tools = offered.tools;
     if req.messages.iter().all(|m| m.role == "system") {
         return Err(RunError::InvalidRequest(
             "the conversation has no user message".into(),

@@ -2,6 +2,7 @@
 //! choice, mode, sampling, retry policy, and an optional `response_format` for structured
 //! output without tools. Plain data: this module must not read files or run anything.
 
+use crate::check::Precompiled;
 use crate::response::FilteredTool;
 use serde_json::Value;
 use std::sync::Arc;
@@ -56,6 +57,9 @@ pub struct Request {
     /// Set it to stop the run: a queued request is dropped, a running one stops decoding
     /// (the error is `cancelled`).
     pub cancel: Cancel,
+    /// The call grammar [`crate::Runtime::check`] compiled, for the run to read instead of
+    /// compiling it again (a change to the pool or its shape after the check is compiled anew).
+    pub(crate) compiled: Option<Precompiled>,
 }
 
 /// What a call identical (tool and arguments) to one already made in the conversation gets:
@@ -133,6 +137,7 @@ impl Request {
             syntax: None,
             not_offered: Vec::new(),
             cancel: Cancel::default(),
+            compiled: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The run stage on the real test model (SmolLM2-135M, fetched on first use): sessions that
-//! outlive a request, streaming that adds up to the unstreamed reply, and a runaway call cut
-//! from both.
+//! outlive a request, streaming that adds up to the unstreamed reply, a runaway call cut
+//! from both, and a request's grammar compiled once.
 
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -266,4 +266,49 @@ fn a_runaway_call_is_cut_and_never_streamed() {
         "{kept:?}"
     );
     assert_eq!(kept.cut_call, None);
+}
+
+/// A tool no call can satisfy: `city` is required, needs `unit`, and excludes it.
+const UNSATISFIABLE: &str = r#"[{"type": "function", "function": {"name": "get_weather",
+  "description": "Current weather for a city.",
+  "parameters": {"type": "object", "required": ["city"], "properties": {
+    "city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}},
+  "x-toolgram": {"rules": [{"dependent_required": {"city": ["unit"]}},
+                           {"mutually_exclusive": ["city", "unit"]}]}}}]"#;
+
+/// A request's call grammar is compiled once: by its check before it is queued, then read by
+/// its stream (which asks whether validation can still fail) and by every attempt of the
+/// retry loop.
+#[test]
+fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
+    let rt = runtime();
+    let compiled = |rt: &Runtime| rt.grammar_stats().expect("embedded").calls_compiled;
+    let start = compiled(&rt);
+    let mut req = request(WEATHER, "What's the weather in Paris?");
+    rt.check(&mut req).expect("the request checks");
+    assert_eq!(compiled(&rt), start + 1, "the check compiles the grammar");
+    let (_, reply) = gather(&rt, &req);
+    assert_eq!(reply.tool_calls.len(), 1, "{}", reply.raw);
+    assert_eq!(compiled(&rt), start + 1, "the stream compiled it again");
+
+    let mut req = request(UNSATISFIABLE, "What's the weather in Oslo?");
+    req.retry = RetryPolicy {
+        max_attempts: 3,
+        consecutive_blocked: 3,
+    };
+    rt.check(&mut req).expect("the request checks");
+    let mut retries = 0;
+    for event in rt.stream(&req).expect("stream starts") {
+        match event {
+            Event::Retry { .. } => retries += 1,
+            Event::Done(r) => panic!("no call satisfies both rules: {}", r.raw),
+            _ => {}
+        }
+    }
+    assert_eq!(retries, 2, "three attempts");
+    assert_eq!(compiled(&rt), start + 2, "an attempt compiled the grammar again");
+
+    // Unchecked, the run compiles it once itself.
+    rt.run(&request(WEATHER, "And in Rome?")).expect("a call");
+    assert_eq!(compiled(&rt), start + 3);
 }

@@ -244,25 +244,24 @@ pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError
     })
 }
 
-/// Check a request as the engine would compile it, before it is queued; unknown schema
-/// keywords are refused here under strict schemas, else logged once (the reply lists them).
+/// Check a request before it is queued: the engine compiles its grammar (kept in `req`, so
+/// the run compiles nothing again); unknown schema keywords are refused here under strict
+/// schemas, else logged once (the reply lists them).
 pub(crate) fn precheck(
     app: &App,
     route: &str,
-    req: &toolgram_runtime::Request,
+    req: &mut toolgram_runtime::Request,
 ) -> Result<(), ApiError> {
-    if let Some(syntax) = app.runtime.syntax() {
-        let checked = toolgram_runtime::check(req, syntax)?;
-        app.log_once(route, "warnings", &checked.warnings);
-    }
+    let checked = app.runtime.check(req)?;
+    app.log_once(route, "warnings", &checked.warnings);
     Ok(())
 }
 
 async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
-        let chat = chat::read(&app, &body)?;
-        precheck(&app, "/v1/chat/completions", &chat.req)?;
+        let mut chat = chat::read(&app, &body)?;
+        precheck(&app, "/v1/chat/completions", &mut chat.req)?;
         if chat.stream {
             chat::stream(Arc::clone(&app), chat).await
         } else {
@@ -276,8 +275,8 @@ async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response
 async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
-        let r = responses::read(&app, &body)?;
-        precheck(&app, "/v1/responses", &r.req)?;
+        let mut r = responses::read(&app, &body)?;
+        precheck(&app, "/v1/responses", &mut r.req)?;
         if r.stream {
             responses::stream(Arc::clone(&app), r).await
         } else {

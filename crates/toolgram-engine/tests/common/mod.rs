@@ -72,6 +72,7 @@ pub(crate) fn ask(
         think: Default::default(),
         few_shot: false,
         sampling,
+        compiled: None,
     })
 }
 
@@ -181,6 +182,7 @@ pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoi
                 cut_runaways,
                 ..Sampling::default()
             },
+            compiled: None,
         };
         let r = s
             .call(&req)

@@ -11,7 +11,9 @@ use crate::response::{FinishReason, Response, RunTimings, Usage};
 use toolgram_core::define::request::{Mode, Path};
 use toolgram_core::validate::{self, RepeatedCall};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
-use toolgram_engine::{CallResponse, EngineModel, GenerateRequest, Sampling, Session, Timings};
+use toolgram_engine::{
+    CallResponse, CompiledCall, EngineModel, GenerateRequest, Sampling, Session, Timings,
+};
 use toolgram_retry::Outcome;
 
 fn sampling(req: &Request) -> Sampling {
@@ -55,18 +57,27 @@ fn path_reason(mode: Mode) -> &'static str {
     }
 }
 
-/// Run `req` on `session`.
-pub(crate) fn run(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> {
+/// Run `req` on `session`, its calls under `compiled` (the request's call grammar, compiled
+/// before it reached the session).
+pub(crate) fn run(
+    session: &mut Session<'_>,
+    req: &Request,
+    compiled: Option<&CompiledCall>,
+) -> Result<Response, RunError> {
     match &req.response_format {
         Some(_) if req.few_shot => Err(RunError::InvalidRequest(
             "`few_shot` shows example calls; a `response_format` reply makes none".into(),
         )),
         Some(_) => generate(session, req),
-        None => call(session, req),
+        None => call(session, req, compiled),
     }
 }
 
-fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> {
+fn call(
+    session: &mut Session<'_>,
+    req: &Request,
+    compiled: Option<&CompiledCall>,
+) -> Result<Response, RunError> {
     let engine = session.engine();
     let mut model = EngineModel {
         session,
@@ -79,6 +90,7 @@ fn call(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> 
         sampling: sampling(req),
         last: None,
         total_tokens: (0, 0),
+        compiled,
     };
     let mut outcome = toolgram_retry::run(
         &mut model,

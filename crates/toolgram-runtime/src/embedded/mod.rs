@@ -11,6 +11,7 @@ mod cache;
 
 pub use cache::CacheStats;
 
+use crate::check;
 use crate::error::RunError;
 use crate::post;
 use crate::request::{Cancel, Repeats, Request};
@@ -25,12 +26,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::time::Instant;
 use toolgram_core::ToolChoice;
-use toolgram_core::compile::{self, CompileOptions};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Session;
 use toolgram_engine::gpu::Offload;
-use toolgram_engine::{DecodeObserver, Engine, EngineOptions, PrefixStore};
+use toolgram_engine::{CompiledCall, DecodeObserver, Engine, EngineOptions, Grammars, PrefixStore};
 
 /// Where a job's result goes.
 pub(crate) enum Reply {
@@ -78,6 +78,8 @@ pub(crate) struct Embedded {
     /// Where the model's layers are.
     pub offload: Arc<Offload>,
     pub stats: Arc<CacheStats>,
+    /// The engine's grammar compiler, for checking requests before they are queued.
+    pub grammars: Arc<Grammars>,
 }
 
 /// How the worker keeps its state.
@@ -122,6 +124,7 @@ impl Embedded {
                     engine.syntax(),
                     engine.template_reasons(),
                     Arc::clone(engine.offload()),
+                    Arc::clone(engine.grammars()),
                 )));
                 let worker = Worker {
                     engine: &engine,
@@ -130,7 +133,7 @@ impl Embedded {
                 worker.work(&queue, limits, worker_stats, store);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;
-        let (model, syntax, reasons, offload) = ready
+        let (model, syntax, reasons, offload, grammars) = ready
             .recv()
             .map_err(|_| RunError::Stopped("the engine thread ended while loading".into()))??;
         Ok(Self {
@@ -145,6 +148,7 @@ impl Embedded {
             reasons,
             offload,
             stats,
+            grammars,
         })
     }
 
@@ -333,6 +337,10 @@ impl<'e> Worker<'e> {
             admitted: _admitted,
         } = job;
         let queue_ms = started.duration_since(queued_at).as_secs_f64() * 1e3;
+        let compiled = match call_grammar(engine, &req) {
+            Ok(c) => c,
+            Err(e) => return reply.fail(e),
+        };
         let state = match &reply {
             Reply::Stream(tx) => {
                 // Read live where the grammar makes the reply final; otherwise the reply is
@@ -340,7 +348,7 @@ impl<'e> Worker<'e> {
                 // The live scanner reads JSON call bodies; other bodies are sent whole.
                 let json_body = engine.syntax().body == CallBody::Json;
                 let live = req.response_format.is_some()
-                    || (json_body && !validation_can_fail(engine, &req));
+                    || (json_body && !validation_can_fail(&req, compiled.as_deref()));
                 let scan = live.then(|| ScanOptions {
                     syntax: engine.syntax(),
                     think: req.think != Think::Off,
@@ -362,12 +370,13 @@ impl<'e> Worker<'e> {
             stream: state.clone(),
             cancel: req.cancel.clone(),
         })));
-        let result = attempt::run(session, &req);
+        let result = attempt::run(session, &req, compiled.as_deref());
         session.set_observer(None);
         let result = result
             .and_then(|r| post::finish(&req, &filtered_out, started, r))
             .map(|mut r| {
                 r.timings.queue_ms = queue_ms;
+                r.timings.grammar_ms += compiled.as_ref().map_or(0.0, |c| c.compile_ms());
                 r.offload = Some(Arc::clone(engine.offload()));
                 r
             });
@@ -429,10 +438,34 @@ impl Reply {
     }
 }
 
-/// Whether a reply decoded under `req`'s grammar can still fail validation: a mode that leaves
-/// the schema to the validator, keywords the grammar left to it, a grammar tool's executor
-/// check, or calls the repeat policy may leave out.
-fn validation_can_fail(engine: &Engine, req: &Request) -> bool {
+/// The call grammar `req` runs under: the one its check compiled when the pool and shape are
+/// still the same, else compiled here, once for all its attempts; none for a
+/// `response_format` or in prompt mode (nothing constrains the reply's calls; the session
+/// compiles the plan its parser reads).
+fn call_grammar(engine: &Engine, req: &Request) -> Result<Option<Arc<CompiledCall>>, RunError> {
+    if req.response_format.is_some() {
+        return Ok(None);
+    }
+    let shape = check::shape(req);
+    let checked = req
+        .compiled
+        .as_ref()
+        .filter(|c| Arc::ptr_eq(&c.offered, &req.tools) && *c.call.shape() == shape);
+    if let Some(c) = checked {
+        return Ok(Some(Arc::clone(&c.call)));
+    }
+    if req.mode == Mode::Prompt {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(
+        engine.grammars().compile_call(&req.tools, &shape)?,
+    )))
+}
+
+/// Whether a reply decoded under `req`'s grammar (`compiled`) can still fail validation: a
+/// mode that leaves the schema to the validator, keywords the grammar left to it, a grammar
+/// tool's executor check, or calls the repeat policy may leave out.
+fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
     if req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }
@@ -441,20 +474,5 @@ fn validation_can_fail(engine: &Engine, req: &Request) -> bool {
         .tools()
         .iter()
         .any(|t| t.grammar.as_ref().is_some_and(|g| g.check.is_some()));
-    if checked_input {
-        return true;
-    }
-    let opts = CompileOptions {
-        mode: req.mode,
-        think: req.think,
-        ..engine.compile_options().clone()
-    };
-    compile::compile(
-        &req.tools,
-        &req.tool_choice,
-        req.parallel_tool_calls,
-        engine.syntax(),
-        &opts,
-    )
-    .map_or(true, |c| !c.deferred.is_empty())
+    checked_input || compiled.is_none_or(CompiledCall::defers_keywords)
 }

@@ -37,8 +37,8 @@ impl IntoResponse for AnthropicError {
 pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let body = crate::json_body(&app, req).await?;
-        let m = read::read(&app, &body)?;
-        crate::precheck(&app, ROUTE, &m.req)?;
+        let mut m = read::read(&app, &body)?;
+        crate::precheck(&app, ROUTE, &mut m.req)?;
         if m.stream {
             stream(Arc::clone(&app), m).await
         } else {

@@ -1,0 +1,198 @@
+//! A request's tool-call grammar, compiled once. [`Grammars`] is the engine's grammar compiler
+//! for its model's vocabulary — llguidance's parser factory, the compiled-grammar cache, the
+//! compile options of the model's call syntax — shared with any thread. [`Grammars::compile_call`]
+//! turns a pool and its [`CallShape`] (`tool_choice`, parallel calls, mode, think block, call
+//! cap) into a [`CompiledCall`]: core's union (with toolgram's own argument grammars where
+//! llguidance refuses a schema, and the refused tool named when even that fails) and its
+//! llguidance grammar in the start state. Whoever sees the request first makes it — the run
+//! stage's check before a request is queued, or a session given none — and every later reader
+//! takes it: each attempt of the retry loop, a stream's choice between a live and a held reply.
+//! It counts what it compiles, so a test can say how often one request was compiled.
+//!
+//! This module must not decode or render prompts: the session does.
+
+use crate::engine::{PoolRequest, compile_pool};
+use crate::error::EngineError;
+use crate::grammar_cache::GrammarCache;
+use llguidance::api::TopLevelGrammar;
+use llguidance::{Matcher, ParserFactory};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+use toolgram_core::compile::{CompileOptions, CompiledGrammar};
+use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::syntax::CallSyntax;
+use toolgram_core::{ToolChoice, ToolSet};
+
+/// What a pool's call grammar is compiled for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallShape {
+    /// Which calls may or must be made.
+    pub choice: ToolChoice,
+    /// Whether several calls may be made.
+    pub parallel: bool,
+    /// How much of the call the grammar enforces.
+    pub mode: Mode,
+    /// Whether a `<think>` block may or must open the reply.
+    pub think: Think,
+    /// Most calls one reply may make (`None`: no bound but the token limit).
+    pub max_calls: Option<usize>,
+}
+
+/// A pool's call grammar for one [`CallShape`]: the plan core compiled (what is callable,
+/// what the validator must still check) and its llguidance grammar, ready to decode.
+pub struct CompiledCall {
+    shape: CallShape,
+    plan: CompiledGrammar,
+    /// The grammar in its start state; each attempt decodes under a deep clone.
+    fresh: Mutex<Matcher>,
+    compile_ms: f64,
+}
+
+impl std::fmt::Debug for CompiledCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledCall")
+            .field("shape", &self.shape)
+            .field("lark_bytes", &self.plan.lark.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledCall {
+    /// What it was compiled for.
+    pub fn shape(&self) -> &CallShape {
+        &self.shape
+    }
+
+    /// Core's plan: the Lark text, the callable tools, the keywords left to the validator.
+    pub fn plan(&self) -> &CompiledGrammar {
+        &self.plan
+    }
+
+    /// What compiling it took (core's union and llguidance's parser, or a cache hit).
+    pub fn compile_ms(&self) -> f64 {
+        self.compile_ms
+    }
+
+    /// Whether a reply decoded under this grammar can still fail validation for its
+    /// keywords: some were left to the validator.
+    pub fn defers_keywords(&self) -> bool {
+        !self.plan.deferred.is_empty()
+    }
+
+    /// A matcher in the grammar's start state.
+    pub(crate) fn matcher(&self) -> Result<Matcher, EngineError> {
+        self.fresh
+            .lock()
+            .map(|m| m.deep_clone())
+            .map_err(|_| EngineError::Grammar("a compiled grammar's lock was poisoned".into()))
+    }
+}
+
+/// How much [`Grammars`] has compiled since the model was loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GrammarStats {
+    /// Call grammars compiled ([`Grammars::compile_call`]): one per request that reached the
+    /// engine with a pool, however many attempts it took.
+    pub calls_compiled: u64,
+    /// Grammar texts llguidance built a parser for (compiled-grammar cache misses).
+    pub parsers_built: u64,
+    /// Grammar texts found already built (cache hits).
+    pub cache_hits: u64,
+}
+
+/// The engine's grammar compiler for its model's vocabulary.
+pub struct Grammars {
+    factory: ParserFactory,
+    cache: GrammarCache,
+    opts: CompileOptions,
+    syntax: &'static CallSyntax,
+    calls_compiled: AtomicU64,
+}
+
+impl Grammars {
+    pub(crate) fn new(
+        factory: ParserFactory,
+        opts: CompileOptions,
+        syntax: &'static CallSyntax,
+    ) -> Self {
+        Self {
+            factory,
+            cache: GrammarCache::default(),
+            opts,
+            syntax,
+            calls_compiled: AtomicU64::new(0),
+        }
+    }
+
+    /// Options the compiler needs for this vocabulary (its special marker tokens).
+    pub fn compile_options(&self) -> &CompileOptions {
+        &self.opts
+    }
+
+    /// The options a call grammar of `shape` is compiled with.
+    pub(crate) fn call_options(&self, shape: &CallShape) -> CompileOptions {
+        CompileOptions {
+            mode: shape.mode,
+            think: shape.think,
+            max_calls: shape.max_calls,
+            ..self.opts.clone()
+        }
+    }
+
+    /// Compile `tools` for `shape` into the grammar the reply decodes under; a schema neither
+    /// llguidance nor toolgram's own compiler can take is an error naming its tool. Unknown
+    /// keywords are left out (listed in the plan's `ignored`); refusing them is the caller's.
+    pub fn compile_call(
+        &self,
+        tools: &ToolSet,
+        shape: &CallShape,
+    ) -> Result<CompiledCall, EngineError> {
+        self.calls_compiled.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let opts = self.call_options(shape);
+        let request = PoolRequest {
+            tools,
+            choice: &shape.choice,
+            parallel: shape.parallel,
+            syntax: self.syntax,
+            opts: &opts,
+        };
+        let (plan, fresh) = compile_pool(&request, |lark| self.matcher(lark))?;
+        if let Some(why) = &plan.args_fallback {
+            tracing::warn!(refused = %why, "llguidance refused an argument schema; using toolgram's own schema grammar");
+        }
+        Ok(CompiledCall {
+            shape: shape.clone(),
+            plan,
+            fresh: Mutex::new(fresh),
+            compile_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// A matcher for a Lark grammar in its start state, from the compiled-grammar cache.
+    pub(crate) fn matcher(&self, lark: &str) -> Result<Matcher, EngineError> {
+        self.cache.get(lark, || {
+            self.parser(TopLevelGrammar::from_lark(lark.to_owned()))
+        })
+    }
+
+    /// A fresh matcher for any llguidance grammar (not cached), or the grammar's error.
+    pub(crate) fn parser(&self, grammar: TopLevelGrammar) -> Result<Matcher, EngineError> {
+        let parser = self
+            .factory
+            .create_parser(grammar)
+            .map_err(|e| EngineError::Grammar(e.to_string()))?;
+        Ok(Matcher::new(Ok(parser)))
+    }
+
+    /// What has been compiled so far.
+    pub fn stats(&self) -> GrammarStats {
+        let (cache_hits, parsers_built) = self.cache.stats();
+        GrammarStats {
+            calls_compiled: self.calls_compiled.load(Ordering::Relaxed),
+            parsers_built,
+            cache_hits,
+        }
+    }
+}
