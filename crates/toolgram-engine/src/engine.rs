@@ -4,7 +4,7 @@
 //!
 //! This module must not generate: the decode loop lives in `session`.
 
-use crate::compiled_call::Grammars;
+use crate::compiled_call::{Grammars, PoolRequest, compile_pool};
 use crate::error::EngineError;
 use crate::gpu::{GpuOptions, Offload};
 use crate::template::ChatTemplate;
@@ -15,7 +15,7 @@ use llguidance::toktrie::TokEnv;
 use llguidance::{Matcher, ParserFactory};
 use std::path::Path;
 use std::sync::Arc;
-use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
+use toolgram_core::compile::{CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_core::{ToolChoice, ToolSet};
 
@@ -297,93 +297,6 @@ pub fn check_request(
         opts,
     };
     compile_pool(&request, check_grammar).map(|(plan, ())| plan)
-}
-
-/// Compile a pool into its call grammar, taken by `accept` (llguidance with some vocabulary):
-/// the whole union; if it is refused, the same pool with argument grammars from toolgram's own
-/// schema compiler ([`accept_with_fallback`]); if that is refused too, each callable tool
-/// alone, so the error names the tool whose schema llguidance cannot take.
-pub(crate) fn compile_pool<T>(
-    request: &PoolRequest<'_>,
-    accept: impl Fn(&str) -> Result<T, EngineError>,
-) -> Result<(CompiledGrammar, T), EngineError> {
-    let PoolRequest {
-        tools,
-        syntax,
-        opts,
-        ..
-    } = *request;
-    let plan = compile::compile(tools, request.choice, request.parallel, syntax, opts)?;
-    let callable = plan.callable.clone();
-    match accept_with_fallback(plan, request, &accept) {
-        Ok(accepted) => Ok(accepted),
-        Err(whole) => {
-            for i in callable {
-                let name = &tools.tools()[i].name;
-                let one =
-                    compile::compile(tools, &ToolChoice::Named(name.clone()), false, syntax, opts)?;
-                if let Err(EngineError::Grammar(message)) = accept(&one.lark) {
-                    return Err(EngineError::ToolSchema {
-                        tool: name.clone(),
-                        message: first_line(&message),
-                    });
-                }
-            }
-            Err(whole)
-        }
-    }
-}
-
-/// What a tool-call grammar is compiled from.
-pub(crate) struct PoolRequest<'a> {
-    pub tools: &'a ToolSet,
-    pub choice: &'a ToolChoice,
-    pub parallel: bool,
-    pub syntax: &'a CallSyntax,
-    pub opts: &'a CompileOptions,
-}
-
-/// `plan` if `accept` (llguidance with some vocabulary) takes its Lark; else, in grammar
-/// mode, the pool compiled again with every argument grammar from toolgram's own schema
-/// compiler (where llguidance's `%json` refuses an argument schema), its `args_fallback`
-/// saying why; the first refusal when neither is taken.
-fn accept_with_fallback<T>(
-    plan: CompiledGrammar,
-    request: &PoolRequest<'_>,
-    accept: impl Fn(&str) -> Result<T, EngineError>,
-) -> Result<(CompiledGrammar, T), EngineError> {
-    let first = match accept(&plan.lark) {
-        Ok(accepted) => return Ok((plan, accepted)),
-        Err(e) => e,
-    };
-    if request.opts.mode != toolgram_core::define::request::Mode::Grammar {
-        return Err(first);
-    }
-    let ir_opts = CompileOptions {
-        args_from_ir: true,
-        ..request.opts.clone()
-    };
-    let Ok(mut again) = compile::compile(
-        request.tools,
-        request.choice,
-        request.parallel,
-        request.syntax,
-        &ir_opts,
-    ) else {
-        return Err(first);
-    };
-    match accept(&again.lark) {
-        Ok(accepted) => {
-            tracing::debug!(refused = %first, "llguidance refused an argument schema; using toolgram's own schema grammar");
-            again.args_fallback = Some(first_line(&first.to_string()));
-            Ok((again, accepted))
-        }
-        Err(_) => Err(first),
-    }
-}
-
-fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or_default().to_owned()
 }
 
 /// Check a Lark grammar with llguidance before any model is loaded (byte-level vocabulary).

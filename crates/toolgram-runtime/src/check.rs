@@ -2,20 +2,17 @@
 //! `tool_choice` compiled to the whole grammar and built by llguidance, or the
 //! `response_format`'s grammar. Before a model is loaded ([`check`]) llguidance works over a
 //! byte-level vocabulary; with the model loaded ([`precompile`]) the engine's own compiler
-//! builds the grammar the run decodes under, kept in the request ([`Precompiled`]) so the run
+//! builds the grammar the run decodes under, kept in the request (`Precompiled`) so the run
 //! compiles nothing again. This module must not load a model or run one.
 
 use crate::error::RunError;
 use crate::format::{prepare, refuse_unknown};
 use crate::pool;
-use crate::request::Request;
+use crate::request::{Precompiled, Request};
 use std::sync::Arc;
-use toolgram_core::ToolSet;
 use toolgram_core::compile::{CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_engine::{
-    ByteChecker, CallShape, CompiledCall, Grammars, check_request, generation_grammar,
-};
+use toolgram_engine::{ByteChecker, CallShape, Grammars, check_request, generation_grammar};
 
 /// What a checked request leaves to say.
 #[derive(Debug, Default)]
@@ -24,19 +21,6 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// How the grammar was built, where it matters to the user.
     pub notes: Vec<String>,
-}
-
-/// A request's call grammar, compiled by the loaded engine before the request was queued.
-#[derive(Debug, Clone)]
-pub(crate) struct Precompiled {
-    /// The pool the request had when it was checked (the run compares by pointer).
-    pub pool: Arc<ToolSet>,
-    /// Which of its tools were offered.
-    pub keep: Vec<usize>,
-    /// The tools offered: `pool`, or its `keep` subset.
-    pub offered: Arc<ToolSet>,
-    /// The grammar.
-    pub call: Arc<CompiledCall>,
 }
 
 /// What `req`'s call grammar is compiled for.

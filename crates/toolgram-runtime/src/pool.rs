@@ -1,8 +1,8 @@
 //! The pool offered for one request: escape-hatch tools only when the user said one of their
 //! trigger words or `tool_choice` names them. This module must not validate calls.
 
-use crate::check::Precompiled;
 use crate::error::RunError;
+use crate::request::Precompiled;
 use crate::response::FilteredTool;
 use std::sync::Arc;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, validate};

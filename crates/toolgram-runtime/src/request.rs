@@ -2,13 +2,13 @@
 //! choice, mode, sampling, retry policy, and an optional `response_format` for structured
 //! output without tools. Plain data: this module must not read files or run anything.
 
-use crate::check::Precompiled;
 use crate::response::FilteredTool;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use toolgram_engine::CompiledCall;
 pub use toolgram_retry::RetryPolicy;
 
 /// One request to a [`crate::Runtime`].
@@ -189,4 +189,18 @@ pub enum ResponseFormat {
     JsonSchema(Value),
     /// Text matching this Lark grammar (llguidance dialect).
     Lark(String),
+}
+
+/// A request's call grammar, compiled by the loaded engine before the request was queued
+/// ([`crate::Runtime::check`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Precompiled {
+    /// The pool the request had when it was checked (the run compares by pointer).
+    pub pool: Arc<ToolSet>,
+    /// Which of its tools were offered.
+    pub keep: Vec<usize>,
+    /// The tools offered: `pool`, or its `keep` subset.
+    pub offered: Arc<ToolSet>,
+    /// The grammar.
+    pub call: Arc<CompiledCall>,
 }

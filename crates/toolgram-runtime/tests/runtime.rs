@@ -306,7 +306,11 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
         }
     }
     assert_eq!(retries, 2, "three attempts");
-    assert_eq!(compiled(&rt), start + 2, "an attempt compiled the grammar again");
+    assert_eq!(
+        compiled(&rt),
+        start + 2,
+        "an attempt compiled the grammar again"
+    );
 
     // Unchecked, the run compiles it once itself.
     rt.run(&request(WEATHER, "And in Rome?")).expect("a call");
