@@ -1,7 +1,7 @@
 //! Providers: one toolgram tool set rendered in each provider's native request shape, one
-//! file per provider under `providers/` listed in [`REGISTRY`] (`openai-chat`,
-//! `openai-responses`, `anthropic`, `gemini`, `llama-server`, `vllm`, `sglang`, `ollama`), the
-//! wire shapes several share in `dialect/`; capability gating with the explicit fallback
+//! row of data per provider in [`REGISTRY`] (`openai-chat`, `openai-responses`, `anthropic`,
+//! `gemini`, `llama-server`, `vllm`, `sglang`, `ollama`) and one file per wire shape under
+//! `dialect/`; capability gating with the explicit fallback
 //! chain grammar → strict JSON Schema → prompt-based, replies parsed into toolgram's one
 //! `ToolCall` type, and the HTTP round trip.
 //!
@@ -9,11 +9,11 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | `spec` | [`ProviderSpec`]: what a provider is — its [`ProviderInfo`] row (names, default base URL, key variable, auth, capabilities) and the code that differs (request, strict-path reading, [`ReplyShape`]) |
-//! | `providers` | [`REGISTRY`]: one file per provider (`grammar_servers.rs` holds vLLM and SGLang as rows), [`lookup`], [`names`] |
-//! | `dialect` | wire shapes several providers share: `openai_chat` (Chat Completions), `json_object` (the `{"call": …}` reply under a response schema) |
+//! | `spec` | what a provider is: its [`ProviderInfo`] row (names, default base URL, key variable, auth, [`Dialect`], [`Strict`] path, grammar field; capabilities follow) and the [`Dialect`] trait |
+//! | `providers` | [`REGISTRY`]: the table of rows, [`lookup`], [`names`] |
+//! | `dialect` | one file per wire shape: `openai_chat` (Chat Completions), `openai_responses`, `anthropic` (Messages), `gemini` (`generateContent`), `ollama` (`/api/chat`), `json_object` (the `{"call": …}` reply under a response schema); the pieces they share (`request`, `reply`) |
 //! | [`profile`] | one tool's JSON Schema in each provider's subset (OpenAI strict, Anthropic, Gemini), keyword by keyword |
-//! | `render` | the callable pool and the pieces every request is built from; [`render()`] |
+//! | `render` | the callable pool, and each path's body from the row and its dialect; [`render()`] |
 //! | `capability` | [`choose_path`]: grammar → strict JSON → prompt, with the reason |
 //! | `reply`, `usage`, `stream` | replies read into calls ([`read_reply`]), token counts ([`read_usage`]), streams assembled ([`assemble`]) |
 //! | `http`, `provider`, `model` | the round trip with retries ([`post_json`]), the [`Provider`] trait and its [`Endpoint`], [`ProviderModel`] under the retry loop |
@@ -51,7 +51,7 @@ pub use providers::{REGISTRY, lookup, names};
 pub use render::{Rendered, render};
 pub use reply::read_reply;
 pub use spec::{
-    Auth, Capabilities, Kind, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
+    Auth, Body, Capabilities, Dialect, Kind, ProviderInfo, ReadError, RenderInput, Strict,
 };
 pub use stream::assemble;
 pub use usage::read_usage;

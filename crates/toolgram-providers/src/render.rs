@@ -1,17 +1,13 @@
 //! Requests in each provider's documented shape, for a path already chosen
-//! ([`crate::choose_path`]): the callable pool worked out here, the body by the provider's
-//! spec ([`crate::ProviderSpec::request`]), and the pieces every provider's request is built
-//! from. Schemas go through the provider profiles ([`crate::profile`]), grammars through
-//! core's `compile::ir` + GBNF writer, prompt text through core's `prompt`. It builds JSON only:
-//! it must not send anything, and names no provider.
+//! ([`crate::choose_path`]): the callable pool worked out here, and the body by the provider's
+//! row (its strict path and grammar field) and dialect ([`crate::Dialect`]). It builds JSON
+//! only: it must not send anything, and names no provider.
 
+use crate::dialect::json_object;
 use crate::error::ProviderError;
-use crate::profile::{Profile, render_parameters};
-use crate::spec::{ProviderSpec, RenderInput};
+use crate::spec::{Kind, RenderInput, Strict};
 use serde_json::{Value, json};
 use toolgram_core::define::request::Path;
-use toolgram_core::syntax::prompt::{few_shot, tools_prompt};
-use toolgram_core::{ChatMessage, ToolSet};
 
 /// A request body and where it goes.
 #[derive(Debug)]
@@ -36,7 +32,24 @@ pub fn render(input: &RenderInput) -> Result<Rendered, ProviderError> {
         .tools
         .subset(&callable)
         .map_err(|e| ProviderError::Compile(e.to_string()))?;
-    let (endpoint, body) = input.kind.request(input, &pool, &mut notes)?;
+    let kind = input.kind;
+    let mut body = match (input.path, kind.strict, kind.grammar_field) {
+        (Path::Prompt, ..) => kind.dialect.prompt(input, &pool),
+        (Path::StrictJson, Some(Strict::Tools), _) => {
+            kind.dialect.strict_tools(input, &pool, &mut notes)?
+        }
+        (Path::StrictJson, Some(Strict::ResponseSchema(field)), _) => {
+            let (messages, schema) = json_object::request(input, &pool, &mut notes)?;
+            json!({"messages": messages, field: schema})
+        }
+        (Path::Grammar, _, Some(field)) => {
+            let (mut body, grammar) = kind.dialect.grammar(input, &mut notes)?;
+            *field.iter().fold(&mut body, |at, key| &mut at[*key]) = json!(grammar);
+            body
+        }
+        (path, ..) => return Err(unsupported(kind, path)),
+    };
+    let endpoint = kind.dialect.finish(input, &mut body);
     Ok(Rendered {
         endpoint,
         body,
@@ -45,7 +58,7 @@ pub fn render(input: &RenderInput) -> Result<Rendered, ProviderError> {
 }
 
 /// The error for a path `kind` does not take.
-pub(crate) fn unsupported(kind: &dyn ProviderSpec, path: Path) -> ProviderError {
+fn unsupported(kind: Kind, path: Path) -> ProviderError {
     ProviderError::Unsupported(match path {
         Path::Json => format!(
             "json is the embedded engine's path; {} takes strict_json",
@@ -53,87 +66,4 @@ pub(crate) fn unsupported(kind: &dyn ProviderSpec, path: Path) -> ProviderError 
         ),
         _ => format!("{} takes no grammar for the whole reply", kind.name()),
     })
-}
-
-/// `model`, `temperature`, the token limit under `max_key` and `stream: true` when streaming:
-/// the fields most providers name alike, in this order.
-pub(crate) fn common_fields(input: &RenderInput, body: &mut Value, max_key: &str) {
-    if let (Some(model), Value::Object(map)) = (input.model, &mut *body) {
-        map.insert("model".into(), json!(model));
-    }
-    if let Some(t) = input.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let Some(n) = input.max_tokens {
-        body[max_key] = json!(n);
-    }
-    if input.stream {
-        body["stream"] = json!(true);
-    }
-}
-
-/// The prompt path's system text: the tools and example calls in the model's syntax.
-pub(crate) fn prompt_system(input: &RenderInput, pool: &ToolSet) -> String {
-    format!(
-        "{}\n\n{}",
-        tools_prompt(pool, input.syntax),
-        few_shot(pool, input.choice, input.parallel, input.syntax)
-    )
-}
-
-/// OpenAI-shaped messages with toolgram's system text in front.
-pub(crate) fn with_system(messages: &[ChatMessage], system: &str) -> Vec<Value> {
-    let mut out = vec![json!({"role": "system", "content": system})];
-    out.extend(
-        messages
-            .iter()
-            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null)),
-    );
-    out
-}
-
-/// Keywords the provider will not enforce, as notes.
-pub(crate) fn note_deferred(
-    d: &[toolgram_core::define::arguments::DeferredKeyword],
-    notes: &mut Vec<String>,
-) {
-    for k in d {
-        notes.push(format!(
-            "tool `{}` at {}: `{}` enforced after parsing",
-            k.tool, k.pointer, k.keyword
-        ));
-    }
-}
-
-/// Each tool's name, description and parameters in `profile`.
-pub(crate) fn profiled(
-    pool: &ToolSet,
-    profile: Profile,
-    notes: &mut Vec<String>,
-) -> Result<Vec<(String, String, Value)>, ProviderError> {
-    pool.tools()
-        .iter()
-        .map(|t| {
-            let p = render_parameters(&t.name, &t.parameters, profile)?;
-            note_deferred(&p.enforced_after_parse, notes);
-            Ok((t.name.clone(), t.description_for_model(), p.schema))
-        })
-        .collect()
-}
-
-/// Grammar tools that go out as JSON functions are noted.
-pub(crate) fn note_fallbacks(pool: &ToolSet, native: bool, notes: &mut Vec<String>) {
-    for t in pool.tools().iter().filter(|t| t.grammar.is_some()) {
-        if native {
-            notes.push(format!(
-                "grammar tool `{}` sent as a freeform custom tool",
-                t.name
-            ));
-        } else {
-            notes.push(format!(
-                "grammar tool `{}` sent as its JSON fallback ({{\"input\": text}}); the text is checked against its grammar after parsing",
-                t.name
-            ));
-        }
-    }
 }

@@ -1,12 +1,14 @@
 //! Provider replies read into toolgram's one reply type ([`ModelReply`]): native tool calls
-//! from each documented response shape (the provider's spec finds them); text written under
+//! from each documented response shape (the provider's dialect finds them); text written under
 //! our grammar by core's strict parser; strict-JSON calls restored from the provider's
 //! profile; prompt-path text by core's lenient parser. Reading only: validation is the retry
 //! loop's, and no provider is named here.
 
+use crate::dialect::json_object;
+use crate::dialect::reply::call;
 use crate::error::ProviderError;
-use crate::profile::{Profile, restore_arguments};
-use crate::spec::{Kind, ProviderSpec, ReadError};
+use crate::profile::restore_arguments;
+use crate::spec::{Kind, ReadError, Strict};
 use serde_json::Value;
 use toolgram_core::define::request::Path;
 use toolgram_core::parse::lenient::{LenientOptions, SyntaxChoice};
@@ -14,29 +16,6 @@ use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_retry::ModelReply;
-
-/// A call with `id`, or `call_{i}` when the reply gave none.
-pub(crate) fn call(id: &str, i: usize, name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: if id.is_empty() {
-            format!("call_{i}")
-        } else {
-            id.to_owned()
-        },
-        name: name.to_owned(),
-        arguments,
-    }
-}
-
-/// Arguments sent as a JSON string (OpenAI) parsed; a string that is not JSON is unreadable.
-pub(crate) fn string_args(raw: &Value) -> Result<Value, String> {
-    match raw {
-        Value::String(s) => {
-            serde_json::from_str(s).map_err(|e| format!("arguments are not JSON: {e}"))
-        }
-        other => Ok(other.clone()),
-    }
-}
 
 /// Read a reply body for the path the request took.
 pub fn read_reply(
@@ -47,7 +26,7 @@ pub fn read_reply(
     choice: &ToolChoice,
     syntax: &'static CallSyntax,
 ) -> Result<ModelReply, ReadError> {
-    let text = kind.replies().reply_text(kind, body)?;
+    let text = kind.dialect.reply_text(kind, body)?;
     match path {
         Path::Grammar => {
             let out =
@@ -62,26 +41,29 @@ pub fn read_reply(
                 ..ModelReply::default()
             })
         }
-        Path::Prompt => lenient(&text, tools, syntax, kind.replies().native_calls(body)?),
+        Path::Prompt => lenient(&text, tools, syntax, kind.dialect.native_calls(body)?),
         Path::Json => Err(ReadError::Shape(ProviderError::Unsupported(format!(
             "json is the embedded engine's path; {} replies on strict_json",
             kind.name()
         )))),
-        Path::StrictJson => kind.strict_calls(text, body, tools),
+        Path::StrictJson => match kind.strict {
+            Some(Strict::ResponseSchema(_)) => json_object::read(&text, tools),
+            _ => restored_calls(kind, text, body, tools),
+        },
     }
 }
 
-/// Strict path with native tool calls: the calls' arguments restored from `profile`'s
-/// rewriting of each tool's schema.
-pub(crate) fn restored_calls(
-    kind: &dyn ProviderSpec,
+/// Strict path with native tool calls: the calls' arguments restored from the dialect's
+/// profile's rewriting of each tool's schema.
+fn restored_calls(
+    kind: Kind,
     text: String,
     body: &Value,
     tools: &ToolSet,
-    profile: Profile,
 ) -> Result<ModelReply, ReadError> {
+    let profile = kind.dialect.profile();
     let calls = kind
-        .replies()
+        .dialect
         .native_calls(body)?
         .into_iter()
         .map(|c| {

@@ -1,17 +1,18 @@
-//! What a provider is: the [`ProviderSpec`] trait each file under `providers/` implements (its
-//! names, default base URL, key variable and auth header, documented capabilities, how it
-//! renders a request and reads a reply, its usage and its stream), and the types that trait
-//! speaks in. Declarations only: no provider is named here, and nothing is sent or read.
+//! What a provider is: a [`ProviderInfo`] row (its names, default base URL, key variable and
+//! auth header, the [`Dialect`] it speaks, its strict path and grammar field, from which its
+//! capabilities follow), the [`Dialect`] trait each wire shape under `dialect/` implements
+//! (request bodies, reply text and calls, usage, stream assembly), and the types they speak
+//! in. Declarations only: no provider or dialect is named here, and nothing is sent or read.
 
 use crate::error::ProviderError;
+use crate::profile::Profile;
 use serde_json::Value;
 use toolgram_core::define::request::Path;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
-use toolgram_retry::ModelReply;
 
-/// A registered provider: its spec, as the registry ([`crate::REGISTRY`]) holds it.
-pub type Kind = &'static dyn ProviderSpec;
+/// A registered provider: its row of the registry ([`crate::REGISTRY`]).
+pub type Kind = &'static ProviderInfo;
 
 /// What a provider can enforce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +79,7 @@ pub enum ReadError {
 
 impl ReadError {
     /// `kind`'s reply is not its documented shape.
-    pub(crate) fn shape(kind: &dyn ProviderSpec, message: impl Into<String>) -> Self {
+    pub(crate) fn shape(kind: Kind, message: impl Into<String>) -> Self {
         Self::Shape(ProviderError::Reply {
             provider: kind.name().to_owned(),
             message: message.into(),
@@ -94,8 +95,22 @@ impl ReadError {
     }
 }
 
-/// A provider as data: its names, where its API lives, how it is sent its key and what it
-/// can enforce. Each provider's file declares one row; its code is only what differs.
+/// A request body, or why it cannot be built.
+pub type Body = Result<Value, ProviderError>;
+
+/// A provider's strict-JSON path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strict {
+    /// Its dialect's strict function tools.
+    Tools,
+    /// The reply is one JSON object under the call union's schema, sent in this request field
+    /// (`dialect::json_object`).
+    ResponseSchema(&'static str),
+}
+
+/// A provider as data: its names, where its API lives, how it is sent its key, the wire
+/// dialect it speaks and which paths it takes. The registry ([`crate::REGISTRY`]) is a table
+/// of these; the code is the dialects' (`dialect/`), one per wire shape.
 #[derive(Debug, Clone, Copy)]
 pub struct ProviderInfo {
     /// Its CLI/config name.
@@ -108,16 +123,22 @@ pub struct ProviderInfo {
     pub api_key_env: Option<&'static str>,
     /// How its key is sent.
     pub auth: Auth,
-    /// The documented capabilities of its API.
-    pub capabilities: Capabilities,
+    /// The wire shape of its requests and replies.
+    pub dialect: &'static dyn Dialect,
+    /// Its strict-JSON path (`None`: it has none).
+    pub strict: Option<Strict>,
+    /// The request field our GBNF for the whole reply goes in, outermost key first (`None`:
+    /// it takes no whole-reply grammar).
+    pub grammar_field: Option<&'static [&'static str]>,
 }
 
 impl ProviderInfo {
-    /// A server on this machine that needs no key, at `default_base_url`.
+    /// A server on this machine that needs no key, at `default_base_url`, speaking `dialect`,
+    /// with neither a strict path nor a grammar until [`Self::with_strict`]/[`Self::with_grammar`].
     pub const fn local(
         name: &'static str,
         default_base_url: &'static str,
-        capabilities: Capabilities,
+        dialect: &'static dyn Dialect,
     ) -> Self {
         Self {
             name,
@@ -125,73 +146,118 @@ impl ProviderInfo {
             default_base_url,
             api_key_env: None,
             auth: Auth::Bearer,
-            capabilities,
+            dialect,
+            strict: None,
+            grammar_field: None,
+        }
+    }
+
+    /// A hosted API at `default_base_url`, its key read from `api_key_env` and sent by `auth`.
+    pub const fn hosted(
+        name: &'static str,
+        default_base_url: &'static str,
+        api_key_env: &'static str,
+        auth: Auth,
+        dialect: &'static dyn Dialect,
+    ) -> Self {
+        Self {
+            api_key_env: Some(api_key_env),
+            auth,
+            ..Self::local(name, default_base_url, dialect)
+        }
+    }
+
+    /// With other names.
+    pub const fn with_aliases(self, aliases: &'static [&'static str]) -> Self {
+        Self { aliases, ..self }
+    }
+
+    /// With a strict-JSON path.
+    pub const fn with_strict(self, strict: Strict) -> Self {
+        Self {
+            strict: Some(strict),
+            ..self
+        }
+    }
+
+    /// Taking our GBNF for the whole reply in `field` (outermost key first).
+    pub const fn with_grammar(self, field: &'static [&'static str]) -> Self {
+        Self {
+            grammar_field: Some(field),
+            ..self
+        }
+    }
+
+    /// Its CLI/config name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Where its API lives unless a base URL is given.
+    pub fn default_base_url(&self) -> &'static str {
+        self.default_base_url
+    }
+
+    /// The environment variable its key is read from unless another is named.
+    pub fn api_key_env(&self) -> Option<&'static str> {
+        self.api_key_env
+    }
+
+    /// How its key is sent.
+    pub fn auth(&self) -> Auth {
+        self.auth
+    }
+
+    /// What its API can enforce, as its row says: a grammar field, a strict path.
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            grammar: self.grammar_field.is_some(),
+            strict_json: self.strict.is_some(),
         }
     }
 }
 
-/// Everything particular to one provider. Each implementation lives in one file under
-/// `providers/` and is listed by one line of [`crate::REGISTRY`]; the wire shapes several
-/// providers share are in `dialect/`.
-pub trait ProviderSpec: std::fmt::Debug + Sync {
-    /// Its row: names, default base URL, key variable and auth, capabilities.
-    fn info(&self) -> &ProviderInfo;
-    /// Its CLI/config name.
-    fn name(&self) -> &'static str {
-        self.info().name
+/// A wire shape: how requests in it are built and its replies read. One implementation per
+/// API shape under `dialect/`, shared by every provider that speaks it; what differs between
+/// those providers is data in their [`ProviderInfo`] rows.
+pub trait Dialect: std::fmt::Debug + Sync {
+    /// The profile its strict tools' schemas are rendered in (and their calls restored from).
+    fn profile(&self) -> Profile;
+    /// The prompt path's body: the tools and example calls in a system text, nothing enforced.
+    fn prompt(&self, input: &RenderInput, pool: &ToolSet) -> Value;
+    /// The strict path's body with strict function tools.
+    fn strict_tools(&self, input: &RenderInput, pool: &ToolSet, notes: &mut Vec<String>) -> Body {
+        let _ = (pool, notes);
+        Err(unsupported_here(input, "strict function tools"))
     }
-    /// Other names it answers to.
-    fn aliases(&self) -> &'static [&'static str] {
-        self.info().aliases
-    }
-    /// Where its API lives unless a base URL is given.
-    fn default_base_url(&self) -> &'static str {
-        self.info().default_base_url
-    }
-    /// The environment variable its key is read from unless another is named.
-    fn api_key_env(&self) -> Option<&'static str> {
-        self.info().api_key_env
-    }
-    /// How its key is sent.
-    fn auth(&self) -> Auth {
-        self.info().auth
-    }
-    /// The documented capabilities of its API.
-    fn capabilities(&self) -> Capabilities {
-        self.info().capabilities
-    }
-    /// The request for `input.path` over `pool` (the callable subset of `input.tools`): the
-    /// part of the URL after the base URL, and the body. A path it does not take is
-    /// [`ProviderError::Unsupported`].
-    fn request(
+    /// The grammar path: the body, and our GBNF the caller puts in its provider's field.
+    fn grammar(
         &self,
         input: &RenderInput,
-        pool: &ToolSet,
         notes: &mut Vec<String>,
-    ) -> Result<(String, Value), ProviderError>;
-    /// A strict-JSON-path reply read into calls (`text` is [`ReplyShape::reply_text`]'s).
-    fn strict_calls(
-        &self,
-        text: String,
-        body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError>;
-    /// How its reply bodies are read (a shape of `dialect/` when it speaks one several
-    /// providers share).
-    fn replies(&self) -> &'static dyn ReplyShape;
-}
-
-/// How a provider's reply bodies are read: text, native calls, usage, and a stream assembled
-/// into one body. Providers that speak the same wire shape share one implementation.
-pub trait ReplyShape: Sync {
+    ) -> Result<(Value, String), ProviderError> {
+        let _ = notes;
+        Err(unsupported_here(input, "a grammar for the whole reply"))
+    }
+    /// The fields every path sends (model, sampling, token limit, streaming) added to `body`,
+    /// and the part of the URL after the base URL.
+    fn finish(&self, input: &RenderInput, body: &mut Value) -> String;
     /// The assistant's text in a reply body of `kind`.
-    fn reply_text(&self, kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError>;
+    fn reply_text(&self, kind: Kind, body: &Value) -> Result<String, ReadError>;
     /// The native tool calls in a reply body (empty when it holds text only).
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError>;
     /// The token counts a reply body reports, in its own field names: prompt (cached tokens
     /// included), completion, cached prompt. It must not estimate.
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>);
-    /// A stream's JSON payloads, in order, assembled into the body a non-streamed request
-    /// returns.
-    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError>;
+    /// A stream's JSON payloads from `kind`, in order, assembled into the body a non-streamed
+    /// request returns.
+    fn assemble(&self, kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError>;
+}
+
+/// The error for a row that asks its dialect for a request shape the dialect does not have.
+fn unsupported_here(input: &RenderInput, what: &str) -> ProviderError {
+    ProviderError::Unsupported(format!(
+        "{} ({:?}) takes no {what}",
+        input.kind.name, input.kind.dialect
+    ))
 }

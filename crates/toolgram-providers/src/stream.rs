@@ -1,16 +1,16 @@
 //! Streamed replies (server-sent events, or Ollama's JSON lines) assembled into the same
 //! body a non-streamed request returns, so one reader ([`crate::read_reply`]) serves both:
-//! the stream split into its JSON payloads here, joined by the provider's spec (OpenAI-style
+//! the stream split into its JSON payloads here, joined by the provider's dialect (OpenAI-style
 //! `choices[].delta`, Anthropic `content_block_*` events, Gemini chunks, the Responses API's
 //! `response.completed` event, Ollama's `message` chunks). Assembly only: it must not
 //! interpret calls.
 
 use crate::error::ProviderError;
-use crate::spec::{Kind, ProviderSpec};
+use crate::spec::Kind;
 use serde_json::Value;
 
 /// A stream `kind` sent that is not its documented shape.
-pub(crate) fn bad(kind: &dyn ProviderSpec, m: impl Into<String>) -> ProviderError {
+pub(crate) fn bad(kind: Kind, m: impl Into<String>) -> ProviderError {
     ProviderError::Reply {
         provider: kind.name().to_owned(),
         message: m.into(),
@@ -43,5 +43,5 @@ pub(crate) fn push_str(slot: &mut Value, piece: &str) {
 /// Assemble a streamed reply into the provider's non-streamed reply body.
 pub fn assemble(kind: Kind, text: &str) -> Result<Value, ProviderError> {
     let chunks = payloads(kind, text)?;
-    kind.replies().assemble(&chunks)
+    kind.dialect.assemble(kind, &chunks)
 }

@@ -1,5 +1,5 @@
 //! Token usage read from a provider's reply body (the counts in its documented field names
-//! come from its spec) into toolgram's one [`Usage`]. This module must not estimate: a reply
+//! come from its dialect) into toolgram's one [`Usage`]. This module must not estimate: a reply
 //! without usage fields gives `None`.
 
 use crate::spec::Kind;
@@ -15,7 +15,7 @@ pub(crate) fn count(v: &Value, pointer: &str) -> Option<usize> {
 
 /// The usage a reply body reports.
 pub fn read_usage(kind: Kind, body: &Value) -> Option<Usage> {
-    let (prompt, completion, cached) = kind.replies().usage(body);
+    let (prompt, completion, cached) = kind.dialect.usage(body);
     if prompt.is_none() && completion.is_none() {
         return None;
     }

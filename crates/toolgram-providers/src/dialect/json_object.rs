@@ -3,10 +3,10 @@
 //! matching the call union. The request's messages and schema, and the reply read into calls.
 //! Shapes only: it must not name a provider or choose the field the schema goes in.
 
+use crate::dialect::reply::call;
+use crate::dialect::request::{note_deferred, with_system};
 use crate::error::ProviderError;
 use crate::profile::{Profile, call_union_schema, restore_arguments};
-use crate::render::{note_deferred, with_system};
-use crate::reply::call;
 use crate::spec::{ReadError, RenderInput};
 use serde_json::Value;
 use toolgram_core::ToolSet;

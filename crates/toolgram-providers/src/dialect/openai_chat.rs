@@ -2,13 +2,15 @@
 //! strict function tools (and freeform custom tools for the models that take them),
 //! `tool_choice`, a grammar request's messages, `choices[0].message` replies and their
 //! `tool_calls`, `usage`, and `choices[].delta` streams. Shapes only: it must not name a
-//! provider; where providers differ (the grammar field, freeform tools) the caller says.
+//! provider; where providers differ (the grammar field, freeform tools) their rows say.
 
+use crate::dialect::reply::{call, string_args};
+use crate::dialect::request::{
+    common_fields, note_fallbacks, profiled, prompt_system, with_system,
+};
 use crate::error::ProviderError;
 use crate::profile::Profile;
-use crate::render::{note_fallbacks, profiled, prompt_system, with_system};
-use crate::reply::{call, string_args};
-use crate::spec::{ProviderSpec, ReadError, RenderInput, ReplyShape};
+use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use crate::stream::push_str;
 use crate::usage::count;
 use serde_json::{Map, Value, json};
@@ -18,7 +20,7 @@ use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 use toolgram_grammar::gbnf;
 
 /// Where Chat Completions requests go.
-pub(crate) const ENDPOINT: &str = "/v1/chat/completions";
+const ENDPOINT: &str = "/v1/chat/completions";
 
 fn messages(messages: &[ChatMessage]) -> Value {
     Value::Array(
@@ -98,16 +100,39 @@ pub(crate) fn sent<'a>(input: &'a RenderInput, pool: &'a ToolSet) -> &'a ToolSet
     }
 }
 
-/// Strict function tools; grammar tools as freeform custom tools when `freeform`.
-pub(crate) fn strict_tools(
+/// How an OpenAI API writes one tool: a strict function from its name, description and
+/// parameters, or a freeform custom tool from its name, description and Lark.
+pub(crate) struct ToolShape {
+    /// A strict function tool.
+    pub(crate) function: fn(String, String, Value) -> Value,
+    /// A freeform custom tool.
+    pub(crate) custom: fn(String, String, String) -> Value,
+}
+
+/// Chat Completions' tools: each nested under its type.
+const CHAT_TOOLS: ToolShape = ToolShape {
+    function: |name, description, parameters| {
+        json!({"type": "function", "function": {"name": name, "description": description,
+            "parameters": parameters, "strict": true}})
+    },
+    custom: |name, description, lark| {
+        json!({"type": "custom", "custom": {"name": name, "description": description,
+            "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": lark}}}})
+    },
+};
+
+/// The tools OpenAI's strict path sends, written by `shape` (grammar tools as freeform custom
+/// tools when `freeform`, else their JSON fallback, with a note either way); `None` under
+/// `tool_choice: none`, which sends none.
+pub(crate) fn openai_tools(
     input: &RenderInput,
     pool: &ToolSet,
     freeform: bool,
     notes: &mut Vec<String>,
-) -> Result<Value, ProviderError> {
-    let mut body = json!({"messages": messages(input.messages)});
+    shape: &ToolShape,
+) -> Result<Option<Vec<Value>>, ProviderError> {
     if *input.choice == ToolChoice::None {
-        return Ok(body);
+        return Ok(None);
     }
     let sent = sent(input, pool);
     note_fallbacks(sent, freeform, notes);
@@ -118,26 +143,18 @@ pub(crate) fn strict_tools(
             .zip(profiled(sent, Profile::OpenAiStrict, notes)?)
     {
         tools.push(match (&t.grammar, freeform) {
-            (Some(g), true) => json!({"type": "custom", "custom": {"name": name, "description": description,
-                "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": openai_lark(&g.definition)?}}}}),
-            _ => json!({"type": "function", "function": {"name": name, "description": description,
-                "parameters": parameters, "strict": true}}),
+            (Some(g), true) => (shape.custom)(name, description, openai_lark(&g.definition)?),
+            _ => (shape.function)(name, description, parameters),
         });
     }
-    body["tools"] = Value::Array(tools);
-    body["tool_choice"] = openai_choice(input.choice);
-    body["parallel_tool_calls"] = json!(input.parallel);
-    Ok(body)
+    Ok(Some(tools))
 }
 
 /// Grammar path: the messages of a request whose whole reply is under our GBNF (in the
 /// model's syntax), and that GBNF; the caller puts it in its provider's field. The tools are
 /// described in the system prompt: the server renders its template without `tools` (never
 /// a grammar with `tools`).
-pub(crate) fn grammar(
-    input: &RenderInput,
-    notes: &mut Vec<String>,
-) -> Result<(Value, String), ProviderError> {
+fn grammar(input: &RenderInput, notes: &mut Vec<String>) -> Result<(Value, String), ProviderError> {
     let ir = compile_ir(
         input.tools,
         input.choice,
@@ -162,38 +179,76 @@ pub(crate) fn grammar(
     Ok((prompt(input, &pool), grammar))
 }
 
-/// Chat Completions replies, as every provider speaking it returns them.
+/// Chat Completions, as every provider speaking it takes and returns it.
 #[derive(Debug)]
-pub(crate) struct ChatCompletions;
+pub(crate) struct ChatCompletions {
+    /// Whether the models that take freeform custom tools (OpenAI's GPT-5 family) get grammar
+    /// tools as such; otherwise every grammar tool goes as its JSON fallback.
+    pub(crate) freeform: bool,
+}
 
-impl ReplyShape for ChatCompletions {
-    fn reply_text(&self, kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
-        reply_text(kind, body)
+impl Dialect for ChatCompletions {
+    fn profile(&self) -> Profile {
+        Profile::OpenAiStrict
+    }
+
+    fn prompt(&self, input: &RenderInput, pool: &ToolSet) -> Value {
+        prompt(input, pool)
+    }
+
+    fn strict_tools(&self, input: &RenderInput, pool: &ToolSet, notes: &mut Vec<String>) -> Body {
+        let mut body = json!({"messages": messages(input.messages)});
+        let freeform = self.freeform && freeform_model(input.model);
+        if let Some(tools) = openai_tools(input, pool, freeform, notes, &CHAT_TOOLS)? {
+            body["tools"] = Value::Array(tools);
+            body["tool_choice"] = openai_choice(input.choice);
+            body["parallel_tool_calls"] = json!(input.parallel);
+        }
+        Ok(body)
+    }
+
+    fn grammar(
+        &self,
+        input: &RenderInput,
+        notes: &mut Vec<String>,
+    ) -> Result<(Value, String), ProviderError> {
+        grammar(input, notes)
+    }
+
+    fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
+        common_fields(input, body, "max_tokens");
+        ENDPOINT.to_owned()
+    }
+
+    fn reply_text(&self, kind: Kind, body: &Value) -> Result<String, ReadError> {
+        let msg = body
+            .pointer("/choices/0/message")
+            .ok_or_else(|| ReadError::shape(kind, "no `choices[0].message`"))?;
+        Ok(msg
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned())
     }
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-        native_calls(body)
+        tool_calls(body, "/choices/0/message/tool_calls")
     }
 
+    /// `usage.prompt_tokens`, `completion_tokens`, and the cached tokens
+    /// (`prompt_tokens_details.cached_tokens`, else llama-server's `timings.cache_n`).
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
-        usage(body)
+        (
+            count(body, "/usage/prompt_tokens"),
+            count(body, "/usage/completion_tokens"),
+            count(body, "/usage/prompt_tokens_details/cached_tokens")
+                .or_else(|| count(body, "/timings/cache_n")),
+        )
     }
 
-    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
+    fn assemble(&self, _kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError> {
         Ok(assemble(chunks))
     }
-}
-
-/// The assistant's text: `choices[0].message.content`.
-pub(crate) fn reply_text(kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
-    let msg = body
-        .pointer("/choices/0/message")
-        .ok_or_else(|| ReadError::shape(kind, "no `choices[0].message`"))?;
-    Ok(msg
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned())
 }
 
 /// The `tool_calls` list at `pointer` (function calls, and custom calls as `{"input": text}`).
@@ -224,25 +279,9 @@ pub(crate) fn tool_calls(body: &Value, pointer: &str) -> Result<Vec<ToolCall>, R
     Ok(calls)
 }
 
-/// The calls in `choices[0].message.tool_calls`.
-pub(crate) fn native_calls(body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-    tool_calls(body, "/choices/0/message/tool_calls")
-}
-
-/// `usage.prompt_tokens`, `completion_tokens`, and the cached tokens
-/// (`prompt_tokens_details.cached_tokens`, else llama-server's `timings.cache_n`).
-pub(crate) fn usage(body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
-    (
-        count(body, "/usage/prompt_tokens"),
-        count(body, "/usage/completion_tokens"),
-        count(body, "/usage/prompt_tokens_details/cached_tokens")
-            .or_else(|| count(body, "/timings/cache_n")),
-    )
-}
-
 /// `choices[].delta` chunks joined: content concatenated, `tool_calls` by index with their
 /// name and argument pieces concatenated.
-pub(crate) fn assemble(chunks: &[Value]) -> Value {
+fn assemble(chunks: &[Value]) -> Value {
     let mut content = String::new();
     let mut calls: Vec<Map<String, Value>> = Vec::new();
     for c in chunks {

@@ -21,7 +21,7 @@ fn one_tool() -> ToolSet {
 fn every_registered_provider_is_named_once_has_a_url_and_renders_a_one_tool_request() {
     let mut seen = BTreeSet::new();
     for p in REGISTRY {
-        for n in std::iter::once(p.name()).chain(p.aliases().iter().copied()) {
+        for n in std::iter::once(p.name).chain(p.aliases.iter().copied()) {
             assert!(seen.insert(n), "`{n}` is registered twice");
             assert_eq!(lookup(n).map(|k| k.name()).ok(), Some(p.name()), "{n}");
         }
@@ -40,7 +40,7 @@ fn every_registered_provider_is_named_once_has_a_url_and_renders_a_one_tool_requ
         ];
         for (path, offered) in paths {
             let r = render(&RenderInput {
-                kind: *p,
+                kind: p,
                 messages: &messages,
                 tools: &tools,
                 choice: &ToolChoice::Required,
@@ -71,7 +71,7 @@ fn every_registered_provider_is_named_once_has_a_url_and_renders_a_one_tool_requ
         }
         assert!(
             render(&RenderInput {
-                kind: *p,
+                kind: p,
                 messages: &messages,
                 tools: &tools,
                 choice: &ToolChoice::Auto,

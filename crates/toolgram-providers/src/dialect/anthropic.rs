@@ -1,114 +1,58 @@
-//! `anthropic`: Anthropic Messages at api.anthropic.com, key from `ANTHROPIC_API_KEY` in
-//! `x-api-key` (with `anthropic-version`): `system` apart from `messages`, tool results as
-//! `tool_result` blocks, strict tools with `input_schema` through the anthropic profile, its
-//! `tool_choice` modes, `content` blocks back, `content_block_*` streams. Everything
-//! Anthropic-specific is here; it must not reach into another provider's file.
+//! Anthropic Messages, as api.anthropic.com speaks it: `system` apart from `messages`, tool
+//! results as `tool_result` blocks, strict tools with `input_schema` through the anthropic
+//! profile, its `tool_choice` modes, `content` blocks back, `content_block_*` streams. Shapes
+//! only: the URL, key and header are the `anthropic` row's in the registry.
 
+use crate::dialect::reply::{joined_text, object_call};
+use crate::dialect::request::{common_fields, note_fallbacks, profiled, prompt_system};
 use crate::error::ProviderError;
 use crate::profile::Profile;
-use crate::render::{common_fields, note_fallbacks, profiled, prompt_system, unsupported};
-use crate::reply::{call, restored_calls};
-use crate::spec::{
-    Auth, Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
-};
+use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use crate::stream::{bad, push_str};
 use crate::usage::count;
 use serde_json::{Value, json};
-use toolgram_core::define::request::Path;
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
-use toolgram_retry::ModelReply;
 
 /// Anthropic Messages.
 #[derive(Debug)]
-pub(crate) struct Anthropic;
+pub(crate) struct Messages;
 
-/// Its row.
-static INFO: ProviderInfo = ProviderInfo {
-    name: "anthropic",
-    aliases: &[],
-    default_base_url: "https://api.anthropic.com",
-    api_key_env: Some("ANTHROPIC_API_KEY"),
-    auth: Auth::Header {
-        name: "x-api-key",
-        extra: &[("anthropic-version", "2023-06-01")],
-    },
-    capabilities: Capabilities {
-        grammar: false,
-        strict_json: true,
-    },
-};
-
-impl ProviderSpec for Anthropic {
-    fn info(&self) -> &ProviderInfo {
-        &INFO
+impl Dialect for Messages {
+    fn profile(&self) -> Profile {
+        Profile::Anthropic
     }
 
-    fn request(
-        &self,
-        input: &RenderInput,
-        pool: &ToolSet,
-        notes: &mut Vec<String>,
-    ) -> Result<(String, Value), ProviderError> {
-        let mut body = match input.path {
-            Path::Prompt => {
-                let (_, msgs) = messages(input.messages);
-                json!({"max_tokens": 1024, "system": prompt_system(input, pool), "messages": msgs})
-            }
-            Path::StrictJson => strict(input, pool, notes)?,
-            path => return Err(unsupported(self, path)),
-        };
-        common_fields(input, &mut body, "max_tokens");
-        Ok(("/v1/messages".to_owned(), body))
+    fn prompt(&self, input: &RenderInput, pool: &ToolSet) -> Value {
+        let (_, msgs) = messages(input.messages);
+        json!({"max_tokens": 1024, "system": prompt_system(input, pool), "messages": msgs})
     }
 
-    fn strict_calls(
-        &self,
-        text: String,
-        body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError> {
-        restored_calls(self, text, body, tools, Profile::Anthropic)
+    fn strict_tools(&self, input: &RenderInput, pool: &ToolSet, notes: &mut Vec<String>) -> Body {
+        strict(input, pool, notes)
     }
 
-    fn replies(&self) -> &'static dyn ReplyShape {
-        &Anthropic
+    fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
+        common_fields(input, body, "max_tokens");
+        "/v1/messages".to_owned()
     }
-}
 
-impl ReplyShape for Anthropic {
-    fn reply_text(&self, _kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
+    fn reply_text(&self, kind: Kind, body: &Value) -> Result<String, ReadError> {
         let blocks = body
             .get("content")
             .and_then(Value::as_array)
-            .ok_or_else(|| ReadError::shape(self, "no `content` array"))?;
-        Ok(blocks
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""))
+            .ok_or_else(|| ReadError::shape(kind, "no `content` array"))?;
+        Ok(joined_text(blocks))
     }
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-        let mut calls = Vec::new();
-        for (i, b) in body
-            .get("content")
-            .and_then(Value::as_array)
+        let blocks = body.get("content").and_then(Value::as_array);
+        Ok(blocks
             .into_iter()
             .flatten()
             .enumerate()
-        {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                let id = b.get("id").and_then(Value::as_str).unwrap_or("");
-                let name = b.get("name").and_then(Value::as_str).unwrap_or("");
-                calls.push(call(
-                    id,
-                    i,
-                    name,
-                    b.get("input").cloned().unwrap_or(Value::Null),
-                ));
-            }
-        }
-        Ok(calls)
+            .filter(|(_, b)| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+            .map(|(i, b)| object_call(b, i, ["id", "name", "input"]))
+            .collect())
     }
 
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
@@ -121,7 +65,7 @@ impl ReplyShape for Anthropic {
         )
     }
 
-    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
+    fn assemble(&self, kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError> {
         let mut blocks: Vec<Value> = Vec::new();
         let mut partial: Vec<String> = Vec::new();
         for c in chunks {
@@ -152,7 +96,7 @@ impl ReplyShape for Anthropic {
         for (b, json_text) in blocks.iter_mut().zip(&partial) {
             if b.get("type").and_then(Value::as_str) == Some("tool_use") && !json_text.is_empty() {
                 b["input"] = serde_json::from_str(json_text)
-                    .map_err(|e| bad(self, format!("tool input is not JSON: {e}")))?;
+                    .map_err(|e| bad(kind, format!("tool input is not JSON: {e}")))?;
             }
         }
         Ok(json!({"content": blocks}))

@@ -1,62 +1,39 @@
-//! `gemini`: Google Gemini `generateContent` at generativelanguage.googleapis.com, key from
-//! `GEMINI_API_KEY` in `x-goog-api-key`: the model in the URL (never the body),
-//! `contents`/`systemInstruction`, function declarations through the gemini profile with
-//! calling modes ANY/VALIDATED/NONE, `generationConfig`, `candidates[0].content.parts` back,
-//! SSE chunks via `streamGenerateContent`. Everything Gemini-specific is here; it must not
-//! reach into another provider's file.
+//! Google Gemini `generateContent`, as generativelanguage.googleapis.com speaks it: the model
+//! in the URL (never the body), `contents`/`systemInstruction`, function declarations through
+//! the gemini profile with calling modes ANY/VALIDATED/NONE, `generationConfig`,
+//! `candidates[0].content.parts` back, SSE chunks via `streamGenerateContent`. Shapes only:
+//! the URL, key and header are the `gemini` row's in the registry.
 
+use crate::dialect::reply::{joined_text, object_call};
+use crate::dialect::request::{note_fallbacks, profiled, prompt_system};
 use crate::error::ProviderError;
 use crate::profile::Profile;
-use crate::render::{note_fallbacks, profiled, prompt_system, unsupported};
-use crate::reply::{call, restored_calls};
-use crate::spec::{
-    Auth, Capabilities, ProviderInfo, ProviderSpec, ReadError, RenderInput, ReplyShape,
-};
+use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use crate::usage::count;
 use serde_json::{Value, json};
-use toolgram_core::define::request::Path;
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
-use toolgram_retry::ModelReply;
 
-/// Google Gemini.
+/// Gemini `generateContent`.
 #[derive(Debug)]
-pub(crate) struct Gemini;
+pub(crate) struct GenerateContent;
 
-/// Its row.
-static INFO: ProviderInfo = ProviderInfo {
-    name: "gemini",
-    aliases: &[],
-    default_base_url: "https://generativelanguage.googleapis.com",
-    api_key_env: Some("GEMINI_API_KEY"),
-    auth: Auth::Header {
-        name: "x-goog-api-key",
-        extra: &[],
-    },
-    capabilities: Capabilities {
-        grammar: false,
-        strict_json: true,
-    },
-};
-
-impl ProviderSpec for Gemini {
-    fn info(&self) -> &ProviderInfo {
-        &INFO
+impl Dialect for GenerateContent {
+    fn profile(&self) -> Profile {
+        Profile::Gemini
     }
 
-    fn request(
-        &self,
-        input: &RenderInput,
-        pool: &ToolSet,
-        notes: &mut Vec<String>,
-    ) -> Result<(String, Value), ProviderError> {
-        let mut body = match input.path {
-            Path::Prompt => json!({
-                "systemInstruction": {"parts": [{"text": prompt_system(input, pool)}]},
-                "contents": contents(input.messages),
-            }),
-            Path::StrictJson => strict(input, pool, notes)?,
-            path => return Err(unsupported(self, path)),
-        };
+    fn prompt(&self, input: &RenderInput, pool: &ToolSet) -> Value {
+        json!({
+            "systemInstruction": {"parts": [{"text": prompt_system(input, pool)}]},
+            "contents": contents(input.messages),
+        })
+    }
+
+    fn strict_tools(&self, input: &RenderInput, pool: &ToolSet, notes: &mut Vec<String>) -> Body {
+        strict(input, pool, notes)
+    }
+
+    fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
         let mut cfg = serde_json::Map::new();
         if let Some(t) = input.temperature {
             cfg.insert("temperature".into(), json!(t));
@@ -68,59 +45,37 @@ impl ProviderSpec for Gemini {
             body["generationConfig"] = Value::Object(cfg);
         }
         let model = input.model.unwrap_or("gemini-2.5-flash");
-        let endpoint = if input.stream {
+        if input.stream {
             format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
         } else {
             format!("/v1beta/models/{model}:generateContent")
-        };
-        Ok((endpoint, body))
+        }
     }
 
-    fn strict_calls(
-        &self,
-        text: String,
-        body: &Value,
-        tools: &ToolSet,
-    ) -> Result<ModelReply, ReadError> {
-        restored_calls(self, text, body, tools, Profile::Gemini)
-    }
-
-    fn replies(&self) -> &'static dyn ReplyShape {
-        &Gemini
-    }
-}
-
-impl ReplyShape for Gemini {
-    fn reply_text(&self, _kind: &dyn ProviderSpec, body: &Value) -> Result<String, ReadError> {
+    fn reply_text(&self, kind: Kind, body: &Value) -> Result<String, ReadError> {
         let parts = body
             .pointer("/candidates/0/content/parts")
             .and_then(Value::as_array)
-            .ok_or_else(|| ReadError::shape(self, "no `candidates[0].content.parts`"))?;
-        Ok(parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""))
+            .ok_or_else(|| ReadError::shape(kind, "no `candidates[0].content.parts`"))?;
+        Ok(joined_text(parts))
     }
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-        let mut calls = Vec::new();
         let parts = body
             .pointer("/candidates/0/content/parts")
             .and_then(Value::as_array);
-        for (i, p) in parts.into_iter().flatten().enumerate() {
-            if let Some(fc) = p.get("functionCall") {
-                let name = fc.get("name").and_then(Value::as_str).unwrap_or("");
-                let id = fc.get("id").and_then(Value::as_str).unwrap_or("");
-                calls.push(call(
-                    id,
+        Ok(parts
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                Some(object_call(
+                    p.get("functionCall")?,
                     i,
-                    name,
-                    fc.get("args").cloned().unwrap_or(Value::Null),
-                ));
-            }
-        }
-        Ok(calls)
+                    ["id", "name", "args"],
+                ))
+            })
+            .collect())
     }
 
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
@@ -131,7 +86,7 @@ impl ReplyShape for Gemini {
         )
     }
 
-    fn assemble(&self, chunks: &[Value]) -> Result<Value, ProviderError> {
+    fn assemble(&self, _kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError> {
         let parts: Vec<Value> = chunks
             .iter()
             .filter_map(|c| {
@@ -141,10 +96,7 @@ impl ReplyShape for Gemini {
             .flatten()
             .cloned()
             .collect();
-        let text: String = parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect();
+        let text = joined_text(&parts);
         let mut merged: Vec<Value> = parts
             .into_iter()
             .filter(|p| p.get("text").is_none())
