@@ -681,7 +681,7 @@ pub(crate) fn property_schema(params: &Value, at: &str) -> Value {
         .cloned()
         .unwrap_or(Value::Object(Map::new()));
     if let Value::Object(m) = &mut schema {
-        for defs in ["$defs", "definitions"] {
+        for defs in toolgram_grammar::schema::keywords::definition_containers() {
             if let Some(d) = params.get(defs) {
                 m.entry(defs).or_insert_with(|| d.clone());
             }

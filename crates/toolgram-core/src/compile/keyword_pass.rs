@@ -9,6 +9,8 @@
 use crate::define::arguments::{DeferredKeyword, close_objects};
 use serde_json::{Value, json};
 use toolgram_grammar::schema::keywords::{self, GRAMMAR_FORMATS, VALIDATOR_FORMATS};
+use toolgram_grammar::schema::refs::escape_token;
+use toolgram_grammar::schema::walk::{Key, for_each_child_mut};
 
 /// The schema the grammar uses for `parameters`: objects closed (see [`close_objects`]),
 /// keywords the llguidance path enforces after parse
@@ -211,42 +213,15 @@ fn strip(v: &mut Value, at: &str, tool: &str, legacy: bool, pass: &mut KeywordPa
         }
     }
     map.retain(|k, _| !k.starts_with("x-"));
-    for (key, child) in map.iter_mut() {
-        let here = format!("{at}/{}", toolgram_grammar::schema::refs::escape_token(key));
-        match key.as_str() {
-            "properties" | "$defs" | "definitions" | "patternProperties" => {
-                if let Value::Object(m) = child {
-                    for (name, sub) in m.iter_mut() {
-                        strip(
-                            sub,
-                            &format!(
-                                "{here}/{}",
-                                toolgram_grammar::schema::refs::escape_token(name)
-                            ),
-                            tool,
-                            legacy,
-                            pass,
-                        );
-                    }
-                }
-            }
-            "items"
-            | "additionalItems"
-            | "additionalProperties"
-            | "prefixItems"
-            | "anyOf"
-            | "oneOf"
-            | "allOf" => match child {
-                Value::Array(a) => {
-                    for (i, sub) in a.iter_mut().enumerate() {
-                        strip(sub, &format!("{here}/{i}"), tool, legacy, pass);
-                    }
-                }
-                other => strip(other, &here, tool, legacy, pass),
-            },
-            _ => {}
-        }
-    }
+    for_each_child_mut(map, |row, key, sub| {
+        let keyword = escape_token(row.name);
+        let here = match key {
+            Key::Whole => format!("{at}/{keyword}"),
+            Key::Name(name) => format!("{at}/{keyword}/{}", escape_token(name)),
+            Key::Index(i) => format!("{at}/{keyword}/{i}"),
+        };
+        strip(sub, &here, tool, legacy, pass);
+    });
 }
 
 /// The whitespace and separator policy for arguments: exactly the spelling of Python's

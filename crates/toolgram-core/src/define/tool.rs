@@ -434,11 +434,22 @@ fn check_parameters(tool: &Tool, at: &str) -> Result<jsonschema::Validator, Defi
             ));
         }
     }
-    if let Err(e) = jsonschema::meta::validate(&tool.parameters) {
-        return Err(err(
-            &e.instance_path.to_string(),
-            format!("invalid JSON Schema: {e}"),
-        ));
+    match jsonschema::meta::try_validate(&tool.parameters) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(err(
+                &e.instance_path.to_string(),
+                format!("invalid JSON Schema: {e}"),
+            ));
+        }
+        Err(e) => {
+            return Err(err(
+                "/$schema",
+                format!(
+                    "not a JSON Schema draft toolgram reads (draft-04, -06, -07, 2019-09, 2020-12): {e}"
+                ),
+            ));
+        }
     }
     // A property no value can satisfy is a definition error now, not a grammar error later.
     if let Some((p, message)) =
@@ -709,5 +720,16 @@ mod tests {
         let e = ToolSet::from_value(&doc).expect_err("refused");
         assert_eq!(e.pointer, "/0/function/parameters/properties/n/enum");
         assert!(e.to_string().contains("buy"), "{e}");
+    }
+
+    /// A `$schema` naming a meta-schema nobody knows is refused by name, never a panic.
+    #[test]
+    fn an_unknown_meta_schema_is_a_definition_error() {
+        let doc = json!([{"type": "function", "function": {"name": "f", "parameters": {
+            "$schema": "http://localhost:1234/draft2020-12/metaschema-no-validation.json",
+            "type": "object", "properties": {"n": {"minimum": 10}}}}}]);
+        let e = ToolSet::from_value(&doc).expect_err("refused");
+        assert_eq!(e.pointer, "/0/function/parameters/$schema");
+        assert!(e.to_string().contains("not a JSON Schema draft"), "{e}");
     }
 }

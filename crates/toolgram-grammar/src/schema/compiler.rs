@@ -978,27 +978,10 @@ impl<'a> Compiler<'a> {
     }
 }
 
-/// Keywords that constrain one type only (an untyped schema with them is not "any value").
+/// Whether `k` is a keyword the grammar enforces on some types only (an untyped schema with
+/// one is not "any value"; one the validator enforces after parsing does not count).
 fn typed_keyword(k: &str) -> bool {
-    matches!(
-        k,
-        "properties"
-            | "required"
-            | "additionalProperties"
-            | "items"
-            | "prefixItems"
-            | "additionalItems"
-            | "minItems"
-            | "maxItems"
-            | "minLength"
-            | "maxLength"
-            | "pattern"
-            | "format"
-            | "minimum"
-            | "maximum"
-            | "exclusiveMinimum"
-            | "exclusiveMaximum"
-    )
+    keywords::lookup(k).is_some_and(|r| r.ours == Class::Grammar && !r.on.is_empty())
 }
 
 fn type_admits(t: &str, v: &Value) -> bool {

@@ -4,6 +4,10 @@
 //! by each provider). Core's `compile`, [`crate::schema`] and the provider profiles all read
 //! it; no other list of keywords may exist.
 //!
+//! Each row also says which subschemas the keyword's value holds (the one walker,
+//! [`super::walk`], reads that), whether they apply alongside their holder, and which
+//! instance types the keyword constrains.
+//!
 //! This module holds data only; it must not walk schemas.
 
 /// How a keyword is enforced.
@@ -36,6 +40,19 @@ pub enum ProfileClass {
     Deferred,
 }
 
+/// What a keyword's value holds: the subschemas the walker ([`super::walk`]) visits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Data (a number, a string, a list of names, a value): no subschema.
+    Nothing,
+    /// One schema (`items` in drafts before 2020-12 may be a list of them, read as such).
+    Schema,
+    /// A list of schemas.
+    List,
+    /// A map of names (properties, patterns, definitions) to schemas.
+    Map,
+}
+
 /// The provider profiles, in the order of [`Keyword::profiles`].
 pub const PROFILES: [&str; 3] = ["openai-strict", "anthropic", "gemini"];
 
@@ -53,7 +70,69 @@ pub struct Keyword {
     /// How each provider profile treats it, in the order of [`PROFILES`] (sources in
     /// `toolgram-providers`' `profile/rules.rs`).
     pub profiles: [ProfileClass; 3],
+    /// The subschemas its value holds.
+    pub holds: Holds,
+    /// Whether those subschemas apply to the instance itself alongside the schema holding
+    /// them (`allOf`, `if`/`then`/`else`, `dependentSchemas`), rather than to a value inside
+    /// it, to a definition, or to the instance instead (`anyOf`, `oneOf`, `not`): a pass that
+    /// closes objects must leave these open.
+    pub alongside: bool,
+    /// Whether it says which keys an object may have besides its `properties`
+    /// (`additionalProperties`, `patternProperties`, `unevaluatedProperties`): an object schema
+    /// with one is left as it is by the tool-call policy that closes objects.
+    pub other_keys: bool,
+    /// The instance types it constrains (empty: every type). A schema with several types
+    /// splits its keywords by this; an untyped schema with a grammar-enforced keyword for
+    /// one type is not "any value".
+    pub on: &'static [&'static str],
 }
+
+impl Keyword {
+    /// Holding `holds`.
+    const fn holds(self, holds: Holds) -> Self {
+        Self { holds, ..self }
+    }
+
+    /// Holding `holds`, which apply to the instance alongside the holder.
+    const fn holds_alongside(self, holds: Holds) -> Self {
+        Self {
+            holds,
+            alongside: true,
+            ..self
+        }
+    }
+
+    /// Saying which other keys an object may have.
+    const fn other_keys(self) -> Self {
+        Self {
+            other_keys: true,
+            ..self
+        }
+    }
+
+    /// Constraining values of the types `on` only.
+    const fn on(self, on: &'static [&'static str]) -> Self {
+        Self { on, ..self }
+    }
+
+    /// Whether its value is a map of definitions, reached only through `$ref` (`$defs`,
+    /// `definitions`): a map of schemas that constrains no instance type.
+    pub fn holds_definitions(&self) -> bool {
+        self.holds == Holds::Map && self.on.is_empty()
+    }
+
+    /// Whether it constrains values of type `t` (`integer` counts as a number type).
+    pub fn applies_to(&self, t: &str) -> bool {
+        self.on.is_empty() || self.on.contains(&t)
+    }
+}
+
+const STRING: &[&str] = &["string"];
+const NUMBER: &[&str] = &["number", "integer"];
+const STRING_OR_NUMBER: &[&str] = &["string", "number", "integer"];
+const ARRAY: &[&str] = &["array"];
+const OBJECT: &[&str] = &["object"];
+use Holds::{List as LIST, Map as MAP, Schema as SCHEMA};
 
 const fn kw(
     name: &'static str,
@@ -66,6 +145,10 @@ const fn kw(
         ours,
         llguidance,
         profiles,
+        holds: Holds::Nothing,
+        alongside: false,
+        other_keys: false,
+        on: &[],
     }
 }
 
@@ -77,48 +160,67 @@ use ProfileClass::{
 /// Every keyword toolgram knows. Keywords starting with `x-` are annotations too.
 pub const KEYWORDS: &[Keyword] = &[
     kw("type", G, G, [S, S, S]),
-    kw("properties", G, G, [S, S, S]),
-    kw("required", G, G, [S, S, S]),
-    kw("additionalProperties", G, G, [S, S, S]),
+    kw("properties", G, G, [S, S, S]).holds(MAP).on(OBJECT),
+    kw("required", G, G, [S, S, S]).on(OBJECT),
+    kw("additionalProperties", G, G, [S, S, S])
+        .holds(SCHEMA)
+        .other_keys()
+        .on(OBJECT),
     kw("enum", G, G, [S, S, S]),
     kw("const", G, G, [S, S, S]),
-    kw("anyOf", G, G, [S, S, S]),
-    kw("oneOf", G, G, [S, S, S]),
-    kw("allOf", G, G, [S, S, S]),
+    kw("anyOf", G, G, [S, S, S]).holds(LIST),
+    kw("oneOf", G, G, [S, S, S]).holds(LIST),
+    kw("allOf", G, G, [S, S, S]).holds_alongside(LIST),
     kw("$ref", G, G, [S, S, S]),
-    kw("$defs", G, G, [S, S, S]),
-    kw("definitions", G, G, [S, S, S]),
-    kw("items", G, G, [S, S, S]),
-    kw("prefixItems", G, G, [L, L, L]),
-    kw("additionalItems", G, G, [L, L, L]),
-    kw("minItems", G, G, [N, N, N]),
-    kw("maxItems", G, G, [N, L, N]),
-    kw("minLength", G, G, [L, L, N]),
-    kw("maxLength", G, G, [L, L, N]),
-    kw("pattern", G, G, [N, N, N]),
-    kw("format", G, G, [S, S, S]),
-    kw("minimum", G, G, [N, L, N]),
-    kw("maximum", G, G, [N, L, N]),
-    kw("exclusiveMinimum", G, G, [N, L, L]),
-    kw("exclusiveMaximum", G, G, [N, L, L]),
-    kw("patternProperties", P, G, [S, S, S]),
-    kw("multipleOf", P, G, [N, L, L]),
-    kw("minProperties", P, G, [L, L, N]),
-    kw("maxProperties", P, G, [L, L, N]),
-    kw("uniqueItems", P, P, [L, L, L]),
-    kw("contains", P, P, [L, L, L]),
-    kw("minContains", P, P, [L, L, L]),
-    kw("maxContains", P, P, [L, L, L]),
-    kw("dependentRequired", P, P, [L, L, L]),
-    kw("dependentSchemas", P, P, [L, L, L]),
-    kw("dependencies", P, P, [L, L, L]),
-    kw("propertyNames", P, P, [L, L, L]),
-    kw("not", P, P, [L, L, L]),
-    kw("if", P, P, [L, L, L]),
-    kw("then", P, P, [L, L, L]),
-    kw("else", P, P, [L, L, L]),
-    kw("unevaluatedProperties", P, P, [L, L, L]),
-    kw("unevaluatedItems", P, P, [L, L, L]),
+    kw("$defs", G, G, [S, S, S]).holds(MAP),
+    kw("definitions", G, G, [S, S, S]).holds(MAP),
+    kw("items", G, G, [S, S, S]).holds(SCHEMA).on(ARRAY),
+    kw("prefixItems", G, G, [L, L, L]).holds(LIST).on(ARRAY),
+    kw("additionalItems", G, G, [L, L, L])
+        .holds(SCHEMA)
+        .on(ARRAY),
+    kw("minItems", G, G, [N, N, N]).on(ARRAY),
+    kw("maxItems", G, G, [N, L, N]).on(ARRAY),
+    kw("minLength", G, G, [L, L, N]).on(STRING),
+    kw("maxLength", G, G, [L, L, N]).on(STRING),
+    kw("pattern", G, G, [N, N, N]).on(STRING),
+    kw("format", G, G, [S, S, S]).on(STRING_OR_NUMBER),
+    kw("minimum", G, G, [N, L, N]).on(NUMBER),
+    kw("maximum", G, G, [N, L, N]).on(NUMBER),
+    kw("exclusiveMinimum", G, G, [N, L, L]).on(NUMBER),
+    kw("exclusiveMaximum", G, G, [N, L, L]).on(NUMBER),
+    kw("patternProperties", P, G, [S, S, S])
+        .holds(MAP)
+        .other_keys()
+        .on(OBJECT),
+    kw("multipleOf", P, G, [N, L, L]).on(NUMBER),
+    kw("minProperties", P, G, [L, L, N]).on(OBJECT),
+    kw("maxProperties", P, G, [L, L, N]).on(OBJECT),
+    kw("uniqueItems", P, P, [L, L, L]).on(ARRAY),
+    kw("contains", P, P, [L, L, L]).holds(SCHEMA).on(ARRAY),
+    kw("minContains", P, P, [L, L, L]).on(ARRAY),
+    kw("maxContains", P, P, [L, L, L]).on(ARRAY),
+    kw("dependentRequired", P, P, [L, L, L]).on(OBJECT),
+    kw("dependentSchemas", P, P, [L, L, L])
+        .holds_alongside(MAP)
+        .on(OBJECT),
+    kw("dependencies", P, P, [L, L, L])
+        .holds_alongside(MAP)
+        .on(OBJECT),
+    kw("propertyNames", P, P, [L, L, L])
+        .holds(SCHEMA)
+        .on(OBJECT),
+    kw("not", P, P, [L, L, L]).holds(SCHEMA),
+    kw("if", P, P, [L, L, L]).holds_alongside(SCHEMA),
+    kw("then", P, P, [L, L, L]).holds_alongside(SCHEMA),
+    kw("else", P, P, [L, L, L]).holds_alongside(SCHEMA),
+    kw("unevaluatedProperties", P, P, [L, L, L])
+        .holds(SCHEMA)
+        .other_keys()
+        .on(OBJECT),
+    kw("unevaluatedItems", P, P, [L, L, L])
+        .holds(SCHEMA)
+        .on(ARRAY),
     kw("title", A, G, [K, D, K]),
     kw("description", A, G, [K, K, K]),
     kw("default", A, G, [D, K, K]),
@@ -135,7 +237,7 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("deprecated", A, A, [D, D, D]),
     kw("$vocabulary", A, A, [D, D, D]),
     kw("$dynamicAnchor", A, A, [D, D, D]),
-    kw("contentSchema", A, A, [D, D, D]),
+    kw("contentSchema", A, A, [D, D, D]).holds(SCHEMA),
 ];
 
 /// The row for `name` (`x-*` vendor extensions are annotations).
@@ -144,6 +246,15 @@ pub fn lookup(name: &str) -> Option<Keyword> {
         return Some(kw("x-*", A, A, [D, D, D]));
     }
     KEYWORDS.iter().find(|k| k.name == name).copied()
+}
+
+/// The keywords whose value is a map of definitions reached through `$ref` (`$defs`, then
+/// the older drafts' `definitions`).
+pub fn definition_containers() -> impl Iterator<Item = &'static str> {
+    KEYWORDS
+        .iter()
+        .filter(|k| k.holds_definitions())
+        .map(|k| k.name)
 }
 
 /// Keywords the llguidance path strips and the validator enforces after parsing.

@@ -4,6 +4,7 @@
 //! A pair of values it cannot combine is reported, so the caller defers `allOf`; merging
 //! must never loosen a member.
 
+use super::keywords::Holds;
 use serde_json::{Map, Value};
 
 /// Merge `b` into `a`. Returns false when some keyword could not be combined exactly (the
@@ -19,7 +20,7 @@ pub(super) fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> 
             continue;
         }
         match k.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" => {
+            _ if super::walk::holds(k) == Holds::Map => {
                 if let (Value::Object(am), Value::Object(bm)) = (&mut *av, bv) {
                     for (name, bs) in bm {
                         match am.get_mut(name) {

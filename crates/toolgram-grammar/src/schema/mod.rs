@@ -17,6 +17,7 @@ mod merge;
 pub mod numbers;
 pub mod refs;
 pub mod strings;
+pub mod walk;
 
 use crate::Grammar;
 use serde_json::Value;

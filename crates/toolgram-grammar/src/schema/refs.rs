@@ -87,29 +87,13 @@ fn loops(
     found
 }
 
-/// Every `$ref` string under `v`.
+/// Every `$ref` string in `v` and its subschemas.
 pub fn collect_refs(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(map) => {
-            if let Some(Value::String(r)) = map.get("$ref") {
-                out.push(r.clone());
-            }
-            for (k, c) in map {
-                match (k.as_str(), c) {
-                    // Maps of schemas: every value is a schema, whatever its name.
-                    (
-                        "properties" | "$defs" | "definitions" | "patternProperties",
-                        Value::Object(children),
-                    ) => children.values().for_each(|s| collect_refs(s, out)),
-                    // Values, not schemas.
-                    ("enum" | "const" | "default" | "examples" | "$ref", _) => {}
-                    (_, c) => collect_refs(c, out),
-                }
-            }
+    super::walk::each_schema(v, &mut |m| {
+        if let Some(Value::String(r)) = m.get("$ref") {
+            out.push(r.clone());
         }
-        Value::Array(a) => a.iter().for_each(|c| collect_refs(c, out)),
-        _ => {}
-    }
+    });
 }
 
 /// Escape one JSON-pointer token.

@@ -6,6 +6,7 @@
 use super::error::ProfileError;
 use super::render::Renderer;
 use serde_json::{Map, Value, json};
+use toolgram_grammar::schema::keywords;
 
 impl Renderer<'_> {
     /// Gemini has one type per schema: `[T, "null"]` → `T` + `nullable`; several types → `anyOf`.
@@ -76,49 +77,10 @@ impl Renderer<'_> {
     }
 }
 
-/// Which keywords of a multi-type schema belong to the member of type `t`.
+/// Whether keyword `k` of a multi-type schema belongs to the member of type `t` (the
+/// keyword table's `on`; an unknown keyword goes with every member).
 fn keyword_applies(k: &str, t: &str) -> bool {
-    let string = ["pattern", "minLength", "maxLength", "format"];
-    let number = [
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "format",
-    ];
-    let array = [
-        "items",
-        "prefixItems",
-        "minItems",
-        "maxItems",
-        "uniqueItems",
-        "contains",
-        "minContains",
-        "maxContains",
-    ];
-    let object = [
-        "properties",
-        "required",
-        "additionalProperties",
-        "patternProperties",
-        "minProperties",
-        "maxProperties",
-        "propertyNames",
-        "dependentRequired",
-        "dependentSchemas",
-    ];
-    let typed: Vec<&str> = [&string[..], &number[..], &array[..], &object[..]].concat();
-    if !typed.contains(&k) {
-        return true;
-    }
-    match t {
-        "string" => string.contains(&k),
-        "number" | "integer" => number.contains(&k),
-        "array" => array.contains(&k),
-        "object" => object.contains(&k),
-        _ => false,
-    }
+    keywords::lookup(k).is_none_or(|row| row.applies_to(t))
 }
 
 /// Gemini's documented parameter-name rule, applied at every level (the conservative reading).

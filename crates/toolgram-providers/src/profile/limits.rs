@@ -19,6 +19,7 @@ use super::error::ProfileError;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use toolgram_grammar::schema::refs;
+use toolgram_grammar::schema::walk::{children, each_schema};
 
 const OPENAI_PROPERTIES: usize = 5_000;
 const OPENAI_DEPTH: usize = 10;
@@ -29,22 +30,6 @@ const OPENAI_CHARS: usize = 120_000;
 const ANTHROPIC_TOOLS: usize = 20;
 const ANTHROPIC_OPTIONAL: usize = 24;
 const ANTHROPIC_UNIONS: usize = 16;
-
-/// Call `f` on every subschema of `v` (properties, items, anyOf, $defs, additionalProperties).
-pub(crate) fn each_schema(v: &Value, f: &mut impl FnMut(&Map<String, Value>)) {
-    let Value::Object(m) = v else { return };
-    f(m);
-    for (k, c) in m {
-        match (k.as_str(), c) {
-            ("properties" | "$defs", Value::Object(children)) => {
-                children.values().for_each(|s| each_schema(s, f))
-            }
-            ("anyOf", Value::Array(members)) => members.iter().for_each(|s| each_schema(s, f)),
-            ("items" | "additionalProperties", s) => each_schema(s, f),
-            _ => {}
-        }
-    }
-}
 
 fn over(
     profile: Profile,
@@ -152,17 +137,10 @@ fn object_depth(
     memo: &mut HashMap<String, usize>,
 ) -> usize {
     let Value::Object(m) = v else { return 0 };
-    let mut children: Vec<&Value> = Vec::new();
-    if let Some(Value::Object(p)) = m.get("properties") {
-        children.extend(p.values());
-    }
-    if let Some(Value::Array(a)) = m.get("anyOf") {
-        children.extend(a.iter());
-    }
-    children.extend(m.get("items"));
-    let mut deepest = children
+    let mut deepest = children(m)
         .into_iter()
-        .map(|c| object_depth(c, root, refs_seen, memo))
+        .filter(|(row, ..)| !row.holds_definitions())
+        .map(|(_, _, c)| object_depth(c, root, refs_seen, memo))
         .max()
         .unwrap_or(0);
     if let Some(Value::String(r)) = m.get("$ref")

@@ -9,7 +9,7 @@ use super::error::ProfileError;
 use super::render::Renderer;
 use super::rules::{Class, classify};
 use serde_json::{Map, Value, json};
-use toolgram_grammar::schema::refs;
+use toolgram_grammar::schema::{keywords, refs};
 
 type Out = Result<Value, ProfileError>;
 
@@ -28,8 +28,7 @@ impl Renderer<'_> {
             if defs.contains_key(&name) {
                 continue;
             }
-            let (at, def) = ["$defs", "definitions"]
-                .iter()
+            let (at, def) = keywords::definition_containers()
                 .find_map(|d| {
                     let at = format!("/{d}/{token}");
                     self.root.pointer(&at).map(|v| (at, v))
@@ -40,7 +39,7 @@ impl Renderer<'_> {
             refs::collect_refs(&rendered, &mut pending);
             defs.insert(name, rendered);
         }
-        for d in ["$defs", "definitions"] {
+        for d in keywords::definition_containers() {
             for name in self
                 .root
                 .get(d)

@@ -11,6 +11,7 @@ use super::limits;
 use super::{Profile, ProfileError, ProfiledSchema, render_tools};
 use serde_json::{Map, Value, json};
 use toolgram_core::define::tool::ToolSet;
+use toolgram_grammar::schema::walk::for_each_child_mut;
 
 /// The root key of a single-call union: `{"call": {"name": …, "arguments": …}}`.
 pub const CALL_KEY: &str = "call";
@@ -116,29 +117,14 @@ fn relocate(tool: &str, mut schema: Value, defs: &mut Map<String, Value>) -> Val
 }
 
 fn rewrite_refs(tool: &str, v: &mut Value, uses_root: &mut bool) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(r)) = m.get_mut("$ref") {
-                if r == "#" {
-                    *uses_root = true;
-                    *r = format!("#/$defs/{tool}");
-                } else if let Some(name) = r.strip_prefix("#/$defs/") {
-                    *r = format!("#/$defs/{tool}.{name}");
-                }
-            }
-            for (k, c) in m.iter_mut() {
-                match (k.as_str(), c) {
-                    // Maps of schemas: every value is a schema, whatever its name.
-                    ("properties" | "$defs", Value::Object(children)) => children
-                        .values_mut()
-                        .for_each(|s| rewrite_refs(tool, s, uses_root)),
-                    // Values, not schemas.
-                    ("enum" | "const" | "$ref", _) => {}
-                    (_, c) => rewrite_refs(tool, c, uses_root),
-                }
-            }
+    let Value::Object(m) = v else { return };
+    if let Some(Value::String(r)) = m.get_mut("$ref") {
+        if r == "#" {
+            *uses_root = true;
+            *r = format!("#/$defs/{tool}");
+        } else if let Some(name) = r.strip_prefix("#/$defs/") {
+            *r = format!("#/$defs/{tool}.{name}");
         }
-        Value::Array(a) => a.iter_mut().for_each(|c| rewrite_refs(tool, c, uses_root)),
-        _ => {}
     }
+    for_each_child_mut(m, |_, _, c| rewrite_refs(tool, c, uses_root));
 }

@@ -11,6 +11,8 @@ mod equality;
 mod multiple_of;
 
 use serde_json::Value;
+use toolgram_grammar::schema::keywords;
+use toolgram_grammar::schema::walk::for_each_child_mut;
 
 /// A schema keyword left out of the grammar and enforced after parsing instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,50 +45,17 @@ pub fn post_parse_validator(schema: &Value) -> Result<jsonschema::Validator, Str
 /// (as both grammar targets read them), so the validator enforces them too. Values that are
 /// data, not schemas (`enum`, `const`, `default`, examples), are left as they are.
 fn with_numeric_formats(schema: &Value) -> Value {
-    let Value::Object(map) = schema else {
-        return schema.clone();
-    };
-    let map = toolgram_grammar::schema::openapi_numeric_format(map).unwrap_or_else(|| map.clone());
-    let each = |v: &Value, f: fn(&Value) -> Value| match v {
-        Value::Array(items) => Value::Array(items.iter().map(f).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), f(x))).collect()),
-        other => f(other),
-    };
-    Value::Object(
-        map.into_iter()
-            .map(|(k, v)| {
-                let v = match k.as_str() {
-                    // Maps of name → schema: the names are not keywords.
-                    "properties" | "patternProperties" | "$defs" | "definitions"
-                    | "dependentSchemas" => each(&v, with_numeric_formats),
-                    // Schemas, or lists of schemas.
-                    "items"
-                    | "prefixItems"
-                    | "additionalItems"
-                    | "additionalProperties"
-                    | "allOf"
-                    | "anyOf"
-                    | "oneOf"
-                    | "not"
-                    | "if"
-                    | "then"
-                    | "else"
-                    | "contains"
-                    | "propertyNames"
-                    | "unevaluatedItems"
-                    | "unevaluatedProperties" => match &v {
-                        Value::Array(items) => {
-                            Value::Array(items.iter().map(with_numeric_formats).collect())
-                        }
-                        other => with_numeric_formats(other),
-                    },
-                    // Data (`enum`, `const`, `default`, …) and annotations stay as they are.
-                    _ => v,
-                };
-                (k, v)
-            })
-            .collect(),
-    )
+    let mut s = schema.clone();
+    numeric_formats_in_place(&mut s);
+    s
+}
+
+fn numeric_formats_in_place(v: &mut Value) {
+    let Value::Object(map) = v else { return };
+    if let Some(m) = toolgram_grammar::schema::openapi_numeric_format(map) {
+        *map = m;
+    }
+    for_each_child_mut(map, |_, _, c| numeric_formats_in_place(c));
 }
 
 /// RFC 6570 URI template: expressions `{…}` closed, not nested, not empty, no stray `}` (the
@@ -124,8 +93,9 @@ fn is_absolute_iri(s: &str) -> bool {
 }
 
 /// Tool-call policy: an object schema that lists `properties` and says nothing about other
-/// keys is closed (`additionalProperties: false`), as OpenAI's strict mode does; members of
-/// `allOf` are left open so that their intersection still works.
+/// keys is closed (`additionalProperties: false`), as OpenAI's strict mode does; schemas that
+/// apply alongside it (`allOf` members, `if`/`then`/`else`, `dependentSchemas`) leave it open
+/// and are left open themselves, so that their intersection still works.
 pub fn close_objects(schema: &Value) -> Value {
     let mut s = schema.clone();
     close_in_place(&mut s);
@@ -134,31 +104,17 @@ pub fn close_objects(schema: &Value) -> Value {
 
 fn close_in_place(v: &mut Value) {
     let Value::Object(map) = v else { return };
-    let open_keys = [
-        "additionalProperties",
-        "patternProperties",
-        "unevaluatedProperties",
-        "allOf",
-    ];
-    if map.contains_key("properties") && !open_keys.iter().any(|k| map.contains_key(*k)) {
+    let open = map
+        .keys()
+        .any(|k| keywords::lookup(k).is_some_and(|row| row.other_keys || row.alongside));
+    if map.contains_key("properties") && !open {
         map.insert("additionalProperties".into(), Value::Bool(false));
     }
-    for (key, child) in map.iter_mut() {
-        match key.as_str() {
-            "properties" | "$defs" | "definitions" | "patternProperties" => {
-                if let Value::Object(m) = child {
-                    m.values_mut().for_each(close_in_place);
-                }
-            }
-            "items" | "additionalProperties" | "not" | "contains" => close_in_place(child),
-            "prefixItems" | "anyOf" | "oneOf" => {
-                if let Value::Array(a) = child {
-                    a.iter_mut().for_each(close_in_place);
-                }
-            }
-            _ => {}
+    for_each_child_mut(map, |row, _, child| {
+        if !row.alongside {
+            close_in_place(child);
         }
-    }
+    });
 }
 
 #[cfg(test)]
@@ -175,6 +131,19 @@ mod tests {
         assert_eq!(s.get("additionalProperties"), None);
         assert_eq!(s["properties"]["p"]["additionalProperties"], json!(false));
         assert_eq!(s["allOf"][0].get("additionalProperties"), None);
+    }
+
+    /// `then` may add properties to the same object: neither it nor its holder is closed (a
+    /// closed holder would refuse every key `then` adds).
+    #[test]
+    fn objects_with_conditional_properties_stay_open() {
+        let s = close_objects(&json!({"type": "object", "properties": {"kind": {}},
+            "if": {"properties": {"kind": {"const": "a"}}},
+            "then": {"properties": {"a": {"type": "object", "properties": {}}}},
+            "additionalItems": {"properties": {}}}));
+        assert_eq!(s.get("additionalProperties"), None);
+        assert_eq!(s["then"].get("additionalProperties"), None);
+        assert_eq!(s["additionalItems"]["additionalProperties"], json!(false));
     }
 
     #[test]
