@@ -43,7 +43,7 @@ pub fn generation_grammar(
         think,
         ..special_tokens.clone()
     };
-    let top = around_answer(&opts, "@user");
+    let top = around_answer(&opts, "user");
     TopLevelGrammar {
         grammars: vec![GrammarWithLexer::from_lark(top), inner],
         max_tokens: None,

@@ -17,7 +17,7 @@ use crate::error::CompileError;
 use crate::syntax::{CallSyntax, Piece, Reasoning};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use toolgram_grammar::lark::{self, Emit, Extern, LarkDialect};
+use toolgram_grammar::lark::{self, Emit, Extern, LarkDialect, Rhs, Rule};
 use toolgram_grammar::schema::{NoteKind, SchemaOptions, to_grammar};
 
 /// Compile the request into an llguidance grammar.
@@ -61,12 +61,7 @@ pub fn compile(
             }
             Slot::Text(t) => text(name, t),
             Slot::ThinkBody(reasoning) => think_body(name, opts, reasoning),
-            Slot::Answer => Extern {
-                name: name.clone(),
-                attrs: String::new(),
-                body: "\"\"".into(),
-                defs: String::new(),
-            },
+            Slot::Answer => Extern::new(name, Rhs::lit("")),
         });
     }
     for (i, pointer, keyword) in &u.deferred {
@@ -94,9 +89,10 @@ pub fn compile(
     })
 }
 
-/// A grammar whose answer is `answer` (a Lark right-hand side, e.g. `@user` for a nested
-/// grammar), after the reasoning block `opts.think` asks for.
-pub fn around_answer(opts: &CompileOptions, answer: &str) -> String {
+/// A grammar whose answer is the nested grammar `nested` (`@nested`), after the reasoning
+/// block `opts.think` asks for.
+pub fn around_answer(opts: &CompileOptions, nested: &str) -> String {
+    let answer = Rhs::Nested(nested.to_owned());
     let target = Target {
         special_tokens: &opts.special_tokens,
         lexed: true,
@@ -107,12 +103,7 @@ pub fn around_answer(opts: &CompileOptions, answer: &str) -> String {
         .iter()
         .map(|(name, slot)| match slot {
             Slot::ThinkBody(reasoning) => think_body(name, opts, reasoning),
-            _ => Extern {
-                name: name.clone(),
-                attrs: String::new(),
-                body: answer.to_owned(),
-                defs: String::new(),
-            },
+            _ => Extern::new(name, answer.clone()),
         })
         .collect();
     write(&u, &externs)
@@ -143,12 +134,6 @@ fn args(
     pass: &mut KeywordPass,
 ) -> Result<Extern, CompileError> {
     let tool = &tools.tools()[i];
-    let mut x = Extern {
-        name: name.to_owned(),
-        attrs: String::new(),
-        body: String::new(),
-        defs: String::new(),
-    };
     let grammar_tool = tool
         .grammar
         .as_ref()
@@ -157,13 +142,17 @@ fn args(
         // Text inside a grammar tool's string, or the schema compiler's rules, have one
         // spelling: the bare call reuses the same slot (named as the Lark writer names
         // `args-{i}`).
-        x.body = format!("args_{i}");
-        return Ok(x);
+        return Ok(Extern::new(name, Rhs::rule(format!("args_{i}"))));
     }
     if let Some(spec) = grammar_tool {
-        x.body = format!("\"{{\\\"input\\\": \\\"\" gt{i}_start \"\\\"}}\"");
-        x.defs = grammar_tool_rules(i, &spec.definition)?;
-        return Ok(x);
+        let start = format!("gt{i}_start");
+        let body = Rhs::Seq(vec![
+            Rhs::lit("{\"input\": \""),
+            Rhs::rule(&start),
+            Rhs::lit("\"}"),
+        ]);
+        let defs = grammar_tool_rules(i, &spec.definition, &start)?;
+        return Ok(Extern::new(name, body).with_defs(defs));
     }
     if opts.args_from_ir && opts.mode == Mode::Grammar {
         let (params, _) =
@@ -179,13 +168,13 @@ fn args(
         for n in notes.iter().filter(|n| n.kind == NoteKind::Deferred) {
             pass.defer(&tool.name, &n.pointer, &n.keyword);
         }
-        x.body = format!("ir{i}_args");
-        x.defs = lark::emit_named(
+        let start = format!("ir{i}_args");
+        let defs = lark::emit_named(
             &ir.prefixed(&format!("ir{i}_")),
             LarkDialect::Llguidance,
-            &x.body,
+            &start,
         );
-        return Ok(x);
+        return Ok(Extern::new(name, Rhs::rule(start)).with_defs(defs));
     }
     let mut schema = match opts.mode {
         Mode::Grammar if !again => {
@@ -209,28 +198,27 @@ fn args(
         };
         map.insert("x-guidance".into(), style);
     }
-    x.body = format!("%json {schema}");
-    Ok(x)
+    Ok(Extern::new(name, Rhs::Json(schema)))
 }
 
 /// Free text as one lexeme.
 fn text(name: &str, t: &Text) -> Extern {
     let lexeme = name.to_uppercase().replace('-', "_");
+    let any = Rhs::regex("(?s:.+)");
     let regex = match t {
-        Text::Any => "/(?s:.+)/".to_owned(),
+        Text::Any => any,
         Text::NotStarting { words, after_ws } => {
             let alts: Vec<String> = words.iter().map(|w| regex_escape(w)).collect();
             let ws = if *after_ws { "[ \\t\\n\\r]*" } else { "" };
-            format!("/(?s:.+)/ & ~/{ws}({})(?s:.*)/", alts.join("|"))
+            let start = Rhs::regex(format!("{ws}({})(?s:.*)", alts.join("|")));
+            Rhs::And(vec![any, start.negated()])
         }
-        Text::NotContaining(w) => format!("/(?s:.+)/ & ~/(?s:.*){}(?s:.*)/", regex_escape(w)),
+        Text::NotContaining(w) => {
+            let inside = Rhs::regex(format!("(?s:.*){}(?s:.*)", regex_escape(w)));
+            Rhs::And(vec![any, inside.negated()])
+        }
     };
-    Extern {
-        name: name.to_owned(),
-        attrs: String::new(),
-        body: lexeme.clone(),
-        defs: format!("{lexeme}: {regex}\n"),
-    }
+    Extern::new(name, Rhs::rule(&lexeme)).with_defs(Rule::new(lexeme, regex).to_string())
 }
 
 /// The reasoning text and its closing markers: text then the first marker's token and the
@@ -240,47 +228,33 @@ fn think_body(name: &str, opts: &CompileOptions, reasoning: &Reasoning) -> Exter
         Piece::Token(t) => opts.special_tokens.get(*t).copied(),
         Piece::Text(_) => None,
     };
-    let mut x = Extern {
-        name: name.to_owned(),
-        attrs: String::new(),
-        body: String::new(),
-        defs: String::new(),
-    };
     match reasoning.close.split_first() {
         Some((first, _)) if token(first).is_some() => {
-            let mut body = vec!["THINK_TEXT?".to_owned()];
+            let text = "THINK_TEXT";
+            let mut body = vec![Rhs::rule(text).opt()];
             body.extend(
-                reasoning.close.iter().map(|p| {
-                    token(p).map_or_else(|| lark_string(p.text()), |id| format!("<[{id}]>"))
-                }),
+                reasoning
+                    .close
+                    .iter()
+                    .map(|p| token(p).map_or_else(|| Rhs::lit(p.text()), Rhs::Token)),
             );
-            x.body = body.join(" ");
-            x.defs = "THINK_TEXT: /(?s:.+)/\n".into();
+            let defs = Rule::new(text, Rhs::regex("(?s:.+)")).to_string();
+            Extern::new(name, Rhs::Seq(body)).with_defs(defs)
         }
-        _ => {
-            x.attrs = format!("[suffix={}]", lark_string(&reasoning.close_text()));
-            x.body = "/(?s:.*)/".into();
-        }
+        _ => Extern {
+            suffix: Some(reasoning.close_text()),
+            ..Extern::new(name, Rhs::regex("(?s:.*)"))
+        },
     }
-    x
 }
 
 /// The Lark rules of grammar tool `i`'s grammar moved inside a JSON string, named `gt{i}_…`
-/// with `gt{i}_start` first.
-fn grammar_tool_rules(i: usize, definition: &str) -> Result<String, CompileError> {
+/// with `start` first.
+fn grammar_tool_rules(i: usize, definition: &str, start: &str) -> Result<String, CompileError> {
     use toolgram_grammar::json_string;
     let g = lark::parse(definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
     let inside = json_string::inside_json_string(&g).prefixed(&format!("gt{i}_"));
-    Ok(lark::emit_named(
-        &inside,
-        LarkDialect::Llguidance,
-        &format!("gt{i}_start"),
-    ))
-}
-
-/// A Lark string literal for `s`.
-pub fn lark_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+    Ok(lark::emit_named(&inside, LarkDialect::Llguidance, start))
 }
 
 pub(super) fn regex_escape(s: &str) -> String {
@@ -382,8 +356,8 @@ mod tests {
             let Some(r) = syntax.think else { continue };
             let g = compile(&tools(), &ToolChoice::Auto, false, syntax, &opts)
                 .unwrap_or_else(|e| panic!("{}: {e}", syntax.name));
-            let open = format!("start: {}", lark_string(&r.open_text()));
-            let close = format!("[suffix={}]", lark_string(&r.close_text()));
+            let open = format!("start: {}", lark::literal(&r.open_text()));
+            let close = format!("[suffix={}]", lark::literal(&r.close_text()));
             assert!(g.lark.contains(&open), "{}: {}", syntax.name, g.lark);
             assert!(g.lark.contains(&close), "{}: {}", syntax.name, g.lark);
         }

@@ -14,7 +14,7 @@ use super::bodies::{
     BOOL_SPELLINGS, StringRules, ValueSpelling, property_pointer, property_schema, value_spelling,
 };
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style};
-use super::lark::{lark_string, regex_escape};
+use super::lark::regex_escape;
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::ToolSet;
@@ -22,7 +22,7 @@ use crate::error::CompileError;
 use crate::syntax::pyjson;
 use serde_json::Value;
 use std::collections::HashMap;
-use toolgram_grammar::lark::{self, Extern, LarkDialect};
+use toolgram_grammar::lark::{self, Extern, LarkDialect, Rhs, Rule};
 use toolgram_grammar::schema::{SchemaOptions, to_grammar};
 
 /// One value slot.
@@ -49,27 +49,23 @@ pub(super) fn value(
 ) -> Result<Extern, CompileError> {
     let i = slot.tool;
     let tool = &tools.tools()[i];
-    let close = lark_string(slot.close);
+    let close = Rhs::lit(slot.close);
     let lark_name = slot.name.replace('-', "_");
-    let mut x = Extern {
-        name: slot.name.to_owned(),
-        attrs: String::new(),
-        body: String::new(),
-        defs: String::new(),
+    let lazy = |rules: &StringRules| Extern {
+        suffix: Some(slot.close.to_owned()),
+        ..Extern::new(slot.name, raw_text(slot, rules))
     };
     let (Some(at), Mode::Grammar) = (slot.at, opts.mode) else {
-        x.attrs = format!("[suffix={close}]");
-        x.body = raw_text(slot, &StringRules::default());
-        return Ok(x);
+        return Ok(lazy(&StringRules::default()));
     };
     if let Some(spec) = tool.grammar.as_ref().filter(|s| !s.checked_after) {
         let g =
             lark::parse(&spec.definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
         let start = format!("gt{i}_start");
         let rules = g.prefixed(&format!("gt{i}_"));
-        x.defs = lark::emit_named(&rules, LarkDialect::Llguidance, &start);
-        x.body = format!("{start} {close}");
-        return Ok(x);
+        let defs = lark::emit_named(&rules, LarkDialect::Llguidance, &start);
+        let body = Rhs::Seq(vec![Rhs::rule(start), close]);
+        return Ok(Extern::new(slot.name, body).with_defs(defs));
     }
     let params = schemas
         .entry(i)
@@ -79,15 +75,14 @@ pub(super) fn value(
             grammar_schema(&tool.name, &params, pass)
         })
         .clone();
-    let newline = "\"\\n\"?";
-    let one_of = |values: &[&str]| {
-        let alts: Vec<String> = values.iter().map(|v| lark_string(v)).collect();
-        format!("{newline} ({}) {newline} {close}", alts.join(" | "))
+    // The value between optional newlines, then the closing text.
+    let framed = |value: Rhs| {
+        let newline = Rhs::lit("\n").opt();
+        Rhs::Seq(vec![newline.clone(), value, newline, close.clone()])
     };
-    match value_spelling(&params, at) {
+    let one_of = |values: &[&str]| framed(Rhs::Alt(values.iter().map(|v| Rhs::lit(*v)).collect()));
+    let x = match value_spelling(&params, at) {
         ValueSpelling::Text(rules) => {
-            x.attrs = format!("[suffix={close}]");
-            x.body = raw_text(slot, &rules);
             let mut deferred = vec!["format"];
             if rules
                 .pattern
@@ -103,11 +98,13 @@ pub(super) fn value(
             {
                 pass.defer(&tool.name, &rules.pointer, keyword);
             }
+            lazy(&rules)
         }
-        ValueSpelling::OneOf(values) => {
-            x.body = one_of(&values.iter().map(String::as_str).collect::<Vec<_>>());
-        }
-        ValueSpelling::Bool => x.body = one_of(&BOOL_SPELLINGS),
+        ValueSpelling::OneOf(values) => Extern::new(
+            slot.name,
+            one_of(&values.iter().map(String::as_str).collect::<Vec<_>>()),
+        ),
+        ValueSpelling::Bool => Extern::new(slot.name, one_of(&BOOL_SPELLINGS)),
         ValueSpelling::Json(schema) if opts.args_from_ir => {
             let sopts = SchemaOptions {
                 tool: Some(tool.name.clone()),
@@ -118,18 +115,26 @@ pub(super) fn value(
             let (ir, _) = to_grammar(&schema, &sopts)?;
             let start = format!("{lark_name}_json");
             let rules = ir.prefixed(&format!("{lark_name}_"));
-            x.defs = lark::emit_named(&rules, LarkDialect::Llguidance, &start);
-            x.body = format!("{newline} {start} {newline} {close}");
+            let defs = lark::emit_named(&rules, LarkDialect::Llguidance, &start);
+            Extern::new(slot.name, framed(Rhs::rule(start))).with_defs(defs)
         }
-        ValueSpelling::Json(mut schema) => {
-            if let Value::Object(map) = &mut schema {
-                map.insert("x-guidance".into(), json_style());
-            }
-            x.defs = format!("{lark_name}_json: %json {schema}\n");
-            x.body = format!("{newline} {lark_name}_json {newline} {close}");
+        ValueSpelling::Json(schema) => {
+            let (start, defs) = json_slot(&lark_name, schema);
+            Extern::new(slot.name, framed(start)).with_defs(defs)
         }
-    }
+    };
     Ok(x)
+}
+
+/// The `%json` lexeme `{lark_name}_json` for `schema` in the template spelling: a reference
+/// to it, and its definition.
+fn json_slot(lark_name: &str, mut schema: Value) -> (Rhs, String) {
+    if let Value::Object(map) = &mut schema {
+        map.insert("x-guidance".into(), json_style());
+    }
+    let name = format!("{lark_name}_json");
+    let defs = Rule::new(&name, Rhs::Json(schema)).to_string();
+    (Rhs::rule(name), defs)
 }
 
 /// Parameter `key` of tool `i` as a Python literal: `True`/`False` for a boolean, a quoted
@@ -145,12 +150,6 @@ pub(super) fn py_value(
 ) -> Result<Extern, CompileError> {
     let tool = &tools.tools()[i];
     let lark_name = name.replace('-', "_");
-    let mut x = Extern {
-        name: name.to_owned(),
-        attrs: String::new(),
-        body: String::new(),
-        defs: String::new(),
-    };
     let params = match opts.mode {
         Mode::Grammar => schemas
             .entry(i)
@@ -162,39 +161,33 @@ pub(super) fn py_value(
             .clone(),
         Mode::Json | Mode::Prompt => Value::Null,
     };
+    // A string as JSON writes it, or as Python's repr does.
     let quoted = |v: &str| {
-        let json = lark_string(&Value::String(v.to_owned()).to_string());
-        format!("{json} | {}", lark_string(&pyjson::repr(v)))
+        let json = Value::String(v.to_owned()).to_string();
+        [Rhs::lit(json), Rhs::lit(pyjson::repr(v))]
     };
     let at = property_pointer(key);
     let spelling = value_spelling(&params, &at);
-    match &spelling {
-        ValueSpelling::Bool => x.body = "\"True\" | \"False\"".into(),
-        ValueSpelling::OneOf(values) => {
-            x.body = values
-                .iter()
-                .map(|v| quoted(v))
-                .collect::<Vec<_>>()
-                .join(" | ");
-        }
+    let (mut alts, defs) = match &spelling {
+        ValueSpelling::Bool => (vec![Rhs::lit("True"), Rhs::lit("False")], String::new()),
+        ValueSpelling::OneOf(values) => (
+            values.iter().flat_map(|v| quoted(v)).collect(),
+            String::new(),
+        ),
         ValueSpelling::Text(_) | ValueSpelling::Json(_) => {
-            let mut schema = property_schema(&params, &at);
-            if let Value::Object(map) = &mut schema {
-                map.insert("x-guidance".into(), json_style());
-            }
-            x.defs = format!("{lark_name}_json: %json {schema}\n");
-            x.body = format!("{lark_name}_json");
+            let (start, defs) = json_slot(&lark_name, property_schema(&params, &at));
+            (vec![start], defs)
         }
-    }
+    };
     // A string may also be Python's single-quoted literal (LFM2's template writes `repr`);
     // its keywords are then the validator's.
     if let ValueSpelling::Text(rules) = spelling {
-        x.body = format!("{} | /{SINGLE_QUOTED}/", x.body);
+        alts.push(Rhs::regex(SINGLE_QUOTED));
         for keyword in rules.keywords() {
             pass.defer(&tool.name, &rules.pointer, keyword);
         }
     }
-    Ok(x)
+    Ok(Extern::new(name, Rhs::Alt(alts)).with_defs(defs))
 }
 
 /// A Python string literal in single quotes, as a Lark regex (escapes allowed).
@@ -202,8 +195,8 @@ const SINGLE_QUOTED: &str = r"'([^'\\\n]|\\.)*'";
 
 /// Raw text (the lexeme before its suffix): any text, without the family's next tags, and
 /// within the string's pattern and length.
-fn raw_text(slot: &ValueSlot, rules: &StringRules) -> String {
-    let mut parts = vec!["/(?s:.*)/".to_owned()];
+fn raw_text(slot: &ValueSlot, rules: &StringRules) -> Rhs {
+    let mut parts = vec![Rhs::regex("(?s:.*)")];
     let words: Vec<String> = slot
         .never
         .iter()
@@ -211,17 +204,17 @@ fn raw_text(slot: &ValueSlot, rules: &StringRules) -> String {
         .map(|w| regex_escape(w))
         .collect();
     if !words.is_empty() {
-        parts.push(format!("~/(?s:.*)({})(?s:.*)/", words.join("|")));
+        parts.push(Rhs::regex(format!("(?s:.*)({})(?s:.*)", words.join("|"))).negated());
     }
     if let Some(p) = rules.pattern.as_deref().and_then(pattern_regex) {
-        parts.push(format!("/{p}/"));
+        parts.push(Rhs::regex(p));
     }
     if rules.min_length.is_some() || rules.max_length.is_some() {
         let min = rules.min_length.unwrap_or(0);
         let max = rules.max_length.map(|m| m.to_string()).unwrap_or_default();
-        parts.push(format!("/(?s:.{{{min},{max}}})/"));
+        parts.push(Rhs::regex(format!("(?s:.{{{min},{max}}})")));
     }
-    parts.join(" & ")
+    Rhs::And(parts)
 }
 
 /// A JSON Schema `pattern` (a search, anchored only where it says so) as a whole-text

@@ -8,7 +8,8 @@
 //! It must not change the language: a run it cannot write exactly (a recursive rule, a
 //! special token) is left to the character-by-character writer.
 
-use super::write::{class_body, regex_char, string};
+use super::build::literal as string_literal;
+use super::write::{class_body, regex_char};
 use crate::ir::Expr;
 use std::collections::HashMap;
 
@@ -50,7 +51,7 @@ pub(super) fn whole_string(items: &[Expr], rules: &HashMap<&str, &Expr>) -> Opti
     }
     if let Some(end) = closing_quote(open, 1) {
         return Some(Whole {
-            lexeme: string(&open[..=end]),
+            lexeme: string_literal(&open[..=end]),
             consumed: 1,
             rest: open[end + 1..].to_owned(),
         });

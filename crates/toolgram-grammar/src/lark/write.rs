@@ -4,6 +4,7 @@
 //!
 //! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
 
+use super::build::{Rhs, Rule, literal};
 use super::{LarkDialect, strings};
 use crate::ir::{CharClass, Expr, Grammar, TokenName};
 use crate::lower::{is_atom, lower};
@@ -30,19 +31,38 @@ pub fn emit_named(g: &Grammar, dialect: LarkDialect, start_name: &str) -> String
     )
 }
 
-/// A rule the IR refers to but does not define, written as given: a construct of the
-/// target that the IR has no node for (llguidance's `%json` slot, a lexeme built with
-/// `&`/`~`, a lazy lexeme with a suffix).
+/// A rule the IR refers to but does not define: a construct of the target that the IR has
+/// no node for (llguidance's `%json` slot, a lexeme built with `&`/`~`, a lazy lexeme with a
+/// suffix), built with [`Rhs`].
 #[derive(Debug, Clone)]
 pub struct Extern {
-    /// The IR name it is referenced by.
+    /// The IR name it is referenced by (written under the writer's name for it).
     pub name: String,
-    /// Written between the rule's name and its colon (e.g. `[suffix="</think>"]`).
-    pub attrs: String,
+    /// The text it ends at, for a lazy lexeme (`name[suffix="…"]`).
+    pub suffix: Option<String>,
     /// The rule's right-hand side.
-    pub body: String,
-    /// Further definitions it needs, written after it verbatim (lexemes, embedded rules).
+    pub body: Rhs,
+    /// Further definitions it needs, written after it: [`Rule`]s, or rules this writer wrote
+    /// for an embedded grammar.
     pub defs: String,
+}
+
+impl Extern {
+    /// `name: body`, needing nothing more.
+    pub fn new(name: impl Into<String>, body: Rhs) -> Self {
+        Self {
+            name: name.into(),
+            suffix: None,
+            body,
+            defs: String::new(),
+        }
+    }
+
+    /// With the definitions `defs` written after it.
+    #[must_use]
+    pub fn with_defs(self, defs: String) -> Self {
+        Self { defs, ..self }
+    }
 }
 
 /// How [`emit_with`] writes.
@@ -107,7 +127,12 @@ pub fn emit_with(g: &Grammar, how: &Emit) -> String {
         }
     }
     for x in how.externs {
-        let _ = writeln!(out, "{}{}: {}", w.namer.name(&x.name), x.attrs, x.body);
+        let rule = Rule {
+            name: w.namer.name(&x.name),
+            suffix: x.suffix.clone(),
+            rhs: x.body.clone(),
+        };
+        out.push_str(&rule.to_string());
         out.push_str(&x.defs);
         if !x.defs.is_empty() && !x.defs.ends_with('\n') {
             out.push('\n');
@@ -173,7 +198,7 @@ fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
                 .filter(|whole| whole.rest.is_empty());
             match whole {
                 Some(whole) => out.push_str(&whole.lexeme),
-                None if w.whole => out.push_str(&string(s)),
+                None if w.whole => out.push_str(&literal(s)),
                 None => out.push_str(&chars(s)),
             }
         }
@@ -228,28 +253,10 @@ fn quantified(item: &str, min: u32, max: Option<u32>, d: LarkDialect) -> String 
 /// "any other key") could make it miss a match. One-character lexemes never overlap.
 fn chars(s: &str) -> String {
     if s.is_empty() {
-        return string(s);
+        return literal(s);
     }
-    let parts: Vec<String> = s.chars().map(|c| string(&c.to_string())).collect();
+    let parts: Vec<String> = s.chars().map(|c| literal(&c.to_string())).collect();
     parts.join(" ")
-}
-
-/// A Lark string literal (JSON-style escapes; controls and DEL escaped).
-pub(crate) fn string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        let _ = match c {
-            '"' => write!(out, "\\\""),
-            '\\' => write!(out, "\\\\"),
-            '\n' => write!(out, "\\n"),
-            '\t' => write!(out, "\\t"),
-            '\r' => write!(out, "\\r"),
-            c if c.is_control() => write!(out, "\\u{:04x}", c as u32),
-            c => write!(out, "{c}"),
-        };
-    }
-    out.push('"');
-    out
 }
 
 fn class(c: &CharClass, out: &mut String) {

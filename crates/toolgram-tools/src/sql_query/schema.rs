@@ -6,6 +6,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
+use toolgram_grammar::lark::Rhs;
 use toolgram_grammar::tree::ParseTree;
 
 /// One table (or view) and its columns, in the database's order.
@@ -176,27 +177,8 @@ pub(super) fn unquote_ident(text: &str) -> String {
     }
 }
 
-/// A Lark string literal matching exactly `text`.
-fn lark_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn names_rule(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| lark_string(&quote_ident(n)))
-        .collect::<Vec<_>>()
-        .join(" | ")
+    Rhs::Alt(names.iter().map(|n| Rhs::lit(quote_ident(n))).collect()).to_string()
 }
 
 /// The query shape, shared by every database; `_source` (select list, FROM and joins),
