@@ -7,7 +7,8 @@
 //! written as llguidance Lark ([`compile::compile`]) or as IR for GBNF and OpenAI Lark
 //! ([`compile::ir::compile_ir`]); [`parse::parse_output`] reads the text the grammar produced back into typed
 //! [`ToolCall`]s with the same syntax declaration; [`validate`] checks arguments against the
-//! tool's JSON Schema. (The same schemas in the JSON-Schema subsets of providers are
+//! tool's JSON Schema; [`template`] reads the call syntax a chat template speaks from what it
+//! renders (probed against the [`syntax`] registry, or derived). (The same schemas in the JSON-Schema subsets of providers are
 //! `toolgram-providers`' `profile` module.)
 //!
 //! ```
@@ -38,6 +39,7 @@ pub mod define;
 pub mod error;
 pub mod parse;
 pub mod syntax;
+pub mod template;
 pub mod validate;
 
 pub use define::message::{ChatMessage, MessageToolCall};

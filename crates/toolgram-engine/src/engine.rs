@@ -144,7 +144,7 @@ impl Engine {
             Some(name) => syntax::by_name(name)
                 .ok_or_else(|| load_err(format!("unknown call syntax `{name}`")))?,
             None => {
-                let found = crate::syntax_detect::detect(&template, &source);
+                let found = toolgram_core::template::detect(&template, &source);
                 if found.notable {
                     tracing::warn!("call syntax: {}", found.how);
                 }
@@ -199,7 +199,7 @@ impl Engine {
     /// reason before it answers, where `--think optional` is worth offering to clients.
     pub fn template_reasons(&self) -> bool {
         self.syntax.body == toolgram_core::syntax::CallBody::Harmony
-            || crate::turn_derive::writes_reasoning(&self.template)
+            || toolgram_core::template::turn::writes_reasoning(&self.template)
     }
 
     /// Whether the vocabulary's token trie and mask slices were built from the GGUF header

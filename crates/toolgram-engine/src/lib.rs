@@ -51,15 +51,11 @@ pub mod models;
 mod prefix;
 mod sample;
 mod session;
-pub mod syntax_derive;
-pub mod syntax_detect;
-pub mod syntax_probe;
 pub mod template;
 mod template_filters;
 mod template_lists;
 mod think;
 mod tokenizer;
-mod turn_derive;
 
 pub use batch::{Batch, BatchStats};
 pub use call_model::EngineModel;

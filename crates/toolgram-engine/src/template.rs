@@ -20,6 +20,7 @@ use minijinja::{Environment, Error as JError, ErrorKind};
 use serde_json::{Value, json};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::syntax::pyjson;
+use toolgram_core::template::{self, Detection, TemplateRenderer};
 use toolgram_core::{ChatMessage, ToolCall, ToolSet};
 
 /// A compiled chat template plus what it knows about tools.
@@ -241,6 +242,47 @@ fn without_generation_tags(source: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+impl TemplateRenderer for ChatTemplate {
+    fn renders_tools(&self) -> bool {
+        self.renders_tools
+    }
+
+    fn renders_calls(&self) -> bool {
+        self.renders_calls
+    }
+
+    fn render_with(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        syntax: &CallSyntax,
+        add_generation_prompt: bool,
+    ) -> Result<String, String> {
+        ChatTemplate::render_with(self, messages, tools, syntax, add_generation_prompt)
+    }
+}
+
+/// The call syntax of a template known only by its source (no model: no BOS or EOS text), as
+/// `toolgram parse --template` finds it (core's [`template::detect`]); a template that does
+/// not compile is read for its markers alone (said, and notable).
+pub fn detect_source(source: &str) -> Detection {
+    match ChatTemplate::new(source, "", "") {
+        Ok(t) => template::detect(&t, source),
+        Err(e) => {
+            let s = toolgram_core::syntax::detect(source);
+            Detection {
+                syntax: s,
+                how: format!(
+                    "the chat template does not compile ({e}); `{}` from its text",
+                    s.name
+                ),
+                notable: true,
+                refused: false,
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,10 +12,11 @@ use serde_json::{Value, json};
 use toolgram_core::compile::{self, CompileOptions, ir::compile_ir};
 use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::{CallBody, CallSyntax, REGISTRY, text_of};
+use toolgram_core::template::{detect, probe};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_engine::ByteChecker;
 use toolgram_engine::gbnf_check::{self, Job};
 use toolgram_engine::template::ChatTemplate;
-use toolgram_engine::{ByteChecker, syntax_detect, syntax_probe};
 use toolgram_grammar::gbnf;
 
 fn tools() -> ToolSet {
@@ -147,7 +148,7 @@ fn rendered_with(
 ) -> Result<String, String> {
     let prompt = t.render_with(&messages(None, content), tools, s, true)?;
     let full = t.render_with(&messages(Some(calls), content), tools, s, false)?;
-    let reply = syntax_probe::assistant_turn(&prompt, &full);
+    let reply = probe::assistant_turn(&prompt, &full);
     if s.body == CallBody::Harmony {
         // A harmony reply is all messages: the calls start right after the prompt.
         return Ok(reply.trim_end().to_owned());
@@ -373,7 +374,7 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
                 continue;
             }
         };
-        let found = syntax_detect::detect(&template, &source);
+        let found = detect(&template, &source);
         if found.refused {
             refused.push(file);
             continue;
@@ -388,7 +389,7 @@ fn calls_rendered_by_every_template_are_accepted_and_read_back() {
                     ..*s
                 }
         };
-        match syntax_probe::probe_family(&template) {
+        match probe::probe_family(&template) {
             Some(family) if !same(family) => {
                 report.failures.push(format!(
                     "{file}: read as {} but compiled as {}",
@@ -542,10 +543,10 @@ fn syntaxes_derived_from_templates_no_entry_reads_round_trip() {
         let source = std::fs::read_to_string(dir.join(file)).expect("example template");
         let template = ChatTemplate::new(&source, "<s>", "</s>").expect("compiles");
         assert!(
-            syntax_probe::probe_family(&template).is_none(),
+            probe::probe_family(&template).is_none(),
             "{file} is in the registry"
         );
-        let found = syntax_detect::detect(&template, &source);
+        let found = detect(&template, &source);
         assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
         assert!(found.how.contains(shape), "{file}: {}", found.how);
         round_trip(file, &template, found.syntax, &tools, &mut report);
@@ -674,7 +675,7 @@ fn syntaxes_derived_from_unseen_families_round_trip() {
     ] {
         let source = std::fs::read_to_string(dir.join(file)).expect("vLLM's template");
         let template = ChatTemplate::new(&source, "<s>", "</s>").expect("compiles");
-        let found = syntax_detect::detect(&template, &source);
+        let found = detect(&template, &source);
         assert_eq!(found.syntax.name, "derived", "{file}: {}", found.how);
         assert!(found.how.contains(shape), "{file}: {}", found.how);
         if let Some((opener, closer, separator)) = own_values {

@@ -2,7 +2,7 @@
 //! `reasoning_content`, `tool_calls`), read by the lenient parser of `toolgram-core`.
 //!
 //! Thin wiring only: no model is loaded and no parsing or detection logic lives here (the
-//! syntax of a `--template` is found by the engine's `syntax_detect`, as `call` finds it).
+//! syntax of a `--template` is found by the engine's `template::detect_source`, as `call` finds it).
 
 use crate::output::CliError;
 use anyhow::{Context, Result};
@@ -12,7 +12,6 @@ use std::io::Read;
 use std::path::PathBuf;
 use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
 use toolgram_core::{ParseError, ToolSet, syntax};
-use toolgram_engine::syntax_detect;
 use toolgram_runtime::{openai_assistant_message, openai_function_call};
 
 /// Arguments of `toolgram parse`.
@@ -67,7 +66,7 @@ fn read_file(path: &PathBuf, what: &str) -> Result<String> {
 /// The syntax a template writes calls in, found as `call` and `serve` find it (a rendered
 /// probe call, else derived from the rendered calls), said on stderr when a user should know.
 fn detect(source: &str) -> &'static syntax::CallSyntax {
-    let found = syntax_detect::detect_source(source);
+    let found = toolgram_engine::template::detect_source(source);
     if found.notable {
         eprintln!("note: call syntax {}", found.how);
     }

@@ -2,13 +2,12 @@
 //! registry entry that reads back the calls the template renders, one derived from them, or
 //! the template's own markers when it renders none — printed as one JSON object. A
 //! template whose calls fit no shape is an error that shows what was found. This module
-//! must not detect anything itself (the engine's `syntax_detect` does).
+//! must not detect anything itself (core's `template::detect` does).
 
 use crate::call::read;
 use crate::output::CliError;
 use serde_json::json;
 use std::path::PathBuf;
-use toolgram_engine::syntax_detect;
 use toolgram_engine::template::ChatTemplate;
 
 /// Arguments of `toolgram syntax`.
@@ -23,7 +22,7 @@ pub(crate) fn run(args: SyntaxArgs) -> anyhow::Result<()> {
     let source = read(&args.template, "chat template")?;
     let template =
         ChatTemplate::new(&source, "", "").map_err(|e| CliError::new("invalid_request", e))?;
-    let found = syntax_detect::detect(&template, &source);
+    let found = toolgram_core::template::detect(&template, &source);
     if found.refused {
         return Err(CliError::new("unsupported_syntax", found.how).into());
     }

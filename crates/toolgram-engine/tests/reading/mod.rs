@@ -5,14 +5,15 @@
 
 use serde_json::Value;
 use toolgram_core::parse::lenient::{LenientOutput, SyntaxChoice};
-use toolgram_engine::syntax_detect;
 
 /// The syntax to read a case with: detected from its template as `toolgram parse
 /// --template` detects it (a rendered probe, else a derived syntax), every registered one
 /// without a template.
 pub(crate) fn syntax_for(template: Option<&str>) -> SyntaxChoice {
     match template {
-        Some(source) => SyntaxChoice::Named(syntax_detect::detect_source(source).syntax),
+        Some(source) => {
+            SyntaxChoice::Named(toolgram_engine::template::detect_source(source).syntax)
+        }
         None => SyntaxChoice::Auto,
     }
 }

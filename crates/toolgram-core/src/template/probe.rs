@@ -9,14 +9,14 @@
 //! Templates build their markers from variables and loops, so markers in the source are a
 //! weak signal (DeepSeek V3.2's DSML, Kimi K3, Seed-OSS beside Qwen3-Coder); the rendered
 //! turn is what the model was trained on. This module must not compile or decode, nor
-//! decide what to use when no entry reads the call ([`crate::syntax_detect`] does).
+//! decide what to use when no entry reads the call ([`super::detect`] does).
 
-use crate::template::ChatTemplate;
+use super::TemplateRenderer;
+use crate::parse::lenient::{self, LenientOptions, SyntaxChoice};
+use crate::syntax::{self, CallBody, CallSyntax, REGISTRY, text_of};
+use crate::{ChatMessage, ToolSet};
 use serde_json::{Value, json};
 use std::sync::{Mutex, PoisonError};
-use toolgram_core::parse::lenient::{self, LenientOptions, SyntaxChoice};
-use toolgram_core::syntax::{self, CallBody, CallSyntax, REGISTRY, text_of};
-use toolgram_core::{ChatMessage, ToolSet};
 
 /// The probe tool's name (no real tool is called this).
 pub(crate) const PROBE_TOOL: &str = "get_probe_weather";
@@ -43,7 +43,7 @@ pub(crate) fn probe_args(n: usize) -> Value {
 
 /// The family the template writes calls in, if its rendered assistant
 /// turn holds a call any registered family reads back exactly.
-pub fn probe_family(template: &ChatTemplate) -> Option<&'static CallSyntax> {
+pub fn probe_family(template: &dyn TemplateRenderer) -> Option<&'static CallSyntax> {
     let (prompt, turn) = probe_turn(template)?;
     let want = probe_args(0);
     let tools = probe_tools()?;
@@ -143,7 +143,7 @@ fn markers(s: &CallSyntax) -> impl Iterator<Item = String> {
 }
 
 /// The probe tool: a city (string) and a number of days (integer).
-pub(crate) fn probe_tools() -> Option<ToolSet> {
+pub fn probe_tools() -> Option<ToolSet> {
     let doc = json!([{"type": "function", "function": {"name": PROBE_TOOL,
         "description": "Weather forecast for a city",
         "parameters": {"type": "object", "properties": {
@@ -155,8 +155,8 @@ pub(crate) fn probe_tools() -> Option<ToolSet> {
 /// The probe conversation's generation prompt, and the assistant's turn holding the probe
 /// call as the template renders it (from a little before where it departs from the bare
 /// prompt, so a marker the prompt's end shares with the turn stays whole).
-fn probe_turn(template: &ChatTemplate) -> Option<(String, String)> {
-    if !template.renders_tools && !template.renders_calls {
+fn probe_turn(template: &dyn TemplateRenderer) -> Option<(String, String)> {
+    if !template.renders_tools() && !template.renders_calls() {
         return None;
     }
     let tools = probe_tools()?;

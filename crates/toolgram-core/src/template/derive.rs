@@ -1,5 +1,5 @@
 //! A call syntax derived from what a chat template renders, for templates whose calls no
-//! registry entry reads back ([`crate::syntax_probe`] found none). Three conversations are
+//! registry entry reads back ([`super::probe`] found none). Three conversations are
 //! rendered — the assistant answering with text, with one call, with two calls — and the
 //! differences give the call region; in it the call is found as a JSON object naming the
 //! tool, as the tool's name followed by its JSON arguments, as tagged parameters, as Python
@@ -14,19 +14,19 @@
 //! `{{ value }}` unquoted, numbers quoted — so the frame, names and keys must fit, and the
 //! syntax must read back the calls toolgram itself writes in it.) A template that renders
 //! neither tools nor calls writes no call of its own: nothing is derived from it. Reasoning
-//! and text markers are not read here: [`crate::turn_derive`] reads them and
-//! [`crate::syntax_detect`] gives them to whichever syntax it found. A derived syntax lives
+//! and text markers are not read here: [`super::turn`] reads them and
+//! [`super::detect`] gives them to whichever syntax it found. A derived syntax lives
 //! for the process (its texts are leaked once per derivation attempt, refused ones
 //! included).
 
-use crate::template::ChatTemplate;
+use super::TemplateRenderer;
+use crate::parse::parse_output;
+use crate::syntax::{self, CallBody, CallSyntax, Piece};
+use crate::{ChatMessage, ToolCall, ToolChoice};
 use serde_json::{Map, Value, json};
 use thiserror::Error;
-use toolgram_core::parse::parse_output;
-use toolgram_core::syntax::{self, CallBody, CallSyntax, Piece};
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
 
-use crate::syntax_probe::{
+use super::probe::{
     PROBE_ANSWER as TEXT, PROBE_ID, PROBE_TOOL as TOOL, probe_args, probe_id, probe_tools as tools,
 };
 
@@ -62,7 +62,7 @@ pub struct Derived {
 
 /// The whole conversation `[user, assistant]`, the assistant's turn given by `calls` (none:
 /// a text answer).
-fn render(t: &ChatTemplate, calls: usize, content: &Value) -> Option<String> {
+fn render(t: &dyn TemplateRenderer, calls: usize, content: &Value) -> Option<String> {
     let tools = tools()?;
     let user = json!({"role": "user", "content": "What will the weather be?"});
     let assistant = if calls == 0 {
@@ -81,7 +81,7 @@ fn render(t: &ChatTemplate, calls: usize, content: &Value) -> Option<String> {
 }
 
 /// Derive the syntax `t` writes calls in.
-pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
+pub fn derive(t: &dyn TemplateRenderer) -> Result<Derived, DeriveError> {
     let (one, two) = regions(t).ok_or(DeriveError::NoCalls)?;
     let refuse = || DeriveError::Inconsistent {
         one: one.clone(),
@@ -119,10 +119,10 @@ pub fn derive(t: &ChatTemplate) -> Result<Derived, DeriveError> {
 }
 
 /// The call regions of the one- and two-call renders: what differs from the text answer.
-fn regions(t: &ChatTemplate) -> Option<(String, String)> {
+pub fn regions(t: &dyn TemplateRenderer) -> Option<(String, String)> {
     // A template that writes neither tools nor calls leaves both to toolgram's own
     // spelling: reading that back would derive toolgram's syntax, not the template's.
-    if !t.renders_tools && !t.renders_calls {
+    if !t.renders_tools() && !t.renders_calls() {
         return None;
     }
     [json!(""), Value::Null].iter().find_map(|content| {
@@ -727,169 +727,4 @@ fn leak_syntax(found: &Found) -> &'static CallSyntax {
         noise: &[],
         text_markers: &[],
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A closing tag that holds the tool's name puts the second call's name inside the
-    /// first call's tags: refused (or derived), never a panic.
-    #[test]
-    fn a_closing_tag_naming_the_tool_is_no_panic() {
-        let source = "{%- for message in messages %}{{ message.role }}: {{ message.content or '' }}\
-            {%- for call in message.tool_calls or [] %}\n<call {{ call.function.name }}>\n\
-            {% for key, value in call.function.arguments | items %}<arg {{ key }}>{{ value }}\
-            </arg of {{ call.function.name }}>\n{% endfor %}</call>{% endfor %}\n{% endfor %}\
-            {%- if add_generation_prompt %}assistant: {% endif %}";
-        let t = ChatTemplate::new(source, "<s>", "</s>").expect("compiles");
-        let found = derive(&t);
-        assert!(
-            !matches!(found, Err(DeriveError::NoCalls)),
-            "the template writes calls: {found:?}"
-        );
-    }
-
-    /// A template writing each call as `<<call>>` + the JSON object `object` (a Jinja
-    /// expression over `call`) + `<</call>>`.
-    fn json_template(object: &str) -> String {
-        format!(
-            "{{%- for message in messages %}}{{{{ message.role }}}}: {{{{ message.content or '' }}}}\
-             {{%- for call in message.tool_calls or [] %}}<<call>>{object}<</call>>{{% endfor %}}\n\
-             {{% endfor %}}{{%- if add_generation_prompt %}}assistant: {{% endif %}}"
-        )
-    }
-
-    /// The derived syntax for `object`, after its own check that it reads the template's
-    /// calls back; and the grammar compiled for it accepts the template's one-call render.
-    fn derived(object: &str) -> &'static CallSyntax {
-        derived_from(&json_template(object))
-    }
-
-    /// The derived syntax for the template `source`, checked as [`derived`] says (the one-
-    /// and the two-call render).
-    fn derived_from(source: &str) -> &'static CallSyntax {
-        let t = ChatTemplate::new(source, "<s>", "</s>").expect("compiles");
-        let found = derive(&t).unwrap_or_else(|e| panic!("{source}: {e}"));
-        let (one, two) = regions(&t).expect("calls");
-        let tools = tools().expect("probe tools");
-        let opts = toolgram_core::compile::CompileOptions::default();
-        let g = toolgram_core::compile::compile(
-            &tools,
-            &ToolChoice::Required,
-            true,
-            found.syntax,
-            &opts,
-        )
-        .expect("compiles");
-        let checker = crate::ByteChecker::new().expect("checker");
-        let grammar = checker.compile(&g.lark).expect("llguidance");
-        for calls in [&one, &two] {
-            assert!(
-                checker.accepts(&grammar, calls.trim()),
-                "{source}: {calls:?} under {}",
-                g.lark
-            );
-        }
-        found.syntax
-    }
-
-    /// Whether `object` (a Jinja expression over `call`) is refused.
-    fn refused(object: &str) -> bool {
-        let t = ChatTemplate::new(&json_template(object), "<s>", "</s>").expect("compiles");
-        matches!(derive(&t), Err(DeriveError::Inconsistent { .. }))
-    }
-
-    /// JSON call objects with a call id (after the arguments, or first), or the arguments
-    /// under the tool's name, are derived with the id's key where the template writes it;
-    /// an id after the arguments under another name key is refused (the keyed body writes
-    /// its id first), as is Gemma's spelling with a plain quote for a marker (its strings
-    /// have no escapes).
-    #[test]
-    fn json_objects_with_ids_or_named_arguments_are_derived() {
-        assert!(refused(
-            r#"{"tool": "{{ call.function.name }}", "args": {{ call.function.arguments | tojson }}, "call_id": "{{ call.id }}"}"#
-        ));
-        assert!(refused(
-            r#"{{ call.function.name }}{city:"{{ call.function.arguments.city }}",days:{{ call.function.arguments.days }}}"#
-        ));
-        assert!(!refused(
-            r#"{{ call.function.name }}{city:<q>{{ call.function.arguments.city }}<q>,days:{{ call.function.arguments.days }}}"#
-        ));
-        let s = derived(
-            r#"{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}, "call_id": "{{ call.id }}"}"#,
-        );
-        assert_eq!((s.body, s.id_key), (CallBody::Json, "call_id"));
-        let s = derived(
-            r#"{"id": "{{ call.id }}", "tool": "{{ call.function.name }}", "args": {{ call.function.arguments | tojson }}}"#,
-        );
-        assert_eq!(
-            s.body,
-            CallBody::JsonKeyed {
-                name_key: "tool",
-                id_key: "id"
-            }
-        );
-        assert_eq!(s.args_key, "args");
-        let s = derived(r#"{"{{ call.function.name }}": {{ call.function.arguments | tojson }}}"#);
-        assert_eq!(s.body, CallBody::JsonNamedKey);
-    }
-
-    /// A template writing the calls as the API gives them (`tool_calls | tojson`) between
-    /// markers: OpenAI's call objects in a JSON list.
-    #[test]
-    fn calls_written_as_the_api_gives_them_are_derived() {
-        let s = derived_from(
-            "{%- for message in messages %}{{ message.role }}: {{ message.content or '' }}\
-             {%- if message.tool_calls %}[TOOL_CALLS]{{ message.tool_calls | tojson }}[/TOOL_CALLS]\
-             {%- endif %}\n{% endfor %}{%- if add_generation_prompt %}assistant: {% endif %}",
-        );
-        assert_eq!(s.body, CallBody::OpenAiJson);
-        assert_eq!(s.opener(), "[TOOL_CALLS][");
-    }
-
-    /// A call id written between the name and the arguments, or right before the name, is
-    /// the body's id marker or id-first marker, not part of a marker.
-    #[test]
-    fn call_ids_beside_the_name_are_derived() {
-        let per_call = |call: &str| {
-            format!(
-                "{{%- for message in messages %}}{{{{ message.role }}}}: {{{{ message.content or '' }}}}\
-                 {{%- for call in message.tool_calls or [] %}}{call}{{% endfor %}}\n\
-                 {{% endfor %}}{{%- if add_generation_prompt %}}assistant: {{% endif %}}"
-            )
-        };
-        let s = derived_from(&per_call(
-            "<<fn>>{{ call.function.name }}<<id>>{{ call.id }}<<args>>{{ call.function.arguments | tojson }}<</fn>>",
-        ));
-        assert!(
-            matches!(
-                s.body,
-                CallBody::NameThenArgs {
-                    id_marker: "<<id>>",
-                    name_end: "<<args>>",
-                    id_first: "",
-                    ..
-                }
-            ),
-            "{:?}",
-            s.body
-        );
-        let s = derived_from(&per_call(
-            "<<fn>>{{ call.id }}<<name>>{{ call.function.name }}\n{{ call.function.arguments | tojson }}<</fn>>",
-        ));
-        assert!(
-            matches!(
-                s.body,
-                CallBody::NameThenArgs {
-                    id_first: "<<name>>",
-                    name_end: "\n",
-                    id_marker: "",
-                    ..
-                }
-            ),
-            "{:?}",
-            s.body
-        );
-    }
 }

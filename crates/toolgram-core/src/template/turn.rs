@@ -6,31 +6,31 @@
 //! - text ([`content_markers`]): a text answer against a call; what the text answer has
 //!   around its text that the call has not (`<|START_RESPONSE|>…<|END_RESPONSE|>`).
 //!
-//! Both trimmed. This module must not decide which syntax to use ([`crate::syntax_detect`]
+//! Both trimmed. This module must not decide which syntax to use ([`super::detect`]
 //! does) and must not guess: a template that drops the part, writes it with a marker on one
 //! side only, writes probe text into a marker, or whose difference does not start and end
 //! as a `<…>`/`[…]` marker does gives nothing.
 
-use crate::syntax_derive::{common_prefix, common_suffix};
-use crate::syntax_probe::{PROBE_ANSWER as ANSWER, PROBE_ID, PROBE_TOOL, probe_args, probe_id};
-use crate::template::ChatTemplate;
+use super::TemplateRenderer;
+use super::derive::{common_prefix, common_suffix};
+use super::probe::{PROBE_ANSWER as ANSWER, PROBE_ID, PROBE_TOOL, probe_args, probe_id};
+use crate::ChatMessage;
+use crate::syntax::{self, Piece, Reasoning};
 use serde_json::{Value, json};
-use toolgram_core::ChatMessage;
-use toolgram_core::syntax::{self, Piece, Reasoning};
 
 const THOUGHT: &str = "Rk4 probe reasoning";
 const USER: &str = "What will the weather be?";
 
 /// `[user, assistant]` rendered through `t`, the assistant's message given.
-fn render(t: &ChatTemplate, assistant: Value) -> Option<String> {
-    let tools = crate::syntax_probe::probe_tools()?;
+fn render(t: &dyn TemplateRenderer, assistant: Value) -> Option<String> {
+    let tools = super::probe::probe_tools()?;
     let user = json!({"role": "user", "content": USER});
     let msgs: Vec<ChatMessage> = serde_json::from_value(json!([user, assistant])).ok()?;
     t.render_with(&msgs, &tools, syntax::detect(""), false).ok()
 }
 
 /// The reasoning markers `t` writes: (opener, closer) as text.
-pub(crate) fn reasoning_markers(t: &ChatTemplate) -> Option<(String, String)> {
+pub(crate) fn reasoning_markers(t: &dyn TemplateRenderer) -> Option<(String, String)> {
     let plain = render(t, json!({"role": "assistant", "content": ANSWER}))?;
     let with = render(
         t,
@@ -41,7 +41,7 @@ pub(crate) fn reasoning_markers(t: &ChatTemplate) -> Option<(String, String)> {
 
 /// Whether `t` writes an assistant turn's `reasoning_content` at all (its markers may be
 /// written with or without it, as Qwen3's empty `<think>\n\n</think>` is).
-pub(crate) fn writes_reasoning(t: &ChatTemplate) -> bool {
+pub fn writes_reasoning(t: &dyn TemplateRenderer) -> bool {
     render(
         t,
         json!({"role": "assistant", "content": ANSWER, "reasoning_content": THOUGHT}),
@@ -51,7 +51,7 @@ pub(crate) fn writes_reasoning(t: &ChatTemplate) -> bool {
 
 /// The markers `t` writes around an assistant's text and not around its calls: (opener,
 /// closer) as text.
-pub(crate) fn content_markers(t: &ChatTemplate) -> Option<(String, String)> {
+pub(crate) fn content_markers(t: &dyn TemplateRenderer) -> Option<(String, String)> {
     let text = render(t, json!({"role": "assistant", "content": ANSWER}))?;
     let call = json!([{"id": probe_id(0), "type": "function", "function": {
         "name": PROBE_TOOL, "arguments": probe_args(0).to_string()}}]);
@@ -90,8 +90,8 @@ fn around(with: &str, without: &str, needle: &str) -> Option<(String, String)> {
 /// Reasoning markers as a syntax's reasoning block (leaked: it lives for the process).
 pub(crate) fn reasoning(open: &str, close: &str) -> Reasoning {
     Reasoning {
-        open: crate::syntax_derive::pieces(open),
-        close: crate::syntax_derive::pieces(close),
+        open: super::derive::pieces(open),
+        close: super::derive::pieces(close),
     }
 }
 

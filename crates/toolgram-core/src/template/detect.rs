@@ -1,20 +1,20 @@
 //! The call syntax to compile for a chat template, and how it was found: the registry entry
-//! that reads back the call the template renders ([`crate::syntax_probe`]); a syntax derived from the
-//! rendered calls when no entry reads them ([`crate::syntax_derive`]); the template source's
+//! that reads back the call the template renders ([`super::probe`]); a syntax derived from the
+//! rendered calls when no entry reads them ([`super::derive`]); the template source's
 //! markers when it renders no call of its own, or when no syntax could be derived (said, and
 //! marked `refused`: `toolgram syntax` fails on it, the engine goes on with those markers).
 //! The reasoning block is the one the template writes around `reasoning_content`, and the
 //! markers it writes around an answer's text are the syntax's text markers, not content
-//! ([`crate::turn_derive`]), where it writes them. [`detect_source`] does the same for a
-//! template known only by its source (`toolgram parse --template`). This module must not
+//! ([`super::turn`]), where it writes them. (A template known only by its source is
+//! compiled by the engine's `template::detect_source`, then read here.) This module must not
 //! probe or derive itself.
 
-use crate::syntax_derive::{self, DeriveError};
-use crate::syntax_probe::probe_family;
-use crate::template::ChatTemplate;
-use crate::turn_derive;
+use super::TemplateRenderer;
+use super::derive::{self, DeriveError};
+use super::probe::probe_family;
+use super::turn;
+use crate::syntax::{self, CallBody, CallSyntax, text_of};
 use std::sync::{Mutex, PoisonError};
-use toolgram_core::syntax::{self, CallBody, CallSyntax, text_of};
 
 /// The syntax to compile for a template and how it was found.
 #[derive(Debug)]
@@ -30,10 +30,10 @@ pub struct Detection {
 }
 
 /// The syntax to compile for a template: the probed family; a syntax derived from the
-/// rendered calls ([`crate::syntax_derive`]) when no family reads them; the source's
+/// rendered calls ([`super::derive`]) when no family reads them; the source's
 /// markers when the template renders no call of its own — with the template's reasoning
 /// and text markers where they differ from its own.
-pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
+pub fn detect(template: &dyn TemplateRenderer, source: &str) -> Detection {
     with_template_turn(template, detect_calls(template, source))
 }
 
@@ -41,23 +41,23 @@ pub fn detect(template: &ChatTemplate, source: &str) -> Detection {
 type Pair = Option<(String, String)>;
 
 /// The syntax with its reasoning block as the template writes it, and the markers the
-/// template writes around an answer's text as its `text_markers` ([`crate::turn_derive`]),
+/// template writes around an answer's text as its `text_markers` ([`super::turn`]),
 /// where those differ from the syntax's own (harmony's channels excepted): a leaked copy,
 /// one per registry entry and spelling (a derived syntax is new on every detection, and so
 /// is its copy).
-fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detection {
+fn with_template_turn(template: &dyn TemplateRenderer, mut found: Detection) -> Detection {
     let s = found.syntax;
     if s.body == CallBody::Harmony {
         return found;
     }
-    let reasoning = turn_derive::reasoning_markers(template)
-        .filter(|(open, close)| !turn_derive::same(&s.reasoning(), open, close));
+    let reasoning = turn::reasoning_markers(template)
+        .filter(|(open, close)| !turn::same(&s.reasoning(), open, close));
     // Text markers that are the reasoning block's own belong to it, not to the text.
     let think = reasoning
         .clone()
         .unwrap_or_else(|| (text_of(s.reasoning().open), text_of(s.reasoning().close)));
     let default = (syntax::THINK.0.text(), syntax::THINK.1.text());
-    let content = turn_derive::content_markers(template).filter(|(open, close)| {
+    let content = turn::content_markers(template).filter(|(open, close)| {
         let reasoning_marker = |m: &str| {
             [think.0.as_str(), think.1.as_str(), default.0, default.1]
                 .iter()
@@ -85,7 +85,7 @@ fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detectio
             };
             let copy: &'static CallSyntax = Box::leak(Box::new(CallSyntax {
                 think: match &reasoning {
-                    Some((open, close)) => Some(turn_derive::reasoning(open, close)),
+                    Some((open, close)) => Some(turn::reasoning(open, close)),
                     None => s.think,
                 },
                 text_markers,
@@ -111,7 +111,7 @@ fn with_template_turn(template: &ChatTemplate, mut found: Detection) -> Detectio
     found
 }
 
-fn detect_calls(template: &ChatTemplate, source: &str) -> Detection {
+fn detect_calls(template: &dyn TemplateRenderer, source: &str) -> Detection {
     let found = |syntax, how: String, notable| Detection {
         syntax,
         how,
@@ -131,7 +131,7 @@ fn detect_calls(template: &ChatTemplate, source: &str) -> Detection {
             ),
             s.section_close_optional,
         ),
-        None => match syntax_derive::derive(template) {
+        None => match derive::derive(template) {
             Ok(d) => found(
                 d.syntax,
                 format!("derived from the template: {}", d.how),
@@ -153,26 +153,5 @@ fn detect_calls(template: &ChatTemplate, source: &str) -> Detection {
                 }
             }
         },
-    }
-}
-
-/// [`detect`] for a template known only by its source (no model: no BOS or EOS text), as
-/// `toolgram parse --template` finds it; a template that does not compile is read for its
-/// markers alone (said, and notable).
-pub fn detect_source(source: &str) -> Detection {
-    match ChatTemplate::new(source, "", "") {
-        Ok(template) => detect(&template, source),
-        Err(e) => {
-            let s = syntax::detect(source);
-            Detection {
-                syntax: s,
-                how: format!(
-                    "the chat template does not compile ({e}); `{}` from its text",
-                    s.name
-                ),
-                notable: true,
-                refused: false,
-            }
-        }
     }
 }
