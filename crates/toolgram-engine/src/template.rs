@@ -20,7 +20,7 @@ use minijinja::{Environment, Error as JError, ErrorKind};
 use serde_json::{Value, json};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::syntax::pyjson;
-use toolgram_core::template::{self, Detection, TemplateRenderer};
+use toolgram_core::template::{self, Detection, Rendered, TemplateRenderer};
 use toolgram_core::{ChatMessage, ToolCall, ToolSet};
 
 /// A compiled chat template plus what it knows about tools.
@@ -253,14 +253,8 @@ impl TemplateRenderer for ChatTemplate {
         self.renders_calls
     }
 
-    fn render_with(
-        &self,
-        messages: &[ChatMessage],
-        tools: &ToolSet,
-        syntax: &CallSyntax,
-        add_generation_prompt: bool,
-    ) -> Result<String, String> {
-        ChatTemplate::render_with(self, messages, tools, syntax, add_generation_prompt)
+    fn render_turns(&self, messages: &[ChatMessage], tools: &ToolSet, open: bool) -> Rendered {
+        self.render_with(messages, tools, toolgram_core::syntax::detect(""), open)
     }
 }
 

@@ -21,7 +21,7 @@
 
 use super::TemplateRenderer;
 use crate::parse::parse_output;
-use crate::syntax::{self, CallBody, CallSyntax, Piece};
+use crate::syntax::{CallBody, CallSyntax, Piece};
 use crate::{ChatMessage, ToolCall, ToolChoice};
 use serde_json::{Map, Value, json};
 use thiserror::Error;
@@ -77,7 +77,7 @@ fn render(t: &dyn TemplateRenderer, calls: usize, content: &Value) -> Option<Str
         json!({"role": "assistant", "content": content, "tool_calls": calls})
     };
     let msgs: Vec<ChatMessage> = serde_json::from_value(json!([user, assistant])).ok()?;
-    t.render_with(&msgs, &tools, syntax::detect(""), false).ok()
+    t.render_turns(&msgs, &tools, false).ok()
 }
 
 /// Derive the syntax `t` writes calls in.

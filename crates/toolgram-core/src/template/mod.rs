@@ -21,7 +21,6 @@ pub mod turn;
 
 pub use detect::{Detection, detect};
 
-use crate::syntax::CallSyntax;
 use crate::{ChatMessage, ToolSet};
 
 /// A chat template as the syntax readers need it: a conversation rendered, and what its
@@ -31,13 +30,10 @@ pub trait TemplateRenderer {
     fn renders_tools(&self) -> bool;
     /// Whether the template writes an assistant message's `tool_calls` itself.
     fn renders_calls(&self) -> bool;
-    /// `messages` with `tools` rendered, toolgram's own spelling of calls in `syntax` where
-    /// the template leaves them to it, with the assistant turn's opening at the end or not.
-    fn render_with(
-        &self,
-        messages: &[ChatMessage],
-        tools: &ToolSet,
-        syntax: &CallSyntax,
-        add_generation_prompt: bool,
-    ) -> Result<String, String>;
+    /// `messages` with `tools` rendered (toolgram's generic spelling of calls where the
+    /// template leaves them to it), with the assistant turn's opening at the end when `open`.
+    fn render_turns(&self, messages: &[ChatMessage], tools: &ToolSet, open: bool) -> Rendered;
 }
+
+/// A rendered conversation, or why the template failed to render it.
+pub type Rendered = Result<String, String>;

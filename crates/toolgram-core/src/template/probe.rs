@@ -13,7 +13,7 @@
 
 use super::TemplateRenderer;
 use crate::parse::lenient::{self, LenientOptions, SyntaxChoice};
-use crate::syntax::{self, CallBody, CallSyntax, REGISTRY, text_of};
+use crate::syntax::{CallBody, CallSyntax, REGISTRY, text_of};
 use crate::{ChatMessage, ToolSet};
 use serde_json::{Value, json};
 use std::sync::{Mutex, PoisonError};
@@ -160,7 +160,6 @@ fn probe_turn(template: &dyn TemplateRenderer) -> Option<(String, String)> {
         return None;
     }
     let tools = probe_tools()?;
-    let plain = syntax::detect("");
     let user = json!({"role": "user", "content": "What will the weather be in Probeville?"});
     // Nine alphanumerics: Mistral's templates refuse other call ids.
     let call = json!({"id": "pr0be1234", "type": "function",
@@ -172,10 +171,10 @@ fn probe_turn(template: &dyn TemplateRenderer) -> Option<(String, String)> {
         let assistant =
             json!({"role": "assistant", "content": content, "tool_calls": [call.clone()]});
         let prompt = template
-            .render_with(&msgs(vec![user.clone()])?, &tools, plain, true)
+            .render_turns(&msgs(vec![user.clone()])?, &tools, true)
             .ok()?;
         let full = template
-            .render_with(&msgs(vec![user.clone(), assistant])?, &tools, plain, false)
+            .render_turns(&msgs(vec![user.clone(), assistant])?, &tools, false)
             .ok()?;
         let turn = assistant_turn(&prompt, &full).to_owned();
         turn.contains(PROBE_TOOL).then_some((prompt, turn))

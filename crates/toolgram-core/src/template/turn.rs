@@ -26,7 +26,7 @@ fn render(t: &dyn TemplateRenderer, assistant: Value) -> Option<String> {
     let tools = super::probe::probe_tools()?;
     let user = json!({"role": "user", "content": USER});
     let msgs: Vec<ChatMessage> = serde_json::from_value(json!([user, assistant])).ok()?;
-    t.render_with(&msgs, &tools, syntax::detect(""), false).ok()
+    t.render_turns(&msgs, &tools, false).ok()
 }
 
 /// The reasoning markers `t` writes: (opener, closer) as text.

@@ -248,29 +248,25 @@ pub fn lookup(name: &str) -> Option<Keyword> {
     KEYWORDS.iter().find(|k| k.name == name).copied()
 }
 
+/// The names of the keywords whose row passes `keep`, in table order.
+fn names(keep: fn(&Keyword) -> bool) -> impl Iterator<Item = &'static str> {
+    KEYWORDS.iter().filter(move |k| keep(k)).map(|k| k.name)
+}
+
 /// The keywords whose value is a map of definitions reached through `$ref` (`$defs`, then
 /// the older drafts' `definitions`).
 pub fn definition_containers() -> impl Iterator<Item = &'static str> {
-    KEYWORDS
-        .iter()
-        .filter(|k| k.holds_definitions())
-        .map(|k| k.name)
+    names(Keyword::holds_definitions)
 }
 
 /// Keywords the llguidance path strips and the validator enforces after parsing.
 pub fn llguidance_after_parse() -> impl Iterator<Item = &'static str> {
-    KEYWORDS
-        .iter()
-        .filter(|k| k.llguidance == Class::AfterParse)
-        .map(|k| k.name)
+    names(|k| k.llguidance == Class::AfterParse)
 }
 
 /// Annotations the llguidance path strips because llguidance does not know them.
 pub fn llguidance_unknown_annotations() -> impl Iterator<Item = &'static str> {
-    KEYWORDS
-        .iter()
-        .filter(|k| k.llguidance == Class::Annotation)
-        .map(|k| k.name)
+    names(|k| k.llguidance == Class::Annotation)
 }
 
 /// The `format` values the grammar enforces (llguidance's built-in formats); any other
