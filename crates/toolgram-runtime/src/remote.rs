@@ -6,7 +6,7 @@
 use crate::error::RunError;
 use crate::post::typed_calls;
 use crate::request::{Request, SamplingOptions};
-use crate::response::{FinishReason, Response, RunTimings};
+use crate::response::{FinishReason, Response};
 use toolgram_core::define::request::{Mode, Path, Think};
 use toolgram_core::syntax::{self, CallSyntax};
 use toolgram_providers::{
@@ -164,22 +164,15 @@ impl Remote {
             tool_calls: typed_calls(&req.tools, reply.tool_calls),
             finish_reason,
             usage: outcome.usage,
-            path,
-            path_reason,
-            provider: p.kind.name().to_owned(),
-            syntax: syntax.name.to_owned(),
-            model: p.model.clone().unwrap_or_default(),
             attempts: outcome.attempts,
             failed_attempts: outcome.failed,
-            repeated_calls: Vec::new(),
-            excluded_repeats: Vec::new(),
-            filtered_out: Vec::new(),
-            enforced_after_parse: Vec::new(),
-            warnings: Vec::new(),
-            truncated_call: None,
-            cut_call: None,
-            timings: RunTimings::default(),
-            offload: None,
+            ..Response::ran(
+                path,
+                path_reason,
+                p.kind.name(),
+                syntax.name,
+                p.model.clone().unwrap_or_default(),
+            )
         })
     }
 }

@@ -176,6 +176,42 @@ pub struct Response {
 }
 
 impl Response {
+    /// A reply that says only where it ran — the path and why, the provider (`embedded` or
+    /// the provider's kind), the call syntax and the model — with no text, no calls and no
+    /// usage, finished by `stop` after one attempt; a run fills in what it has.
+    pub fn ran(
+        path: Path,
+        path_reason: impl Into<String>,
+        provider: impl Into<String>,
+        syntax: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
+        Self {
+            content: None,
+            raw: String::new(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+            finish_reason: FinishReason::Stop,
+            usage: None,
+            path,
+            path_reason: path_reason.into(),
+            provider: provider.into(),
+            syntax: syntax.into(),
+            model: model.into(),
+            attempts: 1,
+            failed_attempts: Vec::new(),
+            repeated_calls: Vec::new(),
+            excluded_repeats: Vec::new(),
+            filtered_out: Vec::new(),
+            enforced_after_parse: Vec::new(),
+            warnings: Vec::new(),
+            truncated_call: None,
+            cut_call: None,
+            timings: RunTimings::default(),
+            offload: None,
+        }
+    }
+
     /// The OpenAI assistant message ([`openai_assistant_message`]): `toolgram call` prints it
     /// ([`Self::to_json`]) and the server's chat completions carry it.
     pub fn openai_message(&self) -> Value {

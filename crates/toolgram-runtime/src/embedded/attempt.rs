@@ -142,22 +142,21 @@ fn call(
         tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
         finish_reason,
         usage: outcome.usage,
-        path: last.mode.into(),
-        path_reason: path_reason(last.mode).to_owned(),
-        provider: "embedded".to_owned(),
-        syntax: engine.syntax().name.to_owned(),
-        model: engine.model_name().to_owned(),
         attempts: outcome.attempts,
         failed_attempts: outcome.failed,
-        repeated_calls: Vec::new(),
         excluded_repeats: excluded,
-        filtered_out: Vec::new(),
         enforced_after_parse: last.deferred,
         warnings: warning_texts(&last.ignored),
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
         timings: timings(&last.timings),
-        offload: None,
+        ..Response::ran(
+            last.mode.into(),
+            path_reason(last.mode),
+            "embedded",
+            engine.syntax().name,
+            engine.model_name(),
+        )
     })
 }
 
@@ -227,29 +226,20 @@ fn generate(session: &mut Session<'_>, req: &Request) -> Result<Response, RunErr
         raw: r.content.clone(),
         content: Some(r.content),
         reasoning: r.reasoning_content,
-        tool_calls: Vec::new(),
         finish_reason: r.finish_reason,
         usage: Some(Usage {
             prompt_tokens: r.prompt_tokens,
             completion_tokens: r.completion_tokens,
             cached_prompt_tokens: r.prompt_tokens.saturating_sub(r.timings.prompt_evaluated),
         }),
-        path: Path::Grammar,
-        path_reason: "embedded engine: the text is decoded under the response format's grammar"
-            .to_owned(),
-        provider: "embedded".to_owned(),
-        syntax: engine.syntax().name.to_owned(),
-        model: engine.model_name().to_owned(),
-        attempts: 1,
-        failed_attempts: Vec::new(),
-        repeated_calls: Vec::new(),
-        excluded_repeats: Vec::new(),
-        filtered_out: Vec::new(),
-        enforced_after_parse: Vec::new(),
         warnings: prepared.warnings,
-        truncated_call: None,
-        cut_call: None,
         timings: timings(&r.timings),
-        offload: None,
+        ..Response::ran(
+            Path::Grammar,
+            "embedded engine: the text is decoded under the response format's grammar",
+            "embedded",
+            engine.syntax().name,
+            engine.model_name(),
+        )
     })
 }

@@ -253,7 +253,7 @@ fn end(stop_reason: &str, usage: Value) -> [Frame; 2] {
 mod tests {
     use super::*;
     use toolgram_core::define::request::Path;
-    use toolgram_runtime::{Call, RunTimings};
+    use toolgram_runtime::Call;
 
     fn reply(reasoning: Option<&str>, content: Option<&str>, calls: Vec<Call>) -> Response {
         let finish_reason = if calls.is_empty() {
@@ -272,22 +272,7 @@ mod tests {
                 completion_tokens: 7,
                 cached_prompt_tokens: 60,
             }),
-            path: Path::Grammar,
-            path_reason: String::new(),
-            provider: "embedded".into(),
-            syntax: "hermes".into(),
-            model: "m.gguf".into(),
-            attempts: 1,
-            failed_attempts: Vec::new(),
-            repeated_calls: Vec::new(),
-            excluded_repeats: Vec::new(),
-            filtered_out: Vec::new(),
-            enforced_after_parse: Vec::new(),
-            warnings: Vec::new(),
-            truncated_call: None,
-            cut_call: None,
-            timings: RunTimings::default(),
-            offload: None,
+            ..Response::ran(Path::Grammar, "", "embedded", "hermes", "m.gguf")
         }
     }
 
