@@ -2,6 +2,7 @@
 //! tool blocks and conversations, reused by `call` and `serve`). Printing only: the runtime
 //! owns the cache.
 
+use crate::output::say;
 use clap::Subcommand;
 use serde_json::json;
 use toolgram_runtime::prefix_cache;
@@ -19,12 +20,12 @@ pub(crate) fn run(cmd: CacheCommand) -> anyhow::Result<()> {
     match cmd {
         CacheCommand::List => {
             for e in prefix_cache::list(&dir) {
-                println!("{}", serde_json::to_string(&e)?);
+                say!("{}", serde_json::to_string(&e)?)?;
             }
         }
         CacheCommand::Clear => {
             let removed = prefix_cache::clear(&dir)?;
-            println!("{}", json!({"removed": removed, "dir": dir}));
+            say!("{}", json!({"removed": removed, "dir": dir}))?;
         }
     }
     Ok(())

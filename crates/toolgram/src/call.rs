@@ -6,7 +6,7 @@
 //! model is loaded. Argument parsing and printing only: the run stage is the runtime's.
 
 use crate::args::{ModeArg, ThinkArg};
-use crate::output::CliError;
+use crate::output::{CliError, say};
 use clap::Args;
 use std::path::PathBuf;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
@@ -214,11 +214,11 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
     if args.events {
         for event in runtime.stream(&req)? {
             if let Some(line) = crate::output::event_line(event)? {
-                println!("{line}");
+                say!("{line}")?;
             }
         }
         return Ok(());
     }
-    println!("{}", runtime.run(&req)?.to_json());
+    say!("{}", runtime.run(&req)?.to_json())?;
     Ok(())
 }

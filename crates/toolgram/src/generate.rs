@@ -6,7 +6,7 @@
 //! belongs to `toolgram-core`, the run (a `response_format` request) to `toolgram-runtime`.
 
 use crate::args::ThinkArg;
-use crate::output::CliError;
+use crate::output::{CliError, say};
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -151,6 +151,6 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let mut msg = r.to_json();
     // Free generation has no calls: the message keeps only what applies to it.
     msg["toolgram"] = json!({"path": r.path.name(), "model": r.model});
-    println!("{msg}");
+    say!("{msg}")?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! model is loaded); the engine references them by token id when it runs the grammar.
 
 use crate::args::ThinkArg;
-use crate::output::CliError;
+use crate::output::{CliError, say, say_raw};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
@@ -143,9 +143,9 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
     refuse_or_list_unknown(&pass.unknown, !args.strict_schemas, RunError::InvalidSchema)?;
     if args.check {
         check_grammar(&lark)?;
-        println!("ok");
+        say!("ok")?;
     } else {
-        print!("{lark}");
+        say_raw!("{lark}")?;
     }
     let deferred = pass.deferred;
     note_deferred(&deferred);
@@ -183,8 +183,8 @@ pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
     };
     note_fallback(&plan);
     match args.format {
-        Format::Lark if args.check => println!("ok"),
-        Format::Lark => print!("{}", plan.lark),
+        Format::Lark if args.check => say!("ok")?,
+        Format::Lark => say_raw!("{}", plan.lark)?,
         Format::Gbnf | Format::LarkOpenai => {
             let ir = compile_ir(
                 &tools,
@@ -242,7 +242,7 @@ fn emit_ir(args: &GrammarArgs, g: &Grammar) -> anyhow::Result<()> {
         _ => lark::emit(g, LarkDialect::OpenAi),
     };
     if !args.check {
-        print!("{text}");
+        say_raw!("{text}")?;
         return Ok(());
     }
     if matches!(args.format, Format::Gbnf) {
@@ -259,7 +259,7 @@ fn emit_ir(args: &GrammarArgs, g: &Grammar) -> anyhow::Result<()> {
     } else {
         check_grammar(&text)?;
     }
-    println!("ok");
+    say!("ok")?;
     Ok(())
 }
 
@@ -285,7 +285,7 @@ fn print_note(tool: &str, n: &Note) {
 
 /// Print a provider schema (pretty JSON) and, on stderr, what the profile moved out of it.
 fn print_profiled(p: &profile::ProfiledSchema) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(&p.schema)?);
+    say!("{}", serde_json::to_string_pretty(&p.schema)?)?;
     note_deferred(&p.enforced_after_parse);
     for n in &p.notes {
         eprintln!("note: {n}");

@@ -112,6 +112,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if output::stdout_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             output::print_error(&e);
             ExitCode::FAILURE

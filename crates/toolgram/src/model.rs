@@ -1,5 +1,6 @@
 //! `toolgram model list | fetch [NAME] | path [NAME]` over the shipped model registry.
 
+use crate::output::say;
 use clap::Subcommand;
 use serde_json::json;
 use toolgram_engine::models;
@@ -25,12 +26,12 @@ pub(crate) fn run(cmd: ModelCommand) -> anyhow::Result<()> {
         ModelCommand::List => {
             for m in models::registry()? {
                 let line = json!({"name": m.name, "role": m.role, "file": m.file, "size": m.size, "cached": m.is_cached(), "path": m.path()});
-                println!("{line}");
+                say!("{line}")?;
             }
         }
         ModelCommand::Fetch { name } | ModelCommand::Path { name } => {
             let entry = models::find(name.as_deref().unwrap_or("default"))?;
-            println!("{}", entry.fetch()?.display());
+            say!("{}", entry.fetch()?.display())?;
         }
     }
     Ok(())

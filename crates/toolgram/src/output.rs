@@ -9,6 +9,34 @@ use toolgram_providers::ProviderError;
 use toolgram_providers::profile::ProfileError;
 use toolgram_runtime::{Checked, Event, RunError, profile_error_kind, provider_error_kind};
 
+/// A line on stdout, as `println!` writes it but returning the error instead of panicking
+/// when stdout is closed early (`toolgram model list | head -1`); `main` ends such a run
+/// quietly ([`stdout_closed`]).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+pub(crate) use say;
+
+/// Text on stdout with no newline added, as [`say`] does.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+pub(crate) use say_raw;
+
+/// Whether `e` is stdout closed under us (a reader that stopped early): nothing to report.
+pub(crate) fn stdout_closed(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Warnings and notes of a request checked before the model loads, on stderr.
 pub(crate) fn print_checked(checked: &Checked) {
     for w in &checked.warnings {

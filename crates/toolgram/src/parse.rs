@@ -4,7 +4,7 @@
 //! Thin wiring only: no model is loaded and no parsing or detection logic lives here (the
 //! syntax of a `--template` is found by the engine's `template::detect_source`, as `call` finds it).
 
-use crate::output::CliError;
+use crate::output::{CliError, say};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -118,7 +118,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
         };
         CliError::new(kind, e.to_string())
     })?;
-    println!("{}", message(&out));
+    say!("{}", message(&out))?;
     Ok(())
 }
 

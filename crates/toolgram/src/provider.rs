@@ -3,7 +3,7 @@
 //! printing only: path choice, rendering, the retry loop and the providers' names, URLs and
 //! key variables are the runtime's and the providers crate's.
 
-use crate::output::CliError;
+use crate::output::{CliError, say};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use toolgram_core::ChatMessage;
@@ -132,6 +132,6 @@ pub(crate) fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
     for n in &r.rendered.notes {
         eprintln!("note: {n}");
     }
-    println!("{}", serde_json::to_string_pretty(&r.rendered.body)?);
+    say!("{}", serde_json::to_string_pretty(&r.rendered.body)?)?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! must not detect anything itself (core's `template::detect` does).
 
 use crate::call::read;
-use crate::output::CliError;
+use crate::output::{CliError, say};
 use serde_json::json;
 use std::path::PathBuf;
 use toolgram_engine::template::ChatTemplate;
@@ -34,6 +34,6 @@ pub(crate) fn run(args: SyntaxArgs) -> anyhow::Result<()> {
         "opener": s.opener(),
         "body": format!("{:?}", s.body),
     });
-    println!("{out}");
+    say!("{out}")?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! from a manifest, NAME ending `.toml`), their grammars in every format, and running one on
 //! an input text.
 
-use crate::output::CliError;
+use crate::output::{CliError, say, say_raw};
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 use std::io::Read;
@@ -72,14 +72,14 @@ pub(crate) fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
         ToolsCommand::List => {
             for name in names() {
                 match tool(name, None) {
-                    Ok(t) => println!(
+                    Ok(t) => say!(
                         "{}",
                         json!({"name": t.name(), "description": t.description()})
-                    ),
-                    Err(_) => println!(
+                    )?,
+                    Err(_) => say!(
                         "{}",
                         json!({"name": name, "needs": "--db FILE (its grammar is generated from the database)"})
-                    ),
+                    )?,
                 }
             }
         }
@@ -90,7 +90,7 @@ pub(crate) fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
                 FormatArg::Gbnf => Format::Gbnf,
                 FormatArg::JsonSchema => Format::JsonSchema,
             };
-            print!("{}", tool(&name, db)?.format(format).map_err(tool_err)?);
+            say_raw!("{}", tool(&name, db)?.format(format).map_err(tool_err)?)?;
         }
         ToolsCommand::Run {
             name,
@@ -113,7 +113,7 @@ pub(crate) fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
             };
             let text = text.strip_suffix('\n').unwrap_or(&text);
             let result = t.run_text(text, &ctx).map_err(tool_err)?;
-            println!("{}", json!({"tool": t.name(), "result": result}));
+            say!("{}", json!({"tool": t.name(), "result": result}))?;
         }
     }
     Ok(())

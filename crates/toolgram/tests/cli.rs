@@ -159,6 +159,26 @@ fn model_list_shows_the_registry() {
     );
 }
 
+/// A reader that stops early (`toolgram model list | head -1`) ends a listing quietly:
+/// success, and no panic about a broken pipe.
+#[test]
+fn a_closed_stdout_ends_a_listing_quietly() {
+    use std::process::{Command, Stdio};
+    for args in [["model", "list"], ["tools", "list"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolgram runs");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("toolgram ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn keywords_outside_the_grammar_are_listed_not_dropped() {
     let tools = temp_file(

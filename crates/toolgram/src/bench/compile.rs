@@ -5,7 +5,7 @@
 //! Argument parsing and printing only: reading MaskBench or the JSON-Schema-Test-Suite,
 //! compiling, checking and scoring live in `toolgram-eval`.
 
-use crate::output::CliError;
+use crate::output::{CliError, say};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -128,12 +128,12 @@ fn report(
     started: Instant,
 ) -> anyhow::Result<()> {
     let s = CompileSummary::of(results);
-    println!(
+    say!(
         "| subset | schemas | compiled % | refused % | valid accepted % | invalid rejected % | passing | compile p50 / p99 ms |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    )?;
+    say!("|---|---:|---:|---:|---:|---:|---:|---:|")?;
     for r in &s.rows {
-        println!(
+        say!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.1} / {:.1} |",
             r.subset,
             r.schemas,
@@ -144,32 +144,32 @@ fn report(
             r.passing,
             r.compile_ms_p50,
             r.compile_ms_p99,
-        );
+        )?;
     }
-    println!(
+    say!(
         "\nvalid instances rejected only for key order or `1.0`-style integers (output policies; counted as passing): {}",
         s.order_only
-    );
-    println!(
+    )?;
+    say!(
         "valid instances rejected by the post-parse validator: {}",
         s.validator_rejected
-    );
+    )?;
     if s.ir_fallbacks > 0 {
-        println!(
+        say!(
             "compiled by toolgram's own schema grammar where llguidance's %json refused (the engine's fallback): {}",
             s.ir_fallbacks
-        );
+        )?;
     }
     if args.lenient {
         let (formats, in_schemas) = s.ignored_formats;
         let (keywords, kw_schemas) = s.ignored_keywords;
-        println!(
+        say!(
             "--lenient: {formats} unknown `format` values ignored in {in_schemas} schemas, {keywords} unknown keywords in {kw_schemas} schemas (each refused without --lenient)"
-        );
+        )?;
     }
-    println!("refusals by reason (top 20):");
+    say!("refusals by reason (top 20):")?;
     for (k, n) in s.refusals.iter().take(20) {
-        println!("- {n} × {k}");
+        say!("- {n} × {k}")?;
     }
     if let Some(p) = &args.details {
         let mut lines = Vec::new();

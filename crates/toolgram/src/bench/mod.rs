@@ -9,6 +9,7 @@
 mod compile;
 
 use crate::call::{CallArgs, messages};
+use crate::output::say;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use toolgram_bench::{call, concurrent, e2e, e2e_chart, mask, server_call, tools};
@@ -191,7 +192,7 @@ fn run_call(args: &CallArgs, runs: usize) -> anyhow::Result<()> {
         max_tokens: args.max_tokens,
         runs,
     })?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    say!("{}", serde_json::to_string_pretty(&report)?)?;
     Ok(())
 }
 
@@ -203,7 +204,7 @@ fn run_mask(args: &MaskArgs) -> anyhow::Result<()> {
         tools: &tools,
         runs: args.runs,
     })?;
-    println!("{}", serde_json::to_string(&report)?);
+    say!("{}", serde_json::to_string(&report)?)?;
     Ok(())
 }
 
@@ -214,7 +215,7 @@ fn run_tools(args: &ToolsBenchArgs) -> anyhow::Result<()> {
         model: &model,
     })?;
     for row in rows {
-        println!("{}", serde_json::to_string(&row)?);
+        say!("{}", serde_json::to_string(&row)?)?;
     }
     Ok(())
 }
@@ -240,7 +241,7 @@ fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
         max_tokens: call.max_tokens,
         runs: args.runs,
     })?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    say!("{}", serde_json::to_string_pretty(&report)?)?;
     Ok(())
 }
 
@@ -332,7 +333,7 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
             );
         }
     }
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    say!("{}", serde_json::to_string_pretty(&report)?)?;
     // After the report: a chart that cannot be written must not lose the run.
     if let Some(path) = &args.chart {
         let title = format!(
@@ -380,6 +381,6 @@ fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
         },
         &mut |step| eprintln!("bench concurrent: {step}"),
     )?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    say!("{}", serde_json::to_string_pretty(&report)?)?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 mod bfcl;
 mod tools;
 
+use crate::output::say_raw;
 use crate::provider::ProviderArgs;
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -273,7 +274,7 @@ fn report(
     let options = args.options();
     let mode_names = report_modes(modes, options.protocol, &records, groups);
     let rows = report::rows(&records, groups, &mode_names);
-    print!("{}", table(&rows));
+    say_raw!("{}", table(&rows))?;
     run["modes"] = json!(mode_names);
     run["protocol"] = json!(options.protocol.name());
     run["max_tokens"] = json!(options.max_tokens);
