@@ -57,6 +57,16 @@ impl ApiError {
         }))
     }
 
+    /// A server-side failure of `what` (a blocking task that panicked or was cancelled).
+    pub fn internal(what: &str, e: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "internal_error",
+            format!("{what} failed: {e}"),
+        )
+    }
+
     /// The same error naming the field at fault.
     pub fn param(mut self, param: &str) -> Self {
         self.0.param = Some(param.to_owned());

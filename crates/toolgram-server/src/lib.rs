@@ -244,24 +244,30 @@ pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError
     })
 }
 
-/// Check a request before it is queued: the engine compiles its grammar (kept in `req`, so
-/// the run compiles nothing again); unknown schema keywords are refused here under strict
+/// Check a request before it is queued: the engine compiles its grammar (kept in the request
+/// returned, so the run compiles nothing again) on a blocking thread, not the async worker a
+/// cold grammar would hold up; unknown schema keywords are refused here under strict
 /// schemas, else logged once (the reply lists them).
-pub(crate) fn precheck(
-    app: &App,
-    route: &str,
-    req: &mut toolgram_runtime::Request,
-) -> Result<(), ApiError> {
-    let checked = app.runtime.check(req)?;
-    app.log_once(route, "warnings", &checked.warnings);
-    Ok(())
+pub(crate) async fn precheck(
+    app: &Arc<App>,
+    route: &'static str,
+    mut req: toolgram_runtime::Request,
+) -> Result<toolgram_runtime::Request, ApiError> {
+    let checking = Arc::clone(app);
+    tokio::task::spawn_blocking(move || {
+        let checked = checking.runtime.check(&mut req)?;
+        checking.log_once(route, "warnings", &checked.warnings);
+        Ok(req)
+    })
+    .await
+    .map_err(|e| ApiError::internal("the request's check", e))?
 }
 
 async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
         let mut chat = chat::read(&app, &body)?;
-        precheck(&app, "/v1/chat/completions", &mut chat.req)?;
+        chat.req = precheck(&app, "/v1/chat/completions", chat.req).await?;
         if chat.stream {
             chat::stream(Arc::clone(&app), chat).await
         } else {
@@ -276,7 +282,7 @@ async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response 
     let result = async {
         let body = json_body(&app, req).await?;
         let mut r = responses::read(&app, &body)?;
-        precheck(&app, "/v1/responses", &mut r.req)?;
+        r.req = precheck(&app, "/v1/responses", r.req).await?;
         if r.stream {
             responses::stream(Arc::clone(&app), r).await
         } else {

@@ -45,12 +45,7 @@ pub async fn run(app: &Arc<App>, req: Request) -> Result<Result<Response, RunErr
     });
     let out = match tokio::time::timeout(timeout, task).await {
         Ok(Ok(result)) => Ok(result),
-        Ok(Err(join)) => Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "internal_error",
-            format!("the run failed: {join}"),
-        )),
+        Ok(Err(join)) => Err(ApiError::internal("the run", join)),
         Err(_) => Err(timed_out(timeout)),
     };
     drop(guard);

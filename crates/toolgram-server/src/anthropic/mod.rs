@@ -38,7 +38,7 @@ pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse
     let result = async {
         let body = crate::json_body(&app, req).await?;
         let mut m = read::read(&app, &body)?;
-        crate::precheck(&app, ROUTE, &mut m.req)?;
+        m.req = crate::precheck(&app, ROUTE, m.req).await?;
         if m.stream {
             stream(Arc::clone(&app), m).await
         } else {
@@ -58,14 +58,7 @@ pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResp
         let rt = app.runtime.clone();
         let n = tokio::task::spawn_blocking(move || rt.count_tokens(&m.req))
             .await
-            .map_err(|e| {
-                ApiError::new(
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    "server_error",
-                    "internal_error",
-                    format!("counting failed: {e}"),
-                )
-            })??;
+            .map_err(|e| ApiError::internal("counting", e))??;
         Ok::<_, ApiError>(axum::Json(json!({ "input_tokens": n })).into_response())
     }
     .await;
