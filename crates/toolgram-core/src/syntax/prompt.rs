@@ -9,6 +9,7 @@ use crate::define::tool::{ToolCall, ToolChoice, ToolSet};
 use crate::syntax::CallSyntax;
 use crate::syntax::pyjson;
 use serde_json::{Map, Value, json};
+use toolgram_grammar::schema::keywords;
 
 /// Most example calls shown.
 const MAX_EXAMPLES: usize = 3;
@@ -89,10 +90,7 @@ pub fn example_value(schema: &Value, name: &str, depth: usize) -> Value {
     if let Some(v) = map.get("enum").and_then(|e| e.get(0)) {
         return v.clone();
     }
-    if let Some(first) = ["anyOf", "oneOf"]
-        .iter()
-        .find_map(|k| map.get(*k).and_then(|a| a.get(0)))
-    {
+    if let Some(first) = keywords::alternatives().find_map(|k| map.get(k).and_then(|a| a.get(0))) {
         return example_value(first, name, depth + 1);
     }
     let ty = match map.get("type") {

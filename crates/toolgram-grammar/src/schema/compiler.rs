@@ -253,7 +253,7 @@ impl<'a> Compiler<'a> {
             self.inlining.truncate(mark);
             return out;
         }
-        for key in ["anyOf", "oneOf"] {
+        for key in keywords::alternatives() {
             if let Some(Value::Array(branches)) = map.get(key) {
                 if key == "oneOf" && branches.len() > 1 {
                     self.defer(ptr, "oneOf");
@@ -1009,12 +1009,10 @@ fn distribute_branches(map: &Map<String, Value>, members: &[Value]) -> Option<(V
     let last = members.len().checked_sub(1)?;
     let (j, key, branches) = members[..last].iter().enumerate().find_map(|(j, m)| {
         let o = m.as_object()?;
-        ["anyOf", "oneOf"]
-            .into_iter()
-            .find_map(|key| match o.get(key) {
-                Some(Value::Array(b)) if !o.contains_key("allOf") => Some((j, key, b)),
-                _ => None,
-            })
+        keywords::alternatives().find_map(|key| match o.get(key) {
+            Some(Value::Array(b)) if !o.contains_key("allOf") => Some((j, key, b)),
+            _ => None,
+        })
     })?;
     if branches.is_empty() || branches.len() > MAX_DISTRIBUTED {
         return None;

@@ -2,11 +2,14 @@
 //! of whose values has the declared `type` (`"type": "integer", "enum": ["1", "2"]`, as in some
 //! real-world tool sets). No call could ever satisfy such a property, and grammar engines
 //! refuse it only when the request is decoded; toolgram refuses it when the definition is read,
-//! with the place. Walked: `properties`, `items`, `prefixItems`, `additionalProperties`,
-//! `$defs`/`definitions`, `allOf` (branches of `anyOf`/`oneOf` may legitimately be empty).
+//! with the place. Walked (by the keyword table's `applies`): subschemas of values inside the
+//! instance (`properties`, `items`, `additionalProperties`, …), definitions and `allOf`;
+//! alternatives (`anyOf`/`oneOf`), conditions and `not` may legitimately be empty.
 //!
 //! This module must not change schemas or validate instances.
 
+use super::keywords::Applies;
+use super::walk::Key;
 use serde_json::Value;
 
 fn has_type(v: &Value, t: &str) -> bool {
@@ -58,30 +61,22 @@ pub fn contradiction(schema: &Value) -> Option<(String, String)> {
             ));
         }
     }
-    let named = ["properties", "$defs", "definitions"];
-    for key in named {
-        if let Some(Value::Object(children)) = map.get(key) {
-            for (name, child) in children {
-                if let Some((p, m)) = contradiction(child) {
-                    return Some((format!("/{key}/{}{p}", super::refs::escape_token(name)), m));
-                }
-            }
+    // Where every instance (or definition) must satisfy the subschema; an alternative, a
+    // condition or a negation may legitimately be empty.
+    for (row, key, child) in super::walk::children(map) {
+        if !matches!(
+            row.applies,
+            Applies::Child | Applies::Definition | Applies::Conjunct
+        ) {
+            continue;
         }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(child @ Value::Object(_)) = map.get(key)
-            && let Some((p, m)) = contradiction(child)
-        {
-            return Some((format!("/{key}{p}"), m));
-        }
-    }
-    for key in ["prefixItems", "items", "allOf"] {
-        if let Some(Value::Array(children)) = map.get(key) {
-            for (i, child) in children.iter().enumerate() {
-                if let Some((p, m)) = contradiction(child) {
-                    return Some((format!("/{key}/{i}{p}"), m));
-                }
-            }
+        if let Some((p, m)) = contradiction(child) {
+            let at = match key {
+                Key::Whole => String::new(),
+                Key::Name(name) => format!("/{}", super::refs::escape_token(name)),
+                Key::Index(i) => format!("/{i}"),
+            };
+            return Some((format!("/{}{at}{p}", row.name), m));
         }
     }
     None
@@ -113,6 +108,8 @@ mod tests {
             json!({"enum": ["a", 1]}),
             json!({"type": "string", "const": "x"}),
             json!({"anyOf": [{"type": "integer", "enum": ["1"]}, {"type": "string"}]}),
+            json!({"not": {"type": "integer", "enum": ["1"]}}),
+            json!({"if": {"type": "integer", "enum": ["1"]}, "then": {"type": "string"}}),
         ] {
             assert_eq!(contradiction(&s), None, "{s}");
         }
@@ -128,6 +125,13 @@ mod tests {
         assert_eq!(
             contradiction(&s).map(|c| c.0).as_deref(),
             Some("/allOf/0/enum")
+        );
+        // Every subschema of values inside the instance, as the keyword table says.
+        let s = json!({"type": "object", "patternProperties": {"^x": {"type": "integer",
+            "enum": ["1"]}}});
+        assert_eq!(
+            contradiction(&s).map(|c| c.0).as_deref(),
+            Some("/patternProperties/^x/enum")
         );
     }
 }

@@ -5,8 +5,9 @@
 //! it; no other list of keywords may exist.
 //!
 //! Each row also says which subschemas the keyword's value holds (the one walker,
-//! [`super::walk`], reads that), whether they apply alongside their holder, and which
-//! instance types the keyword constrains.
+//! [`super::walk`], reads that) and what they apply to (values inside the instance,
+//! definitions, the instance itself beside, instead of, under a condition, or against the
+//! holder), and which instance types the keyword constrains.
 //!
 //! This module holds data only; it must not walk schemas.
 
@@ -53,6 +54,26 @@ pub enum Holds {
     Map,
 }
 
+/// What a keyword's subschemas apply to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applies {
+    /// Values inside the instance: properties, items, property names (or nothing, for a
+    /// keyword that holds no subschema).
+    Child,
+    /// Nothing by themselves: definitions reached through `$ref`.
+    Definition,
+    /// The instance itself, always, beside the holder (`allOf`).
+    Conjunct,
+    /// The instance itself, one of them (`anyOf`, `oneOf`).
+    Alternative,
+    /// The instance itself, when a condition holds (`if`/`then`/`else`, `dependentSchemas`).
+    Conditional,
+    /// The instance itself, which must not match (`not`).
+    Negated,
+    /// The instance's decoded content (`contentSchema`): an annotation here.
+    Content,
+}
+
 /// The provider profiles, in the order of [`Keyword::profiles`].
 pub const PROFILES: [&str; 3] = ["openai-strict", "anthropic", "gemini"];
 
@@ -72,11 +93,8 @@ pub struct Keyword {
     pub profiles: [ProfileClass; 3],
     /// The subschemas its value holds.
     pub holds: Holds,
-    /// Whether those subschemas apply to the instance itself alongside the schema holding
-    /// them (`allOf`, `if`/`then`/`else`, `dependentSchemas`), rather than to a value inside
-    /// it, to a definition, or to the instance instead (`anyOf`, `oneOf`, `not`): a pass that
-    /// closes objects must leave these open.
-    pub alongside: bool,
+    /// What those subschemas apply to.
+    pub applies: Applies,
     /// Whether it says which keys an object may have besides its `properties`
     /// (`additionalProperties`, `patternProperties`, `unevaluatedProperties`): an object schema
     /// with one is left as it is by the tool-call policy that closes objects.
@@ -88,18 +106,20 @@ pub struct Keyword {
 }
 
 impl Keyword {
-    /// Holding `holds`.
-    const fn holds(self, holds: Holds) -> Self {
-        Self { holds, ..self }
-    }
-
-    /// Holding `holds`, which apply to the instance alongside the holder.
-    const fn holds_alongside(self, holds: Holds) -> Self {
+    /// Holding `holds` subschemas, which apply as `applies` says.
+    const fn holds(self, holds: Holds, applies: Applies) -> Self {
         Self {
             holds,
-            alongside: true,
+            applies,
             ..self
         }
+    }
+
+    /// Whether its subschemas apply to the instance itself alongside the schema holding them
+    /// (`allOf`; `if`/`then`/`else`, `dependentSchemas` when they hold): they may add what the
+    /// holder does not list, so a pass that closes objects leaves both open.
+    pub fn alongside(&self) -> bool {
+        matches!(self.applies, Applies::Conjunct | Applies::Conditional)
     }
 
     /// Saying which other keys an object may have.
@@ -116,9 +136,9 @@ impl Keyword {
     }
 
     /// Whether its value is a map of definitions, reached only through `$ref` (`$defs`,
-    /// `definitions`): a map of schemas that constrains no instance type.
+    /// `definitions`).
     pub fn holds_definitions(&self) -> bool {
-        self.holds == Holds::Map && self.on.is_empty()
+        self.applies == Applies::Definition
     }
 
     /// Whether it constrains values of type `t` (`integer` counts as a number type).
@@ -132,6 +152,10 @@ const NUMBER: &[&str] = &["number", "integer"];
 const STRING_OR_NUMBER: &[&str] = &["string", "number", "integer"];
 const ARRAY: &[&str] = &["array"];
 const OBJECT: &[&str] = &["object"];
+use Applies::{
+    Alternative as ALTERNATIVE, Child as CHILD, Conditional as CONDITIONAL, Conjunct as CONJUNCT,
+    Content as CONTENT, Definition as DEFINITION, Negated as NEGATED,
+};
 use Holds::{List as LIST, Map as MAP, Schema as SCHEMA};
 
 const fn kw(
@@ -146,7 +170,7 @@ const fn kw(
         llguidance,
         profiles,
         holds: Holds::Nothing,
-        alongside: false,
+        applies: Applies::Child,
         other_keys: false,
         on: &[],
     }
@@ -160,24 +184,28 @@ use ProfileClass::{
 /// Every keyword toolgram knows. Keywords starting with `x-` are annotations too.
 pub const KEYWORDS: &[Keyword] = &[
     kw("type", G, G, [S, S, S]),
-    kw("properties", G, G, [S, S, S]).holds(MAP).on(OBJECT),
+    kw("properties", G, G, [S, S, S])
+        .holds(MAP, CHILD)
+        .on(OBJECT),
     kw("required", G, G, [S, S, S]).on(OBJECT),
     kw("additionalProperties", G, G, [S, S, S])
-        .holds(SCHEMA)
+        .holds(SCHEMA, CHILD)
         .other_keys()
         .on(OBJECT),
     kw("enum", G, G, [S, S, S]),
     kw("const", G, G, [S, S, S]),
-    kw("anyOf", G, G, [S, S, S]).holds(LIST),
-    kw("oneOf", G, G, [S, S, S]).holds(LIST),
-    kw("allOf", G, G, [S, S, S]).holds_alongside(LIST),
+    kw("anyOf", G, G, [S, S, S]).holds(LIST, ALTERNATIVE),
+    kw("oneOf", G, G, [S, S, S]).holds(LIST, ALTERNATIVE),
+    kw("allOf", G, G, [S, S, S]).holds(LIST, CONJUNCT),
     kw("$ref", G, G, [S, S, S]),
-    kw("$defs", G, G, [S, S, S]).holds(MAP),
-    kw("definitions", G, G, [S, S, S]).holds(MAP),
-    kw("items", G, G, [S, S, S]).holds(SCHEMA).on(ARRAY),
-    kw("prefixItems", G, G, [L, L, L]).holds(LIST).on(ARRAY),
+    kw("$defs", G, G, [S, S, S]).holds(MAP, DEFINITION),
+    kw("definitions", G, G, [S, S, S]).holds(MAP, DEFINITION),
+    kw("items", G, G, [S, S, S]).holds(SCHEMA, CHILD).on(ARRAY),
+    kw("prefixItems", G, G, [L, L, L])
+        .holds(LIST, CHILD)
+        .on(ARRAY),
     kw("additionalItems", G, G, [L, L, L])
-        .holds(SCHEMA)
+        .holds(SCHEMA, CHILD)
         .on(ARRAY),
     kw("minItems", G, G, [N, N, N]).on(ARRAY),
     kw("maxItems", G, G, [N, L, N]).on(ARRAY),
@@ -190,36 +218,38 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("exclusiveMinimum", G, G, [N, L, L]).on(NUMBER),
     kw("exclusiveMaximum", G, G, [N, L, L]).on(NUMBER),
     kw("patternProperties", P, G, [S, S, S])
-        .holds(MAP)
+        .holds(MAP, CHILD)
         .other_keys()
         .on(OBJECT),
     kw("multipleOf", P, G, [N, L, L]).on(NUMBER),
     kw("minProperties", P, G, [L, L, N]).on(OBJECT),
     kw("maxProperties", P, G, [L, L, N]).on(OBJECT),
     kw("uniqueItems", P, P, [L, L, L]).on(ARRAY),
-    kw("contains", P, P, [L, L, L]).holds(SCHEMA).on(ARRAY),
+    kw("contains", P, P, [L, L, L])
+        .holds(SCHEMA, CHILD)
+        .on(ARRAY),
     kw("minContains", P, P, [L, L, L]).on(ARRAY),
     kw("maxContains", P, P, [L, L, L]).on(ARRAY),
     kw("dependentRequired", P, P, [L, L, L]).on(OBJECT),
     kw("dependentSchemas", P, P, [L, L, L])
-        .holds_alongside(MAP)
+        .holds(MAP, CONDITIONAL)
         .on(OBJECT),
     kw("dependencies", P, P, [L, L, L])
-        .holds_alongside(MAP)
+        .holds(MAP, CONDITIONAL)
         .on(OBJECT),
     kw("propertyNames", P, P, [L, L, L])
-        .holds(SCHEMA)
+        .holds(SCHEMA, CHILD)
         .on(OBJECT),
-    kw("not", P, P, [L, L, L]).holds(SCHEMA),
-    kw("if", P, P, [L, L, L]).holds_alongside(SCHEMA),
-    kw("then", P, P, [L, L, L]).holds_alongside(SCHEMA),
-    kw("else", P, P, [L, L, L]).holds_alongside(SCHEMA),
+    kw("not", P, P, [L, L, L]).holds(SCHEMA, NEGATED),
+    kw("if", P, P, [L, L, L]).holds(SCHEMA, CONDITIONAL),
+    kw("then", P, P, [L, L, L]).holds(SCHEMA, CONDITIONAL),
+    kw("else", P, P, [L, L, L]).holds(SCHEMA, CONDITIONAL),
     kw("unevaluatedProperties", P, P, [L, L, L])
-        .holds(SCHEMA)
+        .holds(SCHEMA, CHILD)
         .other_keys()
         .on(OBJECT),
     kw("unevaluatedItems", P, P, [L, L, L])
-        .holds(SCHEMA)
+        .holds(SCHEMA, CHILD)
         .on(ARRAY),
     kw("title", A, G, [K, D, K]),
     kw("description", A, G, [K, K, K]),
@@ -237,7 +267,7 @@ pub const KEYWORDS: &[Keyword] = &[
     kw("deprecated", A, A, [D, D, D]),
     kw("$vocabulary", A, A, [D, D, D]),
     kw("$dynamicAnchor", A, A, [D, D, D]),
-    kw("contentSchema", A, A, [D, D, D]).holds(SCHEMA),
+    kw("contentSchema", A, A, [D, D, D]).holds(SCHEMA, CONTENT),
 ];
 
 /// The row for `name` (`x-*` vendor extensions are annotations).
@@ -257,6 +287,12 @@ fn names(keep: fn(&Keyword) -> bool) -> impl Iterator<Item = &'static str> {
 /// the older drafts' `definitions`).
 pub fn definition_containers() -> impl Iterator<Item = &'static str> {
     names(Keyword::holds_definitions)
+}
+
+/// The keywords whose subschemas are alternatives: the instance matches one of them (`anyOf`,
+/// then `oneOf`).
+pub fn alternatives() -> impl Iterator<Item = &'static str> {
+    names(|k| k.applies == Applies::Alternative)
 }
 
 /// Keywords the llguidance path strips and the validator enforces after parsing.
@@ -338,6 +374,32 @@ pub const GEMINI_FORMATS: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names other passes read from the table keep the order they relied on.
+    #[test]
+    fn derived_name_lists_are_in_the_order_passes_read_them() {
+        assert_eq!(alternatives().collect::<Vec<_>>(), ["anyOf", "oneOf"]);
+        assert_eq!(
+            definition_containers().collect::<Vec<_>>(),
+            ["$defs", "definitions"]
+        );
+        let closing_stays_open: Vec<&str> = KEYWORDS
+            .iter()
+            .filter(|k| k.alongside())
+            .map(|k| k.name)
+            .collect();
+        assert_eq!(
+            closing_stays_open,
+            [
+                "allOf",
+                "dependentSchemas",
+                "dependencies",
+                "if",
+                "then",
+                "else"
+            ]
+        );
+    }
 
     #[test]
     fn every_keyword_appears_once() {

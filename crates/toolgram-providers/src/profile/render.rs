@@ -10,6 +10,7 @@ use super::rules::{self, Class, classify};
 use super::{Profile, nullable};
 use serde_json::{Map, Value, json};
 use toolgram_core::define::arguments::DeferredKeyword;
+use toolgram_grammar::schema::keywords;
 use toolgram_grammar::schema::refs::escape_token;
 
 /// One rendering: the tool, the original document, and what was deferred or noted.
@@ -87,7 +88,7 @@ impl<'a> Renderer<'a> {
         if map.get("type").and_then(Value::as_str) != Some("object") {
             return Err(self.err("/type", "type", "the root must say `\"type\": \"object\"`"));
         }
-        for k in ["anyOf", "oneOf"] {
+        for k in keywords::alternatives() {
             if map.contains_key(k) {
                 return Err(self.err(&format!("/{k}"), k, "the root must be a plain object"));
             }

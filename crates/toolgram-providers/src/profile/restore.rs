@@ -9,6 +9,7 @@
 
 use super::Profile;
 use serde_json::{Map, Value};
+use toolgram_grammar::schema::keywords;
 use toolgram_grammar::schema::refs;
 
 const MAX_DEPTH: usize = 64;
@@ -45,7 +46,7 @@ fn restore(schema: &Value, root: &Value, v: &mut Value, depth: usize, steps: &mu
         all.iter()
             .for_each(|s| restore(s, root, v, depth + 1, steps));
     }
-    for k in ["anyOf", "oneOf"] {
+    for k in keywords::alternatives() {
         if let Some(Value::Array(members)) = m.get(k) {
             let fits: Vec<&Value> = members.iter().filter(|s| admits_type(s, v)).collect();
             if let [only] = fits.as_slice() {
@@ -152,7 +153,7 @@ fn accepts_null(schema: &Value, root: &Value, depth: usize, steps: &mut usize) -
     if m.get("const").is_some_and(|c| !c.is_null()) {
         return false;
     }
-    for k in ["anyOf", "oneOf"] {
+    for k in keywords::alternatives() {
         if let Some(Value::Array(a)) = m.get(k)
             && !a.iter().any(|s| accepts_null(s, root, depth + 1, steps))
         {

@@ -106,12 +106,12 @@ fn close_in_place(v: &mut Value) {
     let Value::Object(map) = v else { return };
     let open = map
         .keys()
-        .any(|k| keywords::lookup(k).is_some_and(|row| row.other_keys || row.alongside));
+        .any(|k| keywords::lookup(k).is_some_and(|row| row.other_keys || row.alongside()));
     if map.contains_key("properties") && !open {
         map.insert("additionalProperties".into(), Value::Bool(false));
     }
     for_each_child_mut(map, |row, _, child| {
-        if !row.alongside {
+        if !row.alongside() {
             close_in_place(child);
         }
     });

@@ -4,6 +4,7 @@
 //! It must NOT decode a string the schema says is a string, nor invent values.
 
 use serde_json::{Map, Value};
+use toolgram_grammar::schema::keywords;
 
 /// Property `key`'s schema in an object schema.
 pub(crate) fn property<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
@@ -23,7 +24,7 @@ pub(crate) fn types_of(prop: Option<&Value>) -> Vec<String> {
         }
         _ => {}
     }
-    for k in ["anyOf", "oneOf"] {
+    for k in keywords::alternatives() {
         for alt in prop.get(k).and_then(Value::as_array).into_iter().flatten() {
             if let Some(t) = alt.get("type").and_then(Value::as_str) {
                 out.push(t.to_owned());
