@@ -192,6 +192,11 @@ impl Frame {
         }
     }
 
+    /// Clean, and none of the body's `markers` names the probe's data.
+    fn clean_around(&self, markers: &[&str]) -> bool {
+        self.clean() && !markers.iter().any(|m| names_data(m))
+    }
+
     /// No marker holds the probe's data (the tool's name or an argument): a template that
     /// names the tool outside the call (a `to=NAME` header) is not a fixed marker.
     fn clean(&self) -> bool {
@@ -237,6 +242,22 @@ struct Found {
     /// The template writes argument values as the model does (read back exactly); false
     /// where it writes them its own way (`{{ value }}` in a Python call).
     values_as_written: bool,
+}
+
+impl Found {
+    /// `body` in `frame`, found as `how` says: arguments under `arguments`, no id key, values
+    /// as the model writes them (`values_as_written` false where the template spells them
+    /// its own way).
+    fn new(body: CallBody, frame: Frame, how: String, values_as_written: bool) -> Self {
+        Self {
+            body,
+            frame,
+            how,
+            args_key: "arguments".into(),
+            id_key: String::new(),
+            values_as_written,
+        }
+    }
 }
 
 type Shape = Option<Found>;
@@ -334,7 +355,6 @@ fn json_object(one: &str, two: &str) -> Shape {
     if !frame.clean() {
         return None;
     }
-    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let key = |role: Key| {
         a.2.iter()
             .find(|(_, r)| *r == role)
@@ -421,14 +441,9 @@ fn name_then_args(one: &str, two: &str) -> Shape {
         return None;
     }
     let frame = Frame::from(before, between, &one[e1..]);
-    if !frame.clean()
-        || [id_first, id_marker, name_end]
-            .iter()
-            .any(|m| names_data(m))
-    {
+    if !frame.clean_around(&[id_first, id_marker, name_end]) {
         return None;
     }
-    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let body = CallBody::NameThenArgs {
         name_prefix: "",
         id_first: leak(id_first),
@@ -443,14 +458,12 @@ fn name_then_args(one: &str, two: &str) -> Shape {
         (first, _) => format!(" (the call's id, then {first:?}, before the name)"),
     };
     let how = format!("the name, {name_end:?}, then the arguments as JSON{id}");
-    Some(Found {
-        body,
-        frame,
-        how,
-        args_key: "arguments".into(),
-        id_key: String::new(),
-        values_as_written: true,
-    })
+    Some(Found::new(body, frame, how, true))
+}
+
+/// `s` kept for the life of the process (a derived syntax is registered once and lives on).
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
 }
 
 /// Whether marker text holds the probe's data.
@@ -511,14 +524,9 @@ fn tagged(one: &str, two: &str) -> Shape {
     // A closing tag holding the tool's name puts the second call's name inside the first
     // call's tags: no frame between them.
     let frame = Frame::from(&one[..name.0], two.get(first_end..q[3].0)?, after);
-    if !frame.clean()
-        || [name_close, key_open, gap, value_close]
-            .iter()
-            .any(|m| names_data(m))
-    {
+    if !frame.clean_around(&[name_close, key_open, gap, value_close]) {
         return None;
     }
-    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let body = CallBody::Tagged {
         name_open: "",
         name_again: "",
@@ -534,14 +542,7 @@ fn tagged(one: &str, two: &str) -> Shape {
     let how = format!(
         "tagged parameters: the name then {name_close:?}, each parameter {key_open:?}KEY{gap:?}VALUE{value_close:?}"
     );
-    Some(Found {
-        body,
-        frame,
-        how,
-        args_key: "arguments".into(),
-        id_key: String::new(),
-        values_as_written: true,
-    })
+    Some(Found::new(body, frame, how, true))
 }
 
 /// Where the call `NAME(…)` whose `(` is at `open` ends (after its `)`), Python's quotes
@@ -595,16 +596,9 @@ fn pythonic(one: &str, two: &str) -> Shape {
     if !frame.clean() {
         return None;
     }
-    Some(Found {
-        body: CallBody::Pythonic,
-        frame,
-        how: "Python calls NAME(key=VALUE, …) (the template's own spelling of values is not \
-              read)"
-            .into(),
-        args_key: "arguments".into(),
-        id_key: String::new(),
-        values_as_written: false,
-    })
+    let how = "Python calls NAME(key=VALUE, …) (the template's own spelling of values is not \
+               read)";
+    Some(Found::new(CallBody::Pythonic, frame, how.into(), false))
 }
 
 /// The call `NAME{city:QProbevilleQ,days:…}` at or after `from`, strings between a quote
@@ -650,21 +644,16 @@ fn quoted_keys(one: &str, two: &str) -> Shape {
     if !frame.clean() {
         return None;
     }
-    Some(Found {
-        body: CallBody::NameThenArgs {
-            name_prefix: "",
-            id_first: "",
-            name_end: "",
-            id_marker: "",
-            name_is_id: false,
-            quote: Box::leak(q.to_owned().into_boxed_str()),
-        },
-        frame,
-        how: format!("the name then {{key:{q}text{q},…}} (bare keys, strings between {q:?})"),
-        args_key: "arguments".into(),
-        id_key: String::new(),
-        values_as_written: false,
-    })
+    let body = CallBody::NameThenArgs {
+        name_prefix: "",
+        id_first: "",
+        name_end: "",
+        id_marker: "",
+        name_is_id: false,
+        quote: leak(q),
+    };
+    let how = format!("the name then {{key:{q}text{q},…}} (bare keys, strings between {q:?})");
+    Some(Found::new(body, frame, how, false))
 }
 
 /// The probe's first `n` calls written in `syntax` by toolgram's renderer.
