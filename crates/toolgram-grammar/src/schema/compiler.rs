@@ -1080,8 +1080,8 @@ fn expand_nested(
     if schema.contains_key("allOf") {
         return None;
     }
-    let (key, branches) = schema.iter().find_map(|(k, v)| match (k.as_str(), v) {
-        ("anyOf" | "oneOf", Value::Array(b)) => Some((k.as_str(), b)),
+    let (key, branches) = schema.iter().find_map(|(k, v)| match v {
+        Value::Array(b) if keywords::alternatives().any(|a| a == k) => Some((k.as_str(), b)),
         _ => None,
     })?;
     if branches.is_empty() || branches.len() > cap {

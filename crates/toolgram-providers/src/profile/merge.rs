@@ -7,7 +7,7 @@ use super::error::ProfileError;
 use super::render::Renderer;
 use super::rules::{Class, classify};
 use serde_json::{Map, Value, json};
-use toolgram_grammar::schema::refs;
+use toolgram_grammar::schema::{keywords, refs};
 
 impl Renderer<'_> {
     /// Merge `allOf` into one schema: the parent's own keywords plus every member's.
@@ -118,7 +118,8 @@ impl Renderer<'_> {
                     }
                 }
             }
-            ("additionalProperties" | "patternProperties" | "unevaluatedProperties", Some(_)) => {}
+            // Both say which other keys the object may have: the first stands.
+            (k, Some(_)) if keywords::lookup(k).is_some_and(|r| r.other_keys) => {}
             (_, Some(old)) if *old == v => {}
             (_, Some(_))
                 if matches!(
