@@ -91,7 +91,7 @@ pub struct Overrides {
     pub no_fallback: bool,
 }
 
-/// A provider with its config entry, the overrides and the provider's defaults (its spec in
+/// A provider with its config entry, the overrides and the provider's defaults (its row in
 /// the registry) merged.
 #[derive(Clone)]
 pub struct Resolved {

@@ -1,6 +1,6 @@
 //! The HTTP round trip: POST JSON with a timeout, retried with exponential backoff on 429
 //! and 5xx (and connection errors), honouring `Retry-After`. Keys go in the headers the
-//! provider's spec names ([`crate::Auth`]) only and are never logged or put into errors.
+//! provider's row names ([`crate::Auth`]) only and are never logged or put into errors.
 
 use crate::error::ProviderError;
 use crate::spec::{Auth, Kind};

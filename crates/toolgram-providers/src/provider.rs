@@ -1,5 +1,5 @@
 //! The provider trait: render a request, send it, read the reply, say what it can enforce.
-//! [`Endpoint`] implements it for every HTTP provider through its spec ([`Kind`], one entry of
+//! [`Endpoint`] implements it for every HTTP provider through its row ([`Kind`], one entry of
 //! the registry); the embedded engine is the CLI's other path (this crate must not link a
 //! model).
 
@@ -17,7 +17,7 @@ use toolgram_retry::ModelReply;
 
 /// What every provider does.
 pub trait Provider {
-    /// Its spec.
+    /// Its registry row.
     fn kind(&self) -> Kind;
     /// What it can enforce.
     fn capabilities(&self) -> Capabilities;
@@ -39,7 +39,7 @@ pub trait Provider {
 /// An HTTP provider at a base URL.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
-    /// Its spec.
+    /// Its registry row.
     pub kind: Kind,
     /// Base URL (`http://127.0.0.1:8080`, `https://api.openai.com`, …).
     pub base_url: String,
