@@ -165,7 +165,7 @@ fn json_schema_to_grammar_goldens_compile_to_gbnf_llama_cpp_parses() {
 
 #[test]
 fn sample_grammars_become_lark_that_llguidance_compiles() {
-    let dir = common::shared_data().join("grammar-tests/llamacpp_grammars");
+    let dir = common::testdata().join("grammar-tests/llamacpp_grammars");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).expect("samples") {
         let path = entry.expect("entry").path();

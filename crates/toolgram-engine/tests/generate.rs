@@ -16,7 +16,7 @@ use toolgram_grammar::{gbnf, lark};
 #[test]
 fn every_sample_gbnf_runs_and_its_output_is_accepted_by_llama_cpp() {
     let _g = lock();
-    let dir = shared_data().join("grammar-tests/llamacpp_grammars");
+    let dir = testdata().join("grammar-tests/llamacpp_grammars");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("sample grammars")
         .filter_map(|e| e.ok().map(|e| e.path()))

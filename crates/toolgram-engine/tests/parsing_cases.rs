@@ -1,5 +1,5 @@
-//! The lenient parser against the shared llama.cpp parsing cases
-//! (`shared/data/toolcall-parsing/cases.jsonl`): every case that needs no prefilled
+//! The lenient parser against llama.cpp's parsing cases
+//! (`testdata/toolcall-parsing/cases.jsonl`): every case that needs no prefilled
 //! conversation is read with the syntax `toolgram parse --template` detects from its chat
 //! template (a rendered probe, else a derived syntax), and `{content, reasoning_content,
 //! tool_calls}` is compared; a per-family table is printed.
@@ -15,25 +15,16 @@ use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat};
 
 mod reading;
 
+/// The repository's test data (`testdata/`, see its README).
 fn data_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("TOOLGRAM_SHARED_DATA") {
-        return PathBuf::from(d);
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for dir in manifest.ancestors() {
-        let cand = dir.join("shared/data");
-        if cand.is_dir() {
-            return cand;
-        }
-    }
-    PathBuf::from("/work/shared/data")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 fn load(dir: &Path) -> (Vec<Value>, Value) {
     let base = dir.join("toolcall-parsing");
     let cases = std::fs::read_to_string(base.join("cases.jsonl")).unwrap_or_else(|e| {
         panic!(
-            "shared parsing cases not found under {} ({e}); set TOOLGRAM_SHARED_DATA",
+            "parsing cases not found under {} ({e})",
             base.display()
         )
     });

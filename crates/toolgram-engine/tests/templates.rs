@@ -351,7 +351,7 @@ fn round_trip(
 #[test]
 #[allow(clippy::too_many_lines, reason = "one case table over every template")]
 fn calls_rendered_by_every_template_are_accepted_and_read_back() {
-    let dir = common::shared_data().join("toolcall-parsing/templates");
+    let dir = common::testdata().join("toolcall-parsing/templates");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("templates folder")
         .filter_map(|e| e.ok().map(|e| e.path()))

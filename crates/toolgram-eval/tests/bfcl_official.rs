@@ -19,7 +19,7 @@ fn repo() -> PathBuf {
 }
 
 fn items() -> HashMap<String, Item> {
-    let dir = repo().join("../shared/data/bfcl");
+    let dir = repo().join("testdata/bfcl");
     DEFAULT_CATEGORIES
         .iter()
         .flat_map(|c| read_category(&dir, c).unwrap_or_else(|e| panic!("{c}: {e}")))

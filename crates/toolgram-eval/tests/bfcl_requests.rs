@@ -12,7 +12,7 @@ use toolgram_runtime::{Request, check, tools_from_json};
 
 #[test]
 fn no_request_bfcl_sends_is_refused_and_unknown_keywords_are_listed() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/bfcl");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/bfcl");
     let hermes = syntax::by_name("hermes").expect("hermes");
     let (mut items, mut refused, mut warnings) = (0, Vec::new(), Vec::new());
     for category in DEFAULT_CATEGORIES {

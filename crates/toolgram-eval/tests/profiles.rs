@@ -16,13 +16,13 @@ use toolgram_providers::profile::{
     restore_arguments,
 };
 
-/// The shared data folder (`shared/data` beside the repository).
-fn shared_data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+/// The repository's test data (`testdata/`, see its README).
+fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 fn category(name: &str) -> Vec<Item> {
-    read_category(&shared_data().join("bfcl"), name).unwrap_or_else(|e| panic!("{name}: {e}"))
+    read_category(&testdata().join("bfcl"), name).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// An item's functions as (name, parameters), as the eval sends them.
@@ -428,7 +428,7 @@ fn bfcl_pools_give_unions_that_accept_their_ground_truth() {
 
 /// llama.cpp's chat-test tool definitions: `{name: {name, description, parameters}}`.
 fn llama_cpp_tools() -> Vec<(String, Value)> {
-    let path = shared_data().join("toolcall-parsing/tools.json");
+    let path = testdata().join("toolcall-parsing/tools.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("tools.json: {e}"));
     doc.as_object()

@@ -58,7 +58,7 @@ fn eval(data: &str, categories: &str, out: &Path, extra: &[&str]) -> (i32, Strin
 fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     let out = temp("shared");
     let (code, stdout, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "simple_python,irrelevance",
         &out,
         &[],
@@ -92,7 +92,7 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
 
     // Resume: nothing left to run, nothing appended, the same table.
     let (code, again, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "simple_python,irrelevance",
         &out,
         &["--resume"],
@@ -115,7 +115,7 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
         .collect();
     std::fs::write(&path, flipped.join("\n") + "\n").expect("write");
     let (code, rescored, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "simple_python,irrelevance",
         &out,
         &["--rescore"],
@@ -130,7 +130,7 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     // A category never seen here: `live_simple`, laid out as BFCL lays it out.
     let data = temp("data");
     std::fs::create_dir_all(data.join("possible_answer")).expect("dir");
-    let bfcl = repo().join("../shared/data/bfcl");
+    let bfcl = repo().join("testdata/bfcl");
     for (from, to) in [
         ("BFCL_v4_simple_python.json", "BFCL_v4_live_simple.json"),
         (
@@ -161,14 +161,14 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     assert_eq!(lines(&out2.join("items.jsonl"))[0]["id"], "live_simple_0");
 
     // Bad input: a clear error before any model is loaded.
-    let (code, _, stderr) = eval("../shared/data/bfcl", "no_such_category", &out2, &[]);
+    let (code, _, stderr) = eval("testdata/bfcl", "no_such_category", &out2, &[]);
     assert_ne!(code, 0);
     assert!(
         stderr.contains("no BFCL_v<N>_no_such_category.json"),
         "{stderr}"
     );
     let (code, _, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "simple_python",
         &out2,
         &["--mode", "fallback"],
@@ -190,7 +190,7 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
 fn eval_bfcl_under_bfcls_protocol_is_labelled_and_kept_apart() {
     let out = temp("protocol");
     let (code, stdout, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "irrelevance",
         &out,
         &["--protocol", "bfcl"],
@@ -210,7 +210,7 @@ fn eval_bfcl_under_bfcls_protocol_is_labelled_and_kept_apart() {
         items[0]
     );
     let (code, stdout, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "irrelevance",
         &out,
         &["--resume", "--mode", "grammar-template"],
@@ -224,7 +224,7 @@ fn eval_bfcl_under_bfcls_protocol_is_labelled_and_kept_apart() {
     assert_eq!(lines(&out.join("items.jsonl")).len(), 2);
     // BFCL's protocol adds nothing to the prompt: the modes that do are refused up front.
     let (code, _, stderr) = eval(
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "simple_python",
         &out,
         &["--protocol", "bfcl", "--mode", "grammar"],

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 fn call_with_template(template: &str, prompt: &str) -> Value {
     let path = repo()
-        .join("../shared/data/toolcall-parsing/templates")
+        .join("testdata/toolcall-parsing/templates")
         .join(template);
     call_with_template_file(&path.to_string_lossy(), prompt)
 }
@@ -117,7 +117,7 @@ fn the_default_model_calls_in_other_families_syntaxes() {
 /// follows, and the analysis comes back as `reasoning_content`.
 #[test]
 fn harmony_reasoning_is_the_analysis_message() {
-    let path = repo().join("../shared/data/toolcall-parsing/templates/openai-gpt-oss-120b.jinja");
+    let path = repo().join("testdata/toolcall-parsing/templates/openai-gpt-oss-120b.jinja");
     let think = ["--think", "required", "--think-budget", "24"];
     let (msg, _) = call_with_template_stderr(
         &path.to_string_lossy(),

@@ -337,7 +337,7 @@ fn eval_scores_llama_servers_own_tool_calling_strictly_and_leniently() {
         "eval",
         "bfcl",
         "--data",
-        "../shared/data/bfcl",
+        "testdata/bfcl",
         "--category",
         "simple_python",
         "--limit",

@@ -96,17 +96,17 @@ impl Drop for Served {
     }
 }
 
-/// A chat template with a reasoning block (Qwen3's, from the shared test data): the test model
+/// A chat template with a reasoning block (Qwen3's, from `testdata/`): the test model
 /// speaks ChatML too, so it runs under it.
 fn reasoning_template() -> String {
     repo()
-        .join("../shared/data/toolcall-parsing/templates/Qwen-Qwen3-0.6B.jinja")
+        .join("testdata/toolcall-parsing/templates/Qwen-Qwen3-0.6B.jinja")
         .to_string_lossy()
         .into_owned()
 }
 
 fn bfcl() -> PathBuf {
-    repo().join("../shared/data/bfcl")
+    repo().join("testdata/bfcl")
 }
 
 fn python(script: &str, args: &[&str]) -> (bool, String, String) {

@@ -117,30 +117,15 @@ fn matches_text(want: &Value, got: Option<&Value>) -> bool {
     matches!((want, got), (Value::String(w), Some(Value::String(g))) if w.eq_ignore_ascii_case(g.trim()))
 }
 
-/// Shared test data: `TOOLGRAM_SHARED_DATA`, else the first ancestor holding `shared/data`,
-/// else `/work/shared/data`.
-pub(crate) fn shared_data() -> std::path::PathBuf {
-    if let Ok(p) = std::env::var("TOOLGRAM_SHARED_DATA") {
-        return p.into();
-    }
-    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in manifest.ancestors() {
-        let cand = dir.join("shared/data");
-        if cand.is_dir() {
-            return cand;
-        }
-    }
-    let fallback = std::path::PathBuf::from("/work/shared/data");
-    assert!(
-        fallback.is_dir(),
-        "shared test data not found: set TOOLGRAM_SHARED_DATA"
-    );
-    fallback
+/// The repository's test data (`testdata/`: copies of others' test cases, each with its
+/// license; see `testdata/README.md`).
+pub(crate) fn testdata() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 /// The lines of a JSONL file under `grammar-tests/`.
 pub(crate) fn grammar_tests(name: &str) -> Vec<Value> {
-    let path = shared_data().join("grammar-tests").join(name);
+    let path = testdata().join("grammar-tests").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()

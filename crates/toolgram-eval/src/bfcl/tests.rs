@@ -603,7 +603,7 @@ fn tools_are_prepared_as_bfcl_prepares_them() {
 }
 
 fn shared_bfcl() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/bfcl")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/bfcl")
 }
 
 /// An accepted value as a model would write it: a dictionary answer holds lists of accepted

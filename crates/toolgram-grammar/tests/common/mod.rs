@@ -1,32 +1,17 @@
-//! Shared test data: `TOOLGRAM_SHARED_DATA`, else the first ancestor of the crate holding
-//! `shared/data`, else `/work/shared/data`. Absent data fails the test with that message.
+//! The repository's test data (`testdata/` at the repository root: copies of others' test cases,
+//! each with its license; see `testdata/README.md`).
 
 #![allow(dead_code)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub(crate) fn shared_data() -> PathBuf {
-    if let Ok(p) = std::env::var("TOOLGRAM_SHARED_DATA") {
-        return PathBuf::from(p);
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in manifest.ancestors() {
-        let cand = dir.join("shared/data");
-        if cand.is_dir() {
-            return cand;
-        }
-    }
-    let fallback = PathBuf::from("/work/shared/data");
-    assert!(
-        fallback.is_dir(),
-        "shared test data not found: set TOOLGRAM_SHARED_DATA to the directory holding grammar-tests/"
-    );
-    fallback
+pub(crate) fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 pub(crate) fn jsonl(name: &str) -> Vec<Value> {
-    let path = shared_data().join("grammar-tests").join(name);
+    let path = testdata().join("grammar-tests").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()
@@ -36,7 +21,7 @@ pub(crate) fn jsonl(name: &str) -> Vec<Value> {
 }
 
 pub(crate) fn sample_grammars() -> Vec<(String, String)> {
-    let dir = shared_data().join("grammar-tests/llamacpp_grammars");
+    let dir = testdata().join("grammar-tests/llamacpp_grammars");
     let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -19,10 +19,11 @@ use toolgram_runtime::Runtime;
 /// Arguments of `toolgram eval bfcl`.
 #[derive(Args)]
 pub(crate) struct BfclArgs {
-    /// Folder with `BFCL_v<N>_<category>.json` and `possible_answer/`.
-    #[arg(long, default_value = "../shared/data/bfcl")]
+    /// Folder with `BFCL_v<N>_<category>.json` and `possible_answer/` (default: the BFCL v4
+    /// copy in the checkout toolgram was built from, `testdata/bfcl`).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/bfcl"))]
     data: PathBuf,
-    /// Categories, comma-separated (default: the seven of the shared data).
+    /// Categories, comma-separated (default: the seven in `--data`).
     #[arg(long, value_delimiter = ',')]
     category: Vec<String>,
     /// Modes, comma-separated: grammar, json, prompt (the same prompt — prompt mode's

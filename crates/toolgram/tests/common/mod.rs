@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The repository root (the binary runs there, so `examples/` and `../shared/` resolve).
+/// The repository root (the binary runs there, so `examples/` and `testdata/` resolve).
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -13,7 +13,7 @@ import json, sys, math, httpx
 import bfcl
 BASE, N, FORM = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 SYSTEM = sys.argv[4] if len(sys.argv) > 4 else ""
-BF = "../shared/data/bfcl"
+BF = "testdata/bfcl"
 END = {151643, 151645}  # <|endoftext|>, <|im_end|>
 c = httpx.Client(base_url=BASE, timeout=120)
 
