@@ -19,6 +19,8 @@ mod bench;
 mod cache;
 mod call;
 mod devices;
+#[cfg(test)]
+mod docs_commands;
 mod eval;
 mod generate;
 mod grammar;
