@@ -14,7 +14,6 @@
 //! computes its next mask in between. This module must not sample, match grammars or know
 //! what a prompt is.
 
-use crate::backend::backend;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use llama_cpp_2::context::LlamaContext;
@@ -113,7 +112,6 @@ impl Engine {
     /// see docs/benchmarks.md, "Concurrent clients").
     pub fn batch(&self, lanes: usize) -> Result<Arc<Batch<'_>>, EngineError> {
         let lanes = lanes.max(1);
-        let backend = backend()?;
         let threads = i32::try_from(self.threads).unwrap_or(1);
         let n_lanes = u32::try_from(lanes).map_err(|e| EngineError::ModelLoad {
             path: self.model_name().to_owned(),
@@ -129,7 +127,7 @@ impl Engine {
             .with_n_threads_batch(threads);
         let ctx = self
             .model
-            .new_context(backend, params)
+            .new_context(self.backend.llama(), params)
             .map_err(|e| EngineError::ModelLoad {
                 path: self.model_name().to_owned(),
                 reason: format!("context: {e}"),

@@ -4,6 +4,8 @@
 //!
 //! This module must not generate: the decode loop lives in `session`.
 
+use crate::backend::Backend;
+use crate::client_text::ClientText;
 use crate::compiled_call::{Grammars, PoolRequest, compile_pool};
 use crate::error::EngineError;
 use crate::gpu::{GpuOptions, Offload};
@@ -74,9 +76,14 @@ pub struct Engine {
     pub(crate) threads: u32,
     pub(crate) n_ctx: u32,
     pub(crate) grammars: Arc<Grammars>,
+    /// Keeps special-token strings in client text as text.
+    pub(crate) client: ClientText,
     name: String,
     vocab_early: bool,
     offload: Arc<Offload>,
+    /// Held until the model (above: fields drop in order) is freed; contexts borrow the
+    /// engine, so they are freed before it.
+    pub(crate) backend: Arc<Backend>,
 }
 
 impl Engine {
@@ -98,7 +105,7 @@ impl Engine {
             // The trie and mask slices of the vocabulary in the GGUF header are built on a
             // second thread while llama.cpp loads the weights (see `gguf_vocab`).
             let early = s.spawn(|| early_vocabulary(path));
-            let (model, offload) = crate::gpu::load(backend, path, &opts.gpu, ctx_plan)?;
+            let (model, offload) = crate::gpu::load(backend.llama(), path, &opts.gpu, ctx_plan)?;
             let (vocab, eog) = Vocab::of_model(&model);
             if eog.is_empty() {
                 return Err(load_err(
@@ -118,7 +125,7 @@ impl Engine {
                     (tok, factory, false)
                 }
             };
-            tok.bind(model.clone(), eog);
+            tok.bind(&model, eog);
             Ok((model, tok, factory, vocab_early, offload))
         })?;
         let source = match &opts.chat_template {
@@ -151,6 +158,7 @@ impl Engine {
                 found.syntax
             }
         };
+        let client = ClientText::of_model(&model, &source, syntax);
         let compile_opts = CompileOptions {
             special_tokens: syntax_markers(syntax)
                 .chain([syntax::THINK.0.text(), syntax::THINK.1.text()])
@@ -178,9 +186,11 @@ impl Engine {
             threads: opts.threads.unwrap_or_else(default_threads),
             n_ctx,
             grammars: Arc::new(Grammars::new(factory, compile_opts, syntax)),
+            client,
             name,
             vocab_early,
             offload: Arc::new(offload),
+            backend,
         })
     }
 
@@ -235,28 +245,46 @@ impl Engine {
         self.tok.eog()
     }
 
-    /// A rendered prompt as tokens: specials parsed, BOS first where the model wants one.
-    pub(crate) fn tokenize_prompt(&self, prompt: &str) -> Vec<llama_cpp_2::token::LlamaToken> {
+    /// The prompt of `messages` (client text, see `client_text`) with `tools` as tokens: the
+    /// template's markers as special tokens, client text as text, BOS first where the model
+    /// wants one.
+    pub(crate) fn prompt(
+        &self,
+        messages: &[toolgram_core::ChatMessage],
+        tools: &ToolSet,
+    ) -> Result<Vec<llama_cpp_2::token::LlamaToken>, EngineError> {
+        let escaped = self.client.escape_messages(messages);
+        self.prompt_escaped(&escaped, tools)
+    }
+
+    /// [`Self::prompt`] of messages whose client text is already escaped
+    /// ([`ClientText::escape_messages`]; text toolgram adds after that keeps its markers).
+    pub(crate) fn prompt_escaped(
+        &self,
+        escaped: &[toolgram_core::ChatMessage],
+        tools: &ToolSet,
+    ) -> Result<Vec<llama_cpp_2::token::LlamaToken>, EngineError> {
+        let prompt = self
+            .template
+            .render_escaped(escaped, tools, self.syntax, &self.client)
+            .map_err(EngineError::Template)?;
+        let mut tokens = self.client.tokenize(&self.model, &prompt);
         let vocab = self.model.vocab();
-        let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
         let bos = vocab.bos();
         if vocab.should_add_bos() && tokens.first() != Some(&bos) {
             tokens.insert(0, bos);
         }
-        tokens
+        Ok(tokens)
     }
 
-    /// How many tokens the prompt of `messages` with `tools` has, as a request evaluates it.
+    /// How many tokens the prompt of `messages` with `tools` has, as a request evaluates it
+    /// (special-token strings in client text count as the text they are).
     pub fn prompt_tokens(
         &self,
         messages: &[toolgram_core::ChatMessage],
         tools: &ToolSet,
     ) -> Result<usize, EngineError> {
-        let prompt = self
-            .template
-            .render(messages, tools, self.syntax)
-            .map_err(EngineError::Template)?;
-        Ok(self.tokenize_prompt(&prompt).len())
+        Ok(self.prompt(messages, tools)?.len())
     }
 
     /// How many tokens this model's tokenizer makes of `text` (no BOS, specials as text).

@@ -78,6 +78,8 @@ pub enum EngineError {
     Cancelled {
         /// The tokens used before it stopped (`None` when it never reached decoding).
         usage: Option<toolgram_retry::Usage>,
+        /// The text decoded before it stopped (empty when it never reached decoding).
+        partial: String,
     },
     /// The GPU offload asked for cannot be had (no GPU backend built, no such device, no GPU).
     #[error("{0}")]

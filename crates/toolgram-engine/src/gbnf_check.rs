@@ -149,12 +149,10 @@ pub fn run_jobs(
     mut output: impl Write,
 ) -> Result<(), EngineError> {
     let backend = crate::backend::backend()?;
-    let model =
-        LlamaModel::load_from_file(backend, model, &LlamaModelParams::default()).map_err(|e| {
-            EngineError::ModelLoad {
-                path: model.display().to_string(),
-                reason: e.to_string(),
-            }
+    let model = LlamaModel::load_from_file(backend.llama(), model, &LlamaModelParams::default())
+        .map_err(|e| EngineError::ModelLoad {
+            path: model.display().to_string(),
+            reason: e.to_string(),
         })?;
     for line in input.lines() {
         let line = line.map_err(spawn_err)?;

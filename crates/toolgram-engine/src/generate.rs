@@ -102,11 +102,7 @@ impl Session<'_> {
         let matcher = self.engine().matcher(grammar)?;
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
-        let prompt = engine
-            .template
-            .render(req.messages, &no_tools, engine.syntax)
-            .map_err(EngineError::Template)?;
-        let tokens = self.tokenize_prompt(&prompt);
+        let tokens = engine.prompt(req.messages, &no_tools)?;
         let n_ctx = engine.n_ctx as usize;
         if tokens.len() >= n_ctx {
             return Err(EngineError::ContextOverflow {

@@ -160,7 +160,7 @@ impl Device {
 
 /// Every device llama.cpp's backends found, in ggml's order (the index `--device` resolves to).
 pub fn devices() -> Result<Vec<Device>, EngineError> {
-    crate::backend::backend()?;
+    let _backend = crate::backend::backend()?;
     Ok(list_llama_ggml_backend_devices()
         .into_iter()
         .map(|d| Device {

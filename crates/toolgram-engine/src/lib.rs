@@ -37,6 +37,7 @@
 mod backend;
 mod batch;
 mod call_model;
+mod client_text;
 mod compiled_call;
 mod engine;
 mod error;
@@ -72,3 +73,16 @@ pub use session::{
     CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings,
     TruncatedCall, call_id, state_tag,
 };
+
+/// Unit tests that load a model run one at a time (the backend test sees every engine of
+/// the process), each on its own engine: none is kept in a static.
+#[cfg(test)]
+pub(crate) fn test_engine(role: &str) -> (std::sync::MutexGuard<'static, ()>, Engine) {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let lock = ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let path = models::find(role)
+        .and_then(|m| m.fetch())
+        .expect("model fetch");
+    let engine = Engine::load(&path, &EngineOptions::default()).expect("model loads");
+    (lock, engine)
+}

@@ -371,16 +371,15 @@ impl<'e> Session<'e> {
         };
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
+        // Client text is escaped before toolgram's instructions join it: their example calls
+        // keep their markers.
+        let escaped = engine.client.escape_messages(req.messages);
         let messages = if prompted || req.few_shot {
-            with_instructions(req, engine.syntax)
+            with_instructions(&escaped, req, engine.syntax)
         } else {
-            req.messages.to_vec()
+            escaped
         };
-        let prompt = engine
-            .template
-            .render(&messages, req.tools, engine.syntax)
-            .map_err(EngineError::Template)?;
-        let tokens = self.tokenize_prompt(&prompt);
+        let tokens = engine.prompt_escaped(&messages, req.tools)?;
         let n_ctx = engine.n_ctx as usize;
         if tokens.len() >= n_ctx {
             return Err(EngineError::ContextOverflow {
@@ -506,9 +505,13 @@ impl<'e> Session<'e> {
                 max_tokens,
                 ..
             } => (partial, max_tokens),
-            EngineError::Cancelled { usage: Some(u) } => {
+            EngineError::Cancelled {
+                usage: Some(u),
+                partial,
+            } => {
                 return Err(EngineError::Cancelled {
                     usage: Some(usage(u.completion_tokens)),
+                    partial,
                 });
             }
             err => return Err(err),
@@ -570,12 +573,9 @@ impl<'e> Session<'e> {
         })
     }
 
-    pub(crate) fn tokenize_prompt(&self, prompt: &str) -> Vec<LlamaToken> {
-        self.engine.tokenize_prompt(prompt)
-    }
-
     /// Where the reusable prefix of `tokens` ends (0 without a prefix store): the prompt
-    /// rendered with the last message's text replaced parts from it there.
+    /// rendered with the last message's text replaced parts from it there. `messages` are the
+    /// escaped ones `tokens` were made from.
     fn reusable_prefix(
         &self,
         messages: &[ChatMessage],
@@ -587,10 +587,8 @@ impl<'e> Session<'e> {
         }
         let engine = self.engine;
         prefix::with_last_replaced(messages)
-            .and_then(|probe| engine.template.render(&probe, tools, engine.syntax).ok())
-            .map_or(0, |text| {
-                prefix::common_prefix(&self.tokenize_prompt(&text), tokens)
-            })
+            .and_then(|probe| engine.prompt_escaped(&probe, tools).ok())
+            .map_or(0, |probe| prefix::common_prefix(&probe, tokens))
     }
 
     /// Evaluate the prompt `tokens` (see [`Session::prefill`]), recording tokens evaluated
@@ -748,13 +746,16 @@ impl<'e> Session<'e> {
         // The mask computed while the last step decoded (see `submit_step`).
         let mut next_mask = None;
         while produced < budget {
-            // The prompt's share is added by `cut_reply`.
-            self.check_cancelled().map_err(|_| EngineError::Cancelled {
-                usage: Some(toolgram_retry::Usage {
-                    completion_tokens: produced,
-                    ..Default::default()
-                }),
-            })?;
+            if self.check_cancelled().is_err() {
+                // The prompt's share is added by `cut_reply`.
+                return Err(EngineError::Cancelled {
+                    usage: Some(toolgram_retry::Usage {
+                        completion_tokens: produced,
+                        ..Default::default()
+                    }),
+                    partial: String::from_utf8_lossy(&self.text).into_owned(),
+                });
+            }
             let computed;
             let mask = match (&mut matcher, &everything) {
                 (Some(m), _) => {
@@ -901,7 +902,10 @@ impl<'e> Session<'e> {
 
     fn check_cancelled(&self) -> Result<(), EngineError> {
         match &self.observer {
-            Some(o) if o.cancelled() => Err(EngineError::Cancelled { usage: None }),
+            Some(o) if o.cancelled() => Err(EngineError::Cancelled {
+                usage: None,
+                partial: String::new(),
+            }),
             _ => Ok(()),
         }
     }
@@ -948,11 +952,15 @@ fn constraint_err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Constraint(e.to_string())
 }
 
-/// The conversation with prompt mode's instructions (tool-choice rules and example calls)
-/// appended to the system message, or given as one.
-fn with_instructions(req: &CallRequest<'_>, syntax: &CallSyntax) -> Vec<ChatMessage> {
+/// The conversation (`messages`, `req`'s escaped) with prompt mode's instructions (tool-choice
+/// rules and example calls) appended to the system message, or given as one.
+fn with_instructions(
+    messages: &[ChatMessage],
+    req: &CallRequest<'_>,
+    syntax: &CallSyntax,
+) -> Vec<ChatMessage> {
     let block = prompt::few_shot(req.tools, &req.choice, req.parallel, syntax);
-    let mut msgs = req.messages.to_vec();
+    let mut msgs = messages.to_vec();
     match msgs.first_mut() {
         Some(first) if first.role == "system" => {
             let text = first.content.clone().unwrap_or_default();

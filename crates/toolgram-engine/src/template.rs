@@ -15,9 +15,11 @@
 //! template adds them to a string and so fails on an object (R1-Distill-Llama, functionary
 //! v3.2). This module must not tokenize or decode.
 
+use crate::client_text::ClientText;
 use minijinja::value::Value as JValue;
 use minijinja::{Environment, Error as JError, ErrorKind};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::syntax::pyjson;
 use toolgram_core::template::{self, Detection, Rendered, TemplateRenderer};
@@ -84,8 +86,31 @@ impl ChatTemplate {
         syntax: &CallSyntax,
         add_generation_prompt: bool,
     ) -> Result<String, String> {
+        self.render_inner(messages, tools, syntax, add_generation_prompt, None)
+    }
+
+    /// The prompt for `messages`, whose client text `client` already escaped (see
+    /// `client_text`), with the tools' definitions escaped here: what the engine tokenizes.
+    pub(crate) fn render_escaped(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        syntax: &CallSyntax,
+        client: &ClientText,
+    ) -> Result<String, String> {
+        self.render_inner(messages, tools, syntax, true, Some(client))
+    }
+
+    fn render_inner(
+        &self,
+        messages: &[ChatMessage],
+        tools: &ToolSet,
+        syntax: &CallSyntax,
+        add_generation_prompt: bool,
+        client: Option<&ClientText>,
+    ) -> Result<String, String> {
         let render = |args| {
-            self.render_args_as(messages, tools, syntax, add_generation_prompt, args)
+            self.render_args_as(messages, tools, syntax, add_generation_prompt, args, client)
                 .map_err(|e| {
                     let adds_an_object = e.kind() == ErrorKind::InvalidOperation
                         && e.detail()
@@ -112,6 +137,7 @@ impl ChatTemplate {
         syntax: &CallSyntax,
         add_generation_prompt: bool,
         args: Args,
+        client: Option<&ClientText>,
     ) -> Result<String, JError> {
         let native = self.renders_tools && !tools.is_empty();
         let native_calls = native || self.renders_calls;
@@ -120,7 +146,15 @@ impl ChatTemplate {
             .map(|m| message_json(m, syntax, native_calls, args))
             .collect();
         if !native && !tools.is_empty() {
-            let block = toolgram_core::syntax::prompt::tools_prompt(tools, syntax);
+            let mut block = toolgram_core::syntax::prompt::tools_prompt(tools, syntax);
+            if let Some(c) = client {
+                // The definitions' JSON (one line) comes before the first blank line; toolgram's
+                // example call after it keeps its markers.
+                let cut = block.find("\n\n").unwrap_or(block.len());
+                if let Cow::Owned(head) = c.escape(&block[..cut], false) {
+                    block = format!("{head}{}", &block[cut..]);
+                }
+            }
             match msgs.first_mut() {
                 Some(first) if first["role"] == "system" => {
                     let text = first["content"].as_str().unwrap_or_default().to_owned();
@@ -130,18 +164,18 @@ impl ChatTemplate {
                 _ => msgs.insert(0, json!({"role": "system", "content": block})),
             }
         }
+        let mut openai = tools.to_openai();
+        if let Some(c) = client {
+            c.escape_value(&mut openai, false);
+        }
         // FireFunction's template prints the tools itself from `functions`, as llama.cpp
         // gives it (the array, indented by 2).
         let functions = if tools.is_empty() || !self.reads_functions {
             String::new()
         } else {
-            pyjson::to_string(&tools.to_openai(), Some(2))
+            pyjson::to_string(&openai, Some(2))
         };
-        let tools_value = if native {
-            tools.to_openai()
-        } else {
-            Value::Null
-        };
+        let tools_value = if native { openai } else { Value::Null };
         let ctx = json!({
             "messages": msgs,
             "tools": tools_value,

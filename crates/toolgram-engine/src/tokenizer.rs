@@ -9,15 +9,16 @@
 //!
 //! An environment may start as a *draft* — its trie built from a vocabulary read before the
 //! model finished loading — and is *bound* to the model once llama.cpp's spelling of every
-//! token has been found equal to the draft's. This module must not sample or decode, and an
-//! unbound environment must not be handed to a session.
+//! token has been found equal to the draft's; it refers to the model without keeping it alive
+//! (the engine frees its model). This module must not sample or decode, and an unbound
+//! environment must not be handed to a session.
 
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token_type::LlamaTokenAttr;
 use llguidance::toktrie::{TokRxInfo, TokTrie, TokenId, TokenizerEnv};
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// A vocabulary as llguidance sees it, token by token.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -94,7 +95,9 @@ pub(crate) struct LlamaTokEnv {
 }
 
 struct Bound {
-    model: Arc<LlamaModel>,
+    /// Not kept alive here: the engine owns its model, and frees it before its backend
+    /// (grammars, which hold this environment, may outlive the engine).
+    model: Weak<LlamaModel>,
     eog: Vec<u32>,
     trie: Option<TokTrie>,
 }
@@ -127,9 +130,10 @@ impl LlamaTokEnv {
 
     /// Tie the environment to `model`, whose end-of-generation tokens are `eog` (non-empty,
     /// in the vocabulary). Only the first call counts.
-    pub(crate) fn bind(&self, model: Arc<LlamaModel>, eog: Vec<u32>) {
+    pub(crate) fn bind(&self, model: &Arc<LlamaModel>, eog: Vec<u32>) {
         let trie =
             (self.draft.eos_tokens() != eog.as_slice()).then(|| self.draft.with_eos_tokens(&eog));
+        let model = Arc::downgrade(model);
         let _ = self.bound.set(Bound { model, eog, trie });
     }
 
@@ -157,12 +161,11 @@ impl TokenizerEnv for LlamaTokEnv {
 
     fn tokenize_bytes(&self, s: &[u8]) -> Vec<TokenId> {
         // Special tokens are spelled with the 0xFF marker by llguidance, never as text,
-        // so they are not parsed here.
-        let Some(bound) = self.bound.get() else {
+        // so they are not parsed here. No model (unbound, or freed): no tokenizer.
+        let Some(model) = self.bound.get().and_then(|b| b.model.upgrade()) else {
             return Vec::new();
         };
-        bound
-            .model
+        model
             .vocab()
             .tokenize(s, false, false)
             .into_iter()

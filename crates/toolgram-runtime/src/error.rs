@@ -82,6 +82,15 @@ pub enum RunError {
     /// The engine's worker has stopped.
     #[error("the engine is not running: {0}")]
     Stopped(String),
+    /// The lane running the request failed (a bug): its slot was released and it runs the
+    /// next request on a fresh session.
+    #[error("lane {lane} failed while running the request: {message}")]
+    LaneFailed {
+        /// The lane.
+        lane: usize,
+        /// What it said when it failed.
+        message: String,
+    },
 }
 
 fn repeats_text(repeats: &[RepeatedCall]) -> String {
@@ -130,6 +139,7 @@ impl RunError {
             Self::InvalidOutput { .. } => "invalid_output",
             Self::Busy { .. } => "busy",
             Self::Stopped(_) => "engine_stopped",
+            Self::LaneFailed { .. } => "lane_failed",
         }
     }
 
@@ -160,7 +170,7 @@ impl RunError {
     pub fn usage(&self) -> Option<toolgram_retry::Usage> {
         match self {
             Self::Engine(
-                EngineError::Truncated { usage, .. } | EngineError::Cancelled { usage },
+                EngineError::Truncated { usage, .. } | EngineError::Cancelled { usage, .. },
             ) => *usage,
             _ => None,
         }
@@ -171,6 +181,15 @@ impl RunError {
     pub fn details(&self) -> Value {
         match self {
             Self::Engine(EngineError::Truncated { partial, .. }) => json!({"partial": partial}),
+            Self::Engine(EngineError::Cancelled { partial, usage }) => {
+                let usage = usage.map(|u| {
+                    json!({"prompt_tokens": u.prompt_tokens,
+                        "completion_tokens": u.completion_tokens,
+                        "total_tokens": u.prompt_tokens + u.completion_tokens,
+                        "cached_prompt_tokens": u.cached_prompt_tokens})
+                });
+                json!({"partial": partial, "usage": usage})
+            }
             Self::Engine(EngineError::ContextOverflow {
                 prompt_tokens,
                 n_ctx,

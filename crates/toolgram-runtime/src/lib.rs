@@ -225,6 +225,15 @@ impl Runtime {
         }
     }
 
+    /// Lanes of the embedded engine that failed (panicked) while running a request since it
+    /// started (0 for a provider): each released its slot and answered `lane_failed`.
+    pub fn lanes_failed(&self) -> usize {
+        match &*self.inner {
+            Inner::Embedded(e) => e.lanes_failed.load(std::sync::atomic::Ordering::Relaxed),
+            Inner::Remote(_) => 0,
+        }
+    }
+
     /// Check `req` before it is queued: for the embedded model, its call grammar compiled by
     /// the engine (a schema it cannot take refused here, unknown keywords refused under
     /// `strict_schemas`, else listed) and kept in `req`, so running it compiles nothing again;

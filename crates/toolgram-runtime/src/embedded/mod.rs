@@ -3,11 +3,16 @@
 //! arrival order (fair, bounded: a full queue is [`RunError::Busy`]) to lane threads, at most
 //! `parallel` at once — their tokens decode together in one llama.cpp batch. A
 //! [`crate::Runtime`] is `Send + Sync` and a server can share it. Streamed requests get the
-//! engine's bytes as they are decoded. This module must not parse or validate: the attempt
-//! runner and the stages below do.
+//! engine's bytes as they are decoded. A lane that panics answers its request with
+//! [`RunError::LaneFailed`], releases its slot and opens a fresh session (counted for
+//! `/health`). Dropping the handle closes the queue and joins the engine thread, which frees
+//! the context, the model and the backend in that order. This module must not parse or
+//! validate: the attempt runner and the stages below do.
 
 mod attempt;
 mod cache;
+#[cfg(test)]
+mod tests;
 
 pub use cache::CacheStats;
 
@@ -19,20 +24,25 @@ use crate::response::Response;
 use crate::stream::{Event, ScanOptions, StreamState};
 use cache::{Slots, prefix_key};
 use std::cell::RefCell;
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
+use std::thread::JoinHandle;
 use std::time::Instant;
 use toolgram_core::ToolChoice;
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Session;
 use toolgram_engine::gpu::Offload;
-use toolgram_engine::{CompiledCall, DecodeObserver, Engine, EngineOptions, Grammars, PrefixStore};
+use toolgram_engine::{
+    Batch, CompiledCall, DecodeObserver, Engine, EngineOptions, Grammars, PrefixStore,
+};
 
 /// Where a job's result goes.
+#[derive(Clone)]
 pub(crate) enum Reply {
     /// The whole result, once.
     Once(Sender<Result<Response, RunError>>),
@@ -62,9 +72,13 @@ impl Drop for Admitted {
     }
 }
 
-/// The handle to the worker.
+/// The handle to the worker. Dropped, it ends the worker and waits for it: every llama.cpp
+/// context, the model and the backend are freed before the drop returns.
 pub(crate) struct Embedded {
     jobs: SyncSender<Job>,
+    worker: Option<JoinHandle<()>>,
+    /// Lanes that failed (panicked) while running a request, for `/health`.
+    pub lanes_failed: Arc<AtomicUsize>,
     max_queue: usize,
     /// Jobs admitted and not yet answered: at most `parallel + max_queue`.
     admitted: Arc<AtomicUsize>,
@@ -108,10 +122,14 @@ impl Embedded {
         let worker_stats = Arc::clone(&stats);
         let waiting = Arc::new(AtomicUsize::new(0));
         let worker_waiting = Arc::clone(&waiting);
+        let lanes_failed = Arc::new(AtomicUsize::new(0));
+        let worker_failed = Arc::clone(&lanes_failed);
         let path = path.to_owned();
-        std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name("toolgram-engine".into())
             .spawn(move || {
+                // Declared first, dropped last: gone only once the engine is.
+                let failed = worker_failed;
                 let engine = match Engine::load(&path, &opts) {
                     Ok(e) => e,
                     Err(e) => {
@@ -129,6 +147,7 @@ impl Embedded {
                 let worker = Worker {
                     engine: &engine,
                     waiting: worker_waiting,
+                    failed: &failed,
                 };
                 worker.work(&queue, limits, worker_stats, store);
             })
@@ -138,6 +157,8 @@ impl Embedded {
             .map_err(|_| RunError::Stopped("the engine thread ended while loading".into()))??;
         Ok(Self {
             jobs,
+            worker: Some(worker),
+            lanes_failed,
             max_queue: limits.max_queue.max(1),
             admitted: Arc::new(AtomicUsize::new(0)),
             parallel: limits.parallel.max(1),
@@ -207,10 +228,25 @@ impl Embedded {
     }
 }
 
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        // With its queue closed the worker ends: its lanes finish what they run, its batch
+        // (the context) and then its engine (model, backend) are freed on its thread.
+        let (closed, _) = mpsc::sync_channel(0);
+        drop(std::mem::replace(&mut self.jobs, closed));
+        if let Some(worker) = self.worker.take()
+            && worker.join().is_err()
+        {
+            tracing::error!("the engine thread panicked");
+        }
+    }
+}
+
 /// The worker thread's state.
 struct Worker<'e> {
     engine: &'e Engine,
     waiting: Arc<AtomicUsize>,
+    failed: &'e AtomicUsize,
 }
 
 impl<'e> Worker<'e> {
@@ -250,20 +286,11 @@ impl<'e> Worker<'e> {
                 let (batch, store, done_tx) = (&batch, store.clone(), done_tx.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("toolgram-lane-{i}"))
-                    .spawn_scoped(scope, move || match batch.session() {
-                        Ok(mut session) => {
-                            session.set_prefix_store(store);
-                            for job in rx {
-                                self.handle(&mut session, job);
-                                let _ = done_tx.send(i);
-                            }
-                        }
-                        Err(e) => {
-                            let why = format!("cannot open lane {i}: {e}");
-                            for job in rx {
-                                job.reply.fail(RunError::Stopped(why.clone()));
-                                let _ = done_tx.send(i);
-                            }
+                    .spawn_scoped(scope, move || {
+                        let mut session = None;
+                        for job in rx {
+                            self.run_on_lane(i, batch, &store, &mut session, job);
+                            let _ = done_tx.send(i);
                         }
                     });
                 if let Err(e) = spawned {
@@ -286,6 +313,7 @@ impl<'e> Worker<'e> {
                     job.reply
                         .fail(RunError::Engine(toolgram_engine::EngineError::Cancelled {
                             usage: None,
+                            partial: String::new(),
                         }));
                     continue;
                 }
@@ -326,7 +354,46 @@ impl<'e> Worker<'e> {
         });
     }
 
+    /// Run `job` on lane `i`'s `session` (opened first if the lane has none). A panic while
+    /// it runs is caught: the client gets [`RunError::LaneFailed`], and the session (whose
+    /// state is then unknown) is dropped, freeing its KV cells; the next job opens a fresh one.
+    fn run_on_lane(
+        &self,
+        i: usize,
+        batch: &Arc<Batch<'e>>,
+        store: &Option<Arc<dyn PrefixStore>>,
+        session: &mut Option<Session<'e>>,
+        job: Job,
+    ) {
+        if session.is_none() {
+            match batch.session() {
+                Ok(mut s) => {
+                    s.set_prefix_store(store.clone());
+                    *session = Some(s);
+                }
+                Err(e) => {
+                    let why = format!("cannot open lane {i}: {e}");
+                    return job.reply.fail(RunError::Stopped(why));
+                }
+            }
+        }
+        let Some(open) = session.as_mut() else {
+            return;
+        };
+        let reply = job.reply.clone();
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| self.handle(open, job)));
+        if let Err(panic) = ran {
+            let message = panic_text(panic.as_ref());
+            tracing::error!(lane = i, %message, "a lane failed; its next request opens a fresh session");
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            *session = None;
+            reply.fail(RunError::LaneFailed { lane: i, message });
+        }
+    }
+
     fn handle(&self, session: &mut Session<'e>, job: Job) {
+        #[cfg(test)]
+        tests::panic_if_asked();
         let engine = self.engine;
         let started = Instant::now();
         let Job {
@@ -396,6 +463,15 @@ impl<'e> Worker<'e> {
             }
         }
     }
+}
+
+/// What a panic said.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Feeds the engine's bytes to a stream, and tells it when the request was cancelled.
