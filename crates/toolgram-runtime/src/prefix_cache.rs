@@ -8,8 +8,9 @@
 //! by its sha256 and the engine settings that shape the state. Files are written under a
 //! temporary name and renamed; a file whose size or checksum does not match its note is deleted
 //! with a warning and never loaded; the least recently used entries go when the folder is over
-//! its size bound. This module must not decode: the engine loads and saves states through
-//! [`PrefixStore`].
+//! its size bound. The states hold conversations' token ids, so on Unix the folders are made
+//! (and kept) `0700` and the files `0600`. This module must not decode: the engine loads and
+//! saves states through [`PrefixStore`].
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -95,6 +96,36 @@ fn file_sha256(path: &Path) -> io::Result<String> {
     let mut h = Sha256::new();
     io::copy(&mut f, &mut h)?;
     Ok(hex(&h.finalize()))
+}
+
+/// Make `dir` readable by its owner only (an existing one is set so), and its missing parents
+/// too (an existing parent, perhaps not the user's, is left as it is).
+fn private_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir)
+}
+
+/// Make `file` readable and writable by its owner only.
+fn private_file(file: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(file, fs::Permissions::from_mode(0o600))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(())
+    }
 }
 
 fn remove_entry(kv: &Path) {
@@ -203,7 +234,7 @@ impl PrefixStore for DiskPrefixCache {
         if tokens.len() < MIN_TOKENS {
             return None;
         }
-        fs::create_dir_all(&self.dir).ok()?;
+        private_dir(&self.dir).ok()?;
         let name = tokens_name(tokens);
         Some(self.dir.join(format!(
             ".{name}.{}.{:?}.tmp",
@@ -223,6 +254,8 @@ impl PrefixStore for DiskPrefixCache {
             };
             let note_tmp = temp.with_extension("json.tmp");
             fs::write(&note_tmp, serde_json::to_vec(&note)?)?;
+            private_file(temp)?;
+            private_file(&note_tmp)?;
             fs::rename(temp, &kv)?;
             fs::rename(&note_tmp, kv.with_extension("json"))
         })();
@@ -315,6 +348,21 @@ mod tests {
         let d = std::env::temp_dir().join(format!("toolgram-kv-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
+    }
+
+    /// The folders are the owner's only, and so are the files (they hold conversations).
+    #[cfg(unix)]
+    #[test]
+    fn folders_and_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = scratch("private");
+        let c = cache(&d);
+        let kv = store(&c, &(0..20).collect::<Vec<i32>>(), b"state");
+        let mode = |p: &Path| fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(mode(&d), 0o700);
+        assert_eq!(mode(&c.dir), 0o700);
+        assert_eq!(mode(&kv), 0o600);
+        assert_eq!(mode(&kv.with_extension("json")), 0o600);
     }
 
     /// The longest stored prefix of the tokens is found; others' prefixes are not.
