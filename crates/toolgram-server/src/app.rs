@@ -1,6 +1,6 @@
 //! The server's shared state: the runtime (one for every request, so the session cache is
-//! shared), the settings, the counters, and the Responses store. This module must not
-//! handle requests.
+//! shared), the settings (checked at start: [`ServerConfig::check`]), the counters, and the
+//! Responses store, bounded by the bytes it holds. This module must not handle requests.
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -29,6 +29,19 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Stored Responses kept for `previous_response_id`.
     pub max_stored_responses: usize,
+    /// Bytes the stored Responses may hold together (their JSON), oldest dropped first; a
+    /// response over a quarter of it is answered but not stored.
+    pub max_stored_bytes: usize,
+    /// Connections open at once; one more is answered 503 and closed.
+    pub max_connections: usize,
+    /// Longest a client may take to send a request's headers, and longest a kept-alive
+    /// connection may sit idle (the connection is closed past it).
+    pub header_read_timeout: Duration,
+    /// Longest a client may take to send a request's body (408 past it).
+    pub body_read_timeout: Duration,
+    /// On SIGTERM or Ctrl-C, how long requests in flight get to finish; then their
+    /// connections are closed and their runs cancelled.
+    pub drain_timeout: Duration,
     /// Tokens a reply may have: the default when a request names none, and the most one is
     /// given (a request asking for more is capped, and the reply says so).
     pub max_tokens: usize,
@@ -70,6 +83,11 @@ impl Default for ServerConfig {
             max_body_bytes: 4 << 20,
             timeout: Duration::from_secs(300),
             max_stored_responses: 256,
+            max_stored_bytes: 64 << 20,
+            max_connections: 256,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(30),
             max_tokens: 2048,
             aliases: Vec::new(),
             strict_model_names: false,
@@ -78,6 +96,48 @@ impl Default for ServerConfig {
             repeats: toolgram_runtime::Repeats::Forbid,
             strict_schemas: false,
         }
+    }
+}
+
+/// A setting the server cannot start with.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// An API key that is empty (`--api-key ""`, `TOOLGRAM_API_KEY=""`): it would let a client
+    /// that sends an empty key in.
+    #[error(
+        "the API key is empty (--api-key \"\" or TOOLGRAM_API_KEY=\"\"): give a key, or none to serve without one"
+    )]
+    EmptyApiKey,
+    /// A limit of zero that would refuse every request.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+}
+
+impl ServerConfig {
+    /// Refuse settings the server cannot serve with: an empty API key, a limit of zero.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.api_key.as_deref() == Some("") {
+            return Err(ConfigError::EmptyApiKey);
+        }
+        let zero = [
+            ("--max-connections", self.max_connections == 0),
+            (
+                "--header-read-timeout-s",
+                self.header_read_timeout.is_zero(),
+            ),
+            ("--body-read-timeout-s", self.body_read_timeout.is_zero()),
+        ];
+        match zero.into_iter().find(|(_, z)| *z) {
+            Some((name, _)) => Err(ConfigError::Zero(name)),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the server binds a loopback address only (`127.0.0.0/8`, `::1`, `localhost`):
+    /// then only local clients reach it, and [`crate::guard`] checks that their `Host` and
+    /// `Origin` name it as such.
+    pub fn loopback_bind(&self) -> bool {
+        crate::guard::is_loopback_name(&self.host)
     }
 }
 
@@ -96,9 +156,30 @@ pub struct Stored {
     pub id: String,
     /// Every message up to and including the reply.
     pub messages: Vec<ChatMessage>,
-    /// The response object as it was returned.
-    pub body: Value,
+    /// The response object as it was returned, as JSON text (a parsed `Value` of a large
+    /// array takes tens of times its text's bytes).
+    pub body: String,
 }
+
+impl Stored {
+    /// The bytes it holds, counted as JSON text: its body and its messages.
+    pub fn bytes(&self) -> usize {
+        let messages = serde_json::to_string(&self.messages).map_or(usize::MAX, |m| m.len());
+        messages
+            .saturating_add(self.body.len())
+            .saturating_add(self.id.len())
+    }
+}
+
+/// The Responses store: oldest first, with the bytes it holds.
+#[derive(Debug, Default)]
+pub struct Store {
+    kept: VecDeque<(Stored, usize)>,
+    bytes: usize,
+}
+
+/// The longest line [`App::log_once`] prints (a client's field name can be megabytes).
+pub const MAX_LOG_LINE: usize = 300;
 
 /// Everything the handlers share.
 pub struct App {
@@ -108,8 +189,8 @@ pub struct App {
     pub config: ServerConfig,
     /// Counters.
     pub metrics: Metrics,
-    /// Responses kept for `previous_response_id`, oldest first.
-    pub stored: Mutex<VecDeque<Stored>>,
+    /// Responses kept for `previous_response_id`.
+    pub stored: Mutex<Store>,
     model_id: String,
     counter: AtomicU64,
     logged_notes: Mutex<HashSet<String>>,
@@ -128,7 +209,7 @@ impl App {
             runtime,
             config,
             metrics: Metrics::default(),
-            stored: Mutex::new(VecDeque::new()),
+            stored: Mutex::new(Store::default()),
             model_id,
             counter: AtomicU64::new(0),
             logged_notes: Mutex::new(HashSet::new()),
@@ -193,10 +274,12 @@ impl App {
         self.log_once(route, "notes", notes);
     }
 
-    /// Log each line once per route, saying which field of `toolgram` replies carry it in.
+    /// Log each line once per route, saying which field of `toolgram` replies carry it in;
+    /// a line is cut to [`MAX_LOG_LINE`] bytes, and at most 1,024 are remembered.
     pub fn log_once(&self, route: &str, field: &str, lines: &[String]) {
         let mut seen = self.logged_notes.lock().unwrap_or_else(|e| e.into_inner());
-        for n in lines {
+        for line in lines {
+            let n = crate::params::cut(line, MAX_LOG_LINE);
             if seen.len() < 1024 && seen.insert(format!("{route} {n}")) {
                 eprintln!(
                     "toolgram serve: {route}: {n} (said once; replies carry it in toolgram.{field})"
@@ -221,18 +304,47 @@ impl App {
         format!("{prefix}-{t:x}{n:04x}")
     }
 
-    /// Keep a response for `previous_response_id`, dropping the oldest past the bound.
+    /// Keep a response for `previous_response_id`, dropping the oldest past either bound
+    /// (count and bytes); one over a quarter of the byte bound is not kept (said once in the
+    /// log).
     pub fn store(&self, s: Stored) {
-        let mut q = self.stored.lock().unwrap_or_else(|e| e.into_inner());
-        q.push_back(s);
-        while q.len() > self.config.max_stored_responses {
-            q.pop_front();
+        let bytes = s.bytes();
+        let (max_bytes, max_count) = (
+            self.config.max_stored_bytes,
+            self.config.max_stored_responses,
+        );
+        if bytes > max_bytes / 4 || max_count == 0 {
+            let note = format!(
+                "a response over {} bytes (a quarter of --max-stored-bytes) is not stored for previous_response_id",
+                max_bytes / 4
+            );
+            self.log_once("/v1/responses", "notes", &[note]);
+            return;
+        }
+        let mut store = self.stored.lock().unwrap_or_else(|e| e.into_inner());
+        store.kept.push_back((s, bytes));
+        store.bytes += bytes;
+        while store.kept.len() > max_count || store.bytes > max_bytes {
+            match store.kept.pop_front() {
+                Some((_, b)) => store.bytes -= b,
+                None => break,
+            }
         }
     }
 
     /// A stored response.
     pub fn stored(&self, id: &str) -> Option<Stored> {
-        let q = self.stored.lock().unwrap_or_else(|e| e.into_inner());
-        q.iter().find(|s| s.id == id).cloned()
+        let store = self.stored.lock().unwrap_or_else(|e| e.into_inner());
+        store
+            .kept
+            .iter()
+            .find(|(s, _)| s.id == id)
+            .map(|(s, _)| s.clone())
+    }
+
+    /// How many responses are stored, and the bytes they hold.
+    pub fn stored_size(&self) -> (usize, usize) {
+        let store = self.stored.lock().unwrap_or_else(|e| e.into_inner());
+        (store.kept.len(), store.bytes)
     }
 }

@@ -147,8 +147,8 @@ impl From<RunError> for ApiError {
 
 impl ApiError {
     /// `body` as the response, with the headers its status calls for: `Retry-After` on a
-    /// 429; `Connection: close` on a 413, whose unread body would otherwise be taken for the
-    /// next request on a kept-alive connection.
+    /// 429; `Connection: close` on a 413 or a 408, whose unread body would otherwise be taken
+    /// for the next request on a kept-alive connection.
     pub fn respond(&self, body: Value) -> Response {
         let status = self.0.status;
         let mut resp = (status, axum::Json(body)).into_response();
@@ -156,7 +156,10 @@ impl ApiError {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
-        if status == StatusCode::PAYLOAD_TOO_LARGE {
+        if matches!(
+            status,
+            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+        ) {
             resp.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }

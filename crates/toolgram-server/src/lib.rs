@@ -19,14 +19,18 @@
 //! - [`error`] — OpenAI-shaped errors and their statuses;
 //! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;
 //! - [`sse`] — Server-Sent Events bodies from channels;
-//! - [`metrics`] — `GET /metrics`.
+//! - [`metrics`] — `GET /metrics`;
+//! - [`guard`] — what a request must show before it is read (loopback `Host`/`Origin`, the
+//!   key in constant time, a JSON content type);
+//! - [`conn`] — accepting connections: the connection cap, header and idle timeouts, the
+//!   bounded drain.
 //!
 //! Also: `GET /v1/models`, `GET /health`, `GET /openapi.json` (the document in this crate,
 //! tested against the routes), an optional API key (`Authorization: Bearer` or
 //! `x-api-key`), any model name served by the one model (aliases; `strict_model_names` for
-//! 404s), hosted tools left out and listed, a body limit (413), a bounded queue
-//! (429 with `Retry-After`), a per-request timeout, cancellation when the client goes away,
-//! and graceful shutdown on SIGTERM or Ctrl-C.
+//! 404s), hosted tools left out and listed, a body limit (413) and a body read timeout
+//! (408), a bounded queue (429 with `Retry-After`), a per-request timeout, cancellation when
+//! the client goes away, and graceful shutdown on SIGTERM or Ctrl-C within a bound.
 //!
 //! This crate must not compile, decode, parse or validate: the runtime does.
 
@@ -35,7 +39,9 @@
 pub mod anthropic;
 pub mod app;
 pub mod chat;
+pub mod conn;
 pub mod error;
+pub mod guard;
 pub mod metrics;
 pub mod params;
 pub mod responses;
@@ -78,37 +84,51 @@ pub fn router(app: Arc<App>) -> Router {
         .merge(api)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&app),
+            loopback_only,
+        ))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), count))
         .with_state(app)
 }
 
-/// Serve `runtime` until SIGTERM or Ctrl-C; in-flight requests finish, new ones are refused.
+/// Serve `runtime` until SIGTERM or Ctrl-C; then new connections are refused and requests
+/// in flight get the drain timeout to finish.
 pub async fn serve(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
+    let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+    config.check().map_err(|e| invalid(e.to_string()))?;
     let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
     let app = Arc::new(App::new(runtime, config));
-    app.check_aliases()
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    app.check_aliases().map_err(invalid)?;
+    if !app.config.loopback_bind() && app.config.api_key.is_none() {
+        eprintln!(
+            "toolgram serve: WARNING: listening on {addr}, not a loopback address, without an API key: anyone who can reach it can use the model (set --api-key or TOOLGRAM_API_KEY)"
+        );
+    }
     eprintln!(
         "toolgram serve: model `{}` on http://{addr}/v1 (Ctrl-C or SIGTERM to stop)",
         app.model_id()
     );
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    let drain = app.config.drain_timeout;
+    conn::serve_on(listener, app, shutdown_signal(drain)).await?;
     eprintln!("toolgram serve: stopped");
     Ok(())
 }
 
-/// [`serve`] on a new multi-threaded tokio runtime (for callers without one).
+/// [`serve`] on a new multi-threaded tokio runtime (for callers without one). Runs still
+/// winding down after the drain (cancelled, they stop within a decode step) are not waited
+/// for past a second.
 pub fn serve_blocking(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?
-        .block_on(serve(runtime, config))
+        .build()?;
+    let served = rt.block_on(serve(runtime, config));
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    served
 }
 
-async fn shutdown_signal() {
+async fn shutdown_signal(drain: std::time::Duration) {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -127,7 +147,10 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
-    eprintln!("toolgram serve: shutting down; finishing requests in flight");
+    eprintln!(
+        "toolgram serve: shutting down; finishing requests in flight (at most {} s)",
+        drain.as_secs_f64()
+    );
 }
 
 /// Whether a request is for Anthropic's routes (its errors take Anthropic's shape).
@@ -160,7 +183,7 @@ async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
     let Some(key) = &app.config.api_key else {
         return next.run(req).await;
     };
-    if sent_key(req.headers()) == Some(key.as_str()) {
+    if guard::key_matches(sent_key(req.headers()), key) {
         return next.run(req).await;
     }
     let err = ApiError::new(
@@ -175,6 +198,16 @@ async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
         axum::http::HeaderValue::from_static("Bearer realm=\"toolgram\""),
     );
     resp
+}
+
+/// On a loopback bind, requests whose `Host` or `Origin` name another host are refused.
+async fn loopback_only(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    if app.config.loopback_bind() {
+        if let Err(e) = guard::loopback_origin(req.headers()) {
+            return shaped(req.uri().path(), e);
+        }
+    }
+    next.run(req).await
 }
 
 /// Counts a request once, when its handler ends; a handler dropped first (its client hung
@@ -210,10 +243,25 @@ async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
     resp
 }
 
-/// The body as JSON, within the size limit.
+/// The body as JSON: sent as `application/json` (415), within the size limit (413) and the
+/// body read timeout (408).
 pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
-    let bytes = axum::body::to_bytes(req.into_body(), app.config.max_body_bytes)
+    guard::json_content_type(req.headers())?;
+    let limit = app.config.body_read_timeout;
+    let read = axum::body::to_bytes(req.into_body(), app.config.max_body_bytes);
+    let bytes = tokio::time::timeout(limit, read)
         .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "invalid_request_error",
+                "body_timeout",
+                format!(
+                    "the body did not arrive within {} s (--body-read-timeout-s)",
+                    limit.as_secs_f64()
+                ),
+            )
+        })?
         .map_err(|_| {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -299,7 +347,7 @@ async fn get_response(
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
     match app.stored(&id) {
-        Some(s) => Json(s.body).into_response(),
+        Some(s) => ([(header::CONTENT_TYPE, "application/json")], s.body).into_response(),
         None => ApiError::new(
             StatusCode::NOT_FOUND,
             "invalid_request_error",
@@ -337,7 +385,7 @@ async fn models(State(app): State<Arc<App>>) -> Json<Value> {
 async fn metrics(State(app): State<Arc<App>>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(&app.runtime),
+        app.metrics.render(&app.runtime, app.stored_size()),
     )
         .into_response()
 }

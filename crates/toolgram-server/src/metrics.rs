@@ -1,8 +1,9 @@
 //! Counters for `GET /metrics`, in Prometheus' text format: requests by route and status
 //! (a client that hung up before its reply is `499`), queue depth, tokens, prompt-cache hits
 //! and misses (a hit is a reply with cached prompt tokens, so the two agree by construction),
-//! calls and valid calls, retries, and per route the latency histograms of queue wait, time to
-//! the first token and the whole request. This module must not block a request: counters are
+//! calls and valid calls, retries, connections refused over the cap, the stored Responses and
+//! their bytes, and per route the latency histograms of queue wait, time to the first token
+//! and the whole request. This module must not block a request: counters are
 //! atomics, the per-route tables one short lock.
 
 use std::collections::BTreeMap;
@@ -106,6 +107,7 @@ pub struct Metrics {
     retries: AtomicU64,
     no_valid_call: AtomicU64,
     disconnects: AtomicU64,
+    refused_connections: AtomicU64,
     cancelled_prompt_tokens: AtomicU64,
     cancelled_completion_tokens: AtomicU64,
 }
@@ -196,8 +198,13 @@ impl Metrics {
         self.disconnects.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The exposition text.
-    pub fn render(&self, runtime: &Runtime) -> String {
+    /// Count a connection refused over `--max-connections`.
+    pub fn refused_connection(&self) {
+        self.refused_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The exposition text; `stored`: the stored Responses and the bytes they hold.
+    pub fn render(&self, runtime: &Runtime, stored: (usize, usize)) -> String {
         let mut out = String::new();
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let _ = writeln!(
@@ -291,6 +298,24 @@ impl Metrics {
                 "Clients that went away before their reply ended, streamed or not; their runs were cancelled.",
                 "counter",
                 get(&self.disconnects),
+            ),
+            (
+                "toolgram_connections_refused_total",
+                "Connections answered 503 and closed: --max-connections were open.",
+                "counter",
+                get(&self.refused_connections),
+            ),
+            (
+                "toolgram_stored_responses",
+                "Responses stored for previous_response_id.",
+                "gauge",
+                stored.0 as u64,
+            ),
+            (
+                "toolgram_stored_response_bytes",
+                "Bytes the stored responses hold (their JSON), within --max-stored-bytes.",
+                "gauge",
+                stored.1 as u64,
             ),
             (
                 "toolgram_no_valid_call_total",

@@ -12,13 +12,48 @@ use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, SamplingOption
 /// What the server did not do as asked, said in the reply (`toolgram.notes`) and the log.
 pub type Notes = Vec<String>;
 
+/// The most unknown fields [`ignored_fields`] names one by one; the rest are counted.
+pub const MAX_IGNORED_NOTES: usize = 16;
+
+/// The longest field name a note repeats; longer ones are cut (their length said).
+pub const MAX_NOTED_NAME: usize = 64;
+
+/// `text` cut to at most `max` bytes at a character boundary, saying how long it was.
+pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}… ({} bytes)", &text[..end], text.len()).into()
+}
+
 /// A note for each top-level field of `o` that is neither in `honoured` nor in `accepted`
-/// (fields clients send whose absence changes nothing here, such as `store` or `user`).
+/// (fields clients send whose absence changes nothing here, such as `store` or `user`): at
+/// most [`MAX_IGNORED_NOTES`], each name cut to [`MAX_NOTED_NAME`] bytes, and one note
+/// counting the rest.
 pub fn ignored_fields(o: &Map<String, Value>, honoured: &[&str], accepted: &[&str]) -> Notes {
-    o.keys()
+    let ignored: Vec<&String> = o
+        .keys()
         .filter(|k| !honoured.contains(&k.as_str()) && !accepted.contains(&k.as_str()))
-        .map(|k| format!("field `{k}` is not used by this server and was ignored"))
-        .collect()
+        .collect();
+    let mut notes: Notes = ignored
+        .iter()
+        .take(MAX_IGNORED_NOTES)
+        .map(|k| {
+            let name = cut(k, MAX_NOTED_NAME);
+            format!("field `{name}` is not used by this server and was ignored")
+        })
+        .collect();
+    if ignored.len() > MAX_IGNORED_NOTES {
+        notes.push(format!(
+            "{} more fields are not used by this server and were ignored",
+            ignored.len() - MAX_IGNORED_NOTES
+        ));
+    }
+    notes
 }
 
 /// The body as an object.

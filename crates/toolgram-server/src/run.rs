@@ -92,7 +92,10 @@ pub async fn forward<F: Send + 'static>(
 ) -> Result<mpsc::Receiver<F>, ApiError> {
     let mut events = stream(app, req)?;
     let first = match events.recv().await {
-        Some(Event::Failed(e)) if e.kind() != "truncated" => return Err(e.into()),
+        Some(Event::Failed(e)) if e.kind() != "truncated" => {
+            app.metrics.failed(&e);
+            return Err(e.into());
+        }
         other => other,
     };
     let (tx, rx) = mpsc::channel::<F>(64);

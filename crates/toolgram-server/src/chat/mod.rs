@@ -62,7 +62,10 @@ pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Ap
             metrics.metrics.failed(&e);
             wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
         }
-        Event::Failed(e) => vec![ApiError::from(e).body()],
+        Event::Failed(e) => {
+            metrics.metrics.failed(&e);
+            vec![ApiError::from(e).body()]
+        }
         other => wire::event_chunks(&env, &other),
     })
     .await?;

@@ -56,7 +56,7 @@ fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &ser
     app.store(Stored {
         id: id.to_owned(),
         messages,
-        body: body.clone(),
+        body: body.to_string(),
     });
 }
 
@@ -111,6 +111,7 @@ pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse,
             frames
         }
         Event::Failed(e) => {
+            app2.metrics.failed(&e);
             let err = ApiError::from(e).body();
             vec![writer.error(err["error"].clone())]
         }

@@ -73,6 +73,60 @@ const ACCEPTED: &[&str] = &[
     "top_logprobs",
 ];
 
+/// OpenAI's bounds on `metadata`: pairs, key characters, value characters.
+pub const METADATA_LIMITS: (usize, usize, usize) = (16, 64, 512);
+
+/// `metadata` within OpenAI's bounds (it is stored with the response): an object of at most
+/// 16 string values, keys of at most 64 characters, values of at most 512; else a 400 naming
+/// the bound.
+fn check_metadata(metadata: Option<&Value>) -> Result<(), ApiError> {
+    let (pairs, key_chars, value_chars) = METADATA_LIMITS;
+    let o = match metadata {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(o)) => o,
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "metadata",
+                "`metadata` must be an object of string values",
+            ));
+        }
+    };
+    if o.len() > pairs {
+        return Err(ApiError::invalid(
+            "metadata",
+            format!(
+                "`metadata` has {} pairs; at most {pairs} are allowed",
+                o.len()
+            ),
+        ));
+    }
+    for (k, v) in o {
+        let key = crate::params::cut(k, key_chars * 4);
+        if k.chars().count() > key_chars {
+            return Err(ApiError::invalid(
+                "metadata",
+                format!("`metadata` key `{key}` is longer than {key_chars} characters"),
+            ));
+        }
+        match v.as_str() {
+            Some(s) if s.chars().count() <= value_chars => {}
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "metadata",
+                    format!("`metadata.{key}` is longer than {value_chars} characters"),
+                ));
+            }
+            None => {
+                return Err(ApiError::invalid(
+                    "metadata",
+                    format!("`metadata.{key}` must be a string"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The reasoning text a `reasoning` input item carries back: our `encrypted_content`, else
 /// its `content` or `summary` texts.
 fn reasoning_text(item: &Value) -> Option<String> {
@@ -232,6 +286,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
         None => Vec::new(),
     };
     let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
+    check_metadata(o.get("metadata"))?;
     let input = o
         .get("input")
         .ok_or_else(|| ApiError::invalid("input", "`input` is required"))?;
