@@ -10,6 +10,7 @@ use crate::compiled_call::{Grammars, PoolRequest, compile_pool};
 use crate::error::EngineError;
 use crate::gpu::{GpuOptions, Offload};
 use crate::template::ChatTemplate;
+use crate::threads::default_threads;
 use crate::tokenizer::{LlamaTokEnv, Vocab};
 use llama_cpp_2::model::LlamaModel;
 use llguidance::api::TopLevelGrammar;
@@ -39,13 +40,6 @@ pub struct EngineOptions {
     pub gpu: GpuOptions,
 }
 
-/// The thread count used when none is given: all cores up to 4. `toolgram bench call
-/// --threads` measures the alternatives (see docs/benchmarks.md).
-pub fn default_threads() -> u32 {
-    std::thread::available_parallelism()
-        .map(|n| n.get().min(4) as u32)
-        .unwrap_or(1)
-}
 
 /// The environment and mask factory of the vocabulary read from the GGUF header at `path`,
 /// not yet bound to a model; `None` when the header cannot be read that way.

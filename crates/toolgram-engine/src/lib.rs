@@ -56,6 +56,7 @@ pub mod template;
 mod template_filters;
 mod template_lists;
 mod think;
+mod threads;
 mod tokenizer;
 
 pub use batch::{Batch, BatchStats};
@@ -63,11 +64,11 @@ pub use call_model::EngineModel;
 pub use compiled_call::{CallShape, CompiledCall, GrammarStats, Grammars};
 pub use engine::{
     ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request,
-    default_threads,
 };
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
 pub use loop_guard::CutCall;
+pub use threads::default_threads;
 pub use prefix::PrefixStore;
 pub use session::{
     CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings,

@@ -3,6 +3,11 @@
 //! layers go, as clap reads them and as core, the engine and the runtime name them. Parsing only.
 
 use clap::ValueEnum;
+
+/// `--threads`' help, one wording for every command that loads a model (the rule is
+/// `toolgram_engine::default_threads`).
+pub(crate) const THREADS_HELP: &str = "CPU threads [default: one per physical core this process \
+may use — llama.cpp's rule: hyperthreads of one core count once; on a GPU they only feed it]";
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_engine::gpu::{GpuLayers, GpuOptions, SplitMode};
 

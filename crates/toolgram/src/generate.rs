@@ -43,8 +43,7 @@ pub(crate) struct GenerateArgs {
     /// Seed for sampling.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// CPU threads.
-    #[arg(long)]
+    #[arg(long, help = crate::args::THREADS_HELP)]
     pub threads: Option<u32>,
     #[command(flatten)]
     pub gpu: crate::args::GpuArgs,

@@ -67,8 +67,7 @@ pub(crate) struct ServeArgs {
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body_bytes: usize,
-    /// CPU threads.
-    #[arg(long)]
+    #[arg(long, help = crate::args::THREADS_HELP)]
     pub threads: Option<u32>,
     #[command(flatten)]
     pub gpu: crate::args::GpuArgs,

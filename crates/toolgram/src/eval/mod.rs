@@ -71,8 +71,7 @@ pub(crate) struct RunArgs {
     /// with the leaderboard).
     #[arg(long, default_value = "toolgram", value_parser = ["toolgram", "bfcl"])]
     protocol: String,
-    /// CPU threads (embedded model).
-    #[arg(long)]
+    #[arg(long, help = crate::args::THREADS_HELP)]
     threads: Option<u32>,
     #[command(flatten)]
     gpu: crate::args::GpuArgs,
