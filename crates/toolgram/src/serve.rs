@@ -67,6 +67,24 @@ pub(crate) struct ServeArgs {
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body_bytes: usize,
+    /// Connections open at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = 256)]
+    pub max_connections: usize,
+    /// Seconds a client may take to send a request's headers, and a kept-alive connection
+    /// may sit idle; the connection is closed past it.
+    #[arg(long, default_value_t = 10)]
+    pub header_read_timeout_s: u64,
+    /// Seconds a client may take to send a request's body (408 past it).
+    #[arg(long, default_value_t = 30)]
+    pub body_read_timeout_s: u64,
+    /// On SIGTERM or Ctrl-C, seconds requests in flight get to finish; then their
+    /// connections are closed, their runs cancelled, and the server exits.
+    #[arg(long, alias = "drain-timeout", default_value_t = 30)]
+    pub drain_timeout_s: u64,
+    /// Bytes the responses stored for previous_response_id may hold together, oldest
+    /// dropped first; a response over a quarter of it is not stored.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_stored_bytes: usize,
     #[arg(long, help = crate::args::THREADS_HELP)]
     pub threads: Option<u32>,
     #[command(flatten)]
@@ -142,7 +160,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
         }),
     };
-    let runtime = Runtime::new(backend)?;
     let config = ServerConfig {
         host: args.host,
         port: args.port,
@@ -150,6 +167,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             .api_key
             .or_else(|| std::env::var("TOOLGRAM_API_KEY").ok()),
         max_body_bytes: args.max_body_bytes,
+        max_connections: args.max_connections,
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_s),
+        body_read_timeout: Duration::from_secs(args.body_read_timeout_s),
+        drain_timeout: Duration::from_secs(args.drain_timeout_s),
+        max_stored_bytes: args.max_stored_bytes,
         max_tokens: args.max_tokens.max(1),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         aliases: args.model_alias,
@@ -163,6 +185,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
         ..ServerConfig::default()
     };
+    // Settings the server cannot start with stop it before the model loads.
+    config.check()?;
+    let runtime = Runtime::new(backend)?;
     toolgram_server::serve_blocking(runtime, config)?;
     Ok(())
 }
