@@ -67,6 +67,12 @@ impl ApiError {
         )
     }
 
+    /// The same error with toolgram's extra fields (`error.toolgram`).
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.0.details = details;
+        self
+    }
+
     /// The same error naming the field at fault.
     pub fn param(mut self, param: &str) -> Self {
         self.0.param = Some(param.to_owned());
@@ -110,7 +116,8 @@ impl From<RunError> for ApiError {
             "model_fetch_error" | "engine_stopped" => {
                 (StatusCode::SERVICE_UNAVAILABLE, "api_error")
             }
-            "cancelled" => (StatusCode::REQUEST_TIMEOUT, "timeout_error"),
+            // A run is cancelled when its time ran out (a client gone reads no status).
+            "cancelled" => (StatusCode::GATEWAY_TIMEOUT, "timeout_error"),
             _ => match e.status() {
                 toolgram_runtime::Status::Client => {
                     (StatusCode::BAD_REQUEST, "invalid_request_error")

@@ -359,8 +359,12 @@ async fn get_response(
 }
 
 async fn health(State(app): State<Arc<App>>) -> Json<Value> {
+    // A lane that failed released its slot and serves again; `degraded` says a bug was hit.
+    let failed = app.runtime.lanes_failed();
+    let status = if failed == 0 { "ok" } else { "degraded" };
     Json(
-        json!({"status": "ok", "model": app.model_id(), "queue_depth": app.runtime.queue_depth(),
+        json!({"status": status, "model": app.model_id(), "queue_depth": app.runtime.queue_depth(),
+        "lanes_failed": failed,
         "offload": app.runtime.offload().map(toolgram_runtime::Offload::to_json)}),
     )
 }

@@ -1,8 +1,10 @@
 //! Running a request from async handlers: the runtime's blocking calls on tokio's blocking
-//! pool, the request cancelled when its handler is dropped (the client went away) or its
-//! time runs out, and a stream's events forwarded to an async channel. A cancelled run's
-//! tokens are counted here, where its result ends (nobody reads it); a stream's frames
-//! forwarded to its client ([`forward`]). This module must not build replies.
+//! pool, the request cancelled at once when its handler, its stream's events or its SSE body
+//! is dropped (the client went away, before or after the first event) or its time runs out
+//! (a 504 carrying what it decoded and its usage), and a stream's events forwarded to an
+//! async channel. A cancelled run's tokens are counted here, where its result ends (nobody
+//! reads it); a stream's frames forwarded to its client ([`forward`]). This module must not
+//! build replies.
 
 use crate::app::App;
 use crate::error::ApiError;
@@ -22,6 +24,11 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// How long a run past its time is given to stop (it stops at its next decode step or prompt
+/// chunk) before its 504 goes out; one that stopped by then puts its partial text and usage
+/// in the 504.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
 fn timed_out(timeout: Duration) -> ApiError {
     ApiError::new(
         StatusCode::GATEWAY_TIMEOUT,
@@ -36,25 +43,48 @@ pub async fn run(app: &Arc<App>, req: Request) -> Result<Result<Response, RunErr
     let timeout = app.config.timeout;
     let guard = CancelOnDrop(req.cancel.clone());
     let ran = Arc::clone(app);
-    let task = tokio::task::spawn_blocking(move || {
+    let mut task = tokio::task::spawn_blocking(move || {
         let result = ran.runtime.run(&req);
         if let Err(e) = &result {
             ran.metrics.cancelled(e);
         }
         result
     });
-    let out = match tokio::time::timeout(timeout, task).await {
+    let out = match tokio::time::timeout(timeout, &mut task).await {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(join)) => Err(ApiError::internal("the run", join)),
-        Err(_) => Err(timed_out(timeout)),
+        Err(_) => {
+            // Stopped now, the run frees its lane at its next step; what it decoded so far
+            // goes in the 504.
+            guard.0.cancel();
+            match tokio::time::timeout(STOP_GRACE, task).await {
+                Ok(Ok(Ok(done))) => Ok(Ok(done)),
+                Ok(Ok(Err(e))) => Err(timed_out(timeout).with_details(e.details())),
+                _ => Err(timed_out(timeout)),
+            }
+        }
     };
     drop(guard);
     out
 }
 
-/// Start streaming `req`: the events arrive on the returned channel; the request is
-/// cancelled when the channel's receiver is dropped or the server's timeout passes.
-pub fn stream(app: &Arc<App>, req: Request) -> Result<mpsc::Receiver<Event>, RunError> {
+/// A run's events as they come; dropped (its client went away, before or after the first
+/// event), it cancels the run at once.
+pub struct Events {
+    rx: mpsc::Receiver<Event>,
+    _cancel: CancelOnDrop,
+}
+
+impl Events {
+    /// The next event; `None` once the run ended.
+    pub async fn recv(&mut self) -> Option<Event> {
+        self.rx.recv().await
+    }
+}
+
+/// Start streaming `req`: the events arrive through the returned [`Events`]; the request is
+/// cancelled when they are dropped or the server's timeout passes.
+pub fn stream(app: &Arc<App>, req: Request) -> Result<Events, RunError> {
     let timeout = app.config.timeout;
     let cancel = req.cancel.clone();
     let events = app.runtime.stream(&req)?;
@@ -66,6 +96,7 @@ pub fn stream(app: &Arc<App>, req: Request) -> Result<mpsc::Receiver<Event>, Run
         tokio::time::sleep_until(deadline).await;
         timer_cancel.cancel();
     });
+    let on_drop = CancelOnDrop(cancel.clone());
     tokio::task::spawn_blocking(move || {
         for event in events {
             if let Event::Failed(e) = &event {
@@ -77,7 +108,10 @@ pub fn stream(app: &Arc<App>, req: Request) -> Result<mpsc::Receiver<Event>, Run
             }
         }
     });
-    Ok(rx)
+    Ok(Events {
+        rx,
+        _cancel: on_drop,
+    })
 }
 
 /// Stream `req` as a route's frames: `start` first, then `frames_of` of each event (the route
@@ -116,7 +150,19 @@ pub async fn forward<F: Send + 'static>(
             clock.seen(&event);
             let last = matches!(event, Event::Done(_) | Event::Failed(_));
             pending = frames_of(event, &clock);
-            next = if last { None } else { events.recv().await };
+            next = if last {
+                None
+            } else {
+                // A client gone while nothing is sent (a held reply, a long step) is seen
+                // here: returning drops `events`, which cancels the run.
+                tokio::select! {
+                    event = events.recv() => event,
+                    () = tx.closed() => {
+                        app.metrics.disconnect();
+                        return;
+                    }
+                }
+            };
         }
     });
     Ok(rx)
