@@ -4,8 +4,9 @@
 //! replies that parse and, of those, the ones whose calls are all schema-valid, convergence (a structured
 //! call when one was due) and first-tool match (the first call names an expected tool) as the
 //! Metnos planner bench reports them, mean output tokens, mean and p95 latency, attempts per
-//! item; the terminal table and `results.json`. Rates are in 0..1; an `all` row per mode pools
-//! every item of the categories shown. Rows never pool protocols, and each says which runs
+//! item; the terminal table and `results.json`. Rates are in 0..1; a [`POOLED`] row per mode
+//! pools every item of the categories shown — toolgram's own item-weighted figure, which BFCL
+//! does not use (its summary is `bfcl::summary`). Rows never pool protocols, and each says which runs
 //! (commit and CPU) made its records.
 //!
 //! This module must not run or score items.
@@ -14,10 +15,14 @@ use crate::record::{ItemRecord, mode_key};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+/// The category name of the row that pools every item of a mode (item-weighted: not BFCL's
+/// summary, which averages categories).
+pub const POOLED: &str = "all (items pooled)";
+
 /// One category × mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// The category (`all` for the pooled row).
+    /// The category ([`POOLED`] for the pooled row).
     pub category: String,
     /// The mode.
     pub mode: String,
@@ -103,8 +108,8 @@ fn row(category: &str, rs: &[&ItemRecord]) -> Row {
     }
 }
 
-/// Rows for `categories` × `modes` (in that order; pairs without records left out), then an
-/// `all` row per mode. A mode here is [`mode_key`]'s: the mode, and the protocol when it is
+/// Rows for `categories` × `modes` (in that order; pairs without records left out), then a
+/// [`POOLED`] row per mode. A mode here is [`mode_key`]'s: the mode, and the protocol when it is
 /// not toolgram's, so rows never pool two protocols.
 pub fn rows(records: &[ItemRecord], categories: &[String], modes: &[String]) -> Vec<Row> {
     let mut out = Vec::new();
@@ -127,7 +132,7 @@ pub fn rows(records: &[ItemRecord], categories: &[String], modes: &[String]) -> 
                 .filter(|r| of_mode(r, m) && categories.contains(&r.category))
                 .collect();
             if !rs.is_empty() {
-                out.push(row("all", &rs));
+                out.push(row(POOLED, &rs));
             }
         }
     }

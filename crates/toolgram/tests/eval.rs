@@ -57,12 +57,7 @@ fn eval(data: &str, categories: &str, out: &Path, extra: &[&str]) -> (i32, Strin
 #[test]
 fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     let out = temp("shared");
-    let (code, stdout, stderr) = eval(
-        "testdata/bfcl",
-        "simple_python,irrelevance",
-        &out,
-        &[],
-    );
+    let (code, stdout, stderr) = eval("testdata/bfcl", "simple_python,irrelevance", &out, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stdout.contains("| simple_python | grammar | toolgram | 1 |"),
@@ -82,7 +77,20 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     let r = rows(&out);
     assert!(
         r.iter()
-            .any(|r| r["category"] == "all" && r["mode"] == "prompt" && r["n"] == 2)
+            .any(|r| r["category"] == "all (items pooled)" && r["mode"] == "prompt" && r["n"] == 2)
+    );
+    // BFCL's own summary leads: irrelevance beside it; no overall without all its categories.
+    assert!(stdout.starts_with("BFCL's own summary"), "{stdout}");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
+    )
+    .expect("results.json is JSON");
+    let summary = results["bfcl_summary"].as_array().expect("bfcl_summary");
+    assert_eq!(summary.len(), 3, "one per mode: {summary:?}");
+    assert!(
+        summary
+            .iter()
+            .all(|s| s["irrelevance"].is_number() && s["non_live"].is_null())
     );
     let svg = std::fs::read_to_string(out.join("chart.svg")).expect("chart.svg");
     assert!(

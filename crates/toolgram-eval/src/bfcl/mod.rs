@@ -6,7 +6,8 @@
 //! Contents: [`read_category`] and [`Item`] here; [`convert`] (BFCL's type dialect → JSON
 //! Schema); [`checker`] (the AST checker); [`fc`] (BFCL's function-calling protocol: its
 //! request, decode and verdict); [`java`] and [`js`] (BFCL's converters of Java and
-//! JavaScript argument strings); [`pyvalue`] (Python's types and equality on JSON values).
+//! JavaScript argument strings); [`pyvalue`] (Python's types and equality on JSON values);
+//! [`summary`] (BFCL's own summary of a run's rows: its non-live overall).
 //!
 //! This module must not run a model: it reads and scores.
 
@@ -16,6 +17,7 @@ pub mod fc;
 pub mod java;
 pub mod js;
 pub mod pyvalue;
+pub mod summary;
 #[cfg(test)]
 mod tests;
 

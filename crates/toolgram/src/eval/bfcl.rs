@@ -5,7 +5,7 @@
 use super::{Progress, RunArgs, modes, report};
 use anyhow::Context;
 use clap::Args;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use toolgram_eval::Protocol;
@@ -72,7 +72,16 @@ fn rescore(
         "eval: {} records scored again, {changed} verdicts changed",
         records.len()
     );
-    let run = json!({"data": args.data, "categories": categories, "rescored": true});
+    // What ran the records stays said: the run of the last report, marked rescored.
+    let before = std::fs::read_to_string(args.run.out().join("results.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .map(|r| r["run"].clone());
+    let mut run = match before {
+        Some(Value::Object(run)) => Value::Object(run),
+        _ => json!({"data": args.data, "categories": categories}),
+    };
+    run["rescored"] = json!(true);
     report(
         &args.run,
         modes,

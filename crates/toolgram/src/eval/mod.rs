@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use toolgram_engine::EngineOptions;
+use toolgram_eval::bfcl::summary;
 use toolgram_eval::chart;
 use toolgram_eval::record::mode_key;
 use toolgram_eval::record::{ItemRecord, RecordWriter, done_keys, read_records};
@@ -259,8 +260,9 @@ fn report_modes(
 }
 
 /// Report what `--out` holds for `groups` (categories or tools): rows over this run's modes
-/// and any other recorded there, `table` on stdout, then `results.json` (with `run`, which
-/// gets the modes and the shared settings added) and `chart.svg`.
+/// and any other recorded there — for BFCL, BFCL's own summary first —, `table` on stdout,
+/// then `results.json` (with `run`, which gets the modes and the shared settings added, and
+/// BFCL's summary as `bfcl_summary`) and `chart.svg`.
 fn report(
     args: &RunArgs,
     modes: &[EvalMode],
@@ -273,6 +275,16 @@ fn report(
     let options = args.options();
     let mode_names = report_modes(modes, options.protocol, &records, groups);
     let rows = report::rows(&records, groups, &mode_names);
+    let summary = (args.eval == "bfcl").then(|| summary::summaries(&rows));
+    if let Some(s) = &summary {
+        say_raw!(
+            "BFCL's own summary (non-live overall = mean of simple, multiple, parallel and \
+             parallel_multiple; simple = mean of its three languages; irrelevance beside it):\n\n{}\n\
+             Per category (the `{}` row pools every item: toolgram's own figure, not BFCL's):\n",
+            summary::table(s),
+            report::POOLED
+        )?;
+    }
     say_raw!("{}", table(&rows))?;
     run["modes"] = json!(mode_names);
     run["protocol"] = json!(options.protocol.name());
@@ -283,17 +295,18 @@ fn report(
         Protocol::Bfcl => f64::from(toolgram_eval::bfcl::fc::TEMPERATURE),
     });
     run["built_from"] = json!(toolgram_eval::record::provenance());
-    write_outputs(&args.out(), &rows, run, title)
+    let mut results = report::results_json(&rows, run);
+    if let Some(s) = summary {
+        results["bfcl_summary"] = json!(s);
+    }
+    write_outputs(&args.out(), &rows, &results, title)
 }
 
 /// Write `results.json` and `chart.svg` next to `items.jsonl`, and say where.
-fn write_outputs(out: &Path, rows: &[Row], run: Value, title: &str) -> anyhow::Result<()> {
+fn write_outputs(out: &Path, rows: &[Row], json: &Value, title: &str) -> anyhow::Result<()> {
     let results = out.join("results.json");
-    std::fs::write(
-        &results,
-        serde_json::to_string_pretty(&report::results_json(rows, run))?,
-    )
-    .with_context(|| format!("writing {}", results.display()))?;
+    std::fs::write(&results, serde_json::to_string_pretty(json)?)
+        .with_context(|| format!("writing {}", results.display()))?;
     let svg = out.join("chart.svg");
     chart::draw(rows, title, &svg)?;
     let items = read_records(&out.join("items.jsonl"))?.len();
