@@ -202,12 +202,15 @@ async fn authorize(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
 
 /// On a loopback bind, requests whose `Host` or `Origin` name another host are refused.
 async fn loopback_only(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    if app.config.loopback_bind() {
-        if let Err(e) = guard::loopback_origin(req.headers()) {
-            return shaped(req.uri().path(), e);
-        }
+    let checked = if app.config.loopback_bind() {
+        guard::loopback_origin(req.headers())
+    } else {
+        Ok(())
+    };
+    match checked {
+        Ok(()) => next.run(req).await,
+        Err(e) => shaped(req.uri().path(), e),
     }
-    next.run(req).await
 }
 
 /// Counts a request once, when its handler ends; a handler dropped first (its client hung

@@ -300,36 +300,14 @@ impl Metrics {
                 get(&self.disconnects),
             ),
             (
-                "toolgram_connections_refused_total",
-                "Connections answered 503 and closed: --max-connections were open.",
-                "counter",
-                get(&self.refused_connections),
-            ),
-            (
-                "toolgram_stored_responses",
-                "Responses stored for previous_response_id.",
-                "gauge",
-                stored.0 as u64,
-            ),
-            (
-                "toolgram_stored_response_bytes",
-                "Bytes the stored responses hold (their JSON), within --max-stored-bytes.",
-                "gauge",
-                stored.1 as u64,
-            ),
-            (
                 "toolgram_no_valid_call_total",
                 "Requests with no valid reply after the retries.",
                 "counter",
                 get(&self.no_valid_call),
             ),
         ];
-        for (name, help, kind, value) in gauges {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
-            );
-        }
+        write_values(&mut out, &gauges);
+        self.render_server(&mut out, stored);
         self.render_latencies(&mut out);
         let (valid, failed) = (get(&self.replies), get(&self.no_valid_call));
         let rate = if valid + failed == 0 {
@@ -342,6 +320,33 @@ impl Metrics {
             "# HELP toolgram_valid_reply_ratio Validated replies over replies and no-valid-call failures.\n# TYPE toolgram_valid_reply_ratio gauge\ntoolgram_valid_reply_ratio {rate}"
         );
         out
+    }
+
+    /// The connections refused, and the stored Responses and their bytes.
+    fn render_server(&self, out: &mut String, stored: (usize, usize)) {
+        write_values(
+            out,
+            &[
+                (
+                    "toolgram_connections_refused_total",
+                    "Connections answered 503 and closed: --max-connections were open.",
+                    "counter",
+                    self.refused_connections.load(Ordering::Relaxed),
+                ),
+                (
+                    "toolgram_stored_responses",
+                    "Responses stored for previous_response_id.",
+                    "gauge",
+                    stored.0 as u64,
+                ),
+                (
+                    "toolgram_stored_response_bytes",
+                    "Bytes the stored responses hold (their JSON), within --max-stored-bytes.",
+                    "gauge",
+                    stored.1 as u64,
+                ),
+            ],
+        );
     }
 
     fn render_latencies(&self, out: &mut String) {
@@ -364,5 +369,15 @@ impl Metrics {
                 );
             }
         }
+    }
+}
+
+/// Counters and gauges of one value each: name, help, type, value.
+fn write_values(out: &mut String, values: &[(&str, &str, &str, u64)]) {
+    for (name, help, kind, value) in values {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
     }
 }

@@ -429,7 +429,7 @@ fn stored_responses_are_bounded_by_their_bytes() {
     }
     let (count, bytes) = server.app.stored_size();
     assert!(bytes <= 40_000, "{bytes} bytes kept");
-    assert!(count < 40 && count >= 15, "{count} kept");
+    assert!((15..40).contains(&count), "{count} kept");
     assert!(server.app.stored("resp-39").is_some(), "the newest is kept");
     assert!(
         server.app.stored("resp-0").is_none(),
