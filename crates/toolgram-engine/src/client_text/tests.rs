@@ -198,4 +198,11 @@ fn control_tokens_in_user_text_and_tool_results_stay_text_on_the_default_model()
         tokens.len()
     );
     assert_eq!(e.prompt_tokens(&msgs, &tools).expect("count"), tokens.len());
+    let parsed = e.model.vocab().tokenize(real.as_bytes(), false, true).len();
+    eprintln!(
+        "53 injected copies: {} prompt tokens as text, {parsed} with their markers parsed as \
+         specials, {} without them",
+        tokens.len(),
+        plain.len()
+    );
 }
