@@ -5,7 +5,8 @@
 //! grammar without left recursion, which is refused up front). Nodes are the named rules
 //! and terminals met; rules whose name starts with `_` are inlined (their children lifted),
 //! as in Lark. Ambiguity is resolved deterministically: earlier alternatives and fewer
-//! repetitions win. It must not run a model or know about tools.
+//! repetitions win. Its work is bounded: steps by `BUDGET`, rules entered at once by
+//! [`MAX_DEPTH`]. It must not run a model or know about tools.
 
 use crate::ir::{CharClass, Expr, Grammar};
 use std::collections::HashMap;
@@ -14,6 +15,11 @@ use thiserror::Error;
 
 /// Most expression steps one parse may take (a guard against pathological ambiguity).
 const BUDGET: usize = 5_000_000;
+
+/// Most rules one parse may be inside at once: the parser recurses into each rule it enters,
+/// and a right-recursive grammar (`start: "x" start | "x"`) enters one per item of the text.
+/// Within a 2 MiB thread stack with room to spare.
+pub const MAX_DEPTH: usize = 256;
 
 /// A node of a parse: a named rule (or terminal) and the byte span it matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +66,9 @@ pub enum TreeError {
     /// The text is too ambiguous or long to parse within the step budget.
     #[error("the text needs more than {BUDGET} parsing steps")]
     TooComplex,
+    /// The text nests rules deeper than [`MAX_DEPTH`].
+    #[error("the text nests rules more than {MAX_DEPTH} deep")]
+    TooDeep,
 }
 
 type Ends = Rc<Vec<(usize, Vec<ParseTree>)>>;
@@ -70,6 +79,8 @@ struct Parser<'g, 't> {
     memo: HashMap<(&'g str, usize), Ends>,
     furthest: usize,
     steps: usize,
+    /// Rules entered and not yet left.
+    depth: usize,
 }
 
 /// Parse all of `text` from the grammar's start rule.
@@ -96,6 +107,7 @@ pub fn parse_tree(grammar: &Grammar, text: &str) -> Result<ParseTree, TreeError>
         memo: HashMap::new(),
         furthest: 0,
         steps: 0,
+        depth: 0,
     };
     let ends = p.rule(start, 0)?;
     let full = ends.iter().find(|(end, _)| *end == text.len());
@@ -145,7 +157,13 @@ impl<'g> Parser<'g, '_> {
         let Some(&expr) = self.rules.get(name) else {
             return Err(TreeError::Grammar(format!("rule `{name}` is not defined")));
         };
-        let inner = self.expr(expr, pos)?;
+        if self.depth >= MAX_DEPTH {
+            return Err(TreeError::TooDeep);
+        }
+        self.depth += 1;
+        let inner = self.expr(expr, pos);
+        self.depth -= 1;
+        let inner = inner?;
         let wrapped: Vec<(usize, Vec<ParseTree>)> = inner
             .into_iter()
             .map(|(end, kids)| {
@@ -250,6 +268,14 @@ mod tests {
 
     fn tree(grammar: &str, text: &str) -> Result<ParseTree, TreeError> {
         parse_tree(&lark::parse(grammar).expect("grammar reads"), text)
+    }
+
+    #[test]
+    fn right_recursion_past_the_depth_limit_is_an_error_not_an_overflow() {
+        let g = "start: \"x\" start | \"x\"\n";
+        assert!(tree(g, &"x".repeat(MAX_DEPTH - 1)).is_ok());
+        // 100,000 nested rules overflowed the stack.
+        assert_eq!(tree(g, &"x".repeat(100_000)), Err(TreeError::TooDeep));
     }
 
     #[test]

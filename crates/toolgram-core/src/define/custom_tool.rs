@@ -6,7 +6,8 @@
 //! (`{"input": <text in the grammar>}`). A `regex` grammar becomes a one-terminal Lark
 //! grammar, and a `text` format (or none) the grammar of any text. The grammar is read by
 //! core's Lark reader when the tool set is read, so a bad grammar is a definition error with
-//! line and column.
+//! line and column — as is one past a bound: [`MAX_DEFINITION_BYTES`] here, and the reader's
+//! nesting, rule and reference-depth limits.
 
 use crate::define::tool::{GrammarSpec, Tool};
 use crate::error::DefinitionError;
@@ -19,6 +20,10 @@ pub fn fallback_parameters(definition: &str) -> Value {
         "description": format!("Text in this Lark grammar:\n{definition}")}},
         "required": ["input"], "additionalProperties": false})
 }
+
+/// Longest grammar definition a custom tool may have. Tool grammars are a few KiB; the
+/// definition is also told to the model in the JSON fallback's description.
+pub const MAX_DEFINITION_BYTES: usize = 256 * 1024;
 
 /// The grammar of a free-text custom tool: any text.
 const ANY_TEXT: &str = "start: /[\\s\\S]*/\n";
@@ -45,6 +50,16 @@ fn grammar_definition(
             )
         })?;
     let at = format!("{gat}/definition");
+    if definition.len() > MAX_DEFINITION_BYTES {
+        return Err(DefinitionError::new(
+            Some(name),
+            at,
+            format!(
+                "the grammar definition has {} bytes, over the limit of {MAX_DEFINITION_BYTES} (the limit on grammar definition bytes)",
+                definition.len()
+            ),
+        ));
+    }
     match grammar.get("syntax").and_then(Value::as_str).unwrap_or("") {
         "lark" => Ok((definition.to_owned(), at)),
         "regex" => Ok((format!("start: /{}/\n", slashes_escaped(definition)), at)),
@@ -153,5 +168,25 @@ mod tests {
             bad_regex.is_err(),
             "a regex the reader cannot take is a definition error"
         );
+    }
+
+    fn lark_tool(definition: &str) -> serde_json::Value {
+        json!({"type": "custom", "custom": {"name": "g", "format":
+            {"type": "grammar", "grammar": {"syntax": "lark", "definition": definition}}}})
+    }
+
+    #[test]
+    fn grammars_past_a_limit_are_definition_errors_naming_it() {
+        // The 1 MB grammar of 500,000 nested groups: refused for its size.
+        let n = 500_000;
+        let huge = format!("start: {}\"a\"{}", "(".repeat(n), ")".repeat(n));
+        let e = grammar_of(lark_tool(&huge)).expect_err("too long");
+        assert!(e.contains("limit on grammar definition bytes"), "{e}");
+        // 10,000 groups fit the size but not the nesting limit (and overflowed the reader).
+        let n = 10_000;
+        let deep = format!("start: {}\"a\"{}", "(".repeat(n), ")".repeat(n));
+        let e = grammar_of(lark_tool(&deep)).expect_err("too deep");
+        assert!(e.contains("limit on nesting depth"), "{e}");
+        assert!(e.contains("/custom/format/grammar/definition"), "{e}");
     }
 }

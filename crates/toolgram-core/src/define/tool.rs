@@ -333,6 +333,12 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
     })
 }
 
+/// Most trigger words one escape-hatch tool may have (a handful is usual).
+pub const MAX_ESCAPE_WORDS: usize = 32;
+
+/// Longest trigger word (or phrase), in bytes.
+pub const MAX_ESCAPE_WORD_BYTES: usize = 64;
+
 /// toolgram's own keys in a function object (`x-toolgram`).
 #[derive(Default)]
 struct Extensions {
@@ -381,6 +387,20 @@ fn read_extensions(
     };
     let escape_hatch = match ext.get("escape_hatch") {
         None => Vec::new(),
+        Some(Value::Array(words))
+            if words.len() > MAX_ESCAPE_WORDS
+                || words
+                    .iter()
+                    .any(|w| w.as_str().is_some_and(|w| w.len() > MAX_ESCAPE_WORD_BYTES)) =>
+        {
+            return Err(DefinitionError::new(
+                Some(name),
+                format!("{base}/escape_hatch"),
+                format!(
+                    "`escape_hatch` has more than {MAX_ESCAPE_WORDS} words or a word over {MAX_ESCAPE_WORD_BYTES} bytes (the limit on escape-hatch words)"
+                ),
+            ));
+        }
         Some(Value::Array(words))
             if words
                 .iter()

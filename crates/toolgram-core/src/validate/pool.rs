@@ -3,47 +3,81 @@
 //! fall back on them.
 //!
 //! A pure function: it reads the request and the pool and returns the indices to keep; it
-//! must not call a model or change tools.
+//! must not call a model or change tools. Its work is linear in the user text: every trigger
+//! word is looked for in one pass over each message (Aho-Corasick), and the words are
+//! bounded when the tools are read (`MAX_ESCAPE_WORDS`, `MAX_ESCAPE_WORD_BYTES`).
 
 use crate::define::message::ChatMessage;
 use crate::define::tool::{ToolChoice, ToolSet};
+use aho_corasick::AhoCorasick;
 
 /// Indices of the tools to offer for `messages`: every ordinary tool, each escape hatch whose
 /// trigger word occurs in a user message (whole words, case-insensitive, Unicode-aware), and
 /// the tool `choice` names, if any (naming it is asking for it).
 pub fn filter_pool(tools: &ToolSet, messages: &[ChatMessage], choice: &ToolChoice) -> Vec<usize> {
-    let request: Vec<String> = messages
-        .iter()
-        .filter(|m| m.role == "user")
-        .filter_map(|m| m.content.as_deref())
-        .map(str::to_lowercase)
-        .collect();
+    let mut words = Vec::new();
+    let mut owners = Vec::new();
+    for (i, t) in tools.tools().iter().enumerate() {
+        for w in &t.escape_hatch {
+            let w = w.to_lowercase().trim().to_owned();
+            if !w.is_empty() {
+                words.push(w);
+                owners.push(i);
+            }
+        }
+    }
+    let mut triggered = vec![false; tools.tools().len()];
+    if !words.is_empty() {
+        let request: Vec<String> = messages
+            .iter()
+            .filter(|m| m.role == "user")
+            .filter_map(|m| m.content.as_deref())
+            .map(str::to_lowercase)
+            .collect();
+        for (said, owner) in said(&words, &request).into_iter().zip(owners) {
+            triggered[owner] |= said;
+        }
+    }
     tools
         .tools()
         .iter()
         .enumerate()
-        .filter(|(_, t)| {
+        .filter(|(i, t)| {
             matches!(choice, ToolChoice::Named(n) if *n == t.name)
                 || t.escape_hatch.is_empty()
-                || t.escape_hatch
-                    .iter()
-                    .any(|w| request.iter().any(|r| contains_word(r, &w.to_lowercase())))
+                || triggered[*i]
         })
         .map(|(i, _)| i)
         .collect()
 }
 
-/// Whether `word` occurs in `text` with no letter or digit directly before or after it.
-fn contains_word(text: &str, word: &str) -> bool {
-    let word = word.trim();
-    if word.is_empty() {
-        return false;
+/// For each of `words`, whether it occurs as a whole word in one of `texts`.
+fn said(words: &[String], texts: &[String]) -> Vec<bool> {
+    let mut found = vec![false; words.len()];
+    let Ok(ac) = AhoCorasick::new(words) else {
+        // Past the automaton's own size limit (the words are bounded far below it): word by word.
+        for (f, w) in found.iter_mut().zip(words) {
+            *f = texts.iter().any(|t| {
+                t.match_indices(w.as_str())
+                    .any(|(at, m)| whole_word(t, at, at + m.len()))
+            });
+        }
+        return found;
+    };
+    for text in texts {
+        for m in ac.find_overlapping_iter(text.as_str()) {
+            let f = &mut found[m.pattern().as_usize()];
+            *f = *f || whole_word(text, m.start(), m.end());
+        }
     }
-    text.match_indices(word).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-    })
+    found
+}
+
+/// Whether `text[start..end]` has no letter or digit directly before or after it.
+fn whole_word(text: &str, start: usize, end: usize) -> bool {
+    let before = text.get(..start).and_then(|s| s.chars().next_back());
+    let after = text.get(end..).and_then(|s| s.chars().next());
+    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
 }
 
 #[cfg(test)]
@@ -93,6 +127,36 @@ mod tests {
             filter_pool(&tools(), &msgs, &ToolChoice::Named("abort".into())),
             vec![0, 2]
         );
+    }
+
+    #[test]
+    fn escape_hatch_words_are_bounded_when_read() {
+        let tool = |words: Vec<String>| {
+            ToolSet::from_value(&serde_json::json!([{"type": "function", "function":
+                {"name": "h", "x-toolgram": {"escape_hatch": words}}}]))
+        };
+        let many = (0..=crate::define::tool::MAX_ESCAPE_WORDS)
+            .map(|i| format!("w{i}"))
+            .collect();
+        let e = tool(many).expect_err("too many words");
+        assert!(e.message.contains("limit on escape-hatch words"), "{e}");
+        let long = vec!["x".repeat(crate::define::tool::MAX_ESCAPE_WORD_BYTES + 1)];
+        assert!(tool(long).is_err());
+        assert!(tool(vec!["help".into()]).is_ok());
+    }
+
+    #[test]
+    fn overlapping_words_are_each_found() {
+        let set = ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"a","x-toolgram":{"escape_hatch":["agent"]}}},
+                {"type":"function","function":{"name":"b","x-toolgram":{"escape_hatch":["live agent now"]}}},
+                {"type":"function","function":{"name":"c","x-toolgram":{"escape_hatch":["gent"]}}}]"#,
+        )
+        .expect("valid tools");
+        let kept =
+            |text: &str| filter_pool(&set, &[ChatMessage::text("user", text)], &ToolChoice::Auto);
+        assert_eq!(kept("a LIVE AGENT NOW!"), vec![0, 1]);
+        assert_eq!(kept("agents, gent"), vec![2]);
     }
 
     #[test]

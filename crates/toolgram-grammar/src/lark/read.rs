@@ -4,22 +4,36 @@
 //! aliases (`expansion -> name`), which name a tree node and leave the language as it is.
 //!
 //! Anything else (`%ignore`, `%declare`, templates, priorities, `%json`) is refused with a
-//! line and column: the reader must never drop a construct that changes the language.
+//! line and column: the reader must never drop a construct that changes the language. So is
+//! a grammar past the bounds of `limits` (nesting, rules, reference depth): the reader
+//! recurses only as deep as groups nest, and that is bounded before it recurses.
 
+use super::limits::{self, MAX_NESTING, MAX_RULES, Use};
 use crate::GrammarError;
 use crate::ir::{CharClass, Expr, Grammar, Rule, TokenName, TokenRef};
 use crate::regex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Read a Lark grammar; the start rule is `start`.
 pub fn parse(src: &str) -> Result<Grammar, GrammarError> {
-    let mut r = Reader { src, pos: 0 };
+    let mut r = Reader {
+        src,
+        pos: 0,
+        uses: Vec::new(),
+    };
     let mut rules: Vec<Rule> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
+    let mut bodies: HashMap<String, Vec<Use>> = HashMap::new();
     let mut first_use: HashMap<String, usize> = HashMap::new();
     loop {
         r.skip(true);
         if r.pos >= src.len() {
             break;
+        }
+        if rules.len() >= MAX_RULES {
+            return Err(r.err(format!(
+                "more than {MAX_RULES} rules (the limit on rules in a grammar)"
+            )));
         }
         if r.eat("%import") {
             r.skip(false);
@@ -41,13 +55,12 @@ pub fn parse(src: &str) -> Result<Grammar, GrammarError> {
             } else {
                 name.to_owned()
             };
+            names.insert(alias.clone());
             rules.push(Rule { name: alias, expr });
             continue;
         }
         if r.eat("%llguidance") {
-            while r.peek().is_some_and(|c| c != '\n') {
-                r.pos += 1;
-            }
+            r.line_end();
             continue;
         }
         if r.peek() == Some('%') {
@@ -66,9 +79,10 @@ pub fn parse(src: &str) -> Result<Grammar, GrammarError> {
         }
         r.pos += 1;
         let expr = r.alternatives(0, &mut first_use)?;
-        if rules.iter().any(|x| x.name == name) {
+        if !names.insert(name.clone()) {
             return Err(r.err(format!("`{name}` is defined twice")));
         }
+        bodies.insert(name.clone(), std::mem::take(&mut r.uses));
         rules.push(Rule { name, expr });
     }
     let Some(i) = rules.iter().position(|x| x.name == "start") else {
@@ -85,12 +99,15 @@ pub fn parse(src: &str) -> Result<Grammar, GrammarError> {
             format!("undefined rule `{name}`"),
         ));
     }
+    limits::check_ref_depth(src, "start", &bodies)?;
     Ok(g)
 }
 
 struct Reader<'a> {
     src: &'a str,
     pos: usize,
+    /// The references of the rule being read.
+    uses: Vec<Use>,
 }
 
 impl Reader<'_> {
@@ -129,8 +146,8 @@ impl Reader<'_> {
     }
 
     fn line_end(&mut self) {
-        while self.peek().is_some_and(|c| c != '\n') {
-            self.pos += 1;
+        while let Some(c) = self.peek().filter(|&c| c != '\n') {
+            self.pos += c.len_utf8();
         }
     }
 
@@ -191,6 +208,11 @@ impl Reader<'_> {
             let Some(c) = self.peek() else { break };
             let item = match c {
                 '(' | '[' => {
+                    if depth >= MAX_NESTING {
+                        return Err(self.err(format!(
+                            "groups nest more than {MAX_NESTING} deep (the limit on nesting depth)"
+                        )));
+                    }
                     self.pos += 1;
                     let inner = self.alternatives(depth + 1, uses)?;
                     self.skip(true);
@@ -208,6 +230,11 @@ impl Reader<'_> {
                     let at = self.pos;
                     let name = self.word();
                     uses.entry(name.clone()).or_insert(at);
+                    self.uses.push(Use {
+                        name: name.clone(),
+                        at,
+                        nesting: depth,
+                    });
                     Expr::Ref(name)
                 }
                 // `expansion -> name` names the tree node an alternative builds: the language

@@ -6,16 +6,25 @@
 //! proper prefix of another and llguidance's greedy lexer cannot take the wrong one.
 //!
 //! It must not change the language: a run it cannot write exactly (a recursive rule, a
-//! special token) is left to the character-by-character writer.
+//! special token) is left to the character-by-character writer, and so is one past its
+//! bounds (references inlined more than [`MAX_INLINE`] deep, a regex over [`MAX_REGEX`]
+//! bytes, more than [`MAX_TOTAL`] bytes of regex built for one grammar).
 
 use super::build::literal as string_literal;
 use super::write::{class_body, regex_char};
 use crate::ir::Expr;
 use std::collections::HashMap;
 
-/// Longest regex written for one string token (a guard: JSON strings never come near it, and
-/// a grammar too big for llguidance is refused by llguidance with its own message).
-const MAX_REGEX: usize = 1 << 26;
+/// Longest regex written for one string token (JSON strings never come near it; a longer run
+/// is written character by character).
+const MAX_REGEX: usize = 1 << 20;
+
+/// Most regex bytes built while writing one grammar, kept or not: inlining references can
+/// grow a regex exponentially, and every sequence that opens with a quote tries once.
+pub(super) const MAX_TOTAL: usize = 1 << 24;
+
+/// Deepest chain of rule references inlined into one regex.
+const MAX_INLINE: usize = 64;
 
 /// One string token found at the start of a sequence.
 pub(super) struct Whole {
@@ -41,8 +50,13 @@ fn closing_quote(s: &str, from: usize) -> Option<usize> {
     None
 }
 
-/// The string token that `items` opens with, if they open with one.
-pub(super) fn whole_string(items: &[Expr], rules: &HashMap<&str, &Expr>) -> Option<Whole> {
+/// The string token that `items` opens with, if they open with one; `budget` is what is
+/// left of [`MAX_TOTAL`] for the grammar, and the regex built here is taken from it.
+pub(super) fn whole_string(
+    items: &[Expr],
+    rules: &HashMap<&str, &Expr>,
+    budget: &mut usize,
+) -> Option<Whole> {
     let Some(Expr::Literal(open)) = items.first() else {
         return None;
     };
@@ -56,26 +70,45 @@ pub(super) fn whole_string(items: &[Expr], rules: &HashMap<&str, &Expr>) -> Opti
             rest: open[end + 1..].to_owned(),
         });
     }
-    let mut re = String::from("/");
-    literal(open, &mut re);
-    let mut stack = Vec::new();
+    let mut w = Regex {
+        rules,
+        stack: Vec::new(),
+        out: String::from("/"),
+        limit: MAX_REGEX.min(*budget),
+    };
+    literal(open, &mut w.out);
+    let found = whole_regex(items, &mut w);
+    *budget = budget.saturating_sub(w.out.len());
+    found
+}
+
+/// The rest of [`whole_string`]: the items after the opening quote, up to the closing one.
+fn whole_regex(items: &[Expr], w: &mut Regex) -> Option<Whole> {
     for (j, item) in items.iter().enumerate().skip(1) {
         if let Expr::Literal(t) = item
             && let Some(end) = closing_quote(t, 0)
         {
-            literal(&t[..=end], &mut re);
-            re.push('/');
+            literal(&t[..=end], &mut w.out);
+            w.out.push('/');
             return Some(Whole {
-                lexeme: re,
+                lexeme: std::mem::take(&mut w.out),
                 consumed: j + 1,
                 rest: t[end + 1..].to_owned(),
             });
         }
-        if !regex(item, rules, &mut stack, &mut re) || re.len() > MAX_REGEX {
+        if !regex(item, w) || w.out.len() > w.limit {
             return None;
         }
     }
     None
+}
+
+/// A regex being built: the rules references name, the references being inlined, the text.
+struct Regex<'r, 'e> {
+    rules: &'r HashMap<&'e str, &'e Expr>,
+    stack: Vec<&'e str>,
+    out: String,
+    limit: usize,
 }
 
 fn literal(s: &str, out: &mut String) {
@@ -89,16 +122,12 @@ fn literal(s: &str, out: &mut String) {
     }
 }
 
-/// `e` as a regex; false where it cannot be one (recursion, special tokens).
-fn regex(
-    e: &Expr,
-    rules: &HashMap<&str, &Expr>,
-    stack: &mut Vec<String>,
-    out: &mut String,
-) -> bool {
-    if out.len() > MAX_REGEX {
+/// `e` as a regex; false where it cannot be one (recursion, special tokens, past a bound).
+fn regex(e: &Expr, w: &mut Regex) -> bool {
+    if w.out.len() > w.limit {
         return false;
     }
+    let out = &mut w.out;
     match e {
         Expr::Literal(s) => {
             out.push_str("(?:");
@@ -116,45 +145,46 @@ fn regex(
         }
         Expr::Seq(v) => {
             out.push_str("(?:");
-            let ok = v.iter().all(|x| regex(x, rules, stack, out));
-            out.push(')');
+            let ok = v.iter().all(|x| regex(x, w));
+            w.out.push(')');
             ok
         }
         Expr::Alt(v) => {
             out.push_str("(?:");
             for (i, x) in v.iter().enumerate() {
                 if i > 0 {
-                    out.push('|');
+                    w.out.push('|');
                 }
-                if !regex(x, rules, stack, out) {
+                if !regex(x, w) {
                     return false;
                 }
             }
-            out.push(')');
+            w.out.push(')');
             true
         }
         Expr::Repeat { expr, min, max } => {
             out.push_str("(?:");
-            if !regex(expr, rules, stack, out) {
+            if !regex(expr, w) {
                 return false;
             }
-            out.push(')');
+            w.out.push(')');
             match max {
-                Some(n) => out.push_str(&format!("{{{min},{n}}}")),
-                None => out.push_str(&format!("{{{min},}}")),
+                Some(n) => w.out.push_str(&format!("{{{min},{n}}}")),
+                None => w.out.push_str(&format!("{{{min},}}")),
             }
             true
         }
         Expr::Ref(n) => {
-            if stack.contains(n) {
-                return false;
-            }
-            let Some(body) = rules.get(n.as_str()) else {
+            let rules = w.rules;
+            let Some((&name, &body)) = rules.get_key_value(n.as_str()) else {
                 return false;
             };
-            stack.push(n.clone());
-            let ok = regex(body, rules, stack, out);
-            stack.pop();
+            if w.stack.len() >= MAX_INLINE || w.stack.contains(&name) {
+                return false;
+            }
+            w.stack.push(name);
+            let ok = regex(body, w);
+            w.stack.pop();
             ok
         }
         Expr::Token(_) => false,

@@ -93,6 +93,7 @@ pub fn emit_with(g: &Grammar, how: &Emit) -> String {
         whole: how.whole_literals,
         rules: rules.iter().map(|r| (r.name.as_str(), &r.expr)).collect(),
         refs: Vec::new(),
+        budget: strings::MAX_TOTAL,
     };
     // Bodies first: a rule whose only uses were folded into a string regex is not written.
     let mut written: Vec<(String, String, Vec<String>)> = Vec::new();
@@ -148,6 +149,8 @@ struct W<'a> {
     whole: bool,
     rules: HashMap<&'a str, &'a Expr>,
     refs: Vec<String>,
+    /// Regex bytes string tokens may still build (see `strings`).
+    budget: usize,
 }
 
 fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
@@ -163,7 +166,7 @@ fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
                 first = false;
                 // OpenAI dialect: a JSON string token as one lexeme (see `strings`).
                 if w.d == LarkDialect::OpenAi
-                    && let Some(whole) = strings::whole_string(&v[i..], &w.rules)
+                    && let Some(whole) = strings::whole_string(&v[i..], &w.rules, &mut w.budget)
                 {
                     out.push_str(&whole.lexeme);
                     if !whole.rest.is_empty() {
@@ -193,7 +196,7 @@ fn expr(e: &Expr, w: &mut W, out: &mut String, top: bool) {
         }
         Expr::Literal(s) => {
             let whole = (w.d == LarkDialect::OpenAi)
-                .then(|| strings::whole_string(std::slice::from_ref(e), &w.rules))
+                .then(|| strings::whole_string(std::slice::from_ref(e), &w.rules, &mut w.budget))
                 .flatten()
                 .filter(|whole| whole.rest.is_empty());
             match whole {
