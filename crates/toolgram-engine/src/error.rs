@@ -73,6 +73,17 @@ pub enum EngineError {
         /// What is wrong with it.
         message: String,
     },
+    /// A `logit_bias` id outside the model's vocabulary.
+    #[error(
+        "`logit_bias` names token {id}, outside this model's vocabulary of {n_vocab} tokens (ids 0 to {})",
+        .n_vocab.saturating_sub(1)
+    )]
+    LogitBias {
+        /// The id.
+        id: u32,
+        /// Tokens in the vocabulary.
+        n_vocab: usize,
+    },
     /// The caller cancelled the request (its client went away, or its time ran out).
     #[error("the request was cancelled")]
     Cancelled {
@@ -110,7 +121,7 @@ impl EngineError {
                 | CompileError::ToolGrammar(_)
                 | CompileError::ArgumentSchema(_),
             ) => "invalid_tools",
-            Self::Compile(_) => "invalid_request",
+            Self::Compile(_) | Self::LogitBias { .. } => "invalid_request",
             Self::Grammar(_) => "grammar_error",
             Self::ToolSchema { .. } => "invalid_tools",
             Self::ModelLoad { .. } => "model_load_error",

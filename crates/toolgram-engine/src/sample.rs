@@ -3,10 +3,39 @@
 //! Greedy when the temperature is 0, otherwise softmax sampling with a seeded generator,
 //! optionally restricted to the nucleus (`top_p`) in a buffer the caller keeps between steps.
 //! A logit bias (OpenAI `logit_bias`) is added before the mask is applied, so a bias can make
-//! a token likely but never make a forbidden token possible. This module must not know
-//! about grammars.
+//! a token likely but never make a forbidden token possible; it is one dense vector over the
+//! vocabulary ([`Bias`]), built once before decoding, with every id checked against the
+//! vocabulary. This module must not know about grammars.
 
+use crate::error::EngineError;
 use llguidance::toktrie::SimpleVob;
+
+/// A request's logit bias, one entry per token of the vocabulary (empty when there is none),
+/// so a token's bias is one index rather than a scan of the request's list.
+#[derive(Debug, Default)]
+pub(crate) struct Bias(Vec<f32>);
+
+impl Bias {
+    /// The bias of `entries` (ids repeated add up) over a vocabulary of `n_vocab` tokens; an
+    /// id outside it is an error.
+    pub(crate) fn new(entries: &[(u32, f32)], n_vocab: usize) -> Result<Self, EngineError> {
+        if entries.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut dense = vec![0.0; n_vocab];
+        for &(id, b) in entries {
+            let slot = dense
+                .get_mut(id as usize)
+                .ok_or(EngineError::LogitBias { id, n_vocab })?;
+            *slot += b;
+        }
+        Ok(Self(dense))
+    }
+
+    fn at(&self, t: usize) -> f32 {
+        self.0.get(t).copied().unwrap_or(0.0)
+    }
+}
 
 /// Deterministic, seedable generator (splitmix64).
 #[derive(Debug, Clone)]
@@ -29,18 +58,15 @@ impl Rng {
     }
 }
 
-fn biased(logits: &[f32], bias: &[(u32, f32)], t: usize) -> f32 {
-    let base = logits.get(t).copied().unwrap_or(f32::NEG_INFINITY);
-    bias.iter()
-        .filter(|(id, _)| *id as usize == t)
-        .fold(base, |acc, (_, b)| acc + b)
+fn biased(logits: &[f32], bias: &Bias, t: usize) -> f32 {
+    logits.get(t).copied().unwrap_or(f32::NEG_INFINITY) + bias.at(t)
 }
 
 /// Choose a token allowed by `mask`; `None` when the mask allows nothing.
 pub(crate) fn pick(
     logits: &[f32],
     mask: &SimpleVob,
-    bias: &[(u32, f32)],
+    bias: &Bias,
     temperature: f32,
     rng: &mut Rng,
 ) -> Option<u32> {
@@ -82,7 +108,7 @@ pub(crate) fn pick(
 pub(crate) fn pick_nucleus(
     logits: &[f32],
     mask: &SimpleVob,
-    sampling: (&[(u32, f32)], f32, f32),
+    sampling: (&Bias, f32, f32),
     rng: &mut Rng,
     scratch: &mut Vec<(u32, f64)>,
 ) -> Option<u32> {
@@ -135,12 +161,26 @@ mod tests {
         let mut rng = Rng::new(7);
         let mut scratch = Vec::new();
         for _ in 0..50 {
-            let t = pick_nucleus(&logits, &m, (&[], 1.0, 0.01), &mut rng, &mut scratch);
+            let t = pick_nucleus(
+                &logits,
+                &m,
+                (&Bias::default(), 1.0, 0.01),
+                &mut rng,
+                &mut scratch,
+            );
             assert_eq!(t, Some(1));
         }
         // With the whole nucleus, the second token is drawn too.
         let drawn: Vec<_> = (0..200)
-            .filter_map(|_| pick_nucleus(&logits, &m, (&[], 1.0, 0.9), &mut rng, &mut scratch))
+            .filter_map(|_| {
+                pick_nucleus(
+                    &logits,
+                    &m,
+                    (&Bias::default(), 1.0, 0.9),
+                    &mut rng,
+                    &mut scratch,
+                )
+            })
             .collect();
         assert!(drawn.contains(&1) && drawn.contains(&2), "{drawn:?}");
         assert!(!drawn.contains(&3), "{drawn:?}");
@@ -150,19 +190,56 @@ mod tests {
         SimpleVob::from_slice(bits)
     }
 
+    fn bias(entries: &[(u32, f32)]) -> Bias {
+        Bias::new(entries, 3).expect("ids in the vocabulary")
+    }
+
+    #[test]
+    fn a_bias_is_one_dense_vector_checked_against_the_vocabulary() {
+        let b = bias(&[(2, 1.5), (2, 0.5), (0, -1.0)]);
+        assert_eq!(b.0, [-1.0, 0.0, 2.0]);
+        assert!(Bias::default().0.is_empty(), "no bias, no vector");
+        let e = Bias::new(&[(3, 1.0)], 3).expect_err("outside the vocabulary");
+        assert_eq!(e.kind(), "invalid_request");
+        assert!(e.to_string().contains("vocabulary of 3"), "{e}");
+    }
+
+    /// The 250,000-entry bias took 31 s for 2 tokens: one scan of the list per
+    /// allowed token. A dense bias is one index.
+    #[test]
+    fn a_large_bias_costs_one_index_per_token() {
+        let n = 150_000;
+        let entries: Vec<(u32, f32)> = (0..n).map(|i| (i, 0.1)).collect();
+        let logits = vec![0.0f32; n as usize];
+        let m = SimpleVob::alloc_ones(n as usize);
+        let t = std::time::Instant::now();
+        let b = Bias::new(&entries, n as usize).expect("in the vocabulary");
+        let mut rng = Rng::new(3);
+        for _ in 0..10 {
+            assert!(pick(&logits, &m, &b, 1.0, &mut rng).is_some());
+        }
+        assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+    }
+
     #[test]
     fn greedy_respects_the_mask_and_the_bias() {
         let logits = [5.0, 1.0, 3.0];
         let mut rng = Rng::new(1);
         assert_eq!(
-            pick(&logits, &mask(&[false, true, true]), &[], 0.0, &mut rng),
+            pick(
+                &logits,
+                &mask(&[false, true, true]),
+                &Bias::default(),
+                0.0,
+                &mut rng
+            ),
             Some(2)
         );
         assert_eq!(
             pick(
                 &logits,
                 &mask(&[false, true, true]),
-                &[(1, 10.0)],
+                &bias(&[(1, 10.0)]),
                 0.0,
                 &mut rng
             ),
@@ -172,14 +249,20 @@ mod tests {
             pick(
                 &logits,
                 &mask(&[false, true, false]),
-                &[(0, 100.0)],
+                &bias(&[(0, 100.0)]),
                 0.0,
                 &mut rng
             ),
             Some(1)
         );
         assert_eq!(
-            pick(&logits, &mask(&[false, false, false]), &[], 0.0, &mut rng),
+            pick(
+                &logits,
+                &mask(&[false, false, false]),
+                &Bias::default(),
+                0.0,
+                &mut rng
+            ),
             None
         );
     }
@@ -191,7 +274,7 @@ mod tests {
         let run = |seed| {
             let mut rng = Rng::new(seed);
             (0..32)
-                .map(|_| pick(&logits, &m, &[], 1.0, &mut rng))
+                .map(|_| pick(&logits, &m, &Bias::default(), 1.0, &mut rng))
                 .collect::<Vec<_>>()
         };
         assert_eq!(run(7), run(7));

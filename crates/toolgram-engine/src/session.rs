@@ -16,7 +16,7 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::loop_guard::{CutCall, LoopGuard, Reading};
 use crate::prefix::{self, PrefixStore};
-use crate::sample::{Rng, pick_nucleus};
+use crate::sample::{Bias, Rng, pick_nucleus};
 use crate::think::ThinkWatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
@@ -731,6 +731,7 @@ impl<'e> Session<'e> {
                 .unwrap_or(1)
         });
         let mut rng = Rng::new(seed);
+        let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
         self.text.clear();
         if let Some(o) = self.observer.as_mut() {
             o.started();
@@ -788,7 +789,7 @@ impl<'e> Session<'e> {
                 }
             };
             let logits = self.logits.as_slice();
-            let sampling = (s.logit_bias.as_slice(), s.temperature, s.top_p);
+            let sampling = (&bias, s.temperature, s.top_p);
             let token = pick_nucleus(logits, mask, sampling, &mut rng, &mut self.scratch)
                 .ok_or_else(|| {
                     EngineError::Constraint("the grammar allows no token here".into())
