@@ -155,10 +155,26 @@ pub fn sampling(
             .ok_or_else(|| ApiError::invalid("seed", "`seed` must be an integer"))?;
         s.seed = Some(n as u64);
     }
-    s.stop = match o.get("stop") {
+    s.stop = stop(o)?;
+    s.logit_bias = logit_bias(o)?;
+    Ok(s)
+}
+
+/// Most stop sequences (OpenAI's limit).
+pub const MAX_STOP: usize = 4;
+
+/// Longest stop sequence, in bytes: each is looked for after every generated token.
+pub const MAX_STOP_BYTES: usize = 1024;
+
+/// Most `logit_bias` entries (OpenAI's limit).
+pub const MAX_LOGIT_BIAS: usize = 300;
+
+/// `stop`: a string or an array of strings, within [`bounded_stop`]'s limits.
+fn stop(o: &Map<String, Value>) -> Result<Vec<String>, ApiError> {
+    let stop = match o.get("stop") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(t)) => vec![t.clone()],
-        Some(Value::Array(a)) if a.len() <= 4 => a
+        Some(Value::Array(a)) => a
             .iter()
             .map(|v| v.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
@@ -166,14 +182,44 @@ pub fn sampling(
         Some(_) => {
             return Err(ApiError::invalid(
                 "stop",
-                "`stop` must be a string or an array of up to 4 strings",
+                "`stop` must be a string or an array of strings",
             ));
         }
     };
+    bounded_stop("stop", stop)
+}
+
+/// Stop sequences (field `key`) if there are at most [`MAX_STOP`] of them, each of at most
+/// [`MAX_STOP_BYTES`] bytes.
+pub fn bounded_stop(key: &str, stop: Vec<String>) -> Result<Vec<String>, ApiError> {
+    if stop.len() > MAX_STOP || stop.iter().any(|t| t.len() > MAX_STOP_BYTES) {
+        return Err(ApiError::invalid(
+            key,
+            format!(
+                "`{key}` may hold up to {MAX_STOP} strings of up to {MAX_STOP_BYTES} bytes each (the limits on stop sequences)"
+            ),
+        ));
+    }
+    Ok(stop)
+}
+
+/// `logit_bias`: up to [`MAX_LOGIT_BIAS`] token ids, each with a bias in [-100, 100]. Ids
+/// are checked against the vocabulary by the engine, which knows it.
+fn logit_bias(o: &Map<String, Value>) -> Result<Vec<(u32, f32)>, ApiError> {
+    let mut out = Vec::new();
     if let Some(bias) = o.get("logit_bias").filter(|v| !v.is_null()) {
         let map = bias
             .as_object()
             .ok_or_else(|| ApiError::invalid("logit_bias", "`logit_bias` must be an object"))?;
+        if map.len() > MAX_LOGIT_BIAS {
+            return Err(ApiError::invalid(
+                "logit_bias",
+                format!(
+                    "`logit_bias` has {} entries, over the limit of {MAX_LOGIT_BIAS} (the limit on logit_bias entries)",
+                    map.len()
+                ),
+            ));
+        }
         for (k, v) in map {
             let id = k.parse::<u32>().map_err(|_| {
                 ApiError::invalid(
@@ -190,10 +236,10 @@ pub fn sampling(
                         "`logit_bias` values must be numbers in [-100, 100]",
                     )
                 })?;
-            s.logit_bias.push((id, b as f32));
+            out.push((id, b as f32));
         }
     }
-    Ok(s)
+    Ok(out)
 }
 
 /// The repeat policy: toolgram's own `repeats` extension (`allow`, `list`, `forbid`), else the
@@ -241,10 +287,69 @@ fn hosted_reason(kind: &str) -> String {
     format!("hosted tool type `{kind}`: run by the vendor's servers, which this server is not")
 }
 
+/// Most tools in one request (a namespace's functions count one each). Agents send tens
+/// (Claude Code about 20 to 40); 512 leaves room for large MCP setups.
+pub const MAX_TOOLS: usize = 512;
+
+/// Most bytes of tool definitions in one request, as compact JSON (Claude Code's tools are
+/// about 100 KB).
+pub const MAX_TOOL_BYTES: usize = 2 << 20;
+
+/// Bytes a value takes as compact JSON, counted without writing it anywhere.
+fn json_bytes(v: &[Value]) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing to a counter cannot fail, and a `Value` always serializes.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// Refuse a pool past [`MAX_TOOLS`] tools or [`MAX_TOOL_BYTES`] bytes.
+fn bounded(items: &[Value], param: &str) -> Result<(), ApiError> {
+    let count: usize = items
+        .iter()
+        .map(|t| match t.get("tools").and_then(Value::as_array) {
+            Some(inner) if t.get("type").and_then(Value::as_str) == Some("namespace") => {
+                inner.len()
+            }
+            _ => 1,
+        })
+        .sum();
+    if count > MAX_TOOLS {
+        return Err(ApiError::invalid(
+            param,
+            format!(
+                "{count} tools, over the limit of {MAX_TOOLS} (the limit on tools in a request)"
+            ),
+        ));
+    }
+    let bytes = json_bytes(items);
+    if bytes > MAX_TOOL_BYTES {
+        return Err(ApiError::invalid(
+            param,
+            format!(
+                "the tool definitions take {bytes} bytes, over the limit of {MAX_TOOL_BYTES} (the limit on tool definition bytes)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The tool pool from `items` (function tools and custom grammar tools in either OpenAI
-/// API's shape, Responses' `namespace` groups); any other tool type is a hosted tool, left
-/// out and listed, or a 400 under [`HostedTools::Refuse`].
+/// API's shape, Responses' `namespace` groups), within [`MAX_TOOLS`] and [`MAX_TOOL_BYTES`];
+/// any other tool type is a hosted tool, left out and listed, or a 400 under
+/// [`HostedTools::Refuse`].
 pub fn pool(items: &[Value], hosted: HostedTools, param: &str) -> Result<Pool, ApiError> {
+    bounded(items, param)?;
     let mut chat_shaped = Vec::with_capacity(items.len());
     let mut not_offered = Vec::new();
     let mut namespaces = HashMap::new();
@@ -400,6 +505,63 @@ mod tests {
             .expect("refused");
         assert_eq!(refused.fields().status, axum::http::StatusCode::BAD_REQUEST);
         assert!(refused.fields().message.contains("web_search"));
+    }
+
+    fn refused(body: Value) -> String {
+        let mut notes = Notes::new();
+        let config = crate::app::ServerConfig::default();
+        let e = sampling(
+            body.as_object().expect("object"),
+            &["max_tokens"],
+            &config,
+            &mut notes,
+        )
+        .expect_err("refused");
+        assert_eq!(e.fields().status, axum::http::StatusCode::BAD_REQUEST);
+        e.fields().message.clone()
+    }
+
+    #[test]
+    fn logit_bias_and_stop_past_their_limits_are_400s_naming_them() {
+        let bias: Map<String, Value> = (0..=MAX_LOGIT_BIAS)
+            .map(|i| (i.to_string(), json!(1)))
+            .collect();
+        let m = refused(json!({"logit_bias": bias}));
+        assert!(m.contains("limit on logit_bias entries"), "{m}");
+        let long = "x".repeat(MAX_STOP_BYTES + 1);
+        let m = refused(json!({"stop": long}));
+        assert!(m.contains("limits on stop sequences"), "{m}");
+        let m = refused(json!({"stop": ["a", "b", "c", "d", "e"]}));
+        assert!(m.contains("limits on stop sequences"), "{m}");
+    }
+
+    #[test]
+    fn tool_pools_past_their_limits_are_400s_naming_them() {
+        let many: Vec<Value> = (0..=MAX_TOOLS)
+            .map(|i| function(&format!("f{i}")))
+            .collect();
+        let e = pool(&many, HostedTools::Filter, "tools")
+            .err()
+            .expect("too many");
+        assert!(
+            e.fields().message.contains("limit on tools"),
+            "{}",
+            e.fields().message
+        );
+        let grouped = vec![json!({"type": "namespace", "name": "n", "tools": many})];
+        assert!(pool(&grouped, HostedTools::Filter, "tools").is_err());
+        let big = json!({"type": "function", "name": "big", "description": "d".repeat(MAX_TOOL_BYTES),
+            "parameters": {"type": "object"}});
+        let e = pool(&[big], HostedTools::Filter, "tools")
+            .err()
+            .expect("too big");
+        assert!(
+            e.fields()
+                .message
+                .contains("limit on tool definition bytes")
+        );
+        let fine: Vec<Value> = (0..40).map(|i| function(&format!("f{i}"))).collect();
+        assert!(pool(&fine, HostedTools::Filter, "tools").is_ok());
     }
 
     #[test]

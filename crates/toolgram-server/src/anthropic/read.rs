@@ -325,7 +325,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     req.not_offered = pool.not_offered;
     (req.tool_choice, req.parallel_tool_calls) = tool_choice(o, has_tools)?;
     let mut sampling = params::sampling(o, &["max_tokens"], &app.config, &mut notes)?;
-    sampling.stop = match o.get("stop_sequences") {
+    let stop = match o.get("stop_sequences") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
@@ -341,6 +341,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
             ));
         }
     };
+    sampling.stop = params::bounded_stop("stop_sequences", stop)?;
     let (think, budget) = think(app, o, &mut notes);
     req.think = think;
     sampling.think_budget = budget.map(|b| b.min(sampling.max_tokens.saturating_sub(1)).max(1));
