@@ -67,6 +67,12 @@ pub use toolgram_engine::GrammarStats;
 pub use toolgram_engine::gpu::Offload;
 pub use tools::{read_tools_file, tools_from_json};
 
+/// The stack of every thread that compiles a request's grammar (the lanes here, the server's
+/// blocking pool): llguidance's compiler recurses once per rule reference, and a chain at the
+/// Lark reader's limit (`toolgram_grammar::lark::MAX_REF_DEPTH`) needs three quarters of the
+/// 2 MiB a spawned thread gets by default. Address space only: pages are touched as used.
+pub const COMPILE_STACK_BYTES: usize = 8 << 20;
+
 use embedded::{Embedded, Job, Reply, WorkerLimits};
 use remote::Remote;
 use std::sync::Arc;

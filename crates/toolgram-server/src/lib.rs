@@ -122,6 +122,10 @@ pub async fn serve(runtime: Runtime, config: ServerConfig) -> std::io::Result<()
 pub fn serve_blocking(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // A request's grammar is compiled on these threads (its check, in `spawn_blocking`), and
+        // llguidance's compiler recurses once per rule reference: a chain at the reader's limit
+        // (`lark::MAX_REF_DEPTH`) takes three quarters of tokio's default 2 MiB.
+        .thread_stack_size(toolgram_runtime::COMPILE_STACK_BYTES)
         .build()?;
     let served = rt.block_on(serve(runtime, config));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));

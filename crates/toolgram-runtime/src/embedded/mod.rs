@@ -286,6 +286,7 @@ impl<'e> Worker<'e> {
                 let (batch, store, done_tx) = (&batch, store.clone(), done_tx.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("toolgram-lane-{i}"))
+                    .stack_size(crate::COMPILE_STACK_BYTES)
                     .spawn_scoped(scope, move || {
                         let mut session = None;
                         for job in rx {
