@@ -40,7 +40,6 @@ pub struct EngineOptions {
     pub gpu: GpuOptions,
 }
 
-
 /// The environment and mask factory of the vocabulary read from the GGUF header at `path`,
 /// not yet bound to a model; `None` when the header cannot be read that way.
 fn early_vocabulary(path: &Path) -> Option<(Arc<LlamaTokEnv>, ParserFactory)> {

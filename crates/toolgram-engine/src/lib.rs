@@ -62,25 +62,25 @@ mod tokenizer;
 pub use batch::{Batch, BatchStats};
 pub use call_model::EngineModel;
 pub use compiled_call::{CallShape, CompiledCall, GrammarStats, Grammars};
-pub use engine::{
-    ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request,
-};
+pub use engine::{ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request};
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
 pub use loop_guard::CutCall;
-pub use threads::default_threads;
 pub use prefix::PrefixStore;
 pub use session::{
     CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings,
     TruncatedCall, call_id, state_tag,
 };
+pub use threads::default_threads;
 
 /// Unit tests that load a model run one at a time (the backend test sees every engine of
 /// the process), each on its own engine: none is kept in a static.
 #[cfg(test)]
 pub(crate) fn test_engine(role: &str) -> (std::sync::MutexGuard<'static, ()>, Engine) {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let lock = ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lock = ONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let path = models::find(role)
         .and_then(|m| m.fetch())
         .expect("model fetch");

@@ -22,12 +22,8 @@ fn data_dir() -> PathBuf {
 
 fn load(dir: &Path) -> (Vec<Value>, Value) {
     let base = dir.join("toolcall-parsing");
-    let cases = std::fs::read_to_string(base.join("cases.jsonl")).unwrap_or_else(|e| {
-        panic!(
-            "parsing cases not found under {} ({e})",
-            base.display()
-        )
-    });
+    let cases = std::fs::read_to_string(base.join("cases.jsonl"))
+        .unwrap_or_else(|e| panic!("parsing cases not found under {} ({e})", base.display()));
     let tools = std::fs::read_to_string(base.join("tools.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())

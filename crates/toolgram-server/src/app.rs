@@ -279,7 +279,7 @@ impl App {
     pub fn log_once(&self, route: &str, field: &str, lines: &[String]) {
         let mut seen = self.logged_notes.lock().unwrap_or_else(|e| e.into_inner());
         for line in lines {
-            let n = crate::params::cut(line, MAX_LOG_LINE);
+            let n = crate::clip::cut(line, MAX_LOG_LINE);
             if seen.len() < 1024 && seen.insert(format!("{route} {n}")) {
                 eprintln!(
                     "toolgram serve: {route}: {n} (said once; replies carry it in toolgram.{field})"

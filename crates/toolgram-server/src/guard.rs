@@ -59,7 +59,7 @@ pub fn loopback_origin(headers: &HeaderMap) -> Result<(), ApiError> {
         if !is_loopback_name(host_of(host)) {
             return Err(forbidden(format!(
                 "this server listens on a loopback address and answers requests for localhost, 127.0.0.1 or [::1] only; the Host header names `{}`",
-                crate::params::cut(host, 100)
+                crate::clip::cut(host, 100)
             )));
         }
     }
@@ -68,7 +68,7 @@ pub fn loopback_origin(headers: &HeaderMap) -> Result<(), ApiError> {
         if !is_loopback_origin(origin) {
             return Err(forbidden(format!(
                 "this server listens on a loopback address and answers pages served from localhost only; the Origin header is `{}`",
-                crate::params::cut(origin, 100)
+                crate::clip::cut(origin, 100)
             )));
         }
     }
@@ -94,7 +94,7 @@ pub fn json_content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     }
     let got = sent.map_or_else(
         || "none was sent".to_owned(),
-        |t| format!("got `{}`", crate::params::cut(t, 100)),
+        |t| format!("got `{}`", crate::clip::cut(t, 100)),
     );
     Err(ApiError::new(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,

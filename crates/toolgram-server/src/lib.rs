@@ -16,6 +16,7 @@
 //!   reply and its events into the API's JSON and SSE: the one place its shape is built) and
 //!   the handlers connecting them;
 //! - [`params`] — request fields read one by one into typed 400s;
+//! - [`clip`] — client text cut short where the server repeats it (notes, errors, logs);
 //! - [`error`] — OpenAI-shaped errors and their statuses;
 //! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;
 //! - [`sse`] — Server-Sent Events bodies from channels;
@@ -39,6 +40,7 @@
 pub mod anthropic;
 pub mod app;
 pub mod chat;
+pub mod clip;
 pub mod conn;
 pub mod error;
 pub mod guard;

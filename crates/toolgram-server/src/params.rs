@@ -3,6 +3,7 @@
 //! Responses routes. This module must not run anything.
 
 use crate::app::HostedTools;
+use crate::clip::cut;
 use crate::error::ApiError;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -17,18 +18,6 @@ pub const MAX_IGNORED_NOTES: usize = 16;
 
 /// The longest field name a note repeats; longer ones are cut (their length said).
 pub const MAX_NOTED_NAME: usize = 64;
-
-/// `text` cut to at most `max` bytes at a character boundary, saying how long it was.
-pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if text.len() <= max {
-        return text.into();
-    }
-    let end = (0..=max)
-        .rev()
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    format!("{}… ({} bytes)", &text[..end], text.len()).into()
-}
 
 /// A note for each top-level field of `o` that is neither in `honoured` nor in `accepted`
 /// (fields clients send whose absence changes nothing here, such as `store` or `user`): at

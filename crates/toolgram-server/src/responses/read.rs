@@ -101,7 +101,7 @@ fn check_metadata(metadata: Option<&Value>) -> Result<(), ApiError> {
         ));
     }
     for (k, v) in o {
-        let key = crate::params::cut(k, key_chars * 4);
+        let key = crate::clip::cut(k, key_chars * 4);
         if k.chars().count() > key_chars {
             return Err(ApiError::invalid(
                 "metadata",
