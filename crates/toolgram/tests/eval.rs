@@ -54,6 +54,23 @@ fn eval(data: &str, categories: &str, out: &Path, extra: &[&str]) -> (i32, Strin
     toolgram(&args)
 }
 
+/// BFCL's own summary leads the output and is in `results.json`, one per mode: irrelevance
+/// beside it, and no overall without every category it averages.
+fn assert_bfcl_summary_leads(out: &Path, stdout: &str) {
+    assert!(stdout.starts_with("BFCL's own summary"), "{stdout}");
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
+    )
+    .expect("results.json is JSON");
+    let summary = results["bfcl_summary"].as_array().expect("bfcl_summary");
+    assert_eq!(summary.len(), 3, "one per mode: {summary:?}");
+    assert!(
+        summary
+            .iter()
+            .all(|s| s["irrelevance"].is_number() && s["non_live"].is_null())
+    );
+}
+
 #[test]
 fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
     let out = temp("shared");
@@ -79,19 +96,7 @@ fn eval_bfcl_runs_every_mode_resumes_and_reads_unseen_categories() {
         r.iter()
             .any(|r| r["category"] == "all (items pooled)" && r["mode"] == "prompt" && r["n"] == 2)
     );
-    // BFCL's own summary leads: irrelevance beside it; no overall without all its categories.
-    assert!(stdout.starts_with("BFCL's own summary"), "{stdout}");
-    let results: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
-    )
-    .expect("results.json is JSON");
-    let summary = results["bfcl_summary"].as_array().expect("bfcl_summary");
-    assert_eq!(summary.len(), 3, "one per mode: {summary:?}");
-    assert!(
-        summary
-            .iter()
-            .all(|s| s["irrelevance"].is_number() && s["non_live"].is_null())
-    );
+    assert_bfcl_summary_leads(&out, &stdout);
     let svg = std::fs::read_to_string(out.join("chart.svg")).expect("chart.svg");
     assert!(
         svg.starts_with("<svg") && svg.contains("simple_python"),
