@@ -204,10 +204,14 @@ def responses_api():
     check(not [i for i in r2.output if i.type == "function_call"], "none: no call")
 
 
+# Raw bodies say what they are: the server answers any other Content-Type with a 415.
+JSON = {"Content-Type": "application/json"}
+
+
 def errors():
     raw = httpx.Client(base_url=BASE.removesuffix("/v1"), headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
     cases = [
-        ("malformed JSON", raw.post("/v1/chat/completions", content=b"{not json"), 400, "invalid_json"),
+        ("malformed JSON", raw.post("/v1/chat/completions", content=b"{not json", headers=JSON), 400, "invalid_json"),
         ("wrong type", raw.post("/v1/chat/completions", json={"messages": "hi"}), 400, "invalid_value"),
         ("n=2", raw.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}], "n": 2}), 400, "invalid_value"),
         # Any model name is served by the one model (--strict-model-names makes it a 404: serve.rs).
@@ -218,7 +222,7 @@ def errors():
         ("bad schema keyword", raw.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}],
             "strict_schemas": True, "tools": [{"type": "function", "function": {"name": "a", "parameters": {
                 "type": "object", "properties": {"q": {"type": "string", "frobnicate": 3}}}}}]}), 400, "invalid_tools"),
-        ("oversized", raw.post("/v1/chat/completions", content=b"[" + b" " * (5 << 20) + b"]"), 413, "request_too_large"),
+        ("oversized", raw.post("/v1/chat/completions", content=b"[" + b" " * (5 << 20) + b"]", headers=JSON), 413, "request_too_large"),
         ("no API key", httpx.post(BASE + "/chat/completions", json={"messages": []}), 401, "invalid_api_key"),
     ]
     for what, resp, status, code in cases:

@@ -30,6 +30,8 @@ class Traffic:
     def __init__(self, base, key):
         self.base, self.root, self.key = base, base.removesuffix("/v1"), key
         self.h = {"Authorization": f"Bearer {key}"}
+        # Raw bodies say what they are (any other Content-Type is a 415).
+        self.json_h = {**self.h, "Content-Type": "application/json"}
         self.seen = collections.Counter()   # (route, status) as the clients saw them
         self.usage = collections.Counter()  # prompt, cached, completion, hits, misses
         self.hung_up = 0                    # clients that left before their reply ended
@@ -105,11 +107,11 @@ class Traffic:
         self.exchange("/v1/messages", f"{self.root}/v1/messages", body, h, stream, usage)
 
     def malformed(self, i):
-        r = httpx.post(f"{self.base}/chat/completions", content=b"{not json", headers=self.h, timeout=60)
+        r = httpx.post(f"{self.base}/chat/completions", content=b"{not json", headers=self.json_h, timeout=60)
         self.saw("/v1/chat/completions", r.status_code)
 
     def oversized(self, i):
-        r = httpx.post(f"{self.base}/responses", content=b"[" + b" " * 300_000 + b"]", headers=self.h, timeout=60)
+        r = httpx.post(f"{self.base}/responses", content=b"[" + b" " * 300_000 + b"]", headers=self.json_h, timeout=60)
         self.saw("/v1/responses", r.status_code)
 
     def unknown_route(self, i):
