@@ -16,7 +16,14 @@ use std::time::{Duration, Instant};
 fn serve(extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgram"));
     cmd.args(["serve", "--provider", "llama-server"])
-        .args(["--base-url", "http://127.0.0.1:9", "--model", "m", "--port", "0"])
+        .args([
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--port",
+            "0",
+        ])
         .args(extra)
         .current_dir(repo())
         .env_remove("TOOLGRAM_API_KEY");
@@ -123,6 +130,14 @@ fn a_bind_beyond_loopback_without_a_key_is_warned_about() {
     let text = |l: &Arc<Mutex<String>>| l.lock().map(|l| l.clone()).unwrap_or_default();
     assert!(text(&log).contains("WARNING"), "{}", text(&log));
     assert!(text(&log).contains("--api-key"), "{}", text(&log));
-    assert!(!text(&keyed_log).contains("WARNING"), "{}", text(&keyed_log));
-    assert!(!text(&local_log).contains("WARNING"), "{}", text(&local_log));
+    assert!(
+        !text(&keyed_log).contains("WARNING"),
+        "{}",
+        text(&keyed_log)
+    );
+    assert!(
+        !text(&local_log).contains("WARNING"),
+        "{}",
+        text(&local_log)
+    );
 }
