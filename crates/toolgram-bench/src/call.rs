@@ -138,6 +138,7 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, BenchError> {
                     ..Sampling::default()
                 },
                 compiled: None,
+                answer: None,
             })?;
             runs.push((r.timings, r.completion_tokens));
         }

@@ -284,6 +284,7 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), B
                     few_shot: false,
                     sampling,
                     compiled: None,
+                    answer: None,
                 });
                 (r, t0.elapsed().as_secs_f64() * 1e3)
             };

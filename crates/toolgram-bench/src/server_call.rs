@@ -157,6 +157,7 @@ fn run_embedded(
                 ..Sampling::default()
             },
             compiled: None,
+            answer: None,
         })?;
         if i > 0 {
             ms.push(t0.elapsed().as_secs_f64() * 1e3);

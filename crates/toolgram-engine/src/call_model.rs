@@ -29,6 +29,8 @@ pub struct EngineModel<'s, 'e> {
     pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
+    /// The JSON Schema a reply without calls must match ([`CallRequest::answer`]).
+    pub answer: Option<serde_json::Value>,
     /// The call grammar compiled for this request before it reached the engine, read by
     /// every attempt of its shape ([`CallRequest::compiled`]).
     pub compiled: Option<&'s CompiledCall>,
@@ -54,6 +56,7 @@ impl CallModel for EngineModel<'_, '_> {
             think: self.think,
             few_shot: self.few_shot,
             sampling: self.sampling.clone(),
+            answer: self.answer.clone(),
             compiled: self.compiled,
         };
         match self.session.reply(&req) {

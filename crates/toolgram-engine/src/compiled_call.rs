@@ -38,6 +38,9 @@ pub struct CallShape {
     pub think: Think,
     /// Most calls one reply may make (`None`: no bound but the token limit).
     pub max_calls: Option<usize>,
+    /// The JSON Schema a reply without calls must match (a response format beside the
+    /// tools: [`CompileOptions::answer`]).
+    pub answer: Option<serde_json::Value>,
 }
 
 /// A pool's call grammar for one [`CallShape`]: the plan core compiled (what is callable,
@@ -137,6 +140,7 @@ impl Grammars {
             mode: shape.mode,
             think: shape.think,
             max_calls: shape.max_calls,
+            answer: shape.answer.clone(),
             ..self.opts.clone()
         }
     }
@@ -169,6 +173,13 @@ impl Grammars {
             fresh: Mutex::new(fresh),
             compile_ms: started.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// Whether every `logit_bias` id is in this model's vocabulary (checked before a request
+    /// is queued, so a bad id is a 400 rather than a failed run).
+    pub fn check_logit_bias(&self, entries: &[(u32, f32)]) -> Result<(), EngineError> {
+        let n_vocab = self.factory.tok_env().tok_trie().vocab_size();
+        crate::sample::check_bias_ids(entries, n_vocab)
     }
 
     /// A matcher for a Lark grammar in its start state, from the compiled-grammar cache.

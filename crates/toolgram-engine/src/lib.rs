@@ -26,6 +26,7 @@
 //!     few_shot: false,
 //!     sampling: Sampling::default(),
 //!     compiled: None,
+//!     answer: None,
 //! })?;
 //! assert_eq!(reply.tool_calls[0].name, "get_weather");
 //! # Ok::<(), Box<dyn std::error::Error>>(())

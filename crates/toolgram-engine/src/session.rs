@@ -118,6 +118,8 @@ pub struct CallRequest<'a> {
     pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
+    /// The JSON Schema a reply without calls must match ([`CallShape::answer`]).
+    pub answer: Option<serde_json::Value>,
     /// The call grammar already compiled for this request ([`crate::Grammars::compile_call`]):
     /// used when its shape is this request's (the pool must be `tools`); `None`, or another
     /// shape, compiles it here.
@@ -133,6 +135,7 @@ impl CallRequest<'_> {
             mode: self.mode,
             think: self.think,
             max_calls: self.sampling.max_calls,
+            answer: self.answer.clone(),
         }
     }
 }
@@ -440,7 +443,12 @@ impl<'e> Session<'e> {
         } else if prompted {
             read_free_text(answer, engine.syntax, req.tools)?
         } else {
-            match finish_parse(
+            let read = if req.answer.is_some() {
+                read_answer_or_calls
+            } else {
+                finish_parse
+            };
+            match read(
                 answer,
                 engine.syntax,
                 &compiled,
@@ -1018,6 +1026,34 @@ fn read_free_text(
             })
             .collect(),
     })
+}
+
+/// A reply under a response format beside the tools: calls where it opens with the call
+/// syntax's opener (the grammar's call branch), else the answer in the format, all of it
+/// content. A syntax without an opener writes bare JSON calls, as the answer is JSON: the
+/// calls are read, and text that does not read as them is the answer.
+fn read_answer_or_calls(
+    raw: &str,
+    syntax: &'static CallSyntax,
+    compiled: &CompiledGrammar,
+    tools: &ToolSet,
+    budget: usize,
+    hit_limit: bool,
+) -> Result<ParsedOutput, EngineError> {
+    let opener = syntax.opener();
+    let answer = || {
+        Ok(ParsedOutput {
+            content: Some(raw.trim().to_owned()).filter(|t| !t.is_empty()),
+            tool_calls: Vec::new(),
+        })
+    };
+    if !opener.is_empty() && !raw.trim_start().starts_with(&opener) {
+        return answer();
+    }
+    match finish_parse(raw, syntax, compiled, tools, budget, hit_limit) {
+        Err(EngineError::Internal { .. }) if opener.is_empty() => answer(),
+        read => read,
+    }
 }
 
 fn finish_parse(

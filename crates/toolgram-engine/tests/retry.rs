@@ -67,6 +67,7 @@ fn an_invalid_first_attempt_is_repaired_by_the_default_model() {
             last: None,
             total_tokens: (0, 0),
             compiled: None,
+            answer: None,
         },
         seen: Vec::new(),
     };
@@ -131,6 +132,7 @@ fn a_broken_custom_rule_is_repaired_under_the_grammar_that_builds_it_in() {
             last: None,
             total_tokens: (0, 0),
             compiled: None,
+            answer: None,
         },
         seen: Vec::new(),
     };
@@ -177,6 +179,7 @@ fn prompt_mode_never_returns_an_invalid_call() {
             last: None,
             total_tokens: (0, 0),
             compiled: None,
+            answer: None,
         };
         let messages = [ChatMessage::text("user", case.prompt.as_str())];
         match run(
@@ -226,6 +229,7 @@ fn a_required_think_block_comes_back_as_reasoning() {
         last: None,
         total_tokens: (0, 0),
         compiled: None,
+        answer: None,
     };
     let messages = [ChatMessage::text(
         "user",

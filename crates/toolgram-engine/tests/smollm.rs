@@ -232,6 +232,7 @@ fn a_cut_after_complete_calls_keeps_them_and_names_the_cut_one() {
             few_shot: false,
             sampling: greedy(max_tokens),
             compiled: None,
+            answer: None,
         })
     };
     let whole = ask(&mut s, 400).expect("a reply");
@@ -354,6 +355,7 @@ fn multi_turn_conversation_with_tool_results_continues() {
         few_shot: false,
         sampling: greedy(256),
         compiled: None,
+        answer: None,
     };
     let r = s.call(&req).expect("reply");
     assert!(!r.tool_calls.is_empty());
@@ -449,6 +451,7 @@ fn few_shot_lengthens_the_prompt_and_keeps_the_grammar() {
         few_shot,
         sampling: greedy(256),
         compiled: None,
+        answer: None,
     };
     let plain = s.reply(&req(false)).expect("plain reply");
     let shown = s.reply(&req(true)).expect("few-shot reply");

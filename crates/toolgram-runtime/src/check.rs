@@ -6,7 +6,7 @@
 //! compiles nothing again. This module must not load a model or run one.
 
 use crate::error::RunError;
-use crate::format::{prepare, refuse_unknown};
+use crate::format::{answer_beside_tools, prepare, refuse_unknown};
 use crate::pool;
 use crate::request::{Precompiled, Request};
 use std::sync::Arc;
@@ -24,21 +24,22 @@ pub struct Checked {
 }
 
 /// What `req`'s call grammar is compiled for.
-pub(crate) fn shape(req: &Request) -> CallShape {
-    CallShape {
+pub(crate) fn shape(req: &Request) -> Result<CallShape, RunError> {
+    Ok(CallShape {
         choice: req.tool_choice.clone(),
         parallel: req.parallel_tool_calls,
         mode: req.mode,
         think: req.think,
         max_calls: req.sampling.max_calls,
-    }
+        answer: answer_beside_tools(req)?.map(|(_, schema)| schema),
+    })
 }
 
 /// Check `req` as the embedded engine would compile it in `syntax`, before any model is
 /// loaded.
 pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunError> {
     let lenient = !req.strict_schemas;
-    if let Some(format) = &req.response_format {
+    if let Some(format) = req.response_format.as_ref().filter(|_| req.format_only()) {
         let prepared = prepare(format, lenient)?;
         ByteChecker::new()?.compile_grammar(generation_grammar(
             &prepared.grammar,
@@ -51,10 +52,12 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         });
     }
     let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
+    let answer = answer_beside_tools(req)?;
     let opts = CompileOptions {
         mode: req.mode,
         think: req.think,
         lenient,
+        answer: answer.as_ref().map(|(_, schema)| schema.clone()),
         ..CompileOptions::default()
     };
     let plan = check_request(
@@ -64,7 +67,11 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         syntax,
         &opts,
     )?;
-    checked_plan(&plan, lenient)
+    let mut checked = checked_plan(&plan, lenient)?;
+    checked
+        .warnings
+        .extend(answer.into_iter().flat_map(|(p, _)| p.warnings));
+    Ok(checked)
 }
 
 /// Check `req` with the loaded engine's compiler (`grammars`, speaking `syntax`) and keep the
@@ -74,12 +81,16 @@ pub(crate) fn precompile(
     syntax: &'static CallSyntax,
     req: &mut Request,
 ) -> Result<Checked, RunError> {
-    if req.response_format.is_some() {
+    grammars.check_logit_bias(&req.sampling.logit_bias)?;
+    if req.format_only() {
         return check(req, syntax);
     }
     let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
-    let call = grammars.compile_call(&offered.tools, &shape(req))?;
-    let checked = checked_plan(call.plan(), !req.strict_schemas)?;
+    let call = grammars.compile_call(&offered.tools, &shape(req)?)?;
+    let mut checked = checked_plan(call.plan(), !req.strict_schemas)?;
+    if let Some((prepared, _)) = answer_beside_tools(req)? {
+        checked.warnings.extend(prepared.warnings);
+    }
     req.compiled = Some(Precompiled {
         pool: Arc::clone(&req.tools),
         keep: offered.keep,

@@ -4,7 +4,7 @@
 //! This module must not generate.
 
 use crate::error::RunError;
-use crate::request::ResponseFormat;
+use crate::request::{Request, ResponseFormat};
 use serde_json::{Value, json};
 use toolgram_core::compile::{KeywordPass, bare_grammar_schema};
 use toolgram_core::define::arguments::DeferredKeyword;
@@ -88,6 +88,29 @@ pub(crate) fn prepare(format: &ResponseFormat, lenient: bool) -> Result<Prepared
         validator,
         warnings,
     })
+}
+
+/// The answer branch of a request that sends a response format beside its tools: the
+/// format prepared, and its schema for the call grammar ([`toolgram_engine::CallShape`]'s
+/// `answer`). `None` without both; a Lark format beside tools is refused by name.
+pub(crate) fn answer_beside_tools(req: &Request) -> Result<Option<(Prepared, Value)>, RunError> {
+    let Some(format) = req
+        .response_format
+        .as_ref()
+        .filter(|_| !req.tools.is_empty())
+    else {
+        return Ok(None);
+    };
+    let prepared = prepare(format, !req.strict_schemas)?;
+    match &prepared.grammar {
+        UserGrammar::JsonSchema(schema) => {
+            let schema = schema.clone();
+            Ok(Some((prepared, schema)))
+        }
+        UserGrammar::Lark(_) => Err(RunError::InvalidRequest(
+            "a Lark response_format beside tools is not supported: send a JSON Schema format (json_schema or json_object) with the tools, or the Lark format without them".into(),
+        )),
+    }
 }
 
 /// Check finished text against the keywords the grammar left out.

@@ -59,8 +59,9 @@ pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions};
 pub use response::{
-    Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response, RunTimings,
-    TruncatedCall, Usage, failed_json, openai_assistant_message, openai_function_call, usage_json,
+    Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
+    RunTimings, TruncatedCall, Usage, failed_json, openai_assistant_message, openai_function_call,
+    usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use toolgram_engine::GrammarStats;
@@ -211,6 +212,15 @@ impl Runtime {
     pub fn offload(&self) -> Option<&Offload> {
         match &*self.inner {
             Inner::Embedded(e) => Some(&e.offload),
+            Inner::Remote(_) => None,
+        }
+    }
+
+    /// The embedded model's context window in tokens, prompt and reply together (`None` for
+    /// a provider).
+    pub fn context_size(&self) -> Option<usize> {
+        match &*self.inner {
+            Inner::Embedded(e) => Some(e.n_ctx),
             Inner::Remote(_) => None,
         }
     }

@@ -46,7 +46,10 @@ pub struct Request {
     /// annotations, as JSON Schema says: accepted, never enforced, and listed in the reply's
     /// `warnings`.
     pub strict_schemas: bool,
-    /// Structured output without tools: the reply's text must match this format.
+    /// Structured output: the reply's text must match this format. Without tools the reply
+    /// is that text; beside tools it is calls or an answer in the format (a JSON one), as
+    /// `tool_choice` allows: `auto` either, `required` or a named tool calls, `none` the
+    /// answer.
     pub response_format: Option<ResponseFormat>,
     /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
     /// embedded engine speaks its model's own syntax.
@@ -117,6 +120,11 @@ impl Cancel {
 }
 
 impl Request {
+    /// Whether the reply is free generation under the `response_format` alone (no tools).
+    pub(crate) fn format_only(&self) -> bool {
+        self.response_format.is_some() && self.tools.is_empty()
+    }
+
     /// A request with every option at its default: `auto`, one call at most, grammar mode,
     /// no thinking, greedy, 3 attempts.
     pub fn new(messages: Vec<ChatMessage>, tools: ToolSet) -> Self {

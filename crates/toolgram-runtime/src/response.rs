@@ -123,6 +123,26 @@ pub struct RunTimings {
     pub prompt_evaluated: usize,
 }
 
+/// Which branch a reply took where a response format came beside the tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Branch {
+    /// Calls (`tool_choice` allowed or required them); the format is for the answer after
+    /// their results.
+    Calls,
+    /// No calls: the text is the answer, in the format.
+    Answer,
+}
+
+impl Branch {
+    /// As the reply's `toolgram.response_format_branch` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Calls => "calls",
+            Self::Answer => "answer",
+        }
+    }
+}
+
 /// The reply, whichever path produced it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
@@ -164,6 +184,9 @@ pub struct Response {
     /// Unknown schema keywords accepted as annotations (never enforced): one line each with
     /// the tool and the JSON pointer.
     pub warnings: Vec<String>,
+    /// Which branch the reply took where a response format came beside the tools (`None`
+    /// otherwise).
+    pub format_branch: Option<Branch>,
     /// The call `max_tokens` cut after the complete ones (`finish_reason` is `length`).
     pub truncated_call: Option<TruncatedCall>,
     /// The runaway call the loop guard cut from a reply that may hold several calls, under
@@ -205,6 +228,7 @@ impl Response {
             filtered_out: Vec::new(),
             enforced_after_parse: Vec::new(),
             warnings: Vec::new(),
+            format_branch: None,
             truncated_call: None,
             cut_call: None,
             timings: RunTimings::default(),
@@ -256,6 +280,7 @@ impl Response {
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),
             "warnings": self.warnings,
+            "response_format_branch": self.format_branch.map(Branch::as_str),
             "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
                 "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),

@@ -8,11 +8,16 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::{Semaphore, watch};
 use toolgram_core::ChatMessage;
 use toolgram_runtime::{Response, Runtime};
+
+/// The reply limit in front of a provider when `--max-tokens` names none (a provider keeps
+/// its own context).
+pub const DEFAULT_PROVIDER_MAX_TOKENS: usize = 4096;
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -43,7 +48,9 @@ pub struct ServerConfig {
     /// connections are closed and their runs cancelled.
     pub drain_timeout: Duration,
     /// Tokens a reply may have: the default when a request names none, and the most one is
-    /// given (a request asking for more is capped, and the reply says so).
+    /// given (a request asking for more is capped, and the reply says so). 0: the model's
+    /// context ([`App::new`] reads it from the runtime), so an agent's own limit is honoured
+    /// wherever the prompt leaves room (the engine never decodes past the context).
     pub max_tokens: usize,
     /// Other names for the served model (`--model-alias NAME=MODEL`: NAME, MODEL), listed by
     /// `/v1/models`; MODEL must name the served model.
@@ -88,7 +95,7 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
-            max_tokens: 2048,
+            max_tokens: 0,
             aliases: Vec::new(),
             strict_model_names: false,
             hosted_tools: HostedTools::Filter,
@@ -191,6 +198,12 @@ pub struct App {
     pub metrics: Metrics,
     /// Responses kept for `previous_response_id`.
     pub stored: Mutex<Store>,
+    /// Requests being read and checked at once (on the blocking pool): one per CPU, at least
+    /// two, so heavy requests queue here rather than crowd the machine.
+    pub checks: Arc<Semaphore>,
+    /// Turns true when the drain's time is up: runs still in flight stop and answer with what
+    /// they decoded.
+    pub drain_over: watch::Sender<bool>,
     model_id: String,
     counter: AtomicU64,
     logged_notes: Mutex<HashSet<String>>,
@@ -198,7 +211,12 @@ pub struct App {
 
 impl App {
     /// The state for `runtime`.
-    pub fn new(runtime: Runtime, config: ServerConfig) -> Self {
+    pub fn new(runtime: Runtime, mut config: ServerConfig) -> Self {
+        if config.max_tokens == 0 {
+            config.max_tokens = runtime
+                .context_size()
+                .unwrap_or(DEFAULT_PROVIDER_MAX_TOKENS);
+        }
         let name = runtime.model_name();
         let model_id = match name.strip_suffix(".gguf") {
             Some(stem) => stem.to_owned(),
@@ -210,6 +228,10 @@ impl App {
             config,
             metrics: Metrics::default(),
             stored: Mutex::new(Store::default()),
+            checks: Arc::new(Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get().max(2)),
+            )),
+            drain_over: watch::Sender::new(false),
             model_id,
             counter: AtomicU64::new(0),
             logged_notes: Mutex::new(HashSet::new()),

@@ -3,9 +3,10 @@
 //! each served by hyper's HTTP/1 with its timer, so a client that takes longer than
 //! `header_read_timeout` to send a request's headers — or leaves a kept-alive connection idle
 //! that long — is closed; and a drain with a bound: on the shutdown signal nothing more is
-//! accepted, idle connections close, requests in flight get `drain_timeout` to finish, and
-//! the connections still open then are dropped (a dropped handler cancels its run, as when
-//! its client leaves). This module must not read or answer requests: the router does.
+//! accepted, idle connections close, requests in flight get `drain_timeout` to finish; runs
+//! still going then are stopped and answer with what they decoded (a 503 with the partial
+//! text and usage, or a stream's error event), and connections still open after that are
+//! dropped (a dropped handler cancels its run, as when its client leaves). This module must not read or answer requests: the router does.
 
 use crate::app::App;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -24,6 +25,13 @@ const MAX_REFUSING: usize = 64;
 /// How long an over-limit connection is kept to read its request (so closing it does not
 /// reset the 503 away) before it is closed.
 const REFUSAL_LINGER: Duration = Duration::from_millis(500);
+
+/// How long after a stopped run's reply its connection may take to write it.
+const REPLY_LINGER: Duration = Duration::from_secs(1);
+
+async fn all_closed(conns: &mut JoinSet<()>) {
+    while conns.join_next().await.is_some() {}
+}
 
 /// Serve `app` on `listener` until `shutdown` completes, then drain within the bound.
 pub async fn serve_on(
@@ -69,14 +77,23 @@ pub async fn serve_on(
     drop(listener);
     let _ = stop_tx.send(true);
     let drain = config.drain_timeout;
-    let all_done = async { while conns.join_next().await.is_some() {} };
-    if tokio::time::timeout(drain, all_done).await.is_err() {
+    if tokio::time::timeout(drain, all_closed(&mut conns))
+        .await
+        .is_err()
+    {
         eprintln!(
-            "toolgram serve: {} connection(s) still open after the {} s drain (--drain-timeout-s): closed, their runs cancelled",
+            "toolgram serve: {} connection(s) still open after the {} s drain (--drain-timeout-s): their runs stopped, answering with what they decoded",
             conns.len(),
             drain.as_secs_f64()
         );
-        conns.shutdown().await;
+        let _ = app.drain_over.send(true);
+        let answering = crate::run::STOP_GRACE + REPLY_LINGER;
+        if tokio::time::timeout(answering, all_closed(&mut conns))
+            .await
+            .is_err()
+        {
+            conns.shutdown().await;
+        }
     }
     Ok(())
 }

@@ -302,29 +302,63 @@ pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError
 }
 
 /// Check a request before it is queued: the engine compiles its grammar (kept in the request
-/// returned, so the run compiles nothing again) on a blocking thread, not the async worker a
-/// cold grammar would hold up; unknown schema keywords are refused here under strict
-/// schemas, else logged once (the reply lists them).
-pub(crate) async fn precheck(
-    app: &Arc<App>,
+/// returned, so the run compiles nothing again); unknown schema keywords are refused here
+/// under strict schemas, else logged once (the reply lists them). Blocking: call it inside
+/// [`off_worker`].
+pub(crate) fn precheck(
+    app: &App,
     route: &'static str,
     mut req: toolgram_runtime::Request,
 ) -> Result<toolgram_runtime::Request, ApiError> {
-    let checking = Arc::clone(app);
-    tokio::task::spawn_blocking(move || {
-        let checked = checking.runtime.check(&mut req)?;
-        checking.log_once(route, "warnings", &checked.warnings);
-        Ok(req)
-    })
-    .await
-    .map_err(|e| ApiError::internal("the request's check", e))?
+    let checked = app.runtime.check(&mut req)?;
+    app.log_once(route, "warnings", &checked.warnings);
+    Ok(req)
+}
+
+/// Run `work` (reading a body into a request and checking it: a client's tools, grammars
+/// and schemas) on the blocking pool, never on the async workers that answer `/health` and
+/// accept connections: at most [`App::checks`] at once, within the request's timeout (504
+/// past it; every reader's input is bounded, so the work itself ends within milliseconds).
+pub(crate) async fn off_worker<T: Send + 'static>(
+    app: &Arc<App>,
+    work: impl FnOnce(&App) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let timeout = app.config.timeout;
+    let worker = Arc::clone(app);
+    let done = async move {
+        let permit = Arc::clone(&worker.checks)
+            .acquire_owned()
+            .await
+            .map_err(|e| ApiError::internal("the check queue", e))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work(&worker)
+        })
+        .await
+        .map_err(|e| ApiError::internal("the request's check", e))?
+    };
+    tokio::time::timeout(timeout, done).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout_error",
+            "timeout",
+            format!(
+                "reading and checking the request took longer than {} s (--timeout-s)",
+                timeout.as_secs()
+            ),
+        )
+    })?
 }
 
 async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
-        let mut chat = chat::read(&app, &body)?;
-        chat.req = precheck(&app, "/v1/chat/completions", chat.req).await?;
+        let chat = off_worker(&app, move |app| {
+            let mut chat = chat::read(app, &body)?;
+            chat.req = precheck(app, "/v1/chat/completions", chat.req)?;
+            Ok(chat)
+        })
+        .await?;
         if chat.stream {
             chat::stream(Arc::clone(&app), chat).await
         } else {
@@ -338,8 +372,12 @@ async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response
 async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
-        let mut r = responses::read(&app, &body)?;
-        r.req = precheck(&app, "/v1/responses", r.req).await?;
+        let r = off_worker(&app, move |app| {
+            let mut r = responses::read(app, &body)?;
+            r.req = precheck(app, "/v1/responses", r.req)?;
+            Ok(r)
+        })
+        .await?;
         if r.stream {
             responses::stream(Arc::clone(&app), r).await
         } else {
@@ -425,4 +463,50 @@ async fn not_found(req: Request) -> Response {
         format!("no route for {} {}", req.method(), req.uri().path()),
     );
     shaped(req.uri().path(), err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgram_core::define::{custom_tool, tool};
+    use toolgram_grammar::lark;
+
+    /// `/openapi.json` lists every fixed limit with the value the code enforces.
+    #[test]
+    fn the_openapi_document_lists_the_limits_the_code_enforces() {
+        let doc: Value = serde_json::from_str(OPENAPI).expect("the document is JSON");
+        let listed = doc["info"]["x-toolgram-limits"]
+            .as_array()
+            .expect("x-toolgram-limits");
+        let enforced = [
+            ("params::MAX_TOOLS", params::MAX_TOOLS),
+            ("params::MAX_TOOL_BYTES", params::MAX_TOOL_BYTES),
+            (
+                "custom_tool::MAX_DEFINITION_BYTES",
+                custom_tool::MAX_DEFINITION_BYTES,
+            ),
+            ("lark::MAX_NESTING", lark::MAX_NESTING),
+            ("lark::MAX_RULES", lark::MAX_RULES),
+            ("lark::MAX_REF_DEPTH", lark::MAX_REF_DEPTH),
+            ("tool::MAX_ESCAPE_WORDS", tool::MAX_ESCAPE_WORDS),
+            ("tool::MAX_ESCAPE_WORD_BYTES", tool::MAX_ESCAPE_WORD_BYTES),
+            ("params::MAX_LOGIT_BIAS", params::MAX_LOGIT_BIAS),
+            ("params::MAX_STOP", params::MAX_STOP),
+            ("params::MAX_STOP_BYTES", params::MAX_STOP_BYTES),
+            ("MAX_JSON_DEPTH", MAX_JSON_DEPTH),
+        ];
+        for (name, value) in enforced {
+            let row = listed
+                .iter()
+                .find(|r| r["fixed"] == name)
+                .unwrap_or_else(|| panic!("{name} is not in x-toolgram-limits"));
+            assert_eq!(row["value"], value, "{name}");
+        }
+        let fixed = listed.iter().filter(|r| r.get("fixed").is_some()).count();
+        assert_eq!(
+            fixed,
+            enforced.len(),
+            "a fixed limit listed but not checked here"
+        );
+    }
 }

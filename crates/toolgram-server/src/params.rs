@@ -124,7 +124,7 @@ pub fn sampling(
             }
             if n > limit {
                 notes.push(format!(
-                    "`{key}` {n} is above this server's limit: capped to {limit} (toolgram serve --max-tokens)"
+                    "`{key}` {n} is above this server's limit: capped to {limit} (toolgram serve --max-tokens; by default the model's context)"
                 ));
             }
             s.max_tokens = n.min(limit);
@@ -557,7 +557,10 @@ mod tests {
     fn a_max_tokens_above_the_limit_is_capped_and_said() {
         let body = json!({"max_tokens": 128000});
         let mut notes = Notes::new();
-        let config = crate::app::ServerConfig::default();
+        let config = crate::app::ServerConfig {
+            max_tokens: 2048,
+            ..crate::app::ServerConfig::default()
+        };
         let s = sampling(
             body.as_object().expect("object"),
             &["max_tokens"],

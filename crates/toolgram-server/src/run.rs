@@ -1,7 +1,8 @@
 //! Running a request from async handlers: the runtime's blocking calls on tokio's blocking
 //! pool, the request cancelled at once when its handler, its stream's events or its SSE body
 //! is dropped (the client went away, before or after the first event) or its time runs out
-//! (a 504 carrying what it decoded and its usage), and a stream's events forwarded to an
+//! (a 504 carrying what it decoded and its usage) or the server's drain ends (a 503 carrying
+//! the same), and a stream's events forwarded to an
 //! async channel. A cancelled run's tokens are counted here, where its result ends (nobody
 //! reads it); a stream's frames forwarded to its client ([`forward`]). This module must not
 //! build replies.
@@ -38,7 +39,28 @@ fn timed_out(timeout: Duration) -> ApiError {
     )
 }
 
-/// Run `req` to its reply within the server's timeout.
+fn shut_down(app: &App) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "server_error",
+        "shutting_down",
+        format!(
+            "the server is shutting down and its {} s drain (--drain-timeout-s) ended before this request",
+            app.config.drain_timeout.as_secs_f64()
+        ),
+    )
+}
+
+/// Resolves when the drain's time is up (never while the server is serving).
+async fn drain_over(app: &App) {
+    let mut over = app.drain_over.subscribe();
+    if over.wait_for(|over| *over).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Run `req` to its reply within the server's timeout; past it, or past the drain's end, the
+/// run is stopped and its error carries what it decoded (504, or 503 at shutdown).
 pub async fn run(app: &Arc<App>, req: Request) -> Result<Result<Response, RunError>, ApiError> {
     let timeout = app.config.timeout;
     let guard = CancelOnDrop(req.cancel.clone());
@@ -50,19 +72,21 @@ pub async fn run(app: &Arc<App>, req: Request) -> Result<Result<Response, RunErr
         }
         result
     });
-    let out = match tokio::time::timeout(timeout, &mut task).await {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(join)) => Err(ApiError::internal("the run", join)),
-        Err(_) => {
-            // Stopped now, the run frees its lane at its next step; what it decoded so far
-            // goes in the 504.
-            guard.0.cancel();
-            match tokio::time::timeout(STOP_GRACE, task).await {
-                Ok(Ok(Ok(done))) => Ok(Ok(done)),
-                Ok(Ok(Err(e))) => Err(timed_out(timeout).with_details(e.details())),
-                _ => Err(timed_out(timeout)),
-            }
-        }
+    let stopped = tokio::select! {
+        done = tokio::time::timeout(timeout, &mut task) => match done {
+            Ok(Ok(result)) => return Ok(result),
+            Ok(Err(join)) => return Err(ApiError::internal("the run", join)),
+            Err(_) => timed_out(timeout),
+        },
+        () = drain_over(app) => shut_down(app),
+    };
+    // Stopped now, the run frees its lane at its next step; what it decoded so far goes in
+    // the error.
+    guard.0.cancel();
+    let out = match tokio::time::timeout(STOP_GRACE, task).await {
+        Ok(Ok(Ok(done))) => Ok(Ok(done)),
+        Ok(Ok(Err(e))) => Err(stopped.with_details(e.details())),
+        _ => Err(stopped),
     };
     drop(guard);
     out
@@ -92,8 +116,12 @@ pub fn stream(app: &Arc<App>, req: Request) -> Result<Events, RunError> {
     let (tx, rx) = mpsc::channel(64);
     let deadline = tokio::time::Instant::now() + timeout;
     let timer_cancel = cancel.clone();
+    let timer_app = Arc::clone(app);
     tokio::spawn(async move {
-        tokio::time::sleep_until(deadline).await;
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {},
+            () = drain_over(&timer_app) => {},
+        }
         timer_cancel.cancel();
     });
     let on_drop = CancelOnDrop(cancel.clone());

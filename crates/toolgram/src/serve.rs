@@ -44,9 +44,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
     /// Tokens a reply may have: the default for requests that name none and the most one
-    /// may ask for (more is a 400).
-    #[arg(long, default_value_t = 2048)]
-    pub max_tokens: usize,
+    /// is given (more is capped, and the reply says so). Default: the model's context
+    /// (--ctx-size), so what a client asks for is honoured wherever the prompt leaves room
+    /// for it; a reply never runs past the context either way.
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
     /// Most calls one reply may make under parallel_tool_calls: the grammar ends the reply
     /// after them (0: unbounded). Stops a small model writing call after call until
     /// max_tokens cuts it.
@@ -77,8 +79,9 @@ pub(crate) struct ServeArgs {
     /// Seconds a client may take to send a request's body (408 past it).
     #[arg(long, default_value_t = 30)]
     pub body_read_timeout_s: u64,
-    /// On SIGTERM or Ctrl-C, seconds requests in flight get to finish; then their
-    /// connections are closed, their runs cancelled, and the server exits.
+    /// On SIGTERM or Ctrl-C, seconds requests in flight get to finish; then their runs
+    /// are stopped, each answering with what it decoded (503, or a stream's error event),
+    /// and the server exits.
     #[arg(long, alias = "drain-timeout", default_value_t = 30)]
     pub drain_timeout_s: u64,
     /// Bytes the responses stored for previous_response_id may hold together, oldest
@@ -172,7 +175,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         body_read_timeout: Duration::from_secs(args.body_read_timeout_s),
         drain_timeout: Duration::from_secs(args.drain_timeout_s),
         max_stored_bytes: args.max_stored_bytes,
-        max_tokens: args.max_tokens.max(1),
+        max_tokens: args.max_tokens.map_or(0, |n| n.max(1)),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         aliases: args.model_alias,
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),

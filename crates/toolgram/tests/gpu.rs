@@ -163,3 +163,102 @@ fn the_vulkan_build_offloads_every_layer_to_lavapipe_and_makes_the_cpu_builds_ca
     assert!(!calls(&on_vulkan).is_empty());
     assert_eq!(calls(&on_vulkan), calls(&on_cpu), "{on_vulkan}\n{on_cpu}");
 }
+
+/// Every command that loads a model exits 0 after a success with every layer on the device
+/// (issue 48: on CUDA `call` printed its answer and then aborted in `llama_free` at exit, 134).
+/// Lavapipe stands in for a GPU: a backend whose contexts, models and buffers must be freed
+/// before the process ends.
+#[test]
+fn every_command_on_the_vulkan_build_exits_0_after_a_success() {
+    let bin = vulkan_binary();
+    let on_device = |args: &[&str]| {
+        let out = Command::new(&bin)
+            .args(args)
+            .args(["--model", "test", "--gpu-layers", "all"])
+            .current_dir(common::repo())
+            .env("GGML_VK_VISIBLE_DEVICES", "0")
+            .output()
+            .expect("the Vulkan build runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let schema = std::env::temp_dir().join(format!("toolgram-gpu-{}.json", std::process::id()));
+    std::fs::write(
+        &schema,
+        r#"{"type":"object","properties":{"cold":{"type":"boolean"}},"required":["cold"]}"#,
+    )
+    .expect("schema written");
+    let generated = on_device(&[
+        "generate",
+        "--max-tokens",
+        "16",
+        "--schema",
+        &schema.to_string_lossy(),
+        "Is it cold? Answer in JSON.",
+    ]);
+    let _ = std::fs::remove_file(&schema);
+    assert!(generated.contains("cold"), "{generated}");
+    on_device(&[
+        "bench",
+        "call",
+        "--tools",
+        "examples/weather.json",
+        "--runs",
+        "1",
+        "--max-tokens",
+        "48",
+        PROMPT,
+    ]);
+    served_then_terminated(&bin);
+}
+
+/// `serve` on the device: one request answered, then SIGTERM; the process must exit 0.
+fn served_then_terminated(bin: &std::path::Path) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Command::new(bin)
+        .args([
+            "serve",
+            "--model",
+            "test",
+            "--gpu-layers",
+            "all",
+            "--port",
+            "0",
+        ])
+        .args(["--no-cache", "--parallel", "1"])
+        .current_dir(common::repo())
+        .env("GGML_VK_VISIBLE_DEVICES", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.split("on http://")
+                .nth(1)
+                .map(|r| r.split('/').next().unwrap_or("").to_owned())
+        })
+        .expect("the server says where it listens");
+    let body = r#"{"messages":[{"role":"user","content":"Hi"}],"max_tokens":4}"#;
+    let mut s = std::net::TcpStream::connect(&addr).expect("connects");
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("request written");
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(killed.is_ok_and(|s| s.success()));
+    // The rest of its log, so a crash at exit shows.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("serve exits");
+    assert_eq!(status.code(), Some(0), "{}", rest.join("\n"));
+}

@@ -201,6 +201,22 @@ fn the_openai_sdk_sends_responses_as_coding_agents_do_and_gets_valid_items_and_e
 }
 
 #[test]
+fn tools_beside_a_response_format_give_a_valid_call_or_a_schema_valid_answer_on_both_models() {
+    let _one = serial();
+    let tools = repo().join("examples/weather.json");
+    for model in ["test", "default"] {
+        let server = Served::start_model(model, &["--api-key", "k"]);
+        let (ok, out, err) = python(
+            "tools_and_format.py",
+            &[&server.base(), "k", &tools.to_string_lossy()],
+        );
+        eprintln!("{model}: {out}");
+        assert!(ok, "tools_and_format.py on {model} failed:\n{out}\n{err}");
+        assert!(out.contains("checks passed"), "{out}");
+    }
+}
+
+#[test]
 fn pydantic_ai_and_langchain_run_their_tool_loops_unchanged() {
     let _one = serial();
     let server = Served::start(&["--api-key", "k"]);

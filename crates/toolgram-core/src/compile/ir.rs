@@ -117,6 +117,20 @@ pub fn compile_ir(
                 notes.extend(value_notes);
                 expr
             }
+            Slot::Text(_) if opts.answer.is_some() => {
+                // The answer a response format asks for, in toolgram's schema grammar.
+                let schema = opts.answer.as_ref().unwrap_or(&serde_json::Value::Null);
+                let schema_opts = SchemaOptions {
+                    lenient,
+                    closed_objects: true,
+                    ..SchemaOptions::default()
+                };
+                let (answer, answer_notes) = to_grammar(schema, &schema_opts)?;
+                notes.extend(answer_notes.into_iter().map(|n| (String::new(), n)));
+                let start = answer.start().map(|s| format!("answer-{s}"));
+                rules.extend(answer.prefixed("answer-").rules);
+                start.map_or(Expr::Seq(Vec::new()), Expr::rule)
+            }
             Slot::Text(Text::Any) => Expr::repeat(Expr::Any, 1, None),
             Slot::Text(Text::NotStarting { words, after_ws }) => {
                 let ws = [' ', '\t', '\n', '\r'];

@@ -2,7 +2,8 @@
 //! Argument slots are `%json` blocks (the schema after the [`super::keyword_pass`]), a
 //! grammar tool's own rules inside a JSON string, or — when llguidance refused a schema —
 //! toolgram's schema compiler's rules; free text is one lexeme (`&`/`~` keep it from
-//! starting like a call); the reasoning text is a lazy lexeme ending at its marker.
+//! starting like a call), or the response format's `%json` where one is sent beside the
+//! tools; the reasoning text is a lazy lexeme ending at its marker.
 //!
 //! This module must not run a grammar: the engine checks what it writes with llguidance.
 
@@ -59,7 +60,11 @@ pub fn compile(
             Slot::PyValue { tool, key } => {
                 py_value(name, *tool, key, tools, opts, (&mut pass, &mut schemas))?
             }
-            Slot::Text(t) => text(name, t),
+            Slot::Text(t) => match &opts.answer {
+                // The answer a response format asks for, wherever the reply has text.
+                Some(schema) => Extern::new(name, Rhs::Json(schema.clone())),
+                None => text(name, t),
+            },
             Slot::ThinkBody(reasoning) => think_body(name, opts, reasoning),
             Slot::Answer => Extern::new(name, Rhs::lit("")),
         });
@@ -500,5 +505,31 @@ mod tests {
         let g = compile(&tools, &ToolChoice::Auto, false, hermes, &lenient).expect("lenient");
         assert_eq!(g.ignored.len(), 1);
         assert!(!g.lark.contains("frobnicate"), "{}", g.lark);
+    }
+
+    /// A response format beside the tools: the answer in its schema or calls, as the choice
+    /// allows; never free prose.
+    #[test]
+    fn a_response_format_beside_tools_is_the_answer_branch() {
+        let opts = CompileOptions {
+            answer: Some(json!({"type": "object", "properties": {"cold": {"type": "boolean"}}})),
+            ..CompileOptions::default()
+        };
+        let grammar = |choice: ToolChoice| {
+            compile(&tools(), &choice, false, hermes(), &opts)
+                .expect("compiles")
+                .lark
+        };
+        let auto = grammar(ToolChoice::Auto);
+        assert!(auto.contains("start: text | calls\n"), "{auto}");
+        assert!(auto.contains("text: %json"), "{auto}");
+        assert!(auto.contains("\"cold\""), "{auto}");
+        assert!(!auto.contains("TEXT"), "no free prose: {auto}");
+        let none = grammar(ToolChoice::None);
+        assert!(none.contains("start: text\n"), "{none}");
+        assert!(!none.contains("calls"), "{none}");
+        let required = grammar(ToolChoice::Required);
+        assert!(required.contains("start: calls\n"), "{required}");
+        assert!(!required.contains("\"cold\""), "{required}");
     }
 }

@@ -52,6 +52,11 @@ pub struct CompileOptions {
     /// section ends after this many, so a model writing call after call ends with the calls
     /// it made instead of being cut by its token limit.
     pub max_calls: Option<usize>,
+    /// A response format beside the tools (OpenAI's `response_format` or `text.format` sent
+    /// with `tools`): the JSON Schema (after the keyword pass) a reply without calls must
+    /// match. The reply is then calls or an answer in that schema, never prose and never
+    /// both; `None` leaves the text branch free.
+    pub answer: Option<serde_json::Value>,
 }
 
 /// The result of compiling a request.

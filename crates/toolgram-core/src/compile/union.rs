@@ -121,6 +121,17 @@ pub(crate) fn build(
         } else {
             Expr::alt(vec![final_message, calls])
         }
+    } else if opts.answer.is_some() && syntax.prompt_opens.is_none() {
+        // A response format beside the tools: the answer in its schema (the text slot, which
+        // the writer fills with the schema) or calls, one or the other.
+        let mut answer = || u.slot("text", Slot::Text(Text::Any));
+        if callable.is_empty() {
+            answer()
+        } else if choice.requires_call() {
+            calls
+        } else {
+            Expr::alt(vec![answer(), calls])
+        }
     } else if callable.is_empty() {
         text(&mut u, Text::Any)
     } else if let Some(header) = syntax.prompt_opens {

@@ -73,6 +73,7 @@ pub(crate) fn ask(
         few_shot: false,
         sampling,
         compiled: None,
+        answer: None,
     })
 }
 
@@ -168,6 +169,7 @@ pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoi
                 ..Sampling::default()
             },
             compiled: None,
+            answer: None,
         };
         let r = s
             .call(&req)

@@ -1,13 +1,15 @@
 //! One request on one session: tool calls under the retry loop (the engine as a
 //! `CallModel`), with repeats of the conversation's calls left out under
-//! [`Repeats::Forbid`], or free generation under a `response_format`; the result as the run
+//! [`Repeats::Forbid`] (beside a `response_format`, the call grammar's text branch is the
+//! answer in that format, checked here), or free generation under a `response_format` alone;
+//! the result as the run
 //! stage's [`Response`]. This module must not queue, cache or stream: its callers do.
 
 use crate::error::RunError;
-use crate::format::{check_output, prepare, warning_texts};
+use crate::format::{answer_beside_tools, check_output, prepare, warning_texts};
 use crate::post::typed_calls;
 use crate::request::{Repeats, Request};
-use crate::response::{FinishReason, Response, RunTimings, Usage};
+use crate::response::{Branch, FinishReason, Response, RunTimings, Usage};
 use toolgram_core::define::request::{Mode, Path};
 use toolgram_core::validate::{self, RepeatedCall};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
@@ -64,13 +66,16 @@ pub(crate) fn run(
     req: &Request,
     compiled: Option<&CompiledCall>,
 ) -> Result<Response, RunError> {
-    match &req.response_format {
-        Some(_) if req.few_shot => Err(RunError::InvalidRequest(
-            "`few_shot` shows example calls; a `response_format` reply makes none".into(),
-        )),
-        Some(_) => generate(session, req),
-        None => call(session, req, compiled),
+    if !req.format_only() {
+        return call(session, req, compiled);
     }
+    if req.few_shot {
+        return Err(RunError::InvalidRequest(
+            "`few_shot` shows example calls; a `response_format` reply without tools makes none"
+                .into(),
+        ));
+    }
+    generate(session, req)
 }
 
 fn call(
@@ -79,6 +84,7 @@ fn call(
     compiled: Option<&CompiledCall>,
 ) -> Result<Response, RunError> {
     let engine = session.engine();
+    let answer = answer_beside_tools(req)?;
     let mut model = EngineModel {
         session,
         tools: &req.tools,
@@ -88,6 +94,7 @@ fn call(
         think: req.think,
         few_shot: req.few_shot,
         sampling: sampling(req),
+        answer: answer.as_ref().map(|(_, schema)| schema.clone()),
         last: None,
         total_tokens: (0, 0),
         compiled,
@@ -135,6 +142,18 @@ fn call(
         FinishReason::ToolCalls if outcome.reply.tool_calls.is_empty() => FinishReason::Stop,
         other => other,
     };
+    let mut warnings = warning_texts(&last.ignored);
+    let answered = outcome.reply.tool_calls.is_empty();
+    if let Some((prepared, _)) = &answer {
+        warnings.extend(prepared.warnings.iter().cloned());
+        // The answer's keywords the grammar left out, on the finished text.
+        if let (Some(v), Some(text), FinishReason::Stop) =
+            (&prepared.validator, &outcome.reply.content, finish_reason)
+            && answered
+        {
+            check_output(v, text)?;
+        }
+    }
     Ok(Response {
         raw: outcome.reply.raw,
         content: outcome.reply.content,
@@ -146,7 +165,14 @@ fn call(
         failed_attempts: outcome.failed,
         excluded_repeats: excluded,
         enforced_after_parse: last.deferred,
-        warnings: warning_texts(&last.ignored),
+        warnings,
+        format_branch: answer.map(|_| {
+            if answered {
+                Branch::Answer
+            } else {
+                Branch::Calls
+            }
+        }),
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
         timings: timings(&last.timings),

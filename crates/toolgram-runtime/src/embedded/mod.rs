@@ -94,6 +94,8 @@ pub(crate) struct Embedded {
     pub stats: Arc<CacheStats>,
     /// The engine's grammar compiler, for checking requests before they are queued.
     pub grammars: Arc<Grammars>,
+    /// The context window in tokens (prompt and reply together).
+    pub n_ctx: usize,
 }
 
 /// How the worker keeps its state.
@@ -143,6 +145,7 @@ impl Embedded {
                     engine.template_reasons(),
                     Arc::clone(engine.offload()),
                     Arc::clone(engine.grammars()),
+                    engine.n_ctx() as usize,
                 )));
                 let worker = Worker {
                     engine: &engine,
@@ -152,7 +155,7 @@ impl Embedded {
                 worker.work(&queue, limits, worker_stats, store);
             })
             .map_err(|e| RunError::Stopped(format!("cannot start the engine thread: {e}")))?;
-        let (model, syntax, reasons, offload, grammars) = ready
+        let (model, syntax, reasons, offload, grammars, n_ctx) = ready
             .recv()
             .map_err(|_| RunError::Stopped("the engine thread ended while loading".into()))??;
         Ok(Self {
@@ -170,6 +173,7 @@ impl Embedded {
             offload,
             stats,
             grammars,
+            n_ctx,
         })
     }
 
@@ -415,13 +419,13 @@ impl<'e> Worker<'e> {
                 // sent once it passed validation, so no consumer sees a call taken back.
                 // The live scanner reads JSON call bodies; other bodies are sent whole.
                 let json_body = engine.syntax().body == CallBody::Json;
-                let live = req.response_format.is_some()
+                let live = req.format_only()
                     || (json_body && !validation_can_fail(&req, compiled.as_deref()));
                 let scan = live.then(|| ScanOptions {
                     syntax: engine.syntax(),
                     think: req.think != Think::Off,
                     calls: req.tool_choice != ToolChoice::None,
-                    plain: req.response_format.is_some(),
+                    plain: req.format_only(),
                 });
                 let custom = post::custom_names(&req.tools);
                 let hold = req.parallel_tool_calls && req.repeats == Repeats::Forbid;
@@ -517,13 +521,13 @@ impl Reply {
 
 /// The call grammar `req` runs under: the one its check compiled when the pool and shape are
 /// still the same, else compiled here, once for all its attempts; none for a
-/// `response_format` or in prompt mode (nothing constrains the reply's calls; the session
+/// `response_format` alone or in prompt mode (nothing constrains the reply's calls; the session
 /// compiles the plan its parser reads).
 fn call_grammar(engine: &Engine, req: &Request) -> Result<Option<Arc<CompiledCall>>, RunError> {
-    if req.response_format.is_some() {
+    if req.format_only() {
         return Ok(None);
     }
-    let shape = check::shape(req);
+    let shape = check::shape(req)?;
     let checked = req
         .compiled
         .as_ref()
@@ -543,7 +547,9 @@ fn call_grammar(engine: &Engine, req: &Request) -> Result<Option<Arc<CompiledCal
 /// mode that leaves the schema to the validator, keywords the grammar left to it, a grammar
 /// tool's executor check, or calls the repeat policy may leave out.
 fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
-    if req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
+    // An answer in a response format beside the tools is checked on the finished text.
+    let answer = req.response_format.is_some();
+    if answer || req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }
     let checked_input = req

@@ -1,7 +1,8 @@
 //! Streaming: [`Event`]s as the reply is decoded — reasoning and content deltas, each call's
 //! start (id, name) once its name is complete, its argument deltas, its end — then the final
 //! [`Response`]. Where the grammar makes the reply final, the embedded engine's bytes are read
-//! as they come ([`scanner`]); what is not streamed live (a reply that may still fail
+//! as they come ([`scanner`]), a call's events sent once the call is complete (so a call that
+//! the token limit cuts is never presented as one); what is not streamed live (a reply that may still fail
 //! validation, a provider's reply, a custom tool's input) is sent when the run ends, so the
 //! deltas always add up to the final reply. This module must not validate or retry: it
 //! reports what the run stage does.
@@ -105,9 +106,12 @@ pub(crate) struct StreamState {
     reasoning: String,
     calls: Vec<SentCall>,
     deltas: Vec<Delta>,
-    /// Hold each call's events until the next call starts or the run ends: the loop guard
-    /// may still cut it.
+    /// Hold each call's events, after the first, until the next call starts or the run ends:
+    /// the loop guard may still cut it.
     hold: bool,
+    /// The events of the last call begun and not yet sent: every call waits for its end (a
+    /// call the token limit cuts never reaches a client as a call), and under `hold` for the
+    /// next call or the run's end.
     held: Vec<Event>,
 }
 
@@ -142,13 +146,14 @@ impl StreamState {
         let _ = self.tx.send(e);
     }
 
-    /// Send an event of call `index`, the last begun, or hold it (see `hold`; the first call
-    /// of a reply cannot run away from an earlier one).
+    /// Hold an event of call `index`, the last begun; at its end send what was held, unless
+    /// `hold` keeps it for the next call or the run's end (the first call of a reply cannot
+    /// run away from an earlier one).
     fn send_call(&mut self, index: usize, e: Event) {
-        if self.hold && index > 0 {
-            self.held.push(e);
-        } else {
-            self.send(e);
+        let ended = matches!(e, Event::ToolCallEnd { .. });
+        self.held.push(e);
+        if ended && !(self.hold && index > 0) {
+            self.release();
         }
     }
 

@@ -37,8 +37,12 @@ impl IntoResponse for AnthropicError {
 pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let body = crate::json_body(&app, req).await?;
-        let mut m = read::read(&app, &body)?;
-        m.req = crate::precheck(&app, ROUTE, m.req).await?;
+        let m = crate::off_worker(&app, move |app| {
+            let mut m = read::read(app, &body)?;
+            m.req = crate::precheck(app, ROUTE, m.req)?;
+            Ok(m)
+        })
+        .await?;
         if m.stream {
             stream(Arc::clone(&app), m).await
         } else {
@@ -54,11 +58,11 @@ pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse
 pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let body = crate::json_body(&app, req).await?;
-        let m = read::read(&app, &body)?;
-        let rt = app.runtime.clone();
-        let n = tokio::task::spawn_blocking(move || rt.count_tokens(&m.req))
-            .await
-            .map_err(|e| ApiError::internal("counting", e))??;
+        let n = crate::off_worker(&app, move |app| {
+            let m = read::read(app, &body)?;
+            Ok(app.runtime.count_tokens(&m.req)?)
+        })
+        .await?;
         Ok::<_, ApiError>(axum::Json(json!({ "input_tokens": n })).into_response())
     }
     .await;

@@ -3,7 +3,8 @@
 //! `thinking` as the turn's reasoning; `redacted_thinking`, images and server-tool blocks
 //! left out with a note), `tools` with `input_schema` (Anthropic's server tools left out and
 //! listed), `tool_choice` with `disable_parallel_tool_use`, `max_tokens`, `temperature`,
-//! `top_p`, `stop_sequences`, `thinking`. Fields the server does not use are accepted and
+//! `top_p`, `stop_sequences`, `thinking`, structured output (`output_config.format` or
+//! `output_format`, beside the tools or alone). Fields the server does not use are accepted and
 //! named in the reply's notes. This module must not run anything or write replies.
 
 use crate::app::App;
@@ -13,7 +14,7 @@ use serde_json::{Map, Value, json};
 use toolgram_core::define::message::MessageFunction;
 use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, MessageToolCall, ToolChoice};
-use toolgram_runtime::Request;
+use toolgram_runtime::{Request, ResponseFormat};
 
 /// A Messages request as read.
 pub struct MessagesRequest {
@@ -38,6 +39,7 @@ const HONOURED: &[&str] = &[
     "tools",
     "tool_choice",
     "thinking",
+    "output_format",
     "max_attempts",
     "repeats",
     "strict_schemas",
@@ -298,6 +300,18 @@ fn think(app: &App, o: &Map<String, Value>, notes: &mut Notes) -> (Think, Option
     }
 }
 
+/// Structured output: `output_config.format` (`{"type": "json_schema", "schema": …}`), or
+/// the beta's top-level `output_format` of the same shape.
+fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, ApiError> {
+    match o.get("output_format").filter(|f| !f.is_null()) {
+        Some(f) => params::response_format(Some(f), "output_format"),
+        None => {
+            let format = o.get("output_config").and_then(|c| c.get("format"));
+            params::response_format(format, "output_config.format")
+        }
+    }
+}
+
 /// Read a Messages body (also `count_tokens`', which has no `max_tokens`).
 pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let o = params::object(body)?;
@@ -349,6 +363,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     req.retry = params::retry(o)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
     req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
+    req.response_format = output_format(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     app.log_notes("/v1/messages", &notes);
     Ok(MessagesRequest { req, stream, notes })
