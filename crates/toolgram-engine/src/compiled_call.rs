@@ -38,6 +38,8 @@ pub struct CallShape {
     pub think: Think,
     /// Most calls one reply may make (`None`: no bound but the token limit).
     pub max_calls: Option<usize>,
+    /// Plan, then calls ([`CompileOptions::plan`]).
+    pub plan: bool,
     /// The JSON Schema a reply without calls must match (a response format beside the
     /// tools: [`CompileOptions::answer`]).
     pub answer: Option<serde_json::Value>,
@@ -140,6 +142,7 @@ impl Grammars {
             mode: shape.mode,
             think: shape.think,
             max_calls: shape.max_calls,
+            plan: shape.plan,
             answer: shape.answer.clone(),
             ..self.opts.clone()
         }

@@ -77,6 +77,9 @@ pub struct Sampling {
     /// the reply, or a counter of numbers the conversation never wrote) and end the reply
     /// before it; off, only a repeat ends the reply, and it stays (see `loop_guard`).
     pub cut_runaways: bool,
+    /// Plan, then calls ([`toolgram_core::compile::CompileOptions::plan`]): where several
+    /// calls may be made, the reply first says how many, then makes exactly that many.
+    pub plan: bool,
 }
 
 impl Default for Sampling {
@@ -93,6 +96,7 @@ impl Default for Sampling {
             think_budget: None,
             max_calls: None,
             cut_runaways: false,
+            plan: false,
         }
     }
 }
@@ -135,6 +139,7 @@ impl CallRequest<'_> {
             mode: self.mode,
             think: self.think,
             max_calls: self.sampling.max_calls,
+            plan: self.sampling.plan,
             answer: self.answer.clone(),
         }
     }
@@ -433,8 +438,10 @@ impl<'e> Session<'e> {
         };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
-        let (reasoning_content, answer) =
-            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning());
+        let (reasoning_content, answer) = with_plan(
+            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning()),
+            req.sampling.plan,
+        );
         let parsed = if req.sampling.unconstrained {
             ParsedOutput {
                 content: Some(answer.to_owned()),
@@ -443,19 +450,19 @@ impl<'e> Session<'e> {
         } else if prompted {
             read_free_text(answer, engine.syntax, req.tools)?
         } else {
-            let read = if req.answer.is_some() {
-                read_answer_or_calls
-            } else {
-                finish_parse
-            };
-            match read(
-                answer,
-                engine.syntax,
-                &compiled,
-                req.tools,
+            let read = Read {
+                syntax: engine.syntax,
+                compiled: &compiled,
+                tools: req.tools,
                 budget,
                 hit_limit,
-            ) {
+            };
+            let parsed = if req.answer.is_some() {
+                read.answer_or_calls(answer)
+            } else {
+                read.calls(answer)
+            };
+            match parsed {
                 Ok(parsed) => parsed,
                 Err(e) => return self.cut_reply(req, &compiled, e, tokens.len(), timings),
             }
@@ -527,8 +534,10 @@ impl<'e> Session<'e> {
         let engine = self.engine;
         let usage = usage(max_tokens);
         let raw = String::from_utf8_lossy(&self.text).into_owned();
-        let (reasoning_content, answer) =
-            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning());
+        let (reasoning_content, answer) = with_plan(
+            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning()),
+            req.sampling.plan,
+        );
         let read = read_leniently(answer, engine.syntax, req.tools, true)
             .ok()
             .filter(|o| {
@@ -1028,57 +1037,73 @@ fn read_free_text(
     })
 }
 
-/// A reply under a response format beside the tools: calls where it opens with the call
-/// syntax's opener (the grammar's call branch), else the answer in the format, all of it
-/// content. A syntax without an opener writes bare JSON calls, as the answer is JSON: the
-/// calls are read, and text that does not read as them is the answer.
-fn read_answer_or_calls(
-    raw: &str,
-    syntax: &'static CallSyntax,
-    compiled: &CompiledGrammar,
-    tools: &ToolSet,
-    budget: usize,
-    hit_limit: bool,
-) -> Result<ParsedOutput, EngineError> {
-    let opener = syntax.opener();
-    let answer = || {
-        Ok(ParsedOutput {
-            content: Some(raw.trim().to_owned()).filter(|t| !t.is_empty()),
-            tool_calls: Vec::new(),
-        })
+/// A planned reply's plan line (`Number of tool calls needed: 2`) joins its reasoning: it is
+/// the model's own account of what it will do, not the answer.
+fn with_plan((reasoning, answer): (Option<String>, &str), plan: bool) -> (Option<String>, &str) {
+    let (Some(line), rest) = parse::split_plan(answer) else {
+        return (reasoning, answer);
     };
-    if !opener.is_empty() && !raw.trim_start().starts_with(&opener) {
-        return answer();
+    if !plan {
+        return (reasoning, answer);
     }
-    match finish_parse(raw, syntax, compiled, tools, budget, hit_limit) {
-        Err(EngineError::Internal { .. }) if opener.is_empty() => answer(),
-        read => read,
-    }
+    let joined = match reasoning {
+        Some(r) => format!("{r}\n{line}"),
+        None => line,
+    };
+    (Some(joined), rest)
 }
 
-fn finish_parse(
-    raw: &str,
+/// How a finished reply is read: its syntax, its grammar's plan, the pool, and whether the
+/// token limit ended it (`budget` tokens).
+struct Read<'a> {
     syntax: &'static CallSyntax,
-    compiled: &CompiledGrammar,
-    tools: &ToolSet,
+    compiled: &'a CompiledGrammar,
+    tools: &'a ToolSet,
     budget: usize,
     hit_limit: bool,
-) -> Result<ParsedOutput, EngineError> {
-    match parse::parse_output(raw, syntax, tools, &compiled.choice) {
-        Ok(p) => Ok(p),
-        Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated {
-            partial,
-            max_tokens: budget,
-            usage: None,
-        }),
-        Err(e) if hit_limit => Err(EngineError::Truncated {
-            partial: format!("{raw} ({e})"),
-            max_tokens: budget,
-            usage: None,
-        }),
-        Err(e) => Err(EngineError::Internal {
-            reason: e.to_string(),
-            text: raw.to_owned(),
-        }),
+}
+
+impl Read<'_> {
+    /// A reply under a response format beside the tools: calls where it opens with the call
+    /// syntax's opener (the grammar's call branch), else the answer in the format, all of it
+    /// content. A syntax without an opener writes bare JSON calls, as the answer is JSON: the
+    /// calls are read, and text that does not read as them is the answer.
+    fn answer_or_calls(&self, raw: &str) -> Result<ParsedOutput, EngineError> {
+        let opener = self.syntax.opener();
+        let answer = || {
+            Ok(ParsedOutput {
+                content: Some(raw.trim().to_owned()).filter(|t| !t.is_empty()),
+                tool_calls: Vec::new(),
+            })
+        };
+        if !opener.is_empty() && !raw.trim_start().starts_with(&opener) {
+            return answer();
+        }
+        match self.calls(raw) {
+            Err(EngineError::Internal { .. }) if opener.is_empty() => answer(),
+            read => read,
+        }
+    }
+
+    /// The calls (and text) of a reply decoded under the call grammar.
+    fn calls(&self, raw: &str) -> Result<ParsedOutput, EngineError> {
+        let (budget, hit_limit) = (self.budget, self.hit_limit);
+        match parse::parse_output(raw, self.syntax, self.tools, &self.compiled.choice) {
+            Ok(p) => Ok(p),
+            Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated {
+                partial,
+                max_tokens: budget,
+                usage: None,
+            }),
+            Err(e) if hit_limit => Err(EngineError::Truncated {
+                partial: format!("{raw} ({e})"),
+                max_tokens: budget,
+                usage: None,
+            }),
+            Err(e) => Err(EngineError::Internal {
+                reason: e.to_string(),
+                text: raw.to_owned(),
+            }),
+        }
     }
 }

@@ -79,6 +79,9 @@ pub struct RunOptions {
     pub max_attempts: usize,
     /// Whose rules.
     pub protocol: Protocol,
+    /// Plan, then calls on the embedded model (the reply states how many calls it will make,
+    /// then makes exactly that many).
+    pub plan: bool,
 }
 
 impl RunOptions {
@@ -105,6 +108,7 @@ impl Default for RunOptions {
             max_tokens: None,
             max_attempts: 3,
             protocol: Protocol::Toolgram,
+            plan: false,
         }
     }
 }

@@ -239,6 +239,7 @@ fn run_one(
     req.mode = core;
     req.few_shot = mode.few_shot();
     req.sampling.max_tokens = options.embedded_max_tokens();
+    req.sampling.plan = options.plan;
     req.retry = RetryPolicy {
         max_attempts: options.attempts(),
         consecutive_blocked: 2,

@@ -31,6 +31,7 @@ pub(crate) fn shape(req: &Request) -> Result<CallShape, RunError> {
         mode: req.mode,
         think: req.think,
         max_calls: req.sampling.max_calls,
+        plan: req.sampling.plan,
         answer: answer_beside_tools(req)?.map(|(_, schema)| schema),
     })
 }
@@ -57,6 +58,8 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         mode: req.mode,
         think: req.think,
         lenient,
+        max_calls: req.sampling.max_calls,
+        plan: req.sampling.plan,
         answer: answer.as_ref().map(|(_, schema)| schema.clone()),
         ..CompileOptions::default()
     };

@@ -170,6 +170,9 @@ pub struct SamplingOptions {
     /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded); the
     /// grammar ends the reply after them.
     pub max_calls: Option<usize>,
+    /// Plan, then calls: where several calls may be made, the reply first says how many
+    /// (returned as its reasoning), then makes exactly that many.
+    pub plan: bool,
 }
 
 impl Default for SamplingOptions {
@@ -183,6 +186,7 @@ impl Default for SamplingOptions {
             logit_bias: Vec::new(),
             think_budget: None,
             max_calls: None,
+            plan: false,
         }
     }
 }

@@ -62,6 +62,9 @@ pub struct ServerConfig {
     pub hosted_tools: HostedTools,
     /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded).
     pub max_calls_per_reply: Option<usize>,
+    /// Plan, then calls by default (a request's `plan` field overrides it): where several
+    /// calls may be made, the reply first states how many, then makes exactly that many.
+    pub plan: bool,
     /// What a call identical to one already made in the conversation gets (a request's
     /// `repeats` field overrides it).
     pub repeats: toolgram_runtime::Repeats,
@@ -100,6 +103,7 @@ impl Default for ServerConfig {
             strict_model_names: false,
             hosted_tools: HostedTools::Filter,
             max_calls_per_reply: Some(8),
+            plan: false,
             repeats: toolgram_runtime::Repeats::Forbid,
             strict_schemas: false,
         }

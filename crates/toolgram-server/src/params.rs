@@ -111,6 +111,7 @@ pub fn sampling(
     let mut s = SamplingOptions {
         max_tokens: limit,
         max_calls: limits.max_calls_per_reply,
+        plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
         ..SamplingOptions::default()
     };
     for key in max_keys {

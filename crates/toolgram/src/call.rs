@@ -27,6 +27,10 @@ pub(crate) struct CallArgs {
     /// Allow more than one call.
     #[arg(long)]
     pub parallel_tool_calls: bool,
+    /// Plan, then calls (with --parallel-tool-calls): the reply first states how many calls
+    /// it will make (returned as reasoning), then makes exactly that many.
+    #[arg(long)]
+    pub plan: bool,
     /// Registry model name or role, or a path to any GGUF (default: the default model).
     #[arg(long)]
     pub model: Option<String>,
@@ -159,6 +163,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         temperature: args.temperature,
         seed: args.seed,
         think_budget: args.think_budget,
+        plan: args.plan,
         ..SamplingOptions::default()
     };
     req.retry = RetryPolicy {

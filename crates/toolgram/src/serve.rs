@@ -54,6 +54,11 @@ pub(crate) struct ServeArgs {
     /// max_tokens cuts it.
     #[arg(long, default_value_t = 8)]
     pub max_calls_per_reply: usize,
+    /// Plan, then calls: where several calls may be made, the reply first states how many
+    /// (returned as reasoning), then makes exactly that many. A request's `plan` field
+    /// overrides it.
+    #[arg(long)]
+    pub plan: bool,
     /// A call identical to one already made in the conversation: `forbid` leaves it out under
     /// tool_choice auto (the model answers in text or makes another call; tools marked
     /// "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it, `allow`
@@ -179,6 +184,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         aliases: args.model_alias,
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
+        plan: args.plan,
         repeats: args.repeats,
         strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,

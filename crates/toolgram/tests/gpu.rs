@@ -215,7 +215,7 @@ fn every_command_on_the_vulkan_build_exits_0_after_a_success() {
 
 /// `serve` on the device: one request answered, then SIGTERM; the process must exit 0.
 fn served_then_terminated(bin: &std::path::Path) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader};
     let mut child = Command::new(bin)
         .args([
             "serve",
@@ -234,25 +234,12 @@ fn served_then_terminated(bin: &std::path::Path) {
         .spawn()
         .expect("serve starts");
     let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let addr = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.split("on http://")
-                .nth(1)
-                .map(|r| r.split('/').next().unwrap_or("").to_owned())
-        })
-        .expect("the server says where it listens");
-    let body = r#"{"messages":[{"role":"user","content":"Hi"}],"max_tokens":4}"#;
-    let mut s = std::net::TcpStream::connect(&addr).expect("connects");
-    write!(
-        s,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("request written");
-    let mut reply = String::new();
-    let _ = s.read_to_string(&mut reply);
+    let addr = common::listening_addr(&mut lines).expect("the server says where it listens");
+    let reply = common::post_raw(
+        &addr,
+        "/v1/chat/completions",
+        r#"{"messages":[{"role":"user","content":"Hi"}],"max_tokens":4}"#,
+    );
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     let pid = child.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status();

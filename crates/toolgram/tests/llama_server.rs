@@ -268,7 +268,7 @@ fn the_embedded_engine_and_llama_server_reply_in_one_shape() {
 
 #[test]
 fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader};
     let server = start_server();
     let mut gateway = Command::new(env!("CARGO_BIN_EXE_toolgram"))
         .args([
@@ -287,30 +287,14 @@ fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
         .expect("toolgram serve starts");
     let stderr = gateway.stderr.take().expect("stderr");
     let mut lines = BufReader::new(stderr).lines();
-    let addr = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.split("on http://")
-                .nth(1)
-                .map(|r| r.split('/').next().unwrap_or("").to_owned())
-        })
-        .expect("the gateway says where it listens");
+    let addr = common::listening_addr(&mut lines).expect("the gateway says where it listens");
     std::thread::spawn(move || for _ in lines {});
     let tools = std::fs::read_to_string(repo().join("examples/weather.json")).expect("tools");
     let body = format!(
         r#"{{"messages":[{{"role":"user","content":"What's the weather like in Paris today?"}}],
             "tools":{tools},"tool_choice":"required","parallel_tool_calls":false}}"#
     );
-    let mut s = std::net::TcpStream::connect(&addr).expect("connects");
-    write!(
-        s,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("request");
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).expect("reply");
+    let reply = common::post_raw(&addr, "/v1/chat/completions", &body);
     let _ = gateway.kill();
     let _ = gateway.wait();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");

@@ -37,18 +37,10 @@ impl Served {
             .stderr(Stdio::piped())
             .spawn()
             .expect("toolgram serve starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("on http://").nth(1) {
-                    let _ = tx.send(rest.split('/').next().unwrap_or("").to_owned());
-                }
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(300))
-            .expect("the server says where it listens");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let addr = common::listening_addr(&mut lines).expect("the server says where it listens");
+        // The rest of the log is read, so the server never blocks writing it.
+        std::thread::spawn(move || lines.for_each(drop));
         Self { child, addr }
     }
 
@@ -174,18 +166,7 @@ fn at_the_end_of_the_drain_a_run_in_flight_answers_503_with_its_partial_text_and
     let started = Instant::now();
     let in_flight = {
         let addr = server.addr.clone();
-        std::thread::spawn(move || {
-            let mut s = TcpStream::connect(&addr).expect("connects");
-            s.set_read_timeout(Some(Duration::from_secs(60))).ok();
-            let req = format!(
-                "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{ENDLESS}",
-                ENDLESS.len()
-            );
-            s.write_all(req.as_bytes()).expect("request written");
-            let mut out = String::new();
-            let _ = s.read_to_string(&mut out);
-            out
-        })
+        std::thread::spawn(move || common::post_raw(&addr, "/v1/chat/completions", ENDLESS))
     };
     // Let it decode a while, then stop the server: the drain (1 s) ends long before the
     // reply's 2,000 tokens would.
@@ -266,19 +247,7 @@ fn health_answers_at_once_while_heavy_requests_are_read_and_checked() {
         .flat_map(|body| [body.clone(), body])
         .map(|body| {
             let addr = addr.clone();
-            std::thread::spawn(move || {
-                let mut s = TcpStream::connect(&addr).expect("connects");
-                s.set_read_timeout(Some(Duration::from_secs(120))).ok();
-                let req = format!(
-                    "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                s.write_all(req.as_bytes()).expect("headers written");
-                s.write_all(body.as_bytes()).expect("body written");
-                let mut out = String::new();
-                let _ = s.read_to_string(&mut out);
-                out
-            })
+            std::thread::spawn(move || common::post_raw(&addr, "/v1/chat/completions", &body))
         })
         .collect();
     let mut slowest = Duration::ZERO;

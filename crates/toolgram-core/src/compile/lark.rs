@@ -532,4 +532,36 @@ mod tests {
         assert!(required.contains("start: calls\n"), "{required}");
         assert!(!required.contains("\"cold\""), "{required}");
     }
+
+    /// Plan, then calls: the count first, then exactly that many calls; 0 (text) only where
+    /// the choice allows no call; no plan where one call at most may be made.
+    #[test]
+    fn a_planned_reply_states_its_count_then_makes_exactly_that_many_calls() {
+        let opts = CompileOptions {
+            plan: true,
+            max_calls: Some(3),
+            ..CompileOptions::default()
+        };
+        let auto = compile(&tools(), &ToolChoice::Auto, true, hermes(), &opts)
+            .expect("compiles")
+            .lark;
+        assert!(
+            auto.contains(
+                "start: \"Number of tool calls needed: \" (\"0\\n\" text? | \"1\\n\" calls_1 | \"2\\n\" calls_2 | \"3\\n\" calls_3)\n"
+            ),
+            "{auto}"
+        );
+        assert!(
+            auto.contains("calls_2: call \"\\n\"? call \"\\n\"?\n"),
+            "{auto}"
+        );
+        let required = compile(&tools(), &ToolChoice::Required, true, hermes(), &opts)
+            .expect("compiles")
+            .lark;
+        assert!(!required.contains("\"0\\n\""), "{required}");
+        let one = compile(&tools(), &ToolChoice::Auto, false, hermes(), &opts)
+            .expect("compiles")
+            .lark;
+        assert!(!one.contains("Number of tool calls"), "{one}");
+    }
 }

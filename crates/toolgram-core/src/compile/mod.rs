@@ -57,7 +57,18 @@ pub struct CompileOptions {
     /// match. The reply is then calls or an answer in that schema, never prose and never
     /// both; `None` leaves the text branch free.
     pub answer: Option<serde_json::Value>,
+    /// Plan, then calls: where several calls may be made, the reply first states how many
+    /// ([`PLAN_PREFIX`] and a digit, 0 for none under `auto`), then makes exactly that many.
+    /// A small model that ends its turn after one call (p of a second ≤ 0.014 on BFCL's
+    /// parallel items) names the right count far more often when asked first.
+    pub plan: bool,
 }
+
+/// The line a planned reply opens with, before its count of calls.
+pub const PLAN_PREFIX: &str = "Number of tool calls needed: ";
+
+/// The most calls a plan may name (one digit).
+pub const PLAN_MAX_CALLS: usize = 9;
 
 /// The result of compiling a request.
 #[derive(Debug, Clone)]

@@ -132,6 +132,23 @@ pub(crate) fn build(
         } else {
             Expr::alt(vec![answer(), calls])
         }
+    } else if let Some(most) = planned(opts, parallel, syntax, &callable) {
+        // Plan, then calls: the count first, then exactly that many calls (none: text).
+        let mut counts: Vec<Expr> = (1..=most)
+            .map(|k| {
+                Expr::seq(vec![
+                    Expr::lit(format!("{k}\n")),
+                    Expr::rule(format!("calls-{k}")),
+                ])
+            })
+            .collect();
+        if !choice.requires_call() {
+            counts.insert(
+                0,
+                Expr::seq(vec![Expr::lit("0\n"), text(&mut u, Text::Any)]),
+            );
+        }
+        Expr::seq(vec![Expr::lit(super::PLAN_PREFIX), Expr::alt(counts)])
     } else if callable.is_empty() {
         text(&mut u, Text::Any)
     } else if let Some(header) = syntax.prompt_opens {
@@ -184,9 +201,25 @@ pub(crate) fn build(
             (false, _) => Some(0),
             (true, max) => max.map(|m| m.saturating_sub(1)),
         };
-        u.calls(tools, more, syntax, target, bare)?;
+        let plan = planned(opts, parallel, syntax, &callable);
+        u.calls(tools, (more, plan), syntax, target, bare)?;
     }
     Ok(u)
+}
+
+/// The most calls a plan may name, where the reply is planned: several calls allowed, a
+/// syntax whose calls sit in a plain section (not Harmony's messages, not one the prompt
+/// opens, and no response format beside the tools).
+fn planned(
+    opts: &super::CompileOptions,
+    parallel: bool,
+    syntax: &CallSyntax,
+    callable: &[usize],
+) -> Option<usize> {
+    let plain = syntax.body != CallBody::Harmony && syntax.prompt_opens.is_none();
+    let most = opts.max_calls.unwrap_or(super::PLAN_MAX_CALLS);
+    (opts.plan && parallel && plain && opts.answer.is_none() && !callable.is_empty() && most > 1)
+        .then_some(most.min(super::PLAN_MAX_CALLS))
 }
 
 /// A union with no calls: the reasoning block (per `think`) around a caller's answer slot.
@@ -263,7 +296,7 @@ impl Union {
     fn calls(
         &mut self,
         tools: &ToolSet,
-        more_calls: Option<usize>,
+        (more_calls, plan): (Option<usize>, Option<usize>),
         syntax: &CallSyntax,
         target: Target,
         bare: bool,
@@ -317,6 +350,13 @@ impl Union {
             // parallel items); a grammar that reads that `\n` only as the separator forces
             // a second call, then a third — the runaways of `tool_choice: required`.
             section.push(Expr::opt(Expr::lit("\n")));
+        }
+        // A plan's `calls-K`: the same section with exactly K calls.
+        for k in 1..=plan.unwrap_or(0) {
+            let mut exact = section.clone();
+            let n = u32::try_from(k - 1).unwrap_or(0);
+            exact[3] = Expr::repeat(Expr::seq(vec![sep.clone(), Expr::rule("call")]), n, Some(n));
+            self.rule(&format!("calls-{k}"), Expr::Seq(exact));
         }
         let section = Expr::Seq(section);
         self.rule("calls", section);

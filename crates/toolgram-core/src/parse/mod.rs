@@ -8,4 +8,4 @@
 pub mod lenient;
 pub mod strict;
 
-pub use strict::{ParsedOutput, parse_output, split_reasoning};
+pub use strict::{ParsedOutput, parse_output, split_plan, split_reasoning};

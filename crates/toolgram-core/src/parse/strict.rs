@@ -319,6 +319,20 @@ fn read_exactly(
     })
 }
 
+/// A planned reply's plan line ([`crate::compile::PLAN_PREFIX`] and its count), split from
+/// what follows it: `(Some(line), rest)`, or `(None, text)` where the text has none.
+pub fn split_plan(text: &str) -> (Option<String>, &str) {
+    let lead = text.len() - text.trim_start().len();
+    match text[lead..].strip_prefix(crate::compile::PLAN_PREFIX) {
+        Some(rest) => {
+            let end = rest.find('\n').map_or(rest.len(), |n| n + 1);
+            let line = text[lead..lead + crate::compile::PLAN_PREFIX.len() + end].trim();
+            (Some(line.to_owned()), &rest[end..])
+        }
+        None => (None, text),
+    }
+}
+
 /// Split a reply produced with thinking on into its reasoning block (trimmed) and the rest;
 /// `reasoning` is the block's markers ([`CallSyntax::reasoning`]). With [`Think::Off`], or
 /// when the reply does not open with a complete block, there is no reasoning and the text

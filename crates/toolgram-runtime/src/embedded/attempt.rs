@@ -29,6 +29,7 @@ fn sampling(req: &Request) -> Sampling {
         logit_bias: s.logit_bias.clone(),
         think_budget: s.think_budget,
         max_calls: s.max_calls,
+        plan: s.plan,
         cut_runaways: req.repeats == Repeats::Forbid,
         ..Sampling::default()
     }

@@ -547,8 +547,9 @@ fn call_grammar(engine: &Engine, req: &Request) -> Result<Option<Arc<CompiledCal
 /// mode that leaves the schema to the validator, keywords the grammar left to it, a grammar
 /// tool's executor check, or calls the repeat policy may leave out.
 fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
-    // An answer in a response format beside the tools is checked on the finished text.
-    let answer = req.response_format.is_some();
+    // An answer in a response format beside the tools, or a plan line read back as
+    // reasoning, is known once the reply is.
+    let answer = req.response_format.is_some() || req.sampling.plan;
     if answer || req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }

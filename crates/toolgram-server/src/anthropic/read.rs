@@ -41,6 +41,7 @@ const HONOURED: &[&str] = &[
     "thinking",
     "output_format",
     "max_attempts",
+    "plan",
     "repeats",
     "strict_schemas",
 ];

@@ -38,6 +38,7 @@ const HONOURED: &[&str] = &[
     "stop",
     "logit_bias",
     "max_attempts",
+    "plan",
     "repeats",
     "strict_schemas",
     "stream",

@@ -50,6 +50,7 @@ const HONOURED: &[&str] = &[
     "seed",
     "stop",
     "max_attempts",
+    "plan",
     "repeats",
     "strict_schemas",
     "stream",

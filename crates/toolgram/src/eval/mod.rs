@@ -60,7 +60,8 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     resume: bool,
     /// Most tokens per attempt (default: 512 under protocol toolgram; under bfcl none is sent
-    /// to a server, as BFCL sends none, and the embedded model gets serve's 2048).
+    /// to a server, as BFCL sends none, and the embedded model gets 2,048, the figure the stored
+    /// BFCL runs used).
     #[arg(long)]
     max_tokens: Option<usize>,
     /// Most attempts per item (retries after a failed validation; protocol bfcl: one).
@@ -72,6 +73,10 @@ pub(crate) struct RunArgs {
     /// with the leaderboard).
     #[arg(long, default_value = "toolgram", value_parser = ["toolgram", "bfcl"])]
     protocol: String,
+    /// Plan, then calls (embedded model): the reply first states how many calls it will
+    /// make, then makes exactly that many (docs/eval.md, "Plan, then calls").
+    #[arg(long)]
+    plan: bool,
     #[arg(long, help = crate::args::THREADS_HELP)]
     threads: Option<u32>,
     #[command(flatten)]
@@ -90,6 +95,7 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             max_attempts: self.max_attempts,
             protocol: self.protocol(),
+            plan: self.plan,
         }
     }
 

@@ -50,3 +50,33 @@ pub(crate) fn temp_file(name: &str, text: &str) -> PathBuf {
     std::fs::write(&p, text).expect("write temp file");
     p
 }
+
+/// The `HOST:PORT` a `toolgram serve` says it listens on, read from its stderr `lines` (the
+/// lines after it are left for the caller).
+pub(crate) fn listening_addr(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+) -> Option<String> {
+    lines.map_while(Result::ok).find_map(|l| {
+        l.split("on http://")
+            .nth(1)
+            .map(|r| r.split('/').next().unwrap_or("").to_owned())
+    })
+}
+
+/// POST `body` as JSON to `path` on `addr` over a fresh connection (`Connection: close`) and
+/// read the whole raw answer, status line and headers included.
+pub(crate) fn post_raw(addr: &str, path: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connects");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .ok();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).expect("headers written");
+    s.write_all(body.as_bytes()).expect("body written");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
