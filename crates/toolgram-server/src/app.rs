@@ -47,10 +47,11 @@ pub struct ServerConfig {
     /// On SIGTERM or Ctrl-C, how long requests in flight get to finish; then their
     /// connections are closed and their runs cancelled.
     pub drain_timeout: Duration,
-    /// Tokens a reply may have: the default when a request names none, and the most one is
-    /// given (a request asking for more is capped, and the reply says so). 0: the model's
-    /// context ([`App::new`] reads it from the runtime), so an agent's own limit is honoured
-    /// wherever the prompt leaves room (the engine never decodes past the context).
+    /// The most tokens a reply is given (a request asking for more is capped, and the reply
+    /// says so; one naming none gets [`crate::params::DEFAULT_MAX_TOKENS`] or this if lower).
+    /// 0: the model's context ([`App::new`] reads it from the runtime), so an agent's own
+    /// limit is honoured wherever the prompt leaves room (the engine never decodes past the
+    /// context).
     pub max_tokens: usize,
     /// Other names for the served model (`--model-alias NAME=MODEL`: NAME, MODEL), listed by
     /// `/v1/models`; MODEL must name the served model.

@@ -99,6 +99,11 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
     }
 }
 
+/// Tokens a reply gets when its request names no limit (BFCL's client sends none): a small
+/// model's runaway string then ends here rather than at the context's end. A request that
+/// names a limit gets it, up to the server's (`--max-tokens`, by default the context).
+pub const DEFAULT_MAX_TOKENS: usize = 2048;
+
 /// Sampling settings common to every API; `max_keys` are the token-limit names in order of
 /// preference. A limit above the server's is capped to it, with a note.
 pub fn sampling(
@@ -109,7 +114,7 @@ pub fn sampling(
 ) -> Result<SamplingOptions, ApiError> {
     let limit = limits.max_tokens;
     let mut s = SamplingOptions {
-        max_tokens: limit,
+        max_tokens: limit.min(DEFAULT_MAX_TOKENS),
         max_calls: limits.max_calls_per_reply,
         plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
         ..SamplingOptions::default()
@@ -552,6 +557,31 @@ mod tests {
         );
         let fine: Vec<Value> = (0..40).map(|i| function(&format!("f{i}"))).collect();
         assert!(pool(&fine, HostedTools::Filter, "tools").is_ok());
+    }
+
+    /// With the context as the limit (the default), an agent's 32,000 is honoured and a
+    /// request naming none gets [`DEFAULT_MAX_TOKENS`].
+    #[test]
+    fn an_agents_limit_is_honoured_up_to_the_context_and_none_named_gets_the_default() {
+        let config = crate::app::ServerConfig {
+            max_tokens: 32768,
+            ..crate::app::ServerConfig::default()
+        };
+        let mut notes = Notes::new();
+        let asked = json!({"max_tokens": 32000});
+        let read = |body: &Value, notes: &mut Notes| {
+            sampling(
+                body.as_object().expect("object"),
+                &["max_tokens"],
+                &config,
+                notes,
+            )
+            .expect("read")
+            .max_tokens
+        };
+        assert_eq!(read(&asked, &mut notes), 32000);
+        assert_eq!(read(&json!({}), &mut notes), DEFAULT_MAX_TOKENS);
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]

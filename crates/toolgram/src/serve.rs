@@ -43,10 +43,10 @@ pub(crate) struct ServeArgs {
     /// Longest a request may take, in seconds, its wait in the queue included (504 past it).
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
-    /// Tokens a reply may have: the default for requests that name none and the most one
-    /// is given (more is capped, and the reply says so). Default: the model's context
-    /// (--ctx-size), so what a client asks for is honoured wherever the prompt leaves room
-    /// for it; a reply never runs past the context either way.
+    /// The most tokens a reply is given (a request asking for more is capped, and the reply
+    /// says so). Default: the model's context (--ctx-size), so what a client asks for is
+    /// honoured wherever the prompt leaves room for it. A request that names no limit gets
+    /// 2,048, or this if lower.
     #[arg(long)]
     pub max_tokens: Option<usize>,
     /// Most calls one reply may make under parallel_tool_calls: the grammar ends the reply
