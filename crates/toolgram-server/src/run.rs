@@ -2,10 +2,9 @@
 //! pool, the request cancelled at once when its handler, its stream's events or its SSE body
 //! is dropped (the client went away, before or after the first event) or its time runs out
 //! (a 504 carrying what it decoded and its usage) or the server's drain ends (a 503 carrying
-//! the same), and a stream's events forwarded to an
-//! async channel. A cancelled run's tokens are counted here, where its result ends (nobody
-//! reads it); a stream's frames forwarded to its client ([`forward`]). This module must not
-//! build replies.
+//! the same), and a stream's events forwarded to an async channel. A cancelled run's tokens
+//! are counted here, where its result ends (nobody reads it); a stream's frames forwarded to
+//! its client ([`forward`]). This module must not build replies.
 
 use crate::app::App;
 use crate::error::ApiError;

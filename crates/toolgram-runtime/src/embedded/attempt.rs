@@ -2,8 +2,8 @@
 //! `CallModel`), with repeats of the conversation's calls left out under
 //! [`Repeats::Forbid`] (beside a `response_format`, the call grammar's text branch is the
 //! answer in that format, checked here), or free generation under a `response_format` alone;
-//! the result as the run
-//! stage's [`Response`]. This module must not queue, cache or stream: its callers do.
+//! the result as the run stage's [`Response`]. This module must not queue, cache or stream:
+//! its callers do.
 
 use crate::error::RunError;
 use crate::format::{answer_beside_tools, check_output, prepare, warning_texts};
