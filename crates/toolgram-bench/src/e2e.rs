@@ -552,6 +552,7 @@ mod tests {
             ignored: Vec::new(),
             truncated_call: None,
             cut_call: None,
+            call_margin: None,
         }
     }
 

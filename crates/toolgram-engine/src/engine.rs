@@ -5,6 +5,7 @@
 //! This module must not generate: the decode loop lives in `session`.
 
 use crate::backend::Backend;
+use crate::call_bias::CallStarts;
 use crate::client_text::ClientText;
 use crate::compiled_call::{Grammars, PoolRequest, compile_pool};
 use crate::error::EngineError;
@@ -71,6 +72,8 @@ pub struct Engine {
     pub(crate) grammars: Arc<Grammars>,
     /// Keeps special-token strings in client text as text.
     pub(crate) client: ClientText,
+    /// The tokens that open a call (for `call_bias`).
+    pub(crate) call_starts: CallStarts,
     name: String,
     vocab_early: bool,
     offload: Arc<Offload>,
@@ -152,6 +155,11 @@ impl Engine {
             }
         };
         let client = ClientText::of_model(&model, &source, syntax);
+        let call_starts = CallStarts::find(
+            tok.pieces.iter().map(Vec::as_slice),
+            |t| tok.specials.get(t).copied(),
+            syntax,
+        );
         let compile_opts = CompileOptions {
             special_tokens: syntax_markers(syntax)
                 .chain([syntax::THINK.0.text(), syntax::THINK.1.text()])
@@ -180,6 +188,7 @@ impl Engine {
             n_ctx,
             grammars: Arc::new(Grammars::new(factory, compile_opts, syntax)),
             client,
+            call_starts,
             name,
             vocab_early,
             offload: Arc::new(offload),

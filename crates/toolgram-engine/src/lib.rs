@@ -37,6 +37,7 @@
 
 mod backend;
 mod batch;
+mod call_bias;
 mod call_model;
 mod client_text;
 mod compiled_call;

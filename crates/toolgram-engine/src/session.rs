@@ -11,6 +11,7 @@
 //! must not interpret them.
 
 use crate::batch::{BATCH, Batch, LaneHandle};
+use crate::call_bias::CallChoice;
 use crate::compiled_call::{CallShape, CompiledCall};
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -80,6 +81,10 @@ pub struct Sampling {
     /// Plan, then calls ([`toolgram_core::compile::CompileOptions::plan`]): where several
     /// calls may be made, the reply first says how many, then makes exactly that many.
     pub plan: bool,
+    /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
+    /// (under `auto`; under a plan, to the counts 1–9): > 0 calls more often, < 0 declines
+    /// more often (see `call_bias`).
+    pub call_bias: f32,
 }
 
 impl Default for Sampling {
@@ -97,6 +102,7 @@ impl Default for Sampling {
             max_calls: None,
             cut_runaways: false,
             plan: false,
+            call_bias: 0.0,
         }
     }
 }
@@ -220,6 +226,10 @@ pub struct CallResponse {
     pub truncated_call: Option<TruncatedCall>,
     /// The runaway call the loop guard cut (see [`Sampling::cut_runaways`]).
     pub cut_call: Option<CutCall>,
+    /// The model's lean at the reply's call-or-text choice, before [`Sampling::call_bias`]:
+    /// the best call-opening token's logit less the best other allowed token's (> 0: it would
+    /// call); `None` where the reply had no such choice.
+    pub call_margin: Option<f32>,
 }
 
 /// A call the token limit cut: what of it was written.
@@ -257,6 +267,8 @@ pub struct Session<'e> {
     scratch: Vec<(u32, f64)>,
     observer: Option<Box<dyn DecodeObserver + 'e>>,
     store: Option<Arc<dyn PrefixStore>>,
+    /// The last reply's [`CallResponse::call_margin`].
+    call_margin: Option<f32>,
 }
 
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -297,6 +309,7 @@ impl<'e> Batch<'e> {
             scratch: Vec::new(),
             observer: None,
             store: None,
+            call_margin: None,
         })
     }
 }
@@ -492,6 +505,7 @@ impl<'e> Session<'e> {
             ignored: compiled.ignored.clone(),
             truncated_call: None,
             cut_call,
+            call_margin: self.call_margin,
         })
     }
 
@@ -587,6 +601,7 @@ impl<'e> Session<'e> {
                 },
             )),
             cut_call: None,
+            call_margin: self.call_margin,
         })
     }
 
@@ -749,6 +764,8 @@ impl<'e> Session<'e> {
         });
         let mut rng = Rng::new(seed);
         let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
+        let mut choice = CallChoice::new(&engine.call_starts, s.plan, s.call_bias);
+        self.call_margin = None;
         self.text.clear();
         if let Some(o) = self.observer.as_mut() {
             o.started();
@@ -805,6 +822,8 @@ impl<'e> Session<'e> {
                     ));
                 }
             };
+            choice.at_step(mask, &self.text, &mut self.logits);
+            self.call_margin = self.call_margin.or(choice.margin);
             let logits = self.logits.as_slice();
             let sampling = (&bias, s.temperature, s.top_p);
             let token = pick_nucleus(logits, mask, sampling, &mut rng, &mut self.scratch)

@@ -82,6 +82,9 @@ pub struct RunOptions {
     /// Plan, then calls on the embedded model (the reply states how many calls it will make,
     /// then makes exactly that many).
     pub plan: bool,
+    /// Added to a call's opening tokens where the reply may call or not, on the embedded
+    /// model (docs/eval.md, "Call or text").
+    pub call_bias: f32,
 }
 
 impl RunOptions {
@@ -109,6 +112,7 @@ impl Default for RunOptions {
             max_attempts: 3,
             protocol: Protocol::Toolgram,
             plan: false,
+            call_bias: 0.0,
         }
     }
 }

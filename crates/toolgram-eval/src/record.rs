@@ -59,6 +59,10 @@ pub struct ItemRecord {
     /// protocols were named).
     #[serde(default = "toolgram_protocol")]
     pub protocol: String,
+    /// The model's lean at the reply's call-or-text choice, in logits (the runtime's
+    /// `Response::call_margin`); absent where the reply had no such choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_margin: Option<f32>,
     /// What ran it: the commit and the CPU ([`provenance`]); absent in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
@@ -121,6 +125,7 @@ impl ItemRecord {
             attempts: 0,
             outcome: None,
             protocol: toolgram_protocol(),
+            call_margin: None,
             run: None,
         }
     }
@@ -140,6 +145,7 @@ impl ItemRecord {
         self.output_tokens = resp.usage.map(|u| u.completion_tokens);
         self.cached_tokens = resp.usage.map(|u| u.cached_prompt_tokens);
         self.attempts = resp.attempts;
+        self.call_margin = resp.call_margin;
     }
 
     /// The key `--resume` skips on.

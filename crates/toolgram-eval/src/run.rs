@@ -240,6 +240,7 @@ fn run_one(
     req.few_shot = mode.few_shot();
     req.sampling.max_tokens = options.embedded_max_tokens();
     req.sampling.plan = options.plan;
+    req.sampling.call_bias = options.call_bias;
     req.retry = RetryPolicy {
         max_attempts: options.attempts(),
         consecutive_blocked: 2,

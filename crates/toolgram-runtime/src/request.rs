@@ -173,6 +173,10 @@ pub struct SamplingOptions {
     /// Plan, then calls: where several calls may be made, the reply first says how many
     /// (returned as its reasoning), then makes exactly that many.
     pub plan: bool,
+    /// Added to the logits of the tokens that open a call where the reply may call or not
+    /// (under a plan: to the counts 1–9): > 0 calls more often, < 0 declines more often.
+    /// Embedded model only.
+    pub call_bias: f32,
 }
 
 impl Default for SamplingOptions {
@@ -187,6 +191,7 @@ impl Default for SamplingOptions {
             think_budget: None,
             max_calls: None,
             plan: false,
+            call_bias: 0.0,
         }
     }
 }

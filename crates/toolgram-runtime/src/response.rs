@@ -192,6 +192,11 @@ pub struct Response {
     /// The runaway call the loop guard cut from a reply that may hold several calls, under
     /// [`crate::Repeats::Forbid`] (`finish_reason` stays `tool_calls`).
     pub cut_call: Option<CutCall>,
+    /// The model's lean at the reply's call-or-text choice, in logits, before `call_bias`:
+    /// the best call-opening token's logit less the best other allowed token's (> 0: it would
+    /// call). `None` where the reply had no such choice (a call required, none allowed, a
+    /// provider).
+    pub call_margin: Option<f32>,
     /// Measurements.
     pub timings: RunTimings,
     /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
@@ -231,6 +236,7 @@ impl Response {
             format_branch: None,
             truncated_call: None,
             cut_call: None,
+            call_margin: None,
             timings: RunTimings::default(),
             offload: None,
         }
@@ -281,6 +287,7 @@ impl Response {
                 .collect::<Vec<_>>(),
             "warnings": self.warnings,
             "response_format_branch": self.format_branch.map(Branch::as_str),
+            "call_margin": self.call_margin.map(|m| (f64::from(m) * 1000.0).round() / 1000.0),
             "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
                 "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),

@@ -117,6 +117,8 @@ pub fn sampling(
         max_tokens: limit.min(DEFAULT_MAX_TOKENS),
         max_calls: limits.max_calls_per_reply,
         plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
+        call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
+            .map_or(limits.call_bias, |b| b as f32),
         ..SamplingOptions::default()
     };
     for key in max_keys {

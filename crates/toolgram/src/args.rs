@@ -83,3 +83,12 @@ impl From<ModeArg> for Mode {
 pub(crate) fn repeats(s: &str) -> Result<toolgram_runtime::Repeats, String> {
     toolgram_runtime::Repeats::from_name(s).ok_or_else(|| format!("`{s}`: allow, list or forbid"))
 }
+
+/// `--call-bias B` (`call`, `serve`, `eval`): a finite logit offset from -100 to 100, as
+/// OpenAI's `logit_bias` values are.
+pub(crate) fn call_bias(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(b) if (-100.0..=100.0).contains(&b) => Ok(b),
+        _ => Err(format!("`{s}`: a number from -100 to 100")),
+    }
+}

@@ -31,6 +31,11 @@ pub(crate) struct CallArgs {
     /// it will make (returned as reasoning), then makes exactly that many.
     #[arg(long)]
     pub plan: bool,
+    /// Added to the logits of the tokens that open a call where the reply may call or not
+    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100: above 0 calls more
+    /// often, below 0 declines more often (docs/eval.md, "Call or text").
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
+    pub call_bias: f32,
     /// Registry model name or role, or a path to any GGUF (default: the default model).
     #[arg(long)]
     pub model: Option<String>,
@@ -164,6 +169,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         seed: args.seed,
         think_budget: args.think_budget,
         plan: args.plan,
+        call_bias: args.call_bias,
         ..SamplingOptions::default()
     };
     req.retry = RetryPolicy {

@@ -59,6 +59,11 @@ pub(crate) struct ServeArgs {
     /// overrides it.
     #[arg(long)]
     pub plan: bool,
+    /// Added to the logits of the tokens that open a call where the reply may call or not
+    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100; a request's `call_bias` field overrides it: above 0 calls more
+    /// often, below 0 declines more often (docs/eval.md, "Call or text").
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
+    pub call_bias: f32,
     /// A call identical to one already made in the conversation: `forbid` leaves it out under
     /// tool_choice auto (the model answers in text or makes another call; tools marked
     /// "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it, `allow`
@@ -185,6 +190,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         aliases: args.model_alias,
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
         plan: args.plan,
+        call_bias: args.call_bias,
         repeats: args.repeats,
         strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,

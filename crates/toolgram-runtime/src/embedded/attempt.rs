@@ -30,6 +30,7 @@ fn sampling(req: &Request) -> Sampling {
         think_budget: s.think_budget,
         max_calls: s.max_calls,
         plan: s.plan,
+        call_bias: s.call_bias,
         cut_runaways: req.repeats == Repeats::Forbid,
         ..Sampling::default()
     }
@@ -176,6 +177,7 @@ fn call(
         }),
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
+        call_margin: last.call_margin,
         timings: timings(&last.timings),
         ..Response::ran(
             last.mode.into(),

@@ -42,6 +42,7 @@ const HONOURED: &[&str] = &[
     "output_format",
     "max_attempts",
     "plan",
+    "call_bias",
     "repeats",
     "strict_schemas",
 ];

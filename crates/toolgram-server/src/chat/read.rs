@@ -39,6 +39,7 @@ const HONOURED: &[&str] = &[
     "logit_bias",
     "max_attempts",
     "plan",
+    "call_bias",
     "repeats",
     "strict_schemas",
     "stream",

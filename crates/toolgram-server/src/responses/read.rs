@@ -51,6 +51,7 @@ const HONOURED: &[&str] = &[
     "stop",
     "max_attempts",
     "plan",
+    "call_bias",
     "repeats",
     "strict_schemas",
     "stream",

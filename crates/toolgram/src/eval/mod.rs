@@ -77,6 +77,11 @@ pub(crate) struct RunArgs {
     /// make, then makes exactly that many (docs/eval.md, "Plan, then calls").
     #[arg(long)]
     plan: bool,
+    /// Added to the logits of the tokens that open a call where the reply may call or not
+    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100: above 0 calls more
+    /// often, below 0 declines more often (docs/eval.md, "Call or text").
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
+    call_bias: f32,
     #[arg(long, help = crate::args::THREADS_HELP)]
     threads: Option<u32>,
     #[command(flatten)]
@@ -96,6 +101,7 @@ impl RunArgs {
             max_attempts: self.max_attempts,
             protocol: self.protocol(),
             plan: self.plan,
+            call_bias: self.call_bias,
         }
     }
 

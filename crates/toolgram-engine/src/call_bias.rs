@@ -1,0 +1,219 @@
+//! The call-or-text choice under `auto`: where the grammar lets a reply either open a call or
+//! do something else (write text, plan 0 calls, end), the model's logits decide. This module
+//! finds that step, measures the model's lean there ([`CallChoice::margin`]) and adds the
+//! request's `call_bias` to the tokens that open a call, so declines can be traded against
+//! calls by one calibrated number.
+//!
+//! - [`CallStarts`]: the tokens that open a call, found once per model: the syntax's first
+//!   opener piece (its special token, or tokens spelling it), `{` and a code fence where
+//!   calls may be bare JSON, and the counts 1–9 of a plan (`Number of tool calls needed: N`).
+//! - [`CallChoice`]: one reply's choice — the first step whose mask allows a call-starting
+//!   token beside any other; later steps (a further call after one, a call after text) are
+//!   left to the model.
+//!
+//! This module must not change which tokens are allowed: the bias is added to logits and the
+//! mask still decides; it must not allocate per step.
+
+use llguidance::toktrie::SimpleVob;
+use toolgram_core::CallSyntax;
+use toolgram_core::compile::PLAN_PREFIX;
+
+/// The tokens of one model's vocabulary that open a call.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct CallStarts {
+    /// Tokens that begin the syntax's call opener.
+    opener: Vec<u32>,
+    /// Tokens that begin a plan's non-zero count (`1`–`9`).
+    counts: Vec<u32>,
+}
+
+impl CallStarts {
+    /// The call-starting tokens among `pieces` (each token's display bytes, by id) for
+    /// `syntax`, where `special` finds a special token's id by its text. An opener the
+    /// vocabulary has as a special token is that token alone; one spelled as text is any
+    /// token spelling it or the start of it (two bytes at least); a syntax whose calls may
+    /// be bare JSON after a special opener adds the tokens that start with `{` or a code
+    /// fence (the grammar reads a reply opening with ```` ```json ```` as a bare call; one
+    /// opening another fence is text, so there the bias leans on both).
+    pub(crate) fn find<'p>(
+        pieces: impl Iterator<Item = &'p [u8]>,
+        special: impl Fn(&str) -> Option<u32>,
+        syntax: &CallSyntax,
+    ) -> Self {
+        let opener = syntax.first_piece().map(|p| p.text());
+        let special_opener = opener.and_then(&special);
+        let text_opener = match (opener, special_opener) {
+            (_, Some(_)) => None,
+            (Some(o), None) => Some(o.as_bytes()),
+            (None, None) => Some(b"{".as_slice()),
+        };
+        // The grammar allows bare calls only after a special-token opener (`compile::union`).
+        let bare = syntax.bare_calls && special_opener.is_some();
+        let mut starts = Self::default();
+        for (id, piece) in pieces.enumerate() {
+            let Ok(id) = u32::try_from(id) else { break };
+            let trimmed = piece.trim_ascii_start();
+            let spells = |o: &[u8]| {
+                !trimmed.is_empty()
+                    && (trimmed.starts_with(o) || (trimmed.len() >= 2 && o.starts_with(trimmed)))
+            };
+            let opens = special_opener == Some(id)
+                || text_opener.is_some_and(spells)
+                || (bare && (trimmed.starts_with(b"{") || trimmed.starts_with(b"```")));
+            if opens {
+                starts.opener.push(id);
+            }
+            if matches!(piece.first(), Some(b'1'..=b'9')) {
+                starts.counts.push(id);
+            }
+        }
+        starts
+    }
+}
+
+/// One reply's call-or-text choice: found at most once, biased and measured there.
+#[derive(Debug)]
+pub(crate) struct CallChoice<'s> {
+    tokens: &'s [u32],
+    /// Under a plan, the choice is the count right after the plan's prefix.
+    planned: bool,
+    bias: f32,
+    /// Still looking for the choice.
+    open: bool,
+    /// The model's lean at the choice, before the bias: the best call-starting token's logit
+    /// less the best other allowed token's (> 0: the model would call).
+    pub(crate) margin: Option<f32>,
+}
+
+impl<'s> CallChoice<'s> {
+    /// The choice of a reply decoded under `plan` or not, with `bias` added to the
+    /// call-starting tokens there.
+    pub(crate) fn new(starts: &'s CallStarts, plan: bool, bias: f32) -> Self {
+        Self {
+            tokens: if plan { &starts.counts } else { &starts.opener },
+            planned: plan,
+            bias,
+            open: true,
+            margin: None,
+        }
+    }
+
+    /// At the step whose mask is `mask` after the reply `text` so far: if this is the
+    /// choice, record the margin and add the bias to `logits`. Every step after the first
+    /// that allows a call-starting token is left alone.
+    pub(crate) fn at_step(&mut self, mask: &SimpleVob, text: &[u8], logits: &mut [f32]) {
+        if !self.open || (self.planned && !text.ends_with(PLAN_PREFIX.as_bytes())) {
+            return;
+        }
+        let logit = |t: u32| logits.get(t as usize).copied().unwrap_or(f32::NEG_INFINITY);
+        let mut starts_allowed = 0usize;
+        let mut best_call = f32::NEG_INFINITY;
+        for &t in self.tokens {
+            if mask.is_allowed(t) {
+                starts_allowed += 1;
+                best_call = best_call.max(logit(t));
+            }
+        }
+        if starts_allowed == 0 {
+            return;
+        }
+        self.open = false;
+        if mask.num_set() == starts_allowed {
+            return; // a call is the only way on: no choice
+        }
+        let mut best_other = f32::NEG_INFINITY;
+        mask.iter_set_entries(|t| {
+            let t = t as u32;
+            if !self.tokens.contains(&t) {
+                best_other = best_other.max(logit(t));
+            }
+        });
+        self.margin = Some(best_call - best_other);
+        if self.bias != 0.0 {
+            for &t in self.tokens {
+                if let Some(l) = logits.get_mut(t as usize) {
+                    *l += self.bias;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgram_core::syntax;
+
+    fn vocab() -> Vec<&'static [u8]> {
+        vec![
+            b"<tool_call>",
+            b"Hello",
+            b" {",
+            b"0",
+            b"1",
+            b"23",
+            b"<",
+            b"<tool",
+        ]
+    }
+
+    #[test]
+    fn the_opener_and_its_spellings_start_a_call_and_counts_1_to_9_start_a_plan() {
+        let hermes = syntax::by_name("hermes").expect("hermes");
+        let spelled = CallStarts::find(vocab().into_iter(), |_| None, hermes);
+        assert_eq!(spelled.opener, vec![0, 7], "text opener: its spellings");
+        assert_eq!(spelled.counts, vec![4, 5]);
+        let special = |t: &str| (t == "<tool_call>").then_some(0);
+        let s = CallStarts::find(vocab().into_iter(), special, hermes);
+        assert_eq!(
+            s.opener,
+            vec![0, 2],
+            "special opener: that token alone (and bare `{{`)"
+        );
+        let bare = syntax::by_name("llama3-json").expect("llama3-json");
+        assert_eq!(
+            CallStarts::find(vocab().into_iter(), |_| None, bare).opener,
+            vec![2]
+        );
+    }
+
+    fn mask(allowed: &[u32]) -> SimpleVob {
+        let mut m = SimpleVob::alloc(8);
+        for &t in allowed {
+            m.allow_token(t);
+        }
+        m
+    }
+
+    #[test]
+    fn the_first_step_allowing_a_call_and_something_else_is_measured_and_biased_once() {
+        let hermes = syntax::by_name("hermes").expect("hermes");
+        let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
+        let mut choice = CallChoice::new(&starts, false, 2.5);
+        let mut logits = vec![1.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5];
+        choice.at_step(&mask(&[1, 2]), b"", &mut logits);
+        assert_eq!(choice.margin, None, "no call allowed: not the choice");
+        choice.at_step(&mask(&[0, 1, 7]), b"", &mut logits);
+        assert_eq!(choice.margin, Some(-2.0));
+        assert_eq!(logits[..2], [3.5, 3.0]);
+        choice.at_step(&mask(&[0, 1]), b"Hi", &mut logits);
+        assert_eq!(logits[0], 3.5, "later steps are left alone");
+    }
+
+    #[test]
+    fn a_forced_call_is_no_choice_and_a_plan_chooses_at_its_count() {
+        let hermes = syntax::by_name("hermes").expect("hermes");
+        let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
+        let mut forced = CallChoice::new(&starts, false, 1.0);
+        let mut logits = vec![0.0; 8];
+        forced.at_step(&mask(&[0]), b"", &mut logits);
+        assert_eq!((forced.margin, logits[0]), (None, 0.0));
+        let mut planned = CallChoice::new(&starts, true, -1.0);
+        let mut logits = vec![0.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0];
+        planned.at_step(&mask(&[3, 4]), b"", &mut logits);
+        assert_eq!(planned.margin, None, "before the plan's prefix");
+        planned.at_step(&mask(&[3, 4]), PLAN_PREFIX.as_bytes(), &mut logits);
+        assert_eq!(planned.margin, Some(-1.0));
+        assert_eq!(logits[3..5], [2.0, 0.0]);
+    }
+}
