@@ -157,3 +157,95 @@ fn a_call_repeated_in_a_row_ends_the_reply_whether_forced_or_sampled() {
         assert_a_repeated_call_ends_the_reply(engine("default"), choice);
     }
 }
+
+/// Whether a reply opens with a call: Qwen's `<tool_call>`, or a bare JSON call.
+fn opens_a_call(raw: &str) -> bool {
+    let t = raw.trim_start();
+    t.starts_with("<tool_call>") || t.starts_with('{') || t.starts_with("```")
+}
+
+#[test]
+fn call_bias_tips_the_call_or_text_choice_and_the_margin_is_the_models_lean() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    let biased = |b: f32| Sampling {
+        max_tokens: 128,
+        call_bias: b,
+        ..greedy()
+    };
+    for prompt in [
+        cases()[0].prompt.clone(),
+        "Write a haiku about the sea.".to_owned(),
+    ] {
+        let plain = ask(&mut s, &tools, &prompt, ToolChoice::Auto, biased(0.0)).expect("reply");
+        let margin = plain.call_margin.expect("auto: a call-or-text choice");
+        assert_eq!(
+            opens_a_call(&plain.raw),
+            margin > 0.0,
+            "{prompt}: {plain:?}"
+        );
+        let against = ask(&mut s, &tools, &prompt, ToolChoice::Auto, biased(-100.0));
+        let against = against.expect("reply");
+        assert!(!opens_a_call(&against.raw), "{prompt}: {:?}", against.raw);
+        // Measured before the bias (a prompt prefix from the cache moves it by float noise).
+        let again = against.call_margin.expect("the same choice");
+        assert!((again - margin).abs() < 0.1, "{again} against {margin}");
+        let towards = ask(&mut s, &tools, &prompt, ToolChoice::Auto, biased(100.0));
+        let towards = towards.unwrap_or_else(|e| panic!("{prompt}: {e}"));
+        assert!(opens_a_call(&towards.raw), "{prompt}: {:?}", towards.raw);
+    }
+    let forced = ask(
+        &mut s,
+        &tools,
+        &cases()[0].prompt,
+        ToolChoice::Required,
+        greedy(),
+    );
+    assert_eq!(
+        forced.expect("call").call_margin,
+        None,
+        "no choice: no margin"
+    );
+}
+
+#[test]
+fn under_a_plan_call_bias_tips_the_count_between_none_and_some() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    let messages = [toolgram_core::ChatMessage::text(
+        "user",
+        "What is the weather in Paris and in Rome?",
+    )];
+    let mut planned = |b: f32| {
+        s.reply(&toolgram_engine::CallRequest {
+            messages: &messages,
+            tools: &tools,
+            choice: ToolChoice::Auto,
+            parallel: true,
+            mode: Default::default(),
+            think: Default::default(),
+            few_shot: false,
+            sampling: Sampling {
+                max_tokens: 160,
+                plan: true,
+                call_bias: b,
+                ..greedy()
+            },
+            compiled: None,
+            answer: None,
+        })
+        .expect("reply")
+    };
+    let none = planned(-100.0);
+    let plan = none.reasoning_content.clone().unwrap_or_default();
+    assert!(plan.ends_with(": 0"), "{plan:?} ({:?})", none.raw);
+    assert!(none.call_margin.is_some());
+    let some = planned(100.0);
+    let plan = some.reasoning_content.clone().unwrap_or_default();
+    assert!(
+        !plan.ends_with(": 0") && !some.tool_calls.is_empty(),
+        "{plan:?} {some:?}"
+    );
+}

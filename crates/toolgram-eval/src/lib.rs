@@ -83,8 +83,8 @@ pub struct RunOptions {
     /// then makes exactly that many).
     pub plan: bool,
     /// Added to a call's opening tokens where the reply may call or not, on the embedded
-    /// model (docs/eval.md, "Call or text").
-    pub call_bias: f32,
+    /// model (docs/eval.md, "Call or text"); `None`: the runtime's default.
+    pub call_bias: Option<f32>,
 }
 
 impl RunOptions {
@@ -112,7 +112,7 @@ impl Default for RunOptions {
             max_attempts: 3,
             protocol: Protocol::Toolgram,
             plan: false,
-            call_bias: 0.0,
+            call_bias: None,
         }
     }
 }

@@ -57,7 +57,9 @@ pub use embedded::CacheStats;
 pub use error::{RunError, Status, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
 pub use remote::RenderedRequest;
-pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions};
+pub use request::{
+    Cancel, PLAN_CALL_BIAS, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions,
+};
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
     RunTimings, TruncatedCall, Usage, failed_json, openai_assistant_message, openai_function_call,

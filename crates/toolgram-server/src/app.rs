@@ -67,8 +67,9 @@ pub struct ServerConfig {
     /// calls may be made, the reply first states how many, then makes exactly that many.
     pub plan: bool,
     /// Added to the logits of a call's opening tokens where a reply may call or not, by
-    /// default (a request's `call_bias` field overrides it; -100 to 100).
-    pub call_bias: f32,
+    /// default (a request's `call_bias` field overrides it; -100 to 100); `None`: the
+    /// runtime's default (`SamplingOptions::call_bias`).
+    pub call_bias: Option<f32>,
     /// What a call identical to one already made in the conversation gets (a request's
     /// `repeats` field overrides it).
     pub repeats: toolgram_runtime::Repeats,
@@ -108,7 +109,7 @@ impl Default for ServerConfig {
             hosted_tools: HostedTools::Filter,
             max_calls_per_reply: Some(8),
             plan: false,
-            call_bias: 0.0,
+            call_bias: None,
             repeats: toolgram_runtime::Repeats::Forbid,
             strict_schemas: false,
         }

@@ -118,7 +118,8 @@ pub fn sampling(
         max_calls: limits.max_calls_per_reply,
         plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
-            .map_or(limits.call_bias, |b| b as f32),
+            .map(|b| b as f32)
+            .or(limits.call_bias),
         ..SamplingOptions::default()
     };
     for key in max_keys {

@@ -61,9 +61,9 @@ pub(crate) struct ServeArgs {
     pub plan: bool,
     /// Added to the logits of the tokens that open a call where the reply may call or not
     /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100; a request's `call_bias` field overrides it: above 0 calls more
-    /// often, below 0 declines more often (docs/eval.md, "Call or text").
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
-    pub call_bias: f32,
+    /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
+    pub call_bias: Option<f32>,
     /// A call identical to one already made in the conversation: `forbid` leaves it out under
     /// tool_choice auto (the model answers in text or makes another call; tools marked
     /// "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it, `allow`

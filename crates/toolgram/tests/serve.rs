@@ -546,6 +546,37 @@ fn the_small_things_an_operator_meets_are_answered_clearly() {
     assert_eq!(status_of(&over), 400, "{over}");
     assert!(over.contains(r#""param":"input""#), "{over}");
     assert!(over.contains("--ctx-size"), "{over}");
+    // `call_bias` is a logit from -100 to 100; the reply says the model's lean it biased.
+    let tools = r#""tools":[{"type":"function","function":{"name":"ping","parameters":{"type":"object","properties":{}}}}]"#;
+    let body = |b: &str| {
+        format!(
+            r#"{{"messages":[{{"role":"user","content":"ping"}}],{tools},"max_tokens":8,"call_bias":{b}}}"#
+        )
+    };
+    let out_of_range = read_all(send(
+        &server.addr,
+        "POST",
+        "/v1/chat/completions",
+        &body("500"),
+        "k",
+    ));
+    assert_eq!(status_of(&out_of_range), 400, "{out_of_range}");
+    assert!(
+        out_of_range.contains(r#""param":"call_bias""#),
+        "{out_of_range}"
+    );
+    let biased = read_all(send(
+        &server.addr,
+        "POST",
+        "/v1/chat/completions",
+        &body("-100"),
+        "k",
+    ));
+    assert_eq!(status_of(&biased), 200, "{biased}");
+    assert!(
+        biased.contains(r#""call_margin":"#) && !biased.contains(r#""call_margin":null"#),
+        "{biased}"
+    );
     // A 413 closes its kept-alive connection: the unread body is not taken for a request.
     let mut s = TcpStream::connect(&server.addr).expect("connects");
     s.set_read_timeout(Some(Duration::from_secs(60))).ok();

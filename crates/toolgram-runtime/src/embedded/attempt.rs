@@ -30,7 +30,7 @@ fn sampling(req: &Request) -> Sampling {
         think_budget: s.think_budget,
         max_calls: s.max_calls,
         plan: s.plan,
-        call_bias: s.call_bias,
+        call_bias: s.call_bias(),
         cut_runaways: req.repeats == Repeats::Forbid,
         ..Sampling::default()
     }

@@ -79,9 +79,9 @@ pub(crate) struct RunArgs {
     plan: bool,
     /// Added to the logits of the tokens that open a call where the reply may call or not
     /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100: above 0 calls more
-    /// often, below 0 declines more often (docs/eval.md, "Call or text").
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
-    call_bias: f32,
+    /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
+    call_bias: Option<f32>,
     #[arg(long, help = crate::args::THREADS_HELP)]
     threads: Option<u32>,
     #[command(flatten)]
