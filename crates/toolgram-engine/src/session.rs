@@ -823,7 +823,12 @@ impl<'e> Session<'e> {
                 }
             };
             choice.at_step(mask, &self.text, &mut self.logits);
-            self.call_margin = self.call_margin.or(choice.margin);
+            if self.call_margin.is_none()
+                && let Some(margin) = choice.margin
+            {
+                tracing::debug!(margin, bias = s.call_bias, "the call-or-text choice");
+                self.call_margin = Some(margin);
+            }
             let logits = self.logits.as_slice();
             let sampling = (&bias, s.temperature, s.top_p);
             let token = pick_nucleus(logits, mask, sampling, &mut rng, &mut self.scratch)

@@ -563,5 +563,21 @@ mod tests {
             .expect("compiles")
             .lark;
         assert!(!one.contains("Number of tool calls"), "{one}");
+        // Under Qwen's bare-call rule, text after a plan of 0 cannot open as a call either.
+        let special = CompileOptions {
+            special_tokens: HashMap::from([
+                ("<tool_call>".to_owned(), 7),
+                ("</tool_call>".to_owned(), 8),
+            ]),
+            ..opts
+        };
+        let bare = compile(&tools(), &ToolChoice::Auto, true, hermes(), &special)
+            .expect("compiles")
+            .lark;
+        assert!(bare.contains("(\"0\\n\" text? |"), "{bare}");
+        assert!(
+            bare.contains("TEXT: /(?s:.+)/ & ~/[ \\t\\n\\r]*(\\{|```json)(?s:.*)/\n"),
+            "{bare}"
+        );
     }
 }

@@ -143,10 +143,9 @@ pub(crate) fn build(
             })
             .collect();
         if !choice.requires_call() {
-            counts.insert(
-                0,
-                Expr::seq(vec![Expr::lit("0\n"), text(&mut u, Text::Any)]),
-            );
+            // No calls planned: text, which under the bare-call rule must not read as one.
+            let none = if bare { not_a_bare_call() } else { Text::Any };
+            counts.insert(0, Expr::seq(vec![Expr::lit("0\n"), text(&mut u, none)]));
         }
         Expr::seq(vec![Expr::lit(super::PLAN_PREFIX), Expr::alt(counts)])
     } else if callable.is_empty() {
@@ -169,12 +168,8 @@ pub(crate) fn build(
     } else if choice.requires_call() {
         calls
     } else if bare {
-        let not_a_call = Text::NotStarting {
-            words: vec!["{".into(), "```json".into()],
-            after_ws: true,
-        };
         Expr::alt(vec![
-            Expr::seq(vec![text(&mut u, not_a_call), Expr::opt(calls)]),
+            Expr::seq(vec![text(&mut u, not_a_bare_call()), Expr::opt(calls)]),
             Expr::rule("bare-calls"),
         ])
     } else if opener_is_token {
@@ -205,6 +200,15 @@ pub(crate) fn build(
         u.calls(tools, (more, plan), syntax, target, bare)?;
     }
     Ok(u)
+}
+
+/// Text that cannot be read as a bare call (Qwen's rule: a reply opening with `{` or a
+/// ```` ```json ```` fence is a call).
+fn not_a_bare_call() -> Text {
+    Text::NotStarting {
+        words: vec!["{".into(), "```json".into()],
+        after_ws: true,
+    }
 }
 
 /// The most calls a plan may name, where the reply is planned: several calls allowed, a
