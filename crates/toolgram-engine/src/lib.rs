@@ -48,6 +48,7 @@ mod generate;
 mod gguf_vocab;
 pub mod gpu;
 mod grammar_cache;
+pub mod hf;
 pub mod instrument;
 mod loop_guard;
 pub mod models;

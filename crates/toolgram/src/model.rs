@@ -1,4 +1,5 @@
-//! `toolgram model list | fetch [NAME] | path [NAME]` over the shipped model registry.
+//! `toolgram model list | fetch [NAME] | path [NAME]` over the shipped model registry and the
+//! Hugging Face Hub (`hf:` references).
 
 use crate::output::say;
 use clap::Subcommand;
@@ -11,12 +12,13 @@ pub(crate) enum ModelCommand {
     List,
     /// Download, check and assemble a model (default: the default model).
     Fetch {
-        /// Registry name, role (default, test, stress) or file name.
+        /// Registry name, role (default, test, stress), file name, or a Hugging Face reference
+        /// (hf:OWNER/REPO[:QUANT] or hf:OWNER/REPO/FILE.gguf).
         name: Option<String>,
     },
     /// Print the cached path of a model (fetching it if needed).
     Path {
-        /// Registry name, role or file name.
+        /// Registry name, role, file name or hf: reference.
         name: Option<String>,
     },
 }
@@ -30,8 +32,7 @@ pub(crate) fn run(cmd: ModelCommand) -> anyhow::Result<()> {
             }
         }
         ModelCommand::Fetch { name } | ModelCommand::Path { name } => {
-            let entry = models::find(name.as_deref().unwrap_or("default"))?;
-            say!("{}", entry.fetch()?.display())?;
+            say!("{}", models::resolve(name.as_deref())?.display())?;
         }
     }
     Ok(())
