@@ -553,25 +553,22 @@ fn the_small_things_an_operator_meets_are_answered_clearly() {
             r#"{{"messages":[{{"role":"user","content":"ping"}}],{tools},"max_tokens":8,"call_bias":{b}}}"#
         )
     };
-    let out_of_range = read_all(send(
-        &server.addr,
-        "POST",
-        "/v1/chat/completions",
-        &body("500"),
-        "k",
-    ));
+    let chat = |b: &str| {
+        read_all(send(
+            &server.addr,
+            "POST",
+            "/v1/chat/completions",
+            &body(b),
+            "k",
+        ))
+    };
+    let out_of_range = chat("500");
     assert_eq!(status_of(&out_of_range), 400, "{out_of_range}");
     assert!(
         out_of_range.contains(r#""param":"call_bias""#),
         "{out_of_range}"
     );
-    let biased = read_all(send(
-        &server.addr,
-        "POST",
-        "/v1/chat/completions",
-        &body("-100"),
-        "k",
-    ));
+    let biased = chat("-100");
     assert_eq!(status_of(&biased), 200, "{biased}");
     assert!(
         biased.contains(r#""call_margin":"#) && !biased.contains(r#""call_margin":null"#),
