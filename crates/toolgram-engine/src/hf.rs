@@ -18,7 +18,6 @@
 //! This module must not load models or know the registry; it runs its blocking HTTP client on
 //! a thread of its own, so an async caller cannot trip over it.
 
-use crate::models::FetchError;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -26,6 +25,65 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use thiserror::Error;
+
+/// Why an `hf:` reference could not be resolved or fetched.
+#[derive(Debug, Error)]
+pub enum HfError {
+    /// Not a valid reference.
+    #[error(
+        "`{0}` is not a Hugging Face reference: hf:OWNER/REPO, hf:OWNER/REPO:QUANT or hf:OWNER/REPO/FILE.gguf"
+    )]
+    Ref(String),
+    /// The repo has no file the reference picks.
+    #[error("hf:{repo}: {wanted}; its GGUFs: {ggufs}")]
+    Pick {
+        /// `OWNER/REPO`.
+        repo: String,
+        /// What was looked for.
+        wanted: String,
+        /// The repo's GGUF files, comma-separated.
+        ggufs: String,
+    },
+    /// The hub refused or failed a request.
+    #[error("hf:{repo}: {reason}")]
+    Hub {
+        /// `OWNER/REPO`.
+        repo: String,
+        /// What the hub said, and what to do.
+        reason: String,
+    },
+    /// The hub could not be reached (and the cache did not hold the file).
+    #[error(
+        "the Hugging Face Hub at {endpoint} could not be reached ({reason}); HF_ENDPOINT names another"
+    )]
+    Unreachable {
+        /// `HF_ENDPOINT` or the public hub.
+        endpoint: String,
+        /// Why.
+        reason: String,
+    },
+    /// The downloaded bytes are not the file the hub lists.
+    #[error("hf:{repo} {file}: sha256 mismatch: expected {expected}, got {actual}")]
+    Checksum {
+        /// `OWNER/REPO`.
+        repo: String,
+        /// The file.
+        file: String,
+        /// The hub's LFS sha256.
+        expected: String,
+        /// What the bytes hash to.
+        actual: String,
+    },
+    /// File-system trouble in the cache.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
 
 /// The public hub, where `HF_ENDPOINT` names no other.
 const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -53,11 +111,11 @@ pub enum Pick {
 
 impl HfRef {
     /// `spec` as an `hf:` reference; `None` when it does not start with `hf:`.
-    pub fn parse(spec: &str) -> Result<Option<Self>, FetchError> {
+    pub fn parse(spec: &str) -> Result<Option<Self>, HfError> {
         let Some(rest) = spec.strip_prefix("hf:") else {
             return Ok(None);
         };
-        let bad = || FetchError::HfRef(spec.to_owned());
+        let bad = || HfError::Ref(spec.to_owned());
         let (path, quant) = match rest.split_once(':') {
             Some((p, q)) if !q.is_empty() && !q.contains('/') => (p, Some(q.to_owned())),
             Some(_) => return Err(bad()),
@@ -121,7 +179,7 @@ pub fn choose<'s>(
     repo: &str,
     siblings: &'s [Sibling],
     pick: &Pick,
-) -> Result<Vec<&'s Sibling>, FetchError> {
+) -> Result<Vec<&'s Sibling>, HfError> {
     let ggufs: Vec<&Sibling> = siblings
         .iter()
         .filter(|s| s.rfilename.ends_with(".gguf") && !s.rfilename.contains("mmproj"))
@@ -162,7 +220,7 @@ pub fn choose<'s>(
             Pick::Quant(Some(q)) => format!("no GGUF whose name holds `{q}`"),
             Pick::Quant(None) => "no GGUF".to_owned(),
         };
-        return Err(FetchError::HfPick {
+        return Err(HfError::Pick {
             repo: repo.to_owned(),
             wanted,
             ggufs: listed(),
@@ -175,7 +233,7 @@ pub fn choose<'s>(
                 siblings
                     .iter()
                     .find(|s| s.rfilename == name)
-                    .ok_or_else(|| FetchError::HfPick {
+                    .ok_or_else(|| HfError::Pick {
                         repo: repo.to_owned(),
                         wanted: format!("part `{name}` of a split GGUF"),
                         ggufs: listed(),
@@ -265,16 +323,16 @@ impl HubConfig {
 
 /// Fetch (or find in the cache) the file `r` names, as the environment configures the hub;
 /// the path of its first part.
-pub fn fetch(r: &HfRef) -> Result<PathBuf, FetchError> {
+pub fn fetch(r: &HfRef) -> Result<PathBuf, HfError> {
     fetch_from(r, &HubConfig::from_env())
 }
 
 /// [`fetch`] from the hub `cfg` describes.
-pub fn fetch_from(r: &HfRef, cfg: &HubConfig) -> Result<PathBuf, FetchError> {
+pub fn fetch_from(r: &HfRef, cfg: &HubConfig) -> Result<PathBuf, HfError> {
     let (r, cfg) = (r.clone(), cfg.clone());
     std::thread::spawn(move || Hub::new(cfg)?.fetch(&r))
         .join()
-        .map_err(|_| FetchError::Hub {
+        .map_err(|_| HfError::Hub {
             repo: String::new(),
             reason: "the download thread panicked".into(),
         })?
@@ -289,12 +347,12 @@ struct Hub {
 }
 
 impl Hub {
-    fn new(cfg: HubConfig) -> Result<Self, FetchError> {
+    fn new(cfg: HubConfig) -> Result<Self, HfError> {
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .user_agent(concat!("toolgram/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| FetchError::Hub {
+            .map_err(|e| HfError::Hub {
                 repo: String::new(),
                 reason: e.to_string(),
             })?;
@@ -315,19 +373,19 @@ impl Hub {
         }
     }
 
-    fn fetch(&self, r: &HfRef) -> Result<PathBuf, FetchError> {
+    fn fetch(&self, r: &HfRef) -> Result<PathBuf, HfError> {
         let dir = self
             .cache
             .join(format!("models--{}", r.repo.replace('/', "--")));
         if self.offline {
-            return cached(&dir, r).ok_or_else(|| FetchError::Hub {
+            return cached(&dir, r).ok_or_else(|| HfError::Hub {
                 repo: r.repo.clone(),
                 reason: "HF_HUB_OFFLINE is set and the file is not in the cache".into(),
             });
         }
         let info = match self.info(&r.repo) {
             Ok(info) => info,
-            Err(e @ FetchError::HubUnreachable { .. }) => {
+            Err(e @ HfError::Unreachable { .. }) => {
                 return cached(&dir, r).ok_or(e);
             }
             Err(e) => return Err(e),
@@ -346,27 +404,24 @@ impl Hub {
         Ok(snapshot.join(&files[0].rfilename))
     }
 
-    fn info(&self, repo: &str) -> Result<RepoInfo, FetchError> {
+    fn info(&self, repo: &str) -> Result<RepoInfo, HfError> {
         let url = format!(
             "{}/api/models/{repo}/revision/main?blobs=true",
             self.endpoint
         );
-        let resp = self
-            .get(&url)
-            .send()
-            .map_err(|e| FetchError::HubUnreachable {
-                endpoint: self.endpoint.clone(),
-                reason: e.to_string(),
-            })?;
+        let resp = self.get(&url).send().map_err(|e| HfError::Unreachable {
+            endpoint: self.endpoint.clone(),
+            reason: e.to_string(),
+        })?;
         self.refused(repo, &resp)?;
-        resp.json().map_err(|e| FetchError::Hub {
+        resp.json().map_err(|e| HfError::Hub {
             repo: repo.to_owned(),
             reason: format!("the hub's file list could not be read: {e}"),
         })
     }
 
     /// The hub's refusal of a request, as an error that says what to do.
-    fn refused(&self, repo: &str, resp: &reqwest::blocking::Response) -> Result<(), FetchError> {
+    fn refused(&self, repo: &str, resp: &reqwest::blocking::Response) -> Result<(), HfError> {
         let status = resp.status();
         if status.is_success() {
             return Ok(());
@@ -379,7 +434,7 @@ impl Hub {
             404 => format!("{status}: no such repo (or file) on {}", self.endpoint),
             _ => format!("{status} from {}", self.endpoint),
         };
-        Err(FetchError::Hub {
+        Err(HfError::Hub {
             repo: repo.to_owned(),
             reason,
         })
@@ -392,7 +447,7 @@ impl Hub {
         file: &Sibling,
         dir: &Path,
         link: &Path,
-    ) -> Result<(), FetchError> {
+    ) -> Result<(), HfError> {
         let blobs = dir.join("blobs");
         fs::create_dir_all(&blobs).map_err(io(&blobs))?;
         let blob_name = file.lfs.as_ref().map_or_else(
@@ -421,7 +476,7 @@ impl Hub {
         commit: &str,
         file: &Sibling,
         partial: &Path,
-    ) -> Result<(), FetchError> {
+    ) -> Result<(), HfError> {
         let url = format!(
             "{}/{}/resolve/{commit}/{}",
             self.endpoint, r.repo, file.rfilename
@@ -431,7 +486,7 @@ impl Hub {
         if have > 0 {
             req = req.header(reqwest::header::RANGE, format!("bytes={have}-"));
         }
-        let mut resp = req.send().map_err(|e| FetchError::HubUnreachable {
+        let mut resp = req.send().map_err(|e| HfError::Unreachable {
             endpoint: self.endpoint.clone(),
             reason: e.to_string(),
         })?;
@@ -465,12 +520,10 @@ impl Hub {
         bar.set_position(start);
         let mut buf = vec![0u8; 1 << 20];
         loop {
-            let n = resp
-                .read(&mut buf)
-                .map_err(|e| FetchError::HubUnreachable {
-                    endpoint: self.endpoint.clone(),
-                    reason: format!("the download of {} stopped: {e}", file.rfilename),
-                })?;
+            let n = resp.read(&mut buf).map_err(|e| HfError::Unreachable {
+                endpoint: self.endpoint.clone(),
+                reason: format!("the download of {} stopped: {e}", file.rfilename),
+            })?;
             if n == 0 {
                 break;
             }
@@ -484,8 +537,9 @@ impl Hub {
             let actual = hex(&hash.finalize());
             if actual != lfs.sha256 {
                 let _ = fs::remove_file(partial);
-                return Err(FetchError::Checksum {
-                    what: format!("hf:{} {}", r.repo, file.rfilename),
+                return Err(HfError::Checksum {
+                    repo: r.repo.clone(),
+                    file: file.rfilename.clone(),
                     expected: lfs.sha256.clone(),
                     actual,
                 });
@@ -524,8 +578,8 @@ fn cached(dir: &Path, r: &HfRef) -> Option<PathBuf> {
     Some(snapshot.join(&files.first()?.rfilename))
 }
 
-fn io(path: &Path) -> impl FnOnce(io::Error) -> FetchError + '_ {
-    move |source| FetchError::Io {
+fn io(path: &Path) -> impl FnOnce(io::Error) -> HfError + '_ {
+    move |source| HfError::Io {
         context: path.display().to_string(),
         source,
     }

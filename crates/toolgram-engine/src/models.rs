@@ -106,39 +106,9 @@ pub enum FetchError {
         /// The I/O error.
         source: io::Error,
     },
-    /// Not a valid `hf:` reference.
-    #[error(
-        "`{0}` is not a Hugging Face reference: hf:OWNER/REPO, hf:OWNER/REPO:QUANT or hf:OWNER/REPO/FILE.gguf"
-    )]
-    HfRef(String),
-    /// The repo has no file the reference picks.
-    #[error("hf:{repo}: {wanted}; its GGUFs: {ggufs}")]
-    HfPick {
-        /// `OWNER/REPO`.
-        repo: String,
-        /// What was looked for.
-        wanted: String,
-        /// The repo's GGUF files, comma-separated.
-        ggufs: String,
-    },
-    /// The hub refused or failed a request.
-    #[error("hf:{repo}: {reason}")]
-    Hub {
-        /// `OWNER/REPO`.
-        repo: String,
-        /// What the hub said, and what to do.
-        reason: String,
-    },
-    /// The hub could not be reached (and the cache did not hold the file).
-    #[error(
-        "the Hugging Face Hub at {endpoint} could not be reached ({reason}); HF_ENDPOINT names another"
-    )]
-    HubUnreachable {
-        /// `HF_ENDPOINT` or the public hub.
-        endpoint: String,
-        /// Why.
-        reason: String,
-    },
+    /// A Hugging Face reference could not be resolved or fetched.
+    #[error(transparent)]
+    Hf(#[from] crate::hf::HfError),
     /// The shipped registry is broken (a build problem, reported rather than panicking).
     #[error("the model registry is invalid: {0}")]
     Registry(String),
@@ -432,7 +402,7 @@ pub fn identity(path: &Path) -> Result<String, FetchError> {
 pub fn resolve(spec: Option<&str>) -> Result<PathBuf, FetchError> {
     let spec = spec.unwrap_or("default");
     if let Some(r) = crate::hf::HfRef::parse(spec)? {
-        return crate::hf::fetch(&r);
+        return Ok(crate::hf::fetch(&r)?);
     }
     let as_path = Path::new(spec);
     if as_path.is_file() {

@@ -10,8 +10,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use toolgram_engine::hf::{self, HfRef, HubConfig};
-use toolgram_engine::models::{self, FetchError};
+use toolgram_engine::hf::{self, HfError, HfRef, HubConfig};
+use toolgram_engine::models;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 const TOKEN: &str = "hf_secret";
@@ -249,7 +249,7 @@ fn a_reference_is_fetched_resumed_checked_linked_and_then_reused_offline_too() {
         },
     )
     .expect_err("nothing cached, no hub");
-    assert!(matches!(e, FetchError::HubUnreachable { .. }), "{e}");
+    assert!(matches!(e, HfError::Unreachable { .. }), "{e}");
 }
 
 #[test]
