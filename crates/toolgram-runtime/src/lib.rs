@@ -14,7 +14,10 @@
 //! - [`check`] — everything checkable before a model is loaded; [`Runtime::check`] — a
 //!   request's grammar compiled before it is queued, and kept for its run;
 //! - [`read_tools_file`], [`tools_from_json`] — tool pools from JSON (built-in grammar tools
-//!   by name, manifests).
+//!   by name, manifests);
+//! - [`ModelSet`] — several models by name, loaded on first use, least recently used
+//!   unloaded past a bound; [`ModelDecl`], [`read_models_file`], [`embedded_entries`] — the
+//!   models a front end serves, as declared (`--model`, `--models FILE`).
 //!
 //! The embedded model lives on one worker thread with a small LRU of sessions keyed by the
 //! exact prompt prefix (system + tools), so a second request with the same tools evaluates
@@ -43,6 +46,8 @@ mod check;
 mod embedded;
 mod error;
 mod format;
+pub mod model_set;
+mod models_file;
 mod pool;
 mod post;
 pub mod prefix_cache;
@@ -56,6 +61,8 @@ pub use check::{Checked, check};
 pub use embedded::CacheStats;
 pub use error::{RunError, Status, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
+pub use model_set::{ModelEntry, ModelSet, ModelSetError, ModelState};
+pub use models_file::{ModelDecl, add_aliases, embedded_entries, read_models_file};
 pub use remote::RenderedRequest;
 pub use request::{
     Cancel, PLAN_CALL_BIAS, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions,

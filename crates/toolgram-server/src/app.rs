@@ -1,5 +1,5 @@
-//! The server's shared state: the runtime (one for every request, so the session cache is
-//! shared), the settings (checked at start: [`ServerConfig::check`]), the counters, and the
+//! The server's shared state: the models (each one runtime for every request naming it, so
+//! its session cache is shared; loaded on first use), the settings (checked at start: [`ServerConfig::check`]), the counters, and the
 //! Responses store, bounded by the bytes it holds. This module must not handle requests.
 
 use crate::error::ApiError;
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Semaphore, watch};
 use toolgram_core::ChatMessage;
-use toolgram_runtime::{Response, Runtime};
+use toolgram_runtime::{ModelSet, Response, Runtime};
 
 /// The reply limit in front of a provider when `--max-tokens` names none (a provider keeps
 /// its own context).
@@ -49,15 +49,12 @@ pub struct ServerConfig {
     pub drain_timeout: Duration,
     /// The most tokens a reply is given (a request asking for more is capped, and the reply
     /// says so; one naming none gets [`crate::params::DEFAULT_MAX_TOKENS`] or this if lower).
-    /// 0: the model's context ([`App::new`] reads it from the runtime), so an agent's own
+    /// 0: each model's context ([`App::served`] reads it from its runtime), so an agent's own
     /// limit is honoured wherever the prompt leaves room (the engine never decodes past the
     /// context).
     pub max_tokens: usize,
-    /// Other names for the served model (`--model-alias NAME=MODEL`: NAME, MODEL), listed by
-    /// `/v1/models`; MODEL must name the served model.
-    pub aliases: Vec<(String, String)>,
-    /// Answer a model name that is neither the served id nor an alias with a 404, instead of
-    /// serving it with the one model (as llama-server does).
+    /// Answer a model name that is neither a served id nor an alias with a 404, instead of
+    /// serving it with the default model (as llama-server does).
     pub strict_model_names: bool,
     /// What to do with hosted tools (`web_search`, …) this server cannot run.
     pub hosted_tools: HostedTools,
@@ -104,7 +101,6 @@ impl Default for ServerConfig {
             body_read_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
             max_tokens: 0,
-            aliases: Vec::new(),
             strict_model_names: false,
             hosted_tools: HostedTools::Filter,
             max_calls_per_reply: Some(8),
@@ -158,6 +154,18 @@ impl ServerConfig {
     }
 }
 
+/// The model a request runs on: its id (replies name it), its runtime, and the most tokens
+/// a reply gets from it.
+#[derive(Clone)]
+pub struct Served {
+    /// The id replies name.
+    pub id: String,
+    /// Its run stage.
+    pub runtime: Runtime,
+    /// `--max-tokens`, or its context (a provider's: [`DEFAULT_PROVIDER_MAX_TOKENS`]).
+    pub max_tokens: usize,
+}
+
 /// The reply's `toolgram` object: what the run reports, and the notes of what the front end
 /// did not do as asked.
 pub fn toolgram_json(r: Option<&Response>, notes: &[String]) -> Value {
@@ -200,8 +208,8 @@ pub const MAX_LOG_LINE: usize = 300;
 
 /// Everything the handlers share.
 pub struct App {
-    /// The run stage.
-    pub runtime: Runtime,
+    /// The models, each its own run stage; the first is the default.
+    pub models: ModelSet,
     /// Settings.
     pub config: ServerConfig,
     /// Counters.
@@ -214,27 +222,15 @@ pub struct App {
     /// Turns true when the drain's time is up: runs still in flight stop and answer with what
     /// they decoded.
     pub drain_over: watch::Sender<bool>,
-    model_id: String,
     counter: AtomicU64,
     logged_notes: Mutex<HashSet<String>>,
 }
 
 impl App {
-    /// The state for `runtime`.
-    pub fn new(runtime: Runtime, mut config: ServerConfig) -> Self {
-        if config.max_tokens == 0 {
-            config.max_tokens = runtime
-                .context_size()
-                .unwrap_or(DEFAULT_PROVIDER_MAX_TOKENS);
-        }
-        let name = runtime.model_name();
-        let model_id = match name.strip_suffix(".gguf") {
-            Some(stem) => stem.to_owned(),
-            None if name.is_empty() => "toolgram".to_owned(),
-            None => name,
-        };
+    /// The state for `models`.
+    pub fn new(models: ModelSet, config: ServerConfig) -> Self {
         Self {
-            runtime,
+            models,
             config,
             metrics: Metrics::default(),
             stored: Mutex::new(Store::default()),
@@ -242,62 +238,68 @@ impl App {
                 std::thread::available_parallelism().map_or(2, |n| n.get().max(2)),
             )),
             drain_over: watch::Sender::new(false),
-            model_id,
             counter: AtomicU64::new(0),
             logged_notes: Mutex::new(HashSet::new()),
         }
     }
 
-    /// The id `/v1/models` lists.
+    /// The default model's id.
     pub fn model_id(&self) -> &str {
-        &self.model_id
+        self.models
+            .models()
+            .next()
+            .map_or("toolgram", |m| m.id.as_str())
     }
 
-    /// Whether `m` names the served model: its id, its file name, an alias, `toolgram` or
-    /// `default`.
-    pub fn names_served_model(&self, m: &str) -> bool {
-        self.is_served_id(m) || self.config.aliases.iter().any(|(a, _)| a == m)
-    }
-
-    fn is_served_id(&self, m: &str) -> bool {
-        m == self.model_id
-            || m == "toolgram"
-            || m == "default"
-            || m.strip_suffix(".gguf") == Some(&self.model_id)
-    }
-
-    /// The first alias whose target is not the served model, as an error to show at start.
-    pub fn check_aliases(&self) -> Result<(), String> {
-        match self
-            .config
-            .aliases
-            .iter()
-            .find(|(_, m)| !self.is_served_id(m))
-        {
-            None => Ok(()),
-            Some((name, m)) => Err(format!(
-                "--model-alias {name}={m}: this server serves `{}`, not `{m}`",
-                self.model_id
-            )),
+    /// The model at `index` as a request runs on it.
+    pub fn served(&self, index: usize, runtime: Runtime) -> Served {
+        let id = self
+            .models
+            .models()
+            .nth(index)
+            .map_or_else(|| self.model_id().to_owned(), |m| m.id.clone());
+        let max_tokens = match self.config.max_tokens {
+            0 => runtime
+                .context_size()
+                .unwrap_or(DEFAULT_PROVIDER_MAX_TOKENS),
+            n => n,
+        };
+        Served {
+            id,
+            runtime,
+            max_tokens,
         }
     }
 
-    /// Check the model a request names: any name is served by the one model unless
-    /// `strict_model_names` is set, when only [`App::names_served_model`] names are.
-    pub fn check_model(&self, model: Option<&str>) -> Result<(), ApiError> {
-        match model {
-            None => Ok(()),
-            Some(m) if !self.config.strict_model_names || self.names_served_model(m) => Ok(()),
-            Some(m) => Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "invalid_request_error",
-                "model_not_found",
-                format!(
-                    "the model `{m}` does not exist here; this server serves `{}` (GET /v1/models)",
-                    self.model_id
-                ),
-            )
-            .param("model")),
+    /// The model a request's `model` picks: a served id or alias; `toolgram`, `default` or
+    /// none at all, the default model; the id with `.gguf`, that model; any other name the
+    /// default model too, unless `strict_model_names` is set (a 404 listing the ids).
+    pub fn choose(&self, model: Option<&str>) -> Result<usize, ApiError> {
+        let Some(m) = model else { return Ok(0) };
+        let found = self
+            .models
+            .find(m)
+            .or_else(|| m.strip_suffix(".gguf").and_then(|id| self.models.find(id)));
+        match found {
+            Some(i) => Ok(i),
+            None if m == "toolgram" || m == "default" || !self.config.strict_model_names => Ok(0),
+            None => {
+                let ids: Vec<String> = self
+                    .models
+                    .models()
+                    .map(|m| format!("`{}`", m.id))
+                    .collect();
+                Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "invalid_request_error",
+                    "model_not_found",
+                    format!(
+                        "the model `{m}` does not exist here; this server serves {} (GET /v1/models)",
+                        ids.join(", ")
+                    ),
+                )
+                .param("model"))
+            }
         }
     }
 

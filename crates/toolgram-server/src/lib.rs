@@ -50,7 +50,7 @@ pub mod responses;
 pub mod run;
 pub mod sse;
 
-pub use app::{App, ServerConfig};
+pub use app::{App, Served, ServerConfig};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{StatusCode, header};
@@ -61,7 +61,7 @@ use axum::{Json, Router};
 use error::ApiError;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgram_runtime::Runtime;
+use toolgram_runtime::ModelSet;
 
 /// How deep a request body may nest arrays and objects (serde_json's recursion limit).
 pub const MAX_JSON_DEPTH: usize = 128;
@@ -94,23 +94,30 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// Serve `runtime` until SIGTERM or Ctrl-C; then new connections are refused and requests
-/// in flight get the drain timeout to finish.
-pub async fn serve(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
+/// Serve `models` until SIGTERM or Ctrl-C; then new connections are refused and requests
+/// in flight get the drain timeout to finish. Models not loaded yet load on first use.
+pub async fn serve(models: ModelSet, config: ServerConfig) -> std::io::Result<()> {
     let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
     config.check().map_err(|e| invalid(e.to_string()))?;
     let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
-    let app = Arc::new(App::new(runtime, config));
-    app.check_aliases().map_err(invalid)?;
+    let app = Arc::new(App::new(models, config));
     if !app.config.loopback_bind() && app.config.api_key.is_none() {
         eprintln!(
             "toolgram serve: WARNING: listening on {addr}, not a loopback address, without an API key: anyone who can reach it can use the model (set --api-key or TOOLGRAM_API_KEY)"
         );
     }
+    let ids: Vec<String> = app.models.models().map(|m| format!("`{}`", m.id)).collect();
+    let (label, more) = match ids.len() {
+        1 => ("model", String::new()),
+        _ => (
+            "models",
+            ", the first by default; others load on first use".to_owned(),
+        ),
+    };
     eprintln!(
-        "toolgram serve: model `{}` on http://{addr}/v1 (Ctrl-C or SIGTERM to stop)",
-        app.model_id()
+        "toolgram serve: {label} {}{more} on http://{addr}/v1 (Ctrl-C or SIGTERM to stop)",
+        ids.join(", ")
     );
     let drain = app.config.drain_timeout;
     conn::serve_on(listener, app, shutdown_signal(drain)).await?;
@@ -121,7 +128,7 @@ pub async fn serve(runtime: Runtime, config: ServerConfig) -> std::io::Result<()
 /// [`serve`] on a new multi-threaded tokio runtime (for callers without one). Runs still
 /// winding down after the drain (cancelled, they stop within a decode step) are not waited
 /// for past a second.
-pub fn serve_blocking(runtime: Runtime, config: ServerConfig) -> std::io::Result<()> {
+pub fn serve_blocking(models: ModelSet, config: ServerConfig) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // A request's grammar is compiled on these threads (its check, in `spawn_blocking`), and
@@ -129,7 +136,7 @@ pub fn serve_blocking(runtime: Runtime, config: ServerConfig) -> std::io::Result
         // (`lark::MAX_REF_DEPTH`) takes three quarters of tokio's default 2 MiB.
         .thread_stack_size(toolgram_runtime::COMPILE_STACK_BYTES)
         .build()?;
-    let served = rt.block_on(serve(runtime, config));
+    let served = rt.block_on(serve(models, config));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     served
 }
@@ -301,16 +308,44 @@ pub(crate) async fn json_body(app: &App, req: Request) -> Result<Value, ApiError
     })
 }
 
+/// The model a request body's `model` picks ([`App::choose`]), loaded if it is not (on the
+/// blocking pool, one load at a time; a request for a model that is loading waits for it,
+/// within the request's timeout and its model's queue bound).
+pub(crate) async fn served(app: &Arc<App>, body: &Value) -> Result<Served, ApiError> {
+    let model = params::opt_str(params::object(body)?, "model")?;
+    let index = app.choose(model)?;
+    let timeout = app.config.timeout;
+    let loader = Arc::clone(app);
+    let load = tokio::task::spawn_blocking(move || loader.models.get(index));
+    let runtime = tokio::time::timeout(timeout, load)
+        .await
+        .map_err(|_| {
+            let id = app.models.models().nth(index).map_or("", |m| m.id.as_str());
+            ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "timeout_error",
+                "timeout",
+                format!(
+                    "loading the model `{id}` took longer than {} s (--timeout-s); it goes on loading",
+                    timeout.as_secs()
+                ),
+            )
+        })?
+        .map_err(|e| ApiError::internal("loading the model", e))??;
+    Ok(app.served(index, runtime))
+}
+
 /// Check a request before it is queued: the engine compiles its grammar (kept in the request
 /// returned, so the run compiles nothing again); unknown schema keywords are refused here
 /// under strict schemas, else logged once (the reply lists them). Blocking: call it inside
 /// [`off_worker`].
 pub(crate) fn precheck(
     app: &App,
+    served: &Served,
     route: &'static str,
     mut req: toolgram_runtime::Request,
 ) -> Result<toolgram_runtime::Request, ApiError> {
-    let checked = app.runtime.check(&mut req)?;
+    let checked = served.runtime.check(&mut req)?;
     app.log_once(route, "warnings", &checked.warnings);
     Ok(req)
 }
@@ -353,9 +388,10 @@ pub(crate) async fn off_worker<T: Send + 'static>(
 async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
+        let served = served(&app, &body).await?;
         let chat = off_worker(&app, move |app| {
-            let mut chat = chat::read(app, &body)?;
-            chat.req = precheck(app, "/v1/chat/completions", chat.req)?;
+            let mut chat = chat::read(app, served, &body)?;
+            chat.req = precheck(app, &chat.served, "/v1/chat/completions", chat.req)?;
             Ok(chat)
         })
         .await?;
@@ -372,9 +408,10 @@ async fn chat_completions(State(app): State<Arc<App>>, req: Request) -> Response
 async fn create_response(State(app): State<Arc<App>>, req: Request) -> Response {
     let result = async {
         let body = json_body(&app, req).await?;
+        let served = served(&app, &body).await?;
         let r = off_worker(&app, move |app| {
-            let mut r = responses::read(app, &body)?;
-            r.req = precheck(app, "/v1/responses", r.req)?;
+            let mut r = responses::read(app, served, &body)?;
+            r.req = precheck(app, &r.served, "/v1/responses", r.req)?;
             Ok(r)
         })
         .await?;
@@ -406,13 +443,35 @@ async fn get_response(
 }
 
 async fn health(State(app): State<Arc<App>>) -> Json<Value> {
+    let states = app.models.states();
+    let loaded = |s: &toolgram_runtime::ModelState| s.runtime.clone();
     // A lane that failed released its slot and serves again; `degraded` says a bug was hit.
-    let failed = app.runtime.lanes_failed();
+    let failed: usize = states
+        .iter()
+        .filter_map(loaded)
+        .map(|r| r.lanes_failed())
+        .sum();
+    let queued: usize = states
+        .iter()
+        .map(|s| s.waiting + loaded(s).map_or(0, |r| r.queue_depth()))
+        .sum();
     let status = if failed == 0 { "ok" } else { "degraded" };
+    let models: Vec<Value> = states
+        .iter()
+        .map(|s| {
+            let r = loaded(s);
+            json!({"id": s.id, "loaded": r.is_some(), "loading_waiters": s.waiting,
+                "queue_depth": r.as_ref().map_or(0, |r| r.queue_depth()),
+                "lanes_failed": r.as_ref().map_or(0, |r| r.lanes_failed()),
+                "loads": s.loads, "unloads": s.unloads,
+                "last_load_seconds": s.last_load.map(|d| d.as_secs_f64()),
+                "offload": r.as_ref().and_then(|r| r.offload().map(toolgram_runtime::Offload::to_json))})
+        })
+        .collect();
+    let offload = models.first().map_or(Value::Null, |m| m["offload"].clone());
     Json(
-        json!({"status": status, "model": app.model_id(), "queue_depth": app.runtime.queue_depth(),
-        "lanes_failed": failed,
-        "offload": app.runtime.offload().map(toolgram_runtime::Offload::to_json)}),
+        json!({"status": status, "model": app.model_id(), "queue_depth": queued,
+        "lanes_failed": failed, "offload": offload, "models": models}),
     )
 }
 
@@ -421,9 +480,11 @@ async fn models(State(app): State<Arc<App>>) -> Json<Value> {
         json!({"id": id, "object": "model", "created": 0, "owned_by": "toolgram",
         "type": "model", "display_name": id, "created_at": "1970-01-01T00:00:00Z"})
     };
-    let data: Vec<Value> = std::iter::once(app.model_id())
-        .chain(app.config.aliases.iter().map(|(a, _)| a.as_str()))
-        .map(entry)
+    let data: Vec<Value> = app
+        .models
+        .models()
+        .flat_map(|m| std::iter::once(&m.id).chain(&m.aliases))
+        .map(|id| entry(id))
         .collect();
     let last = data
         .last()
@@ -436,7 +497,7 @@ async fn models(State(app): State<Arc<App>>) -> Json<Value> {
 async fn metrics(State(app): State<Arc<App>>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(&app.runtime, app.stored_size()),
+        app.metrics.render(&app.models, app.stored_size()),
     )
         .into_response()
 }

@@ -2,7 +2,9 @@
 //! (a client that hung up before its reply is `499`), queue depth, tokens, prompt-cache hits
 //! and misses (a hit is a reply with cached prompt tokens, so the two agree by construction),
 //! calls and valid calls, retries, connections refused over the cap, the stored Responses and
-//! their bytes, and per route the latency histograms of queue wait, time to the first token
+//! their bytes, per model its load state (loaded, loads, unloads, the last load's seconds,
+//! requests waiting for it, its queue) and its replies and tokens, and per route the latency
+//! histograms of queue wait, time to the first token
 //! and the whole request. This module must not block a request: counters are
 //! atomics, the per-route tables one short lock.
 
@@ -10,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolgram_runtime::{Response, RunError, Runtime, Usage};
+use toolgram_runtime::{ModelSet, Response, RunError, Usage};
 
 /// The status a request gets in `requests_total` when its client went away before the reply
 /// (nginx's convention).
@@ -96,6 +98,8 @@ impl StreamClock {
 pub struct Metrics {
     requests: Mutex<BTreeMap<(String, u16), u64>>,
     latencies: Mutex<BTreeMap<(usize, String), Histogram>>,
+    /// Per model: replies, completion tokens.
+    by_model: Mutex<BTreeMap<String, (u64, u64)>>,
     prompt_tokens: AtomicU64,
     cached_prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
@@ -119,13 +123,18 @@ impl Metrics {
         *map.entry((route.to_owned(), status)).or_default() += 1;
     }
 
-    /// Count a reply on `route`: its tokens, cache use, calls and retries, and its latencies
-    /// (`first_token`: seconds from the request to its first streamed delta; `None` when not
-    /// streamed, where it is the whole request).
-    pub fn reply(&self, route: &str, r: &Response, first_token: Option<f64>) {
+    /// Count a reply on `route` from `model`: its tokens, cache use, calls and retries, and
+    /// its latencies (`first_token`: seconds from the request to its first streamed delta;
+    /// `None` when not streamed, where it is the whole request).
+    pub fn reply(&self, route: &str, model: &str, r: &Response, first_token: Option<f64>) {
         if let Some(u) = r.usage {
             self.tokens(u);
         }
+        let mut by_model = self.by_model.lock().unwrap_or_else(|e| e.into_inner());
+        let counts = by_model.entry(model.to_owned()).or_default();
+        counts.0 += 1;
+        counts.1 += r.usage.map_or(0, |u| u.completion_tokens as u64);
+        drop(by_model);
         let t = &r.timings;
         let (queue, total) = (t.queue_ms / 1e3, (t.queue_ms + t.total_ms) / 1e3);
         let mut lat = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
@@ -204,7 +213,7 @@ impl Metrics {
     }
 
     /// The exposition text; `stored`: the stored Responses and the bytes they hold.
-    pub fn render(&self, runtime: &Runtime, stored: (usize, usize)) -> String {
+    pub fn render(&self, models: &ModelSet, stored: (usize, usize)) -> String {
         let mut out = String::new();
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let _ = writeln!(
@@ -223,9 +232,13 @@ impl Metrics {
         let gauges = [
             (
                 "toolgram_queue_depth",
-                "Requests waiting for the engine.",
+                "Requests waiting for an engine, every model's together (and for a model to load).",
                 "gauge",
-                runtime.queue_depth() as u64,
+                models
+                    .states()
+                    .iter()
+                    .map(|s| s.waiting + s.runtime.as_ref().map_or(0, |r| r.queue_depth()))
+                    .sum::<usize>() as u64,
             ),
             (
                 "toolgram_prompt_tokens_total",
@@ -308,6 +321,7 @@ impl Metrics {
         ];
         write_values(&mut out, &gauges);
         self.render_server(&mut out, stored);
+        self.render_models(&mut out, models);
         self.render_latencies(&mut out);
         let (valid, failed) = (get(&self.replies), get(&self.no_valid_call));
         let rate = if valid + failed == 0 {
@@ -349,6 +363,70 @@ impl Metrics {
         );
     }
 
+    /// Per model, labelled `model`: its load state and queue, and its replies and tokens.
+    fn render_models(&self, out: &mut String, models: &ModelSet) {
+        let states = models.states();
+        let by_model = self.by_model.lock().unwrap_or_else(|e| e.into_inner());
+        let counted = |id: &str| by_model.get(id).copied().unwrap_or_default();
+        let families: [Family<'_>; 8] = [
+            (
+                "toolgram_model_loaded",
+                "1 when the model is loaded.",
+                "gauge",
+                &|s| f64::from(u8::from(s.runtime.is_some())),
+            ),
+            (
+                "toolgram_model_queue_depth",
+                "Requests waiting for the model's engine.",
+                "gauge",
+                &|s| s.runtime.as_ref().map_or(0, |r| r.queue_depth()) as f64,
+            ),
+            (
+                "toolgram_model_loading_waiters",
+                "Requests waiting for the model to load.",
+                "gauge",
+                &|s| s.waiting as f64,
+            ),
+            (
+                "toolgram_model_loads_total",
+                "Times the model was loaded.",
+                "counter",
+                &|s| s.loads as f64,
+            ),
+            (
+                "toolgram_model_unloads_total",
+                "Times the model was unloaded for another (--max-loaded).",
+                "counter",
+                &|s| s.unloads as f64,
+            ),
+            (
+                "toolgram_model_load_seconds",
+                "How long the model's last load took.",
+                "gauge",
+                &|s| s.last_load.map_or(0.0, |d| d.as_secs_f64()),
+            ),
+            (
+                "toolgram_model_replies_total",
+                "Validated replies from the model.",
+                "counter",
+                &|s| counted(&s.id).0 as f64,
+            ),
+            (
+                "toolgram_model_completion_tokens_total",
+                "Tokens the model generated in validated replies.",
+                "counter",
+                &|s| counted(&s.id).1 as f64,
+            ),
+        ];
+        for (name, help, kind, value) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for s in &states {
+                let id = s.id.replace('\\', "\\\\").replace('"', "\\\"");
+                let _ = writeln!(out, "{name}{{model=\"{id}\"}} {}", value(s));
+            }
+        }
+    }
+
     fn render_latencies(&self, out: &mut String) {
         let lat = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
         for (i, (name, help)) in LATENCIES.iter().enumerate() {
@@ -371,6 +449,14 @@ impl Metrics {
         }
     }
 }
+
+/// A per-model family: name, help, type, and its value for one model.
+type Family<'a> = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'a dyn Fn(&toolgram_runtime::ModelState) -> f64,
+);
 
 /// Counters and gauges of one value each: name, help, type, value.
 fn write_values(out: &mut String, values: &[(&str, &str, &str, u64)]) {

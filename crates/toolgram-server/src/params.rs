@@ -105,14 +105,15 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
 pub const DEFAULT_MAX_TOKENS: usize = 2048;
 
 /// Sampling settings common to every API; `max_keys` are the token-limit names in order of
-/// preference. A limit above the server's is capped to it, with a note.
+/// preference. A limit above `limit` (the server's for this model) is capped to it, with a
+/// note.
 pub fn sampling(
     o: &Map<String, Value>,
     max_keys: &[&str],
     limits: &crate::app::ServerConfig,
+    limit: usize,
     notes: &mut Notes,
 ) -> Result<SamplingOptions, ApiError> {
-    let limit = limits.max_tokens;
     let mut s = SamplingOptions {
         max_tokens: limit.min(DEFAULT_MAX_TOKENS),
         max_calls: limits.max_calls_per_reply,
@@ -512,6 +513,7 @@ mod tests {
             body.as_object().expect("object"),
             &["max_tokens"],
             &config,
+            4096,
             &mut notes,
         )
         .expect_err("refused");
@@ -577,6 +579,7 @@ mod tests {
                 body.as_object().expect("object"),
                 &["max_tokens"],
                 &config,
+                config.max_tokens,
                 notes,
             )
             .expect("read")
@@ -599,6 +602,7 @@ mod tests {
             body.as_object().expect("object"),
             &["max_tokens"],
             &config,
+            config.max_tokens,
             &mut notes,
         )
         .expect("capped, not refused");
@@ -610,6 +614,7 @@ mod tests {
                 zero.as_object().expect("object"),
                 &["max_tokens"],
                 &config,
+                config.max_tokens,
                 &mut notes
             )
             .is_err()

@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgram_runtime::{Cancel, Event, Request, Response, RunError};
+use toolgram_runtime::{Cancel, Event, Request, Response, RunError, Runtime};
 
 /// Cancels the request when dropped: a handler dropped mid-run means its client is gone.
 pub struct CancelOnDrop(pub Cancel);
@@ -60,12 +60,17 @@ async fn drain_over(app: &App) {
 
 /// Run `req` to its reply within the server's timeout; past it, or past the drain's end, the
 /// run is stopped and its error carries what it decoded (504, or 503 at shutdown).
-pub async fn run(app: &Arc<App>, req: Request) -> Result<Result<Response, RunError>, ApiError> {
+pub async fn run(
+    app: &Arc<App>,
+    runtime: &Runtime,
+    req: Request,
+) -> Result<Result<Response, RunError>, ApiError> {
     let timeout = app.config.timeout;
     let guard = CancelOnDrop(req.cancel.clone());
     let ran = Arc::clone(app);
+    let runtime = runtime.clone();
     let mut task = tokio::task::spawn_blocking(move || {
-        let result = ran.runtime.run(&req);
+        let result = runtime.run(&req);
         if let Err(e) = &result {
             ran.metrics.cancelled(e);
         }
@@ -107,10 +112,10 @@ impl Events {
 
 /// Start streaming `req`: the events arrive through the returned [`Events`]; the request is
 /// cancelled when they are dropped or the server's timeout passes.
-pub fn stream(app: &Arc<App>, req: Request) -> Result<Events, RunError> {
+pub fn stream(app: &Arc<App>, runtime: &Runtime, req: Request) -> Result<Events, RunError> {
     let timeout = app.config.timeout;
     let cancel = req.cancel.clone();
-    let events = app.runtime.stream(&req)?;
+    let events = runtime.stream(&req)?;
     let ran = Arc::clone(app);
     let (tx, rx) = mpsc::channel(64);
     let deadline = tokio::time::Instant::now() + timeout;
@@ -147,11 +152,12 @@ pub fn stream(app: &Arc<App>, req: Request) -> Result<Events, RunError> {
 /// the run (its events are dropped).
 pub async fn forward<F: Send + 'static>(
     app: &Arc<App>,
+    runtime: &Runtime,
     req: Request,
     start: Vec<F>,
     mut frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
 ) -> Result<mpsc::Receiver<F>, ApiError> {
-    let mut events = stream(app, req)?;
+    let mut events = stream(app, runtime, req)?;
     let first = match events.recv().await {
         Some(Event::Failed(e)) if e.kind() != "truncated" => {
             app.metrics.failed(&e);

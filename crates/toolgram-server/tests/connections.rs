@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolgram_providers::{Config, Overrides};
-use toolgram_runtime::{Backend, ProviderConfig, Runtime};
+use toolgram_runtime::{Backend, ModelEntry, ModelSet, ProviderConfig};
 use toolgram_server::app::Stored;
 use toolgram_server::{App, ServerConfig};
 
@@ -71,12 +71,22 @@ fn app(config: ServerConfig) -> Arc<App> {
     let provider = Config::default()
         .resolve("llama-server", &overrides)
         .expect("resolves");
-    let runtime = Runtime::new(Backend::Provider(ProviderConfig {
+    let backend = Backend::Provider(ProviderConfig {
         provider,
         stream: false,
-    }))
-    .expect("a provider runtime");
-    Arc::new(App::new(runtime, config))
+    });
+    Arc::new(App::new(
+        ModelSet::new(
+            vec![ModelEntry {
+                id: "m".into(),
+                aliases: Vec::new(),
+                backend,
+            }],
+            None,
+        )
+        .expect("a model set"),
+        config,
+    ))
 }
 
 /// A server on a loopback port, on its own tokio runtime; `stop` starts the drain.

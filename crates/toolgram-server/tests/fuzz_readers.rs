@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, OnceLock};
 use toolgram_providers::{Config, Overrides};
-use toolgram_runtime::{Backend, ProviderConfig, Runtime};
+use toolgram_runtime::{Backend, ModelEntry, ModelSet, ProviderConfig};
 use toolgram_server::app::Stored;
 use toolgram_server::{App, ServerConfig};
 
@@ -29,12 +29,22 @@ fn app() -> Arc<App> {
         let provider = Config::default()
             .resolve("llama-server", &overrides)
             .expect("resolves");
-        let runtime = Runtime::new(Backend::Provider(ProviderConfig {
+        let backend = Backend::Provider(ProviderConfig {
             provider,
             stream: false,
-        }))
-        .expect("runtime");
-        let app = Arc::new(App::new(runtime, ServerConfig::default()));
+        });
+        let app = Arc::new(App::new(
+            ModelSet::new(
+                vec![ModelEntry {
+                    id: "m".into(),
+                    aliases: Vec::new(),
+                    backend,
+                }],
+                None,
+            )
+            .expect("a model set"),
+            ServerConfig::default(),
+        ));
         app.store(Stored {
             id: "resp-1".into(),
             messages: vec![toolgram_core::ChatMessage::text("user", "hi".to_owned())],
@@ -42,6 +52,12 @@ fn app() -> Arc<App> {
         });
         app
     }))
+}
+
+/// The one model, as a request runs on it.
+fn served(app: &App) -> toolgram_server::Served {
+    let runtime = app.models.get(0).expect("a provider loads at once");
+    app.served(0, runtime)
 }
 
 /// Words the readers look for, so random objects hit their branches.
@@ -355,8 +371,8 @@ proptest! {
     #[test]
     fn the_request_readers_never_panic(body in prop_oneof![4 => request(), 1 => any_json()]) {
         let app = app();
-        let _ = toolgram_server::chat::read(&app, &body);
-        let _ = toolgram_server::responses::read(&app, &body);
-        let _ = toolgram_server::anthropic::read::read(&app, &body);
+        let _ = toolgram_server::chat::read(&app, served(&app), &body);
+        let _ = toolgram_server::responses::read(&app, served(&app), &body);
+        let _ = toolgram_server::anthropic::read::read(&app, served(&app), &body);
     }
 }

@@ -6,7 +6,10 @@ use clap::Args;
 use std::time::Duration;
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
-use toolgram_runtime::{Backend, EmbeddedConfig, Runtime};
+use toolgram_runtime::{
+    Backend, EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, add_aliases, embedded_entries,
+    read_models_file,
+};
 use toolgram_server::ServerConfig;
 use toolgram_server::app::HostedTools;
 
@@ -18,10 +21,22 @@ pub(crate) struct ServeArgs {
     /// Port (0: any free port).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// Registry model name or role, or a GGUF path (default: the default model); with
+    /// Registry model name or role, a GGUF path or an `hf:OWNER/REPO[:QUANT]` reference
+    /// (default: the default model). Repeat it to serve several: a request's `model` picks
+    /// one by its id (the file's name) or the name given here, the first by default. With
     /// --provider, the provider's model id.
     #[arg(long)]
-    pub model: Option<String>,
+    pub model: Vec<String>,
+    /// A TOML file of models to serve, after any --model: `[[model]]` tables with `model`
+    /// and optionally `name`, `aliases`, `ctx_size`, `gpu_layers`, `chat_template`,
+    /// `syntax` (docs/server.md).
+    #[arg(long, value_name = "FILE")]
+    pub models: Option<std::path::PathBuf>,
+    /// Models loaded at once: loading one more unloads the least recently used, once its
+    /// requests in flight end (default: no bound). Models load on first use; the first at
+    /// start.
+    #[arg(long, value_name = "N")]
+    pub max_loaded: Option<usize>,
     /// Clients must send `Authorization: Bearer KEY` (default: $TOOLGRAM_API_KEY if set).
     #[arg(long)]
     pub api_key: Option<String>,
@@ -155,23 +170,44 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         .as_ref()
         .map(|p| crate::call::read(p, "chat template"))
         .transpose()?;
-    let backend = match args.provider.resolve(args.model.as_deref())? {
-        Some(p) => Backend::Provider(p),
-        None => Backend::Embedded(EmbeddedConfig {
-            model: args.model.clone(),
-            engine: EngineOptions {
-                threads: args.threads,
-                n_ctx: args.ctx_size,
-                default_ctx_cap: Some(32768),
-                chat_template,
-                syntax: args.syntax.clone(),
-                gpu: args.gpu.options(),
-            },
-            max_sessions: args.max_sessions,
-            parallel: args.parallel,
-            max_queue: args.max_queue,
-            prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
-        }),
+    let provider = match (args.model.as_slice(), &args.models) {
+        ([] | [_], None) => args
+            .provider
+            .resolve(args.model.first().map(String::as_str))?,
+        _ => None,
+    };
+    let entries = match provider {
+        Some(p) => {
+            let id = p.provider.model.clone().unwrap_or_default();
+            let id = match id.strip_suffix(".gguf") {
+                Some(stem) => stem.to_owned(),
+                None if id.is_empty() => "toolgram".to_owned(),
+                None => id,
+            };
+            vec![ModelEntry {
+                id,
+                aliases: Vec::new(),
+                backend: Backend::Provider(p),
+            }]
+        }
+        None => {
+            let base = EmbeddedConfig {
+                model: None,
+                engine: EngineOptions {
+                    threads: args.threads,
+                    n_ctx: args.ctx_size,
+                    default_ctx_cap: Some(32768),
+                    chat_template,
+                    syntax: args.syntax.clone(),
+                    gpu: args.gpu.options(),
+                },
+                max_sessions: args.max_sessions,
+                parallel: args.parallel,
+                max_queue: args.max_queue,
+                prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
+            };
+            embedded_entries(&declared(&args)?, &base)?
+        }
     };
     let config = ServerConfig {
         host: args.host,
@@ -187,7 +223,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_stored_bytes: args.max_stored_bytes,
         max_tokens: args.max_tokens.map_or(0, |n| n.max(1)),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
-        aliases: args.model_alias,
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
         plan: args.plan,
         call_bias: args.call_bias,
@@ -202,7 +237,30 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     // Settings the server cannot start with stop it before the model loads.
     config.check()?;
-    let runtime = Runtime::new(backend)?;
-    toolgram_server::serve_blocking(runtime, config)?;
+    let mut entries = entries;
+    add_aliases(&mut entries, &args.model_alias)?;
+    let models = ModelSet::new(entries, args.max_loaded)?;
+    models.load_default()?;
+    toolgram_server::serve_blocking(models, config)?;
     Ok(())
+}
+
+/// The models `--model` and `--models` declare (the default model when neither does); a
+/// provider serves one.
+fn declared(args: &ServeArgs) -> anyhow::Result<Vec<ModelDecl>> {
+    let provider = args.provider.provider.as_deref();
+    if provider.is_some_and(|p| p != "embedded") && (args.model.len() > 1 || args.models.is_some())
+    {
+        anyhow::bail!(
+            "--provider serves one model: give one --model (several models, or --models, are for the embedded engine)"
+        );
+    }
+    let mut decls: Vec<ModelDecl> = args.model.iter().map(|m| ModelDecl::reference(m)).collect();
+    if let Some(file) = &args.models {
+        decls.extend(read_models_file(file)?);
+    }
+    if decls.is_empty() {
+        decls.push(ModelDecl::reference("default"));
+    }
+    Ok(decls)
 }

@@ -636,3 +636,22 @@ fn an_answered_call_is_not_repeated_and_an_agent_loop_ends_on_the_default_model(
     assert!(ok, "repeats.py failed:\n{out}\n{err}");
     assert!(out.contains("checks passed"), "{out}");
 }
+
+#[test]
+fn one_server_answers_two_models_by_name_on_every_api_and_unloads_the_least_recently_used() {
+    let _one = serial();
+    let server = Served::start(&["--model", "default", "--max-loaded", "1", "--parallel", "2"]);
+    let (ok, out, err) = python(
+        "two_models.py",
+        &[
+            &server.base(),
+            "SmolLM2-135M-Instruct.Q4_1",
+            "test",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m",
+            "default",
+        ],
+    );
+    eprintln!("{out}");
+    assert!(ok, "two_models.py failed:\n{out}\n{err}");
+    assert!(out.contains("checks passed"), "{out}");
+}

@@ -37,9 +37,10 @@ impl IntoResponse for AnthropicError {
 pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let body = crate::json_body(&app, req).await?;
+        let served = crate::served(&app, &body).await?;
         let m = crate::off_worker(&app, move |app| {
-            let mut m = read::read(app, &body)?;
-            m.req = crate::precheck(app, ROUTE, m.req)?;
+            let mut m = read::read(app, served, &body)?;
+            m.req = crate::precheck(app, &m.served, ROUTE, m.req)?;
             Ok(m)
         })
         .await?;
@@ -58,9 +59,10 @@ pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse
 pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let body = crate::json_body(&app, req).await?;
+        let served = crate::served(&app, &body).await?;
         let n = crate::off_worker(&app, move |app| {
-            let m = read::read(app, &body)?;
-            Ok(app.runtime.count_tokens(&m.req)?)
+            let m = read::read(app, served, &body)?;
+            Ok(m.served.runtime.count_tokens(&m.req)?)
         })
         .await?;
         Ok::<_, ApiError>(axum::Json(json!({ "input_tokens": n })).into_response())
@@ -71,17 +73,17 @@ pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResp
 
 async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    match crate::run::run(&app, m.req).await? {
+    match crate::run::run(&app, &m.served.runtime, m.req).await? {
         Ok(r) => {
-            app.metrics.reply(ROUTE, &r, None);
+            app.metrics.reply(ROUTE, &m.served.id, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &m.notes);
-            Ok(axum::Json(wire::message(&id, app.model_id(), &r, toolgram)).into_response())
+            Ok(axum::Json(wire::message(&id, &m.served.id, &r, toolgram)).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
             app.metrics.failed(&e);
             let mut toolgram = crate::app::toolgram_json(None, &m.notes);
             toolgram["error"] = json!({"type": e.kind(), "message": e.to_string()});
-            let body = wire::cut_message(&id, app.model_id(), e.usage(), toolgram);
+            let body = wire::cut_message(&id, &m.served.id, e.usage(), toolgram);
             Ok(axum::Json(body).into_response())
         }
         Err(e) => {
@@ -93,16 +95,27 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, 
 
 async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    let (mut writer, start) = wire::MessageStream::start(&id, app.model_id());
+    let (mut writer, start) = wire::MessageStream::start(&id, &m.served.id);
     let metrics = Arc::clone(&app);
-    let rx = crate::run::forward(&app, m.req, start, move |event, clock| {
-        match &event {
-            Event::Done(r) => metrics.metrics.reply(ROUTE, r, Some(clock.first_token())),
-            Event::Failed(e) => metrics.metrics.failed(e),
-            _ => {}
-        }
-        writer.on(event)
-    })
+    let model = m.served.id.clone();
+    let rx = crate::run::forward(
+        &app,
+        &m.served.runtime,
+        m.req,
+        start,
+        move |event, clock| {
+            match &event {
+                Event::Done(r) => {
+                    metrics
+                        .metrics
+                        .reply(ROUTE, &model, r, Some(clock.first_token()));
+                }
+                Event::Failed(e) => metrics.metrics.failed(e),
+                _ => {}
+            }
+            writer.on(event)
+        },
+    )
     .await?;
     Ok(crate::sse::named(rx))
 }

@@ -7,7 +7,7 @@
 //! `output_format`, beside the tools or alone). Fields the server does not use are accepted and
 //! named in the reply's notes. This module must not run anything or write replies.
 
-use crate::app::App;
+use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
 use serde_json::{Map, Value, json};
@@ -18,6 +18,8 @@ use toolgram_runtime::{Request, ResponseFormat};
 
 /// A Messages request as read.
 pub struct MessagesRequest {
+    /// The model it runs on.
+    pub served: Served,
     /// The runtime request.
     pub req: Request,
     /// Stream the reply as SSE.
@@ -275,12 +277,12 @@ fn tool_choice(o: &Map<String, Value>, has_tools: bool) -> Result<(ToolChoice, b
 /// `thinking` as the model's reasoning block, with its token budget: `enabled` demands the
 /// block (as Anthropic's models always write one), `adaptive` allows it; a note where the
 /// model's template has none.
-fn think(app: &App, o: &Map<String, Value>, notes: &mut Notes) -> (Think, Option<usize>) {
+fn think(served: &Served, o: &Map<String, Value>, notes: &mut Notes) -> (Think, Option<usize>) {
     let Some(t) = o.get("thinking").filter(|t| !t.is_null()) else {
         return (Think::Off, None);
     };
     match t.get("type").and_then(Value::as_str) {
-        Some(kind @ ("enabled" | "adaptive")) if app.runtime.reasons() => {
+        Some(kind @ ("enabled" | "adaptive")) if served.runtime.reasons() => {
             let budget = t
                 .get("budget_tokens")
                 .and_then(Value::as_u64)
@@ -315,9 +317,8 @@ fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, ApiEr
 }
 
 /// Read a Messages body (also `count_tokens`', which has no `max_tokens`).
-pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
+pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, ApiError> {
     let o = params::object(body)?;
-    app.check_model(params::opt_str(o, "model")?)?;
     let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
     let mut messages = Vec::new();
     if let Some(system) = o.get("system").filter(|s| !s.is_null()) {
@@ -340,7 +341,13 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     (req.tool_choice, req.parallel_tool_calls) = tool_choice(o, has_tools)?;
-    let mut sampling = params::sampling(o, &["max_tokens"], &app.config, &mut notes)?;
+    let mut sampling = params::sampling(
+        o,
+        &["max_tokens"],
+        &app.config,
+        served.max_tokens,
+        &mut notes,
+    )?;
     let stop = match o.get("stop_sequences") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
@@ -358,7 +365,7 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
         }
     };
     sampling.stop = params::bounded_stop("stop_sequences", stop)?;
-    let (think, budget) = think(app, o, &mut notes);
+    let (think, budget) = think(&served, o, &mut notes);
     req.think = think;
     sampling.think_budget = budget.map(|b| b.min(sampling.max_tokens.saturating_sub(1)).max(1));
     req.sampling = sampling;
@@ -368,5 +375,10 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     req.response_format = output_format(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     app.log_notes("/v1/messages", &notes);
-    Ok(MessagesRequest { req, stream, notes })
+    Ok(MessagesRequest {
+        served,
+        req,
+        stream,
+        notes,
+    })
 }

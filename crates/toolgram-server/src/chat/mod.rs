@@ -17,20 +17,20 @@ use wire::Envelope;
 /// This route, as the metrics name it.
 const ROUTE: &str = "/v1/chat/completions";
 
-fn envelope(app: &App) -> Envelope {
+fn envelope(app: &App, chat: &ChatRequest) -> Envelope {
     Envelope {
         id: app.new_id("chatcmpl"),
         created: app.now(),
-        model: app.model_id().to_owned(),
+        model: chat.served.id.clone(),
     }
 }
 
 /// Answer a non-streamed request.
 pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
-    let env = envelope(&app);
-    match crate::run::run(&app, chat.req).await? {
+    let env = envelope(&app, &chat);
+    match crate::run::run(&app, &chat.served.runtime, chat.req).await? {
         Ok(r) => {
-            app.metrics.reply(ROUTE, &r, None);
+            app.metrics.reply(ROUTE, &env.model, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &chat.notes);
             Ok(axum::Json(wire::completion(&env, &r, toolgram)).into_response())
         }
@@ -47,27 +47,35 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Api
 
 /// Answer a streamed request: Server-Sent Events as the reply is decoded.
 pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
-    let env = envelope(&app);
+    let env = envelope(&app, &chat);
     let start = vec![wire::role_chunk(&env)];
     let (include_usage, notes) = (chat.include_usage, chat.notes);
     let metrics = Arc::clone(&app);
-    let rx = crate::run::forward(&app, chat.req, start, move |event, clock| match event {
-        Event::Done(r) => {
-            metrics.metrics.reply(ROUTE, &r, Some(clock.first_token()));
-            let toolgram = crate::app::toolgram_json(Some(&r), &notes);
-            let finish = r.finish_reason.as_str();
-            wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
-        }
-        Event::Failed(e) if e.kind() == "truncated" => {
-            metrics.metrics.failed(&e);
-            wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
-        }
-        Event::Failed(e) => {
-            metrics.metrics.failed(&e);
-            vec![ApiError::from(e).body()]
-        }
-        other => wire::event_chunks(&env, &other),
-    })
+    let rx = crate::run::forward(
+        &app,
+        &chat.served.runtime,
+        chat.req,
+        start,
+        move |event, clock| match event {
+            Event::Done(r) => {
+                metrics
+                    .metrics
+                    .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
+                let toolgram = crate::app::toolgram_json(Some(&r), &notes);
+                let finish = r.finish_reason.as_str();
+                wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
+            }
+            Event::Failed(e) if e.kind() == "truncated" => {
+                metrics.metrics.failed(&e);
+                wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
+            }
+            Event::Failed(e) => {
+                metrics.metrics.failed(&e);
+                vec![ApiError::from(e).body()]
+            }
+            other => wire::event_chunks(&env, &other),
+        },
+    )
     .await?;
     Ok(crate::sse::data(rx))
 }

@@ -3,7 +3,7 @@
 //! function shape the conversation renders), with what the reply must say. This module must
 //! not build replies or run anything.
 
-use crate::app::App;
+use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
 use serde_json::{Value, json};
@@ -12,6 +12,8 @@ use toolgram_runtime::Request;
 
 /// A request read from the body, with what the reply needs to say.
 pub struct ChatRequest {
+    /// The model it runs on.
+    pub served: Served,
     /// The runtime request.
     pub req: Request,
     /// Stream the reply as chunks.
@@ -61,9 +63,8 @@ const ACCEPTED: &[&str] = &[
 const ROLES: &[&str] = &["system", "developer", "user", "assistant", "tool"];
 
 /// Read a Chat Completions body.
-pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
+pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiError> {
     let o = params::object(body)?;
-    app.check_model(params::opt_str(o, "model")?)?;
     let messages = match o.get("messages") {
         Some(Value::Array(a)) if !a.is_empty() => a,
         Some(Value::Array(_)) => return Err(ApiError::invalid("messages", "`messages` is empty")),
@@ -101,6 +102,7 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
         o,
         &["max_completion_tokens", "max_tokens"],
         &app.config,
+        served.max_tokens,
         &mut notes,
     )?;
     req.retry = params::retry(o)?;
@@ -114,6 +116,7 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
         .unwrap_or(false);
     app.log_notes("/v1/chat/completions", &notes);
     Ok(ChatRequest {
+        served,
         req,
         stream,
         include_usage,

@@ -21,11 +21,11 @@ use wire::Envelope;
 /// This route, as the metrics name it.
 const ROUTE: &str = "/v1/responses";
 
-fn envelope(app: &App) -> Envelope {
+fn envelope(app: &App, rr: &ResponsesRequest) -> Envelope {
     Envelope {
         id: app.new_id("resp"),
         created_at: app.now(),
-        model: app.model_id().to_owned(),
+        model: rr.served.id.clone(),
     }
 }
 
@@ -62,10 +62,10 @@ fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &ser
 
 /// Answer a non-streamed request.
 pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
-    let env = envelope(&app);
-    match crate::run::run(&app, rr.req.clone()).await? {
+    let env = envelope(&app, &rr);
+    match crate::run::run(&app, &rr.served.runtime, rr.req.clone()).await? {
         Ok(r) => {
-            app.metrics.reply(ROUTE, &r, None);
+            app.metrics.reply(ROUTE, &env.model, &r, None);
             let output = wire::output_items(&rr, &r, &mut |p| app.new_id(p));
             let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
             let body = wire::finished(&env, &rr, output, &r, toolgram);
@@ -87,36 +87,43 @@ pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, 
 
 /// Answer a streamed request with the Responses event types.
 pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
-    let env = envelope(&app);
+    let env = envelope(&app, &rr);
     let toolgram = crate::app::toolgram_json(None, &rr.notes);
     let created = wire::response_object(&env, &rr, "in_progress", Vec::new(), None, toolgram);
     let (mut writer, start) = wire::ResponseStream::start(&created);
-    let req = rr.req.clone();
+    let (req, runtime) = (rr.req.clone(), rr.served.runtime.clone());
     let app2 = Arc::clone(&app);
-    let rx = crate::run::forward(&app, req, start, move |event, clock| match event {
-        Event::Done(r) => {
-            let (items, mut frames) = writer.close(&rr);
-            app2.metrics.reply(ROUTE, &r, Some(clock.first_token()));
-            let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
-            let body = wire::finished(&env, &rr, items, &r, toolgram);
-            remember(&app2, &rr, &env.id, &r, &body);
-            frames.push(writer.finish(body));
-            frames
-        }
-        Event::Failed(e) if e.kind() == "truncated" => {
-            let (items, mut frames) = writer.close(&rr);
-            app2.metrics.failed(&e);
-            let toolgram = crate::app::toolgram_json(None, &rr.notes);
-            frames.push(writer.finish(wire::cut(&env, &rr, items, e.usage(), toolgram)));
-            frames
-        }
-        Event::Failed(e) => {
-            app2.metrics.failed(&e);
-            let err = ApiError::from(e).body();
-            vec![writer.error(err["error"].clone())]
-        }
-        other => writer.on(&rr, &other, &mut |p| app2.new_id(p)),
-    })
+    let rx = crate::run::forward(
+        &app,
+        &runtime,
+        req,
+        start,
+        move |event, clock| match event {
+            Event::Done(r) => {
+                let (items, mut frames) = writer.close(&rr);
+                app2.metrics
+                    .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
+                let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
+                let body = wire::finished(&env, &rr, items, &r, toolgram);
+                remember(&app2, &rr, &env.id, &r, &body);
+                frames.push(writer.finish(body));
+                frames
+            }
+            Event::Failed(e) if e.kind() == "truncated" => {
+                let (items, mut frames) = writer.close(&rr);
+                app2.metrics.failed(&e);
+                let toolgram = crate::app::toolgram_json(None, &rr.notes);
+                frames.push(writer.finish(wire::cut(&env, &rr, items, e.usage(), toolgram)));
+                frames
+            }
+            Event::Failed(e) => {
+                app2.metrics.failed(&e);
+                let err = ApiError::from(e).body();
+                vec![writer.error(err["error"].clone())]
+            }
+            other => writer.on(&rr, &other, &mut |p| app2.new_id(p)),
+        },
+    )
     .await?;
     Ok(crate::sse::named(rx))
 }

@@ -7,7 +7,7 @@
 //! or run anything.
 
 use super::wire::{ENCRYPTED_PREFIX, unhex};
-use crate::app::App;
+use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
 use serde_json::{Map, Value, json};
@@ -18,6 +18,8 @@ use toolgram_runtime::Request;
 
 /// A request read from the body.
 pub struct ResponsesRequest {
+    /// The model it runs on.
+    pub served: Served,
     /// The runtime request.
     pub req: Request,
     /// Stream the reply as typed events.
@@ -274,9 +276,8 @@ fn messages_of(
 }
 
 /// Read a Responses body.
-pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
+pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let o = params::object(body)?;
-    app.check_model(params::opt_str(o, "model")?)?;
     let mut messages = match params::opt_str(o, "previous_response_id")? {
         Some(id) => {
             app.stored(id)
@@ -306,12 +307,18 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
-    req.think = think(app, o.get("reasoning"), &mut notes)?;
+    req.think = think(&served, o.get("reasoning"), &mut notes)?;
     req.tool_choice = params::tool_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format =
         params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
-    req.sampling = params::sampling(o, &["max_output_tokens"], &app.config, &mut notes)?;
+    req.sampling = params::sampling(
+        o,
+        &["max_output_tokens"],
+        &app.config,
+        served.max_tokens,
+        &mut notes,
+    )?;
     let encrypted_reasoning = match o.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(a)) => a
@@ -340,6 +347,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     .collect();
     app.log_notes("/v1/responses", &notes);
     Ok(ResponsesRequest {
+        served,
         req,
         stream: params::opt_bool(o, "stream")?.unwrap_or(false),
         store: params::opt_bool(o, "store")?.unwrap_or(true),
@@ -353,7 +361,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
 /// `reasoning: {effort}` as the model's reasoning block: demanded where the model's template
 /// writes one (as OpenAI's reasoning models always reason; off for effort `none` or
 /// `minimal`), else ignored with a note.
-fn think(app: &App, reasoning: Option<&Value>, notes: &mut Notes) -> Result<Think, ApiError> {
+fn think(served: &Served, reasoning: Option<&Value>, notes: &mut Notes) -> Result<Think, ApiError> {
     let Some(r) = reasoning.filter(|r| !r.is_null()) else {
         return Ok(Think::Off);
     };
@@ -370,7 +378,7 @@ fn think(app: &App, reasoning: Option<&Value>, notes: &mut Notes) -> Result<Thin
     if matches!(effort, "none" | "minimal") {
         return Ok(Think::Off);
     }
-    if app.runtime.reasons() {
+    if served.runtime.reasons() {
         Ok(Think::Required)
     } else {
         notes.push(

@@ -1,0 +1,339 @@
+//! [`ModelSet`]: several models behind one front end, each picked by name, loaded on first
+//! use and unloaded, least recently used first, past a bound.
+//!
+//! Each model is its own [`Runtime`] (its own call syntax, grammar cache, sessions, disk
+//! prefix cache and lanes); this module only decides which are loaded. Loads are one at a
+//! time (two models loading at once on the same cores are not faster, and a bound on what
+//! is loaded must count them). A request for a model that is loading waits for that load,
+//! counted against the model's queue as a queued request is ([`RunError::Busy`] past it).
+//! A model unloaded for another is freed once the requests it is running end: the load that
+//! unloaded it waits for them first, so two models past the bound are never in memory.
+//!
+//! This module must not read requests or run them: it hands out runtimes.
+
+use crate::{Backend, RunError, Runtime};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// One model a [`ModelSet`] serves.
+#[derive(Debug, Clone)]
+pub struct ModelEntry {
+    /// The id `/v1/models` lists and replies name.
+    pub id: String,
+    /// Other names that pick it (aliases, the reference it was given as).
+    pub aliases: Vec<String>,
+    /// What it runs on.
+    pub backend: Backend,
+}
+
+/// A set of models that cannot be served together.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ModelSetError {
+    /// No model at all.
+    #[error("no model to serve")]
+    Empty,
+    /// One name picks two models.
+    #[error(
+        "the name `{name}` is given to two models, `{first}` and `{second}`: give each its own"
+    )]
+    NameClash {
+        /// The name.
+        name: String,
+        /// The first model with it.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// A bound of zero loaded models.
+    #[error("--max-loaded must be at least 1")]
+    ZeroLoaded,
+}
+
+/// What one model has done, for health and metrics.
+#[derive(Clone)]
+pub struct ModelState {
+    /// Its id.
+    pub id: String,
+    /// Its runtime, when loaded.
+    pub runtime: Option<Runtime>,
+    /// Times it was loaded.
+    pub loads: u64,
+    /// Times it was unloaded for another.
+    pub unloads: u64,
+    /// How long its last load took.
+    pub last_load: Option<Duration>,
+    /// Requests waiting for it to load.
+    pub waiting: usize,
+}
+
+#[derive(Default)]
+struct Slot {
+    runtime: Option<Runtime>,
+    loads: u64,
+    unloads: u64,
+    last_load: Option<Duration>,
+}
+
+struct Entry {
+    model: ModelEntry,
+    slot: Mutex<Slot>,
+    /// The set's clock when it was last handed out.
+    last_used: AtomicU64,
+    /// Requests waiting for its load.
+    waiting: AtomicUsize,
+    /// Requests that may wait for it (its queue's bound).
+    max_waiting: usize,
+}
+
+/// Several models by name, loaded on demand (`Send + Sync`; share it in an `Arc`).
+pub struct ModelSet {
+    entries: Vec<Entry>,
+    max_loaded: Option<usize>,
+    /// Held while a model loads (and while one is unloaded for it).
+    loading: Mutex<()>,
+    clock: AtomicU64,
+}
+
+/// How often an unload checks whether the requests its model runs have ended.
+const UNLOAD_POLL: Duration = Duration::from_millis(20);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ModelSet {
+    /// The set of `models` (the first is the default), at most `max_loaded` loaded at once
+    /// (`None`: no bound). Nothing is loaded yet: see [`ModelSet::load_default`].
+    pub fn new(models: Vec<ModelEntry>, max_loaded: Option<usize>) -> Result<Self, ModelSetError> {
+        if models.is_empty() {
+            return Err(ModelSetError::Empty);
+        }
+        if max_loaded == Some(0) {
+            return Err(ModelSetError::ZeroLoaded);
+        }
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for m in &models {
+            let names = std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str));
+            for name in names {
+                match seen.iter().find(|(n, _)| *n == name) {
+                    Some((_, first)) if *first != m.id => {
+                        return Err(ModelSetError::NameClash {
+                            name: name.to_owned(),
+                            first: (*first).to_owned(),
+                            second: m.id.clone(),
+                        });
+                    }
+                    Some(_) => {}
+                    None => seen.push((name, &m.id)),
+                }
+            }
+        }
+        let entries = models
+            .into_iter()
+            .map(|model| {
+                let max_waiting = match &model.backend {
+                    Backend::Embedded(c) => c.max_queue.max(1),
+                    Backend::Provider(_) => usize::MAX,
+                };
+                Entry {
+                    model,
+                    slot: Mutex::new(Slot::default()),
+                    last_used: AtomicU64::new(0),
+                    waiting: AtomicUsize::new(0),
+                    max_waiting,
+                }
+            })
+            .collect();
+        Ok(Self {
+            entries,
+            max_loaded,
+            loading: Mutex::new(()),
+            clock: AtomicU64::new(1),
+        })
+    }
+
+    /// The models, the default first.
+    pub fn models(&self) -> impl Iterator<Item = &ModelEntry> {
+        self.entries.iter().map(|e| &e.model)
+    }
+
+    /// The index of the model `name` picks: its id or one of its aliases.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.model.id == name || e.model.aliases.iter().any(|a| a == name))
+    }
+
+    /// The model at `index`, loaded now if it is not (blocking: a load takes seconds), the
+    /// least recently used unloaded first past the bound.
+    pub fn get(&self, index: usize) -> Result<Runtime, RunError> {
+        let entry = self.entry(index)?;
+        if let Some(rt) = self.loaded_touched(entry) {
+            return Ok(rt);
+        }
+        if entry.waiting.fetch_add(1, Ordering::AcqRel) >= entry.max_waiting {
+            entry.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(RunError::Busy {
+                queued: entry.max_waiting,
+            });
+        }
+        let loaded = self.load(index, entry);
+        entry.waiting.fetch_sub(1, Ordering::AcqRel);
+        loaded
+    }
+
+    /// Load the default model (at start, so a model that cannot load stops the server before
+    /// it listens).
+    pub fn load_default(&self) -> Result<Runtime, RunError> {
+        self.get(0)
+    }
+
+    /// The model at `index` if loaded, without loading it or counting a use.
+    pub fn loaded(&self, index: usize) -> Option<Runtime> {
+        let entry = self.entries.get(index)?;
+        lock(&entry.slot).runtime.clone()
+    }
+
+    /// Every model's state, the default first.
+    pub fn states(&self) -> Vec<ModelState> {
+        self.entries
+            .iter()
+            .map(|e| {
+                let slot = lock(&e.slot);
+                ModelState {
+                    id: e.model.id.clone(),
+                    runtime: slot.runtime.clone(),
+                    loads: slot.loads,
+                    unloads: slot.unloads,
+                    last_load: slot.last_load,
+                    waiting: e.waiting.load(Ordering::Acquire),
+                }
+            })
+            .collect()
+    }
+
+    fn entry(&self, index: usize) -> Result<&Entry, RunError> {
+        self.entries
+            .get(index)
+            .ok_or_else(|| RunError::InvalidRequest(format!("no model number {index}")))
+    }
+
+    fn loaded_touched(&self, entry: &Entry) -> Option<Runtime> {
+        let rt = lock(&entry.slot).runtime.clone()?;
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        entry.last_used.store(now, Ordering::Relaxed);
+        Some(rt)
+    }
+
+    fn load(&self, index: usize, entry: &Entry) -> Result<Runtime, RunError> {
+        let _loading = lock(&self.loading);
+        // Loaded by the request this one waited behind.
+        if let Some(rt) = self.loaded_touched(entry) {
+            return Ok(rt);
+        }
+        self.make_room(index);
+        tracing::info!(model = %entry.model.id, "loading");
+        let started = Instant::now();
+        let rt = Runtime::new(entry.model.backend.clone())?;
+        let took = started.elapsed();
+        tracing::info!(model = %entry.model.id, seconds = took.as_secs_f64(), "loaded");
+        let mut slot = lock(&entry.slot);
+        slot.runtime = Some(rt.clone());
+        slot.loads += 1;
+        slot.last_load = Some(took);
+        drop(slot);
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        entry.last_used.store(now, Ordering::Relaxed);
+        Ok(rt)
+    }
+
+    /// Unload the least recently used models until one more fits under the bound, each once
+    /// the requests it runs have ended.
+    fn make_room(&self, loading: usize) {
+        let Some(max) = self.max_loaded else { return };
+        loop {
+            let loaded: Vec<usize> = (0..self.entries.len())
+                .filter(|&i| i != loading && lock(&self.entries[i].slot).runtime.is_some())
+                .collect();
+            if loaded.len() < max {
+                return;
+            }
+            let Some(&oldest) = loaded
+                .iter()
+                .min_by_key(|&&i| self.entries[i].last_used.load(Ordering::Relaxed))
+            else {
+                return;
+            };
+            let entry = &self.entries[oldest];
+            let taken = {
+                let mut slot = lock(&entry.slot);
+                slot.unloads += 1;
+                slot.runtime.take()
+            };
+            if let Some(rt) = taken {
+                tracing::info!(model = %entry.model.id, "unloading (least recently used)");
+                // Requests running on it hold it: wait for them, so its memory is freed
+                // before the next model takes its place.
+                while Arc::strong_count(&rt.inner) > 1 {
+                    std::thread::sleep(UNLOAD_POLL);
+                }
+                drop(rt);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EmbeddedConfig;
+
+    fn entry(id: &str, aliases: &[&str]) -> ModelEntry {
+        ModelEntry {
+            id: id.into(),
+            aliases: aliases.iter().map(|a| (*a).to_owned()).collect(),
+            backend: Backend::Embedded(EmbeddedConfig::default()),
+        }
+    }
+
+    #[test]
+    fn names_pick_one_model_each_and_a_clash_is_refused() {
+        let set = ModelSet::new(vec![entry("a", &["fast"]), entry("b", &["big"])], Some(1))
+            .expect("a set");
+        assert_eq!(set.find("a"), Some(0));
+        assert_eq!(set.find("big"), Some(1));
+        assert_eq!(set.find("c"), None);
+        let clash = ModelSet::new(vec![entry("a", &["x"]), entry("b", &["x"])], None);
+        assert_eq!(
+            clash.err(),
+            Some(ModelSetError::NameClash {
+                name: "x".into(),
+                first: "a".into(),
+                second: "b".into()
+            })
+        );
+        assert_eq!(
+            ModelSet::new(vec![], None).err(),
+            Some(ModelSetError::Empty)
+        );
+        assert_eq!(
+            ModelSet::new(vec![entry("a", &[])], Some(0)).err(),
+            Some(ModelSetError::ZeroLoaded)
+        );
+    }
+
+    #[test]
+    fn a_model_that_cannot_load_says_why_and_stays_unloaded() {
+        let mut bad = entry("missing", &[]);
+        bad.backend = Backend::Embedded(EmbeddedConfig {
+            model: Some("/no/such/model.gguf".into()),
+            ..EmbeddedConfig::default()
+        });
+        let set = ModelSet::new(vec![bad], None).expect("a set");
+        assert!(set.get(0).is_err());
+        let state = &set.states()[0];
+        assert!(state.runtime.is_none());
+        assert_eq!((state.loads, state.waiting), (0, 0));
+    }
+}
