@@ -3,8 +3,10 @@
 //! An OpenAI- and Anthropic-compatible HTTP server on the run stage: change one base URL and
 //! the `openai` and `anthropic` SDKs, agent frameworks, coding agents and editors get tool
 //! calls that are valid by construction. Every
-//! request goes to one shared [`toolgram_runtime::Runtime`] (so the tool-prefix session cache
-//! serves all clients); this crate reads requests and writes replies, nothing else.
+//! request goes to the shared [`toolgram_runtime::Runtime`] of the model it names (a
+//! [`toolgram_runtime::ModelSet`]: one model or several, loaded on first use), so each model's
+//! tool-prefix session cache serves all clients; this crate reads requests and writes replies,
+//! nothing else.
 //!
 //! Contents:
 //! - [`app`] — shared state and settings ([`ServerConfig`]);
@@ -28,8 +30,8 @@
 //!
 //! Also: `GET /v1/models`, `GET /health`, `GET /openapi.json` (the document in this crate,
 //! tested against the routes), an optional API key (`Authorization: Bearer` or
-//! `x-api-key`), any model name served by the one model (aliases; `strict_model_names` for
-//! 404s), hosted tools left out and listed, a body limit (413) and a body read timeout
+//! `x-api-key`), a request's `model` picking one of several models (aliases; any other name
+//! served by the default model, or a 404 under `strict_model_names`), hosted tools left out and listed, a body limit (413) and a body read timeout
 //! (408), a bounded queue (429 with `Retry-After`), a per-request timeout, cancellation when
 //! the client goes away, and graceful shutdown on SIGTERM or Ctrl-C within a bound.
 //!
