@@ -640,7 +640,17 @@ fn an_answered_call_is_not_repeated_and_an_agent_loop_ends_on_the_default_model(
 #[test]
 fn one_server_answers_two_models_by_name_on_every_api_and_unloads_the_least_recently_used() {
     let _one = serial();
-    let server = Served::start(&["--model", "default", "--max-loaded", "1", "--parallel", "2"]);
+    // The second model comes from a models file, the first from --model.
+    let file = std::env::temp_dir().join(format!("toolgram-models-{}.toml", std::process::id()));
+    std::fs::write(&file, "[[model]]\nmodel = \"default\"\nctx_size = 8192\n").expect("written");
+    let server = Served::start(&[
+        "--models",
+        &file.to_string_lossy(),
+        "--max-loaded",
+        "1",
+        "--parallel",
+        "2",
+    ]);
     let (ok, out, err) = python(
         "two_models.py",
         &[
