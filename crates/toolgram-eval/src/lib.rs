@@ -85,6 +85,8 @@ pub struct RunOptions {
     /// Added to a call's opening tokens where the reply may call or not, on the embedded
     /// model (docs/eval.md, "Call or text"); `None`: the runtime's default.
     pub call_bias: Option<f32>,
+    /// Ballots per item on the embedded model (1: one greedy run).
+    pub votes: usize,
 }
 
 impl RunOptions {
@@ -113,6 +115,7 @@ impl Default for RunOptions {
             protocol: Protocol::Toolgram,
             plan: false,
             call_bias: None,
+            votes: 1,
         }
     }
 }

@@ -56,6 +56,7 @@ mod request;
 mod response;
 mod stream;
 mod tools;
+pub mod votes;
 
 pub use check::{Checked, check};
 pub use embedded::CacheStats;
@@ -278,8 +279,12 @@ impl Runtime {
         }
     }
 
-    /// Run `req` to its final reply.
+    /// Run `req` to its final reply (its ballots at once, under `votes`).
     pub fn run(&self, req: &Request) -> Result<Response, RunError> {
+        check_votes(req)?;
+        if req.sampling.votes > 1 {
+            return votes::run(self, req);
+        }
         let started = Instant::now();
         let (req, filtered_out) = offered(req)?;
         match &*self.inner {
@@ -292,8 +297,13 @@ impl Runtime {
     }
 
     /// Run `req`, yielding its [`Event`]s as the reply is decoded; the last is the final
-    /// reply (the same as [`Runtime::run`] gives) or the error.
+    /// reply (the same as [`Runtime::run`] gives) or the error. Under `votes` the winning
+    /// answer is sent once every ballot is in.
     pub fn stream(&self, req: &Request) -> Result<EventStream, RunError> {
+        check_votes(req)?;
+        if req.sampling.votes > 1 {
+            return self.stream_votes(req);
+        }
         let started = Instant::now();
         let (req, filtered_out) = offered(req)?;
         let (tx, rx) = mpsc::channel();
@@ -323,6 +333,20 @@ impl Runtime {
         Ok(EventStream { rx })
     }
 
+    fn stream_votes(&self, req: &Request) -> Result<EventStream, RunError> {
+        let (tx, rx) = mpsc::channel();
+        let (runtime, req) = (self.clone(), req.clone());
+        let custom = post::custom_names(&req.tools);
+        std::thread::Builder::new()
+            .name("toolgram-votes".into())
+            .spawn(move || {
+                let state = stream::StreamState::new(tx, None, custom, false);
+                state.finish(votes::run(&runtime, &req));
+            })
+            .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
+        Ok(EventStream { rx })
+    }
+
     /// How many tokens `req`'s prompt has (its conversation and offered tools, rendered by the
     /// model's template), without decoding: Anthropic's `count_tokens`. Embedded model only.
     pub fn count_tokens(&self, req: &Request) -> Result<usize, RunError> {
@@ -344,6 +368,17 @@ impl Runtime {
                 "render shows a provider's request; give a provider".into(),
             )),
         }
+    }
+}
+
+/// Refuse a number of ballots outside 1..=[`votes::MAX_VOTES`].
+fn check_votes(req: &Request) -> Result<(), RunError> {
+    match req.sampling.votes {
+        1..=votes::MAX_VOTES => Ok(()),
+        n => Err(RunError::InvalidRequest(format!(
+            "votes {n}: give 1 to {}",
+            votes::MAX_VOTES
+        ))),
     }
 }
 

@@ -177,6 +177,9 @@ pub struct SamplingOptions {
     /// (under a plan: to the counts 1–9): > 0 calls more often, < 0 declines more often.
     /// Embedded model only; `None`: [`Self::call_bias`]'s default.
     pub call_bias: Option<f32>,
+    /// Ballots: answer the request this many times at once and return the answer most of
+    /// them give (1: one run; at most [`crate::votes::MAX_VOTES`]; docs/eval.md, "Votes").
+    pub votes: usize,
 }
 
 /// The call bias of a planned reply when the request names none: measured on BFCL (docs/eval.md,
@@ -205,6 +208,7 @@ impl Default for SamplingOptions {
             max_calls: None,
             plan: false,
             call_bias: None,
+            votes: 1,
         }
     }
 }

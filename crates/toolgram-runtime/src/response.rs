@@ -197,6 +197,8 @@ pub struct Response {
     /// call). `None` where the reply had no such choice (a call required, none allowed, a
     /// provider).
     pub call_margin: Option<f32>,
+    /// How the votes went, when the request asked for several ballots.
+    pub votes: Option<crate::votes::Tally>,
     /// Measurements.
     pub timings: RunTimings,
     /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
@@ -237,6 +239,7 @@ impl Response {
             truncated_call: None,
             cut_call: None,
             call_margin: None,
+            votes: None,
             timings: RunTimings::default(),
             offload: None,
         }
@@ -288,6 +291,8 @@ impl Response {
             "warnings": self.warnings,
             "response_format_branch": self.format_branch.map(Branch::as_str),
             "call_margin": self.call_margin.map(|m| (f64::from(m) * 1000.0).round() / 1000.0),
+            "votes": self.votes.as_ref().map(|v| json!({"cast": v.cast, "failed": v.failed,
+                "answers": v.answers})),
             "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
                 "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),

@@ -316,3 +316,41 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
     rt.run(&request(WEATHER, "And in Rome?")).expect("a call");
     assert_eq!(compiled(&rt), start + 3);
 }
+
+#[test]
+fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
+    let rt = Runtime::new(Backend::Embedded(EmbeddedConfig {
+        model: Some("test".into()),
+        parallel: 4,
+        ..EmbeddedConfig::default()
+    }))
+    .expect("the test model loads");
+    let mut req = request(WEATHER, "What's the weather in Paris?");
+    req.sampling.max_tokens = 64;
+    let greedy = rt.run(&req).expect("one run");
+    req.sampling.votes = 5;
+    let voted = rt.run(&req).expect("five ballots");
+    let tally = voted.votes.clone().expect("a tally");
+    assert_eq!((tally.cast, tally.failed), (5, 0), "{tally:?}");
+    assert_eq!(tally.answers.iter().sum::<usize>(), 5, "{tally:?}");
+    assert!(
+        tally.answers.iter().all(|&n| n <= tally.answers[0]),
+        "the winner has the most ballots: {tally:?}"
+    );
+    assert!(!voted.tool_calls.is_empty(), "tool_choice required: a call");
+    let (g, v) = (greedy.usage.expect("usage"), voted.usage.expect("usage"));
+    assert!(
+        v.completion_tokens >= 4 * g.completion_tokens / 2,
+        "every ballot's tokens are counted: {g:?} {v:?}"
+    );
+    assert_eq!(voted.toolgram_json()["votes"]["cast"], 5);
+    // A streamed request with votes ends with the same kind of reply.
+    let events = rt.stream(&req).expect("a stream");
+    let last = events.into_iter().last().expect("events");
+    assert!(
+        matches!(&last, Event::Done(r) if r.votes.as_ref().is_some_and(|t| t.cast == 5)),
+        "the stream ends with the voted reply"
+    );
+    req.sampling.votes = 17;
+    assert!(rt.run(&req).is_err(), "more ballots than allowed");
+}

@@ -67,6 +67,9 @@ pub struct ServerConfig {
     /// default (a request's `call_bias` field overrides it; -100 to 100); `None`: the
     /// runtime's default (`SamplingOptions::call_bias`).
     pub call_bias: Option<f32>,
+    /// Ballots per reply by default (a request's `votes` field overrides it): the answer
+    /// most of them give is returned.
+    pub votes: usize,
     /// What a call identical to one already made in the conversation gets (a request's
     /// `repeats` field overrides it).
     pub repeats: toolgram_runtime::Repeats,
@@ -106,6 +109,7 @@ impl Default for ServerConfig {
             max_calls_per_reply: Some(8),
             plan: false,
             call_bias: None,
+            votes: 1,
             repeats: toolgram_runtime::Repeats::Forbid,
             strict_schemas: false,
         }

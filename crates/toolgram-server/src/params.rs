@@ -99,6 +99,19 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
     }
 }
 
+/// `votes`: ballots from 1 to [`toolgram_runtime::votes::MAX_VOTES`] (default: the server's).
+fn votes(o: &Map<String, Value>, default: usize) -> Result<usize, ApiError> {
+    let max = toolgram_runtime::votes::MAX_VOTES;
+    match opt_uint(o, "votes")? {
+        None => Ok(default),
+        Some(n) if (1..=max as u64).contains(&n) => Ok(n as usize),
+        Some(_) => Err(ApiError::invalid(
+            "votes",
+            format!("`votes` must be from 1 to {max}"),
+        )),
+    }
+}
+
 /// Tokens a reply gets when its request names no limit (BFCL's client sends none): a small
 /// model's runaway string then ends here rather than at the context's end. A request that
 /// names a limit gets it, up to the server's (`--max-tokens`, by default the context).
@@ -121,6 +134,7 @@ pub fn sampling(
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
             .map(|b| b as f32)
             .or(limits.call_bias),
+        votes: votes(o, limits.votes)?,
         ..SamplingOptions::default()
     };
     for key in max_keys {

@@ -84,6 +84,16 @@ pub(crate) fn repeats(s: &str) -> Result<toolgram_runtime::Repeats, String> {
     toolgram_runtime::Repeats::from_name(s).ok_or_else(|| format!("`{s}`: allow, list or forbid"))
 }
 
+/// `--votes K` (`call`, `serve`, `eval`): ballots from 1 to
+/// [`toolgram_runtime::votes::MAX_VOTES`].
+pub(crate) fn votes(s: &str) -> Result<usize, String> {
+    let max = toolgram_runtime::votes::MAX_VOTES;
+    match s.parse::<usize>() {
+        Ok(k) if (1..=max).contains(&k) => Ok(k),
+        _ => Err(format!("`{s}`: a number of ballots from 1 to {max}")),
+    }
+}
+
 /// `--call-bias B` (`call`, `serve`, `eval`): a finite logit offset from -100 to 100, as
 /// OpenAI's `logit_bias` values are.
 pub(crate) fn call_bias(s: &str) -> Result<f32, String> {

@@ -36,6 +36,11 @@ pub(crate) struct CallArgs {
     /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
     #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
     pub call_bias: Option<f32>,
+    /// Ballots: answer each request this many times at once (the first as asked, the others
+    /// sampled at 0.7) and return the answer most of them give, calls compared as JSON values
+    /// (docs/eval.md, "Votes").
+    #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
+    pub votes: usize,
     /// Registry model name or role, or a path to any GGUF (default: the default model).
     #[arg(long)]
     pub model: Option<String>,
@@ -170,6 +175,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         think_budget: args.think_budget,
         plan: args.plan,
         call_bias: args.call_bias,
+        votes: args.votes,
         ..SamplingOptions::default()
     };
     req.retry = RetryPolicy {

@@ -79,6 +79,11 @@ pub(crate) struct ServeArgs {
     /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
     #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
     pub call_bias: Option<f32>,
+    /// Ballots: answer each request (a request's `votes` field overrides it) this many times at once (the first as asked, the others
+    /// sampled at 0.7) and return the answer most of them give, calls compared as JSON values
+    /// (docs/eval.md, "Votes").
+    #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
+    pub votes: usize,
     /// A call identical to one already made in the conversation: `forbid` leaves it out under
     /// tool_choice auto (the model answers in text or makes another call; tools marked
     /// "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it, `allow`
@@ -226,6 +231,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
         plan: args.plan,
         call_bias: args.call_bias,
+        votes: args.votes,
         repeats: args.repeats,
         strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,

@@ -574,6 +574,25 @@ fn the_small_things_an_operator_meets_are_answered_clearly() {
         biased.contains(r#""call_margin":"#) && !biased.contains(r#""call_margin":null"#),
         "{biased}"
     );
+    // `votes` is 1 to 16 ballots; the reply carries the tally.
+    let votes = |k: &str| {
+        let body = format!(
+            r#"{{"messages":[{{"role":"user","content":"ping"}}],{tools},"tool_choice":"required","max_tokens":64,"votes":{k}}}"#
+        );
+        read_all(send(
+            &server.addr,
+            "POST",
+            "/v1/chat/completions",
+            &body,
+            "k",
+        ))
+    };
+    let too_many = votes("17");
+    assert_eq!(status_of(&too_many), 400, "{too_many}");
+    assert!(too_many.contains(r#""param":"votes""#), "{too_many}");
+    let voted = votes("3");
+    assert_eq!(status_of(&voted), 200, "{voted}");
+    assert!(voted.contains(r#""cast":3"#), "{voted}");
     // A 413 closes its kept-alive connection: the unread body is not taken for a request.
     let mut s = TcpStream::connect(&server.addr).expect("connects");
     s.set_read_timeout(Some(Duration::from_secs(60))).ok();

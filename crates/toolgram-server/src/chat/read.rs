@@ -42,6 +42,7 @@ const HONOURED: &[&str] = &[
     "max_attempts",
     "plan",
     "call_bias",
+    "votes",
     "repeats",
     "strict_schemas",
     "stream",

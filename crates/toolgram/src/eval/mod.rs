@@ -82,6 +82,11 @@ pub(crate) struct RunArgs {
     /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
     #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
     call_bias: Option<f32>,
+    /// Ballots: answer each request this many times at once (the first as asked, the others
+    /// sampled at 0.7) and return the answer most of them give, calls compared as JSON values
+    /// (docs/eval.md, "Votes").
+    #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
+    votes: usize,
     #[arg(long, help = crate::args::THREADS_HELP)]
     threads: Option<u32>,
     #[command(flatten)]
@@ -102,6 +107,7 @@ impl RunArgs {
             protocol: self.protocol(),
             plan: self.plan,
             call_bias: self.call_bias,
+            votes: self.votes,
         }
     }
 

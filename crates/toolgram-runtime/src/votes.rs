@@ -1,0 +1,220 @@
+//! Votes: one request answered `k` times at once — on the embedded engine, `k` lanes of one
+//! batch — and the answer most of them give returned, its calls compared by canonical
+//! equality (the same tools with the same arguments as JSON values, in any order; a reply
+//! with no call is one answer, whatever its text).
+//!
+//! The first ballot decodes as the request asks (greedy by default); the others sample at
+//! the request's temperature, or [`VOTE_TEMPERATURE`] when it asks for greedy decoding (k
+//! greedy ballots would agree by construction), each with its own seed. A tie goes to the
+//! answer of the earliest ballot, so `k` = 2 is the greedy answer unless both samples agree
+//! on another one. The reply carries every ballot's tokens in its usage and the tally in
+//! [`Tally`].
+//!
+//! This module must not decode, parse or validate: each ballot is an ordinary run.
+
+use crate::response::{Call, Response, Usage};
+use crate::{Request, RunError, Runtime};
+
+/// The most ballots a request may ask for.
+pub const MAX_VOTES: usize = 16;
+
+/// The temperature of the sampled ballots of a request that asks for greedy decoding.
+pub const VOTE_TEMPERATURE: f32 = 0.7;
+
+/// How a reply's votes went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    /// Ballots cast.
+    pub cast: usize,
+    /// Ballots that failed (an error, not an answer).
+    pub failed: usize,
+    /// Ballots per distinct answer, the winner's first, then in order of first appearance.
+    pub answers: Vec<usize>,
+}
+
+/// Run `req`'s ballots on `runtime` at once and return the answer most of them give.
+pub(crate) fn run(runtime: &Runtime, req: &Request) -> Result<Response, RunError> {
+    let k = req.sampling.votes;
+    let ballots: Vec<Result<Response, RunError>> = std::thread::scope(|scope| {
+        let running: Vec<_> = (0..k)
+            .map(|i| {
+                let ballot = ballot(req, i);
+                scope.spawn(move || runtime.run(&ballot))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(RunError::Stopped("a ballot's thread panicked".into())))
+            })
+            .collect()
+    });
+    tally(ballots)
+}
+
+/// Ballot `i` of `req`: one run, sampled unless it is the first of a greedy request.
+fn ballot(req: &Request, i: usize) -> Request {
+    let mut b = req.clone();
+    b.sampling.votes = 1;
+    if i > 0 || req.sampling.temperature > 0.0 {
+        if b.sampling.temperature == 0.0 {
+            b.sampling.temperature = VOTE_TEMPERATURE;
+        }
+        let seed = req.sampling.seed.unwrap_or(0x7001_6a4d);
+        b.sampling.seed = Some(seed.wrapping_add(i as u64));
+    }
+    b
+}
+
+/// Whether two replies give the same answer: the same calls in any order, or no call.
+fn same_answer(a: &[Call], b: &[Call]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut used = vec![false; b.len()];
+    a.iter().all(|x| {
+        let found = b
+            .iter()
+            .enumerate()
+            .position(|(j, y)| !used[j] && x.name == y.name && x.kind == y.kind);
+        found.map(|j| used[j] = true).is_some()
+    })
+}
+
+/// The answer of the most ballots (ties: the earliest ballot's), with every ballot's tokens
+/// and the tally; every ballot failed: the first ballot's error.
+fn tally(ballots: Vec<Result<Response, RunError>>) -> Result<Response, RunError> {
+    let cast = ballots.len();
+    let mut first_error = None;
+    let mut answers: Vec<(Response, usize)> = Vec::new();
+    let mut usage: Option<Usage> = None;
+    for ballot in ballots {
+        match ballot {
+            Ok(r) => {
+                usage = add(usage, r.usage);
+                match answers
+                    .iter_mut()
+                    .find(|(a, _)| same_answer(&a.tool_calls, &r.tool_calls))
+                {
+                    Some((_, n)) => *n += 1,
+                    None => answers.push((r, 1)),
+                }
+            }
+            Err(e) => {
+                usage = add(usage, e.usage());
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let Some(best) = (0..answers.len()).max_by_key(|&i| (answers[i].1, usize::MAX - i)) else {
+        return Err(
+            first_error.unwrap_or_else(|| RunError::InvalidRequest("no ballot was cast".into()))
+        );
+    };
+    let failed = cast - answers.iter().map(|(_, n)| n).sum::<usize>();
+    let (mut winner, n) = answers.remove(best);
+    let mut counts = vec![n];
+    counts.extend(answers.iter().map(|(_, n)| n));
+    winner.usage = usage;
+    winner.votes = Some(Tally {
+        cast,
+        failed,
+        answers: counts,
+    });
+    Ok(winner)
+}
+
+fn add(total: Option<Usage>, u: Option<Usage>) -> Option<Usage> {
+    match (total, u) {
+        (Some(t), Some(u)) => Some(Usage {
+            prompt_tokens: t.prompt_tokens + u.prompt_tokens,
+            cached_prompt_tokens: t.cached_prompt_tokens + u.cached_prompt_tokens,
+            completion_tokens: t.completion_tokens + u.completion_tokens,
+        }),
+        (t, u) => t.or(u),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::response::CallKind;
+    use serde_json::json;
+
+    fn reply(calls: &[(&str, serde_json::Value)]) -> Result<Response, RunError> {
+        let mut r = Response::ran(
+            toolgram_core::define::request::Path::Grammar,
+            "",
+            "embedded",
+            "hermes",
+            "m",
+        );
+        r.tool_calls = calls
+            .iter()
+            .map(|(name, args)| Call {
+                id: "c".into(),
+                name: (*name).to_owned(),
+                kind: CallKind::Function {
+                    arguments: args.clone(),
+                },
+            })
+            .collect();
+        r.usage = Some(Usage {
+            prompt_tokens: 10,
+            cached_prompt_tokens: 0,
+            completion_tokens: 5,
+        });
+        Ok(r)
+    }
+
+    #[test]
+    fn the_answer_most_ballots_give_wins_with_calls_compared_as_values_in_any_order() {
+        let paris = ("weather", json!({"city": "Paris", "unit": "c"}));
+        let paris_reordered = ("weather", json!({"unit": "c", "city": "Paris"}));
+        let oslo = ("weather", json!({"city": "Oslo"}));
+        let won = tally(vec![
+            reply(std::slice::from_ref(&oslo)),
+            reply(&[paris.clone(), oslo.clone()]),
+            reply(&[oslo.clone(), paris_reordered]),
+            Err(RunError::Stopped("gone".into())),
+        ])
+        .expect("a winner");
+        assert_eq!(won.tool_calls.len(), 2, "two ballots of three agree");
+        assert_eq!(
+            won.votes,
+            Some(Tally {
+                cast: 4,
+                failed: 1,
+                answers: vec![2, 1]
+            })
+        );
+        assert_eq!(won.usage.map(|u| u.completion_tokens), Some(15));
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_first_ballot_and_no_answer_is_the_first_error() {
+        let won = tally(vec![reply(&[]), reply(&[("f", json!({}))])]).expect("a winner");
+        assert!(won.tool_calls.is_empty(), "the first ballot's answer");
+        let failed = tally(vec![
+            Err(RunError::Stopped("first".into())),
+            Err(RunError::Stopped("second".into())),
+        ]);
+        assert!(
+            failed
+                .err()
+                .is_some_and(|e| e.to_string().ends_with("first"))
+        );
+    }
+
+    #[test]
+    fn the_first_ballot_of_a_greedy_request_is_greedy_and_the_others_sample_with_own_seeds() {
+        let tools = toolgram_core::ToolSet::from_json_str("[]").expect("no tools");
+        let req = Request::new(Vec::new(), tools);
+        assert_eq!(ballot(&req, 0).sampling.temperature, 0.0);
+        let (one, two) = (ballot(&req, 1), ballot(&req, 2));
+        assert_eq!(one.sampling.temperature, VOTE_TEMPERATURE);
+        assert_ne!(one.sampling.seed, two.sampling.seed);
+        assert_eq!(one.sampling.votes, 1);
+    }
+}
