@@ -219,9 +219,10 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                     gpu: args.gpu.options(),
                     ..EngineOptions::default()
                 },
-                max_sessions: 1,
-                parallel: 1,
-                max_queue: 1,
+                // A request's ballots decode together, one lane each.
+                max_sessions: args.votes,
+                parallel: args.votes,
+                max_queue: args.votes,
                 prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
             })
         }

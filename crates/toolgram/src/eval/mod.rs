@@ -170,6 +170,9 @@ impl RunArgs {
                     gpu: self.gpu.options(),
                     ..EngineOptions::default()
                 },
+                // A request's ballots decode together, one lane each.
+                parallel: self.votes,
+                max_sessions: self.votes.max(4),
                 ..EmbeddedConfig::default()
             }),
         };
