@@ -4,8 +4,9 @@
 //! with no call is one answer, whatever its text).
 //!
 //! The first ballot decodes as the request asks (greedy by default); the others sample at
-//! the request's temperature, or [`VOTE_TEMPERATURE`] when it asks for greedy decoding (k
-//! greedy ballots would agree by construction), each with its own seed. A tie goes to the
+//! the request's temperature or [`VOTE_TEMPERATURE`], whichever is higher (ballots at or near
+//! greedy decoding — BFCL asks for 0.001 — would agree by construction), each with its own
+//! seed. A tie goes to the
 //! answer of the earliest ballot, so `k` = 2 is the greedy answer unless both samples agree
 //! on another one. The reply carries every ballot's tokens in its usage and the tally in
 //! [`Tally`].
@@ -18,7 +19,7 @@ use crate::{Request, RunError, Runtime};
 /// The most ballots a request may ask for.
 pub const MAX_VOTES: usize = 16;
 
-/// The temperature of the sampled ballots of a request that asks for greedy decoding.
+/// The lowest temperature of the ballots after the first.
 pub const VOTE_TEMPERATURE: f32 = 0.7;
 
 /// How a reply's votes went.
@@ -53,14 +54,13 @@ pub(crate) fn run(runtime: &Runtime, req: &Request) -> Result<Response, RunError
     tally(ballots)
 }
 
-/// Ballot `i` of `req`: one run, sampled unless it is the first of a greedy request.
+/// Ballot `i` of `req`: the first as asked, the others sampled at [`VOTE_TEMPERATURE`] at
+/// least, each with its own seed.
 fn ballot(req: &Request, i: usize) -> Request {
     let mut b = req.clone();
     b.sampling.votes = 1;
-    if i > 0 || req.sampling.temperature > 0.0 {
-        if b.sampling.temperature == 0.0 {
-            b.sampling.temperature = VOTE_TEMPERATURE;
-        }
+    if i > 0 {
+        b.sampling.temperature = b.sampling.temperature.max(VOTE_TEMPERATURE);
         let seed = req.sampling.seed.unwrap_or(0x7001_6a4d);
         b.sampling.seed = Some(seed.wrapping_add(i as u64));
     }
@@ -210,11 +210,16 @@ mod tests {
     #[test]
     fn the_first_ballot_of_a_greedy_request_is_greedy_and_the_others_sample_with_own_seeds() {
         let tools = toolgram_core::ToolSet::from_json_str("[]").expect("no tools");
-        let req = Request::new(Vec::new(), tools);
+        let mut req = Request::new(Vec::new(), tools);
         assert_eq!(ballot(&req, 0).sampling.temperature, 0.0);
         let (one, two) = (ballot(&req, 1), ballot(&req, 2));
         assert_eq!(one.sampling.temperature, VOTE_TEMPERATURE);
         assert_ne!(one.sampling.seed, two.sampling.seed);
         assert_eq!(one.sampling.votes, 1);
+        req.sampling.temperature = 0.001; // BFCL's
+        assert_eq!(ballot(&req, 0).sampling.temperature, 0.001);
+        assert_eq!(ballot(&req, 1).sampling.temperature, VOTE_TEMPERATURE);
+        req.sampling.temperature = 1.0;
+        assert_eq!(ballot(&req, 1).sampling.temperature, 1.0);
     }
 }

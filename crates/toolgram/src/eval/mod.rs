@@ -83,7 +83,7 @@ pub(crate) struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
     call_bias: Option<f32>,
     /// Ballots: answer each request this many times at once (the first as asked, the others
-    /// sampled at 0.7) and return the answer most of them give, calls compared as JSON values
+    /// sampled at 0.7 or the request's temperature if higher) and return the answer most of them give, calls compared as JSON values
     /// (docs/eval.md, "Votes").
     #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
     votes: usize,
