@@ -27,6 +27,17 @@ pub struct ModelEntry {
     pub backend: Backend,
 }
 
+impl ModelEntry {
+    /// The model `id` on `backend`, with no other name.
+    pub fn new(id: impl Into<String>, backend: Backend) -> Self {
+        Self {
+            id: id.into(),
+            aliases: Vec::new(),
+            backend,
+        }
+    }
+}
+
 /// A set of models that cannot be served together.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ModelSetError {

@@ -76,15 +76,7 @@ fn app(config: ServerConfig) -> Arc<App> {
         stream: false,
     });
     Arc::new(App::new(
-        ModelSet::new(
-            vec![ModelEntry {
-                id: "m".into(),
-                aliases: Vec::new(),
-                backend,
-            }],
-            None,
-        )
-        .expect("a model set"),
+        ModelSet::new(vec![ModelEntry::new("m", backend)], None).expect("a model set"),
         config,
     ))
 }

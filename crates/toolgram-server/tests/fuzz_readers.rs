@@ -34,15 +34,7 @@ fn app() -> Arc<App> {
             stream: false,
         });
         let app = Arc::new(App::new(
-            ModelSet::new(
-                vec![ModelEntry {
-                    id: "m".into(),
-                    aliases: Vec::new(),
-                    backend,
-                }],
-                None,
-            )
-            .expect("a model set"),
+            ModelSet::new(vec![ModelEntry::new("m", backend)], None).expect("a model set"),
             ServerConfig::default(),
         ));
         app.store(Stored {

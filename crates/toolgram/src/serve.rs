@@ -189,11 +189,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
                 None if id.is_empty() => "toolgram".to_owned(),
                 None => id,
             };
-            vec![ModelEntry {
-                id,
-                aliases: Vec::new(),
-                backend: Backend::Provider(p),
-            }]
+            vec![ModelEntry::new(id, Backend::Provider(p))]
         }
         None => {
             let base = EmbeddedConfig {
