@@ -70,8 +70,8 @@ pub use request::{
 };
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
-    RunTimings, TruncatedCall, Usage, failed_json, openai_assistant_message, openai_function_call,
-    usage_json,
+    RunTimings, Tally, TruncatedCall, Usage, failed_json, openai_assistant_message,
+    openai_function_call, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use toolgram_engine::GrammarStats;

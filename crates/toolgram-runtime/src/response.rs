@@ -198,11 +198,22 @@ pub struct Response {
     /// provider).
     pub call_margin: Option<f32>,
     /// How the votes went, when the request asked for several ballots.
-    pub votes: Option<crate::votes::Tally>,
+    pub votes: Option<Tally>,
     /// Measurements.
     pub timings: RunTimings,
     /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
     pub offload: Option<Arc<Offload>>,
+}
+
+/// How a reply's votes went (`votes`: the ballots it was the majority of).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    /// Ballots cast.
+    pub cast: usize,
+    /// Ballots that failed (an error, not an answer).
+    pub failed: usize,
+    /// Ballots per distinct answer, the winner's first, then in order of first appearance.
+    pub answers: Vec<usize>,
 }
 
 impl Response {

@@ -13,7 +13,7 @@
 //!
 //! This module must not decode, parse or validate: each ballot is an ordinary run.
 
-use crate::response::{Call, Response, Usage};
+use crate::response::{Call, Response, Tally, Usage};
 use crate::{Request, RunError, Runtime};
 
 /// The most ballots a request may ask for.
@@ -21,17 +21,6 @@ pub const MAX_VOTES: usize = 16;
 
 /// The lowest temperature of the ballots after the first.
 pub const VOTE_TEMPERATURE: f32 = 0.7;
-
-/// How a reply's votes went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tally {
-    /// Ballots cast.
-    pub cast: usize,
-    /// Ballots that failed (an error, not an answer).
-    pub failed: usize,
-    /// Ballots per distinct answer, the winner's first, then in order of first appearance.
-    pub answers: Vec<usize>,
-}
 
 /// Run `req`'s ballots on `runtime` at once and return the answer most of them give.
 pub(crate) fn run(runtime: &Runtime, req: &Request) -> Result<Response, RunError> {
