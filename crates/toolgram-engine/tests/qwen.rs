@@ -158,10 +158,12 @@ fn a_call_repeated_in_a_row_ends_the_reply_whether_forced_or_sampled() {
     }
 }
 
-/// Whether a reply opens with a call: Qwen's `<tool_call>`, or a bare JSON call.
+/// Whether a reply opens with what `call_bias` counts as a call's opening: Qwen's
+/// `<tool_call>`, or a bare JSON call's `{` (a code fence is on the other side: it opens a
+/// ```` ```json ```` call or a ```` ```python ```` block alike).
 fn opens_a_call(raw: &str) -> bool {
     let t = raw.trim_start();
-    t.starts_with("<tool_call>") || t.starts_with('{') || t.starts_with("```")
+    t.starts_with("<tool_call>") || t.starts_with('{')
 }
 
 #[test]
