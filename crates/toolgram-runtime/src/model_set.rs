@@ -334,6 +334,47 @@ mod tests {
         );
     }
 
+    /// A model that loads at once: a provider runtime (nothing is contacted until a run).
+    fn provider(id: &str) -> ModelEntry {
+        use toolgram_providers::{Config, Overrides};
+        let overrides = Overrides {
+            base_url: Some("http://127.0.0.1:9".into()),
+            model: Some(id.into()),
+            ..Overrides::default()
+        };
+        let provider = Config::default()
+            .resolve("llama-server", &overrides)
+            .expect("resolves");
+        ModelEntry::new(
+            id,
+            Backend::Provider(crate::ProviderConfig {
+                provider,
+                stream: false,
+            }),
+        )
+    }
+
+    #[test]
+    fn past_the_bound_the_least_recently_used_model_is_unloaded() {
+        let set = ModelSet::new(vec![provider("a"), provider("b"), provider("c")], Some(2))
+            .expect("a set");
+        set.get(0).expect("a");
+        set.get(1).expect("b");
+        set.get(0)
+            .expect("a again: now b is the least recently used");
+        set.get(2).expect("c");
+        let loaded: Vec<bool> = set.states().iter().map(|s| s.runtime.is_some()).collect();
+        assert_eq!(loaded, [true, false, true], "b unloaded, not a");
+        let held = set.get(0).expect("a, held by a request in flight");
+        set.get(1).expect("b again: c is the least recently used");
+        let states = set.states();
+        let loaded: Vec<bool> = states.iter().map(|s| s.runtime.is_some()).collect();
+        assert_eq!(loaded, [true, true, false]);
+        let counts: Vec<(u64, u64)> = states.iter().map(|s| (s.loads, s.unloads)).collect();
+        assert_eq!(counts, [(1, 0), (2, 1), (1, 1)]);
+        drop(held);
+    }
+
     #[test]
     fn a_model_that_cannot_load_says_why_and_stays_unloaded() {
         let mut bad = entry("missing", &[]);
