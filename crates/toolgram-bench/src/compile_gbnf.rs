@@ -7,8 +7,8 @@
 //!
 //! Measurements only; this module must not print (progress goes to a callback).
 
-use super::compile::{CompileProgress, SchemaResult, unreadable};
 use super::key_order::{KeyOrder, in_schema_order, policy_text};
+use super::schema_result::{CompileProgress, SchemaResult, unreadable};
 use crate::BenchError;
 use crate::datasets::maskbench;
 use serde_json::Value;

@@ -31,6 +31,7 @@ pub mod e2e;
 pub mod e2e_chart;
 mod key_order;
 pub mod mask;
+mod schema_result;
 pub mod server_call;
 pub mod tools;
 

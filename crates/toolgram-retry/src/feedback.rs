@@ -4,7 +4,7 @@
 //!
 //! This module only writes messages and lists problems; it must not decide whether to retry.
 
-use crate::ModelReply;
+use crate::reply::ModelReply;
 use toolgram_core::define::message::MessageFunction;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ChatMessage, MessageToolCall, ToolChoice, ToolSet};

@@ -3,6 +3,7 @@
 use super::*;
 use serde_json::json;
 use std::collections::VecDeque;
+use toolgram_core::ToolCall;
 
 struct Scripted {
     replies: VecDeque<Result<ModelReply, AttemptError<String>>>,

@@ -283,7 +283,7 @@ impl Runtime {
     pub fn run(&self, req: &Request) -> Result<Response, RunError> {
         check_votes(req)?;
         if req.sampling.votes > 1 {
-            return votes::run(self, req);
+            return votes::run(|ballot| self.run(ballot), req);
         }
         let started = Instant::now();
         let (req, filtered_out) = offered(req)?;
@@ -341,7 +341,7 @@ impl Runtime {
             .name("toolgram-votes".into())
             .spawn(move || {
                 let state = stream::StreamState::new(tx, None, custom, false);
-                state.finish(votes::run(&runtime, &req));
+                state.finish(votes::run(|ballot| runtime.run(ballot), &req));
             })
             .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
         Ok(EventStream { rx })

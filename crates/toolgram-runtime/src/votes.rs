@@ -14,7 +14,7 @@
 //! This module must not decode, parse or validate: each ballot is an ordinary run.
 
 use crate::response::{Call, Response, Tally, Usage};
-use crate::{Request, RunError, Runtime};
+use crate::{Request, RunError};
 
 /// The most ballots a request may ask for.
 pub const MAX_VOTES: usize = 16;
@@ -22,14 +22,19 @@ pub const MAX_VOTES: usize = 16;
 /// The lowest temperature of the ballots after the first.
 pub const VOTE_TEMPERATURE: f32 = 0.7;
 
-/// Run `req`'s ballots on `runtime` at once and return the answer most of them give.
-pub(crate) fn run(runtime: &Runtime, req: &Request) -> Result<Response, RunError> {
+/// Cast `req`'s ballots at once, each through `cast` (an ordinary run), and return the answer
+/// most of them give.
+pub(crate) fn run<F>(cast: F, req: &Request) -> Result<Response, RunError>
+where
+    F: Fn(&Request) -> Result<Response, RunError> + Sync,
+{
+    let cast = &cast;
     let k = req.sampling.votes;
     let ballots: Vec<Result<Response, RunError>> = std::thread::scope(|scope| {
         let running: Vec<_> = (0..k)
             .map(|i| {
                 let ballot = ballot(req, i);
-                scope.spawn(move || runtime.run(&ballot))
+                scope.spawn(move || cast(&ballot))
             })
             .collect();
         running

@@ -25,7 +25,7 @@
 //! `required`, whether other keys are allowed, and how each value is spelled
 //! ([`value_spelling`]: type, `enum`/`const`, a string's keywords); the writers compile it.
 
-use super::union::{Slot, Target, Union};
+use super::slots::{Slot, Target, Union, property_pointer};
 use crate::define::arguments::close_objects;
 use crate::define::tool::ToolSet;
 use crate::syntax::{CallBody, CallSyntax, JSON_FENCE, pyjson};
@@ -688,14 +688,6 @@ pub(crate) fn property_schema(params: &Value, at: &str) -> Value {
         }
     }
     schema
-}
-
-/// The JSON pointer of parameter `key` in an arguments schema: `/properties/KEY`.
-pub(crate) fn property_pointer(key: &str) -> String {
-    format!(
-        "/properties/{}",
-        toolgram_grammar::schema::refs::escape_token(key)
-    )
 }
 
 #[cfg(test)]

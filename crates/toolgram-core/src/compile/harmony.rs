@@ -8,7 +8,7 @@
 //! This module must not spell a target or compile an argument schema: the writers fill
 //! its slots.
 
-use super::union::{Slot, Target, Text, Union, marker};
+use super::slots::{Slot, Target, Text, Union, marker};
 use crate::define::tool::ToolSet;
 use crate::syntax::{HARMONY_HEADER, Piece};
 use toolgram_grammar::Expr;

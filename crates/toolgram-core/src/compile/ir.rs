@@ -7,10 +7,9 @@
 //! This module must not emit any target's spelling (the writers do) or run a grammar.
 
 use super::CompileOptions;
-use super::bodies::{
-    BOOL_SPELLINGS, ValueSpelling, property_pointer, property_schema, value_spelling,
-};
-use super::union::{self, Slot, Target, Text, chars_class};
+use super::bodies::{BOOL_SPELLINGS, ValueSpelling, property_schema, value_spelling};
+use super::slots::{Slot, Target, Text, chars_class, property_pointer};
+use super::union;
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::{Tool, ToolChoice, ToolSet};

@@ -8,8 +8,9 @@
 //! This module must not run a grammar: the engine checks what it writes with llguidance.
 
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style, loose_json_style};
-use super::lark_values::{ValueSlot, py_value, value};
-use super::union::{self, Slot, Target, Text, Union};
+use super::lark_values::{ValueSlot, py_value, regex_escape, value};
+use super::slots::{Slot, Target, Text, Union};
+use super::union;
 use super::{CompileOptions, CompiledGrammar};
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
@@ -260,20 +261,6 @@ fn grammar_tool_rules(i: usize, definition: &str, start: &str) -> Result<String,
     let g = lark::parse(definition).map_err(|e| CompileError::ToolGrammar(e.to_string()))?;
     let inside = json_string::inside_json_string(&g).prefixed(&format!("gt{i}_"));
     Ok(lark::emit_named(&inside, LarkDialect::Llguidance, start))
-}
-
-pub(super) fn regex_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$#&-~/".contains(c) {
-            out.push('\\');
-        }
-        match c {
-            '\n' => out.push_str("\\n"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

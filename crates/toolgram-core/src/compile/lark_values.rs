@@ -1,4 +1,4 @@
-//! Value slots ([`super::union::Slot::Value`]: tagged parameters, XML elements, Gemma 4
+//! Value slots ([`super::slots::Slot::Value`]: tagged parameters, XML elements, Gemma 4
 //! values, each at a JSON pointer of its tool's schema) written as llguidance Lark: raw text as a lazy lexeme ending at the closing marker, narrowed by the string's
 //! `pattern` and length and kept from running into the family's next tag; one of an enum's
 //! strings; a boolean as templates write it; JSON for any other schema (`%json`, or the
@@ -10,11 +10,9 @@
 //! chosen, a pythonic string in either of Python's quotes.
 
 use super::CompileOptions;
-use super::bodies::{
-    BOOL_SPELLINGS, StringRules, ValueSpelling, property_pointer, property_schema, value_spelling,
-};
+use super::bodies::{BOOL_SPELLINGS, StringRules, ValueSpelling, property_schema, value_spelling};
 use super::keyword_pass::{KeywordPass, grammar_schema, json_style};
-use super::lark::regex_escape;
+use super::slots::property_pointer;
 use crate::define::arguments::close_objects;
 use crate::define::request::Mode;
 use crate::define::tool::ToolSet;
@@ -231,6 +229,21 @@ fn pattern_regex(pattern: &str) -> Option<String> {
         _ => (rest, "(?s:.*)"),
     };
     Some(format!("{start}(?:{core}){end}").replace('/', "\\/"))
+}
+
+/// `s` with the characters that are special in a Lark regex escaped (newlines as `\n`).
+pub(super) fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~/".contains(c) {
+            out.push('\\');
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod ir;
 pub mod keyword_pass;
 pub mod lark;
 mod lark_values;
+mod slots;
 mod union;
 mod xml;
 

@@ -16,8 +16,7 @@
 //! parser reads as JSON. This module must not spell a target or compile a value's schema
 //! (the writers do); of a schema it reads the structure listed above.
 
-use super::bodies::property_pointer;
-use super::union::{Slot, Union};
+use super::slots::{Slot, Union, property_pointer};
 use crate::define::arguments::close_objects;
 use crate::define::tool::ToolSet;
 use crate::syntax::CallBody;

@@ -3,6 +3,7 @@
 //!
 //! - [`tool`] — [`tool::Tool`], the checked pool [`tool::ToolSet`], [`tool::ToolChoice`],
 //!   [`tool::ToolCall`]; a tool set is checked in full when it is read.
+//! - [`read_tools`] — a tools document read into a `ToolSet`.
 //! - [`custom_tool`] — OpenAI's grammar ("custom") tools read into the same `Tool`.
 //! - [`rules`] — custom argument rules (`x-toolgram.rules`), read with the tool.
 //! - [`arguments`] — the argument-schema policy: closed objects, and the validator that checks
@@ -17,6 +18,7 @@
 pub mod arguments;
 pub mod custom_tool;
 pub mod message;
+pub mod read_tools;
 pub mod request;
 pub mod rules;
 pub mod tool;

@@ -135,12 +135,12 @@ mod tests {
             ToolSet::from_value(&serde_json::json!([{"type": "function", "function":
                 {"name": "h", "x-toolgram": {"escape_hatch": words}}}]))
         };
-        let many = (0..=crate::define::tool::MAX_ESCAPE_WORDS)
+        let many = (0..=crate::define::read_tools::MAX_ESCAPE_WORDS)
             .map(|i| format!("w{i}"))
             .collect();
         let e = tool(many).expect_err("too many words");
         assert!(e.message.contains("limit on escape-hatch words"), "{e}");
-        let long = vec!["x".repeat(crate::define::tool::MAX_ESCAPE_WORD_BYTES + 1)];
+        let long = vec!["x".repeat(crate::define::read_tools::MAX_ESCAPE_WORD_BYTES + 1)];
         assert!(tool(long).is_err());
         assert!(tool(vec!["help".into()]).is_ok());
     }

@@ -11,9 +11,10 @@
 //! bytes, more than [`MAX_TOTAL`] bytes of regex built for one grammar).
 
 use super::build::literal as string_literal;
-use super::write::{class_body, regex_char};
+use crate::CharClass;
 use crate::ir::Expr;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// Longest regex written for one string token (JSON strings never come near it; a longer run
 /// is written character by character).
@@ -189,4 +190,29 @@ fn regex(e: &Expr, w: &mut Regex) -> bool {
         }
         Expr::Token(_) => false,
     }
+}
+/// `[…]` for a class, as inside a regex.
+pub(super) fn class_body(c: &CharClass, out: &mut String) {
+    out.push('[');
+    if c.negated {
+        out.push('^');
+    }
+    for &(lo, hi) in &c.ranges {
+        regex_char(lo, out);
+        if hi != lo {
+            out.push('-');
+            regex_char(hi, out);
+        }
+    }
+    out.push(']');
+}
+
+pub(super) fn regex_char(c: char, out: &mut String) {
+    let _ = if "\\]-[^/&~".contains(c) {
+        write!(out, "\\{c}")
+    } else if c.is_control() || c.is_whitespace() {
+        write!(out, "\\x{{{:x}}}", c as u32)
+    } else {
+        write!(out, "{c}")
+    };
 }

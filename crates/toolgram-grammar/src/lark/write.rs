@@ -4,8 +4,9 @@
 //!
 //! It must not use constructs outside the chosen dialect (see [`LarkDialect`]).
 
+use super::LarkDialect;
 use super::build::{Rhs, Rule, literal};
-use super::{LarkDialect, strings};
+use super::strings::{self, class_body};
 use crate::ir::{CharClass, Expr, Grammar, TokenName};
 use crate::lower::{is_atom, lower};
 use crate::names::{Namer, Target};
@@ -266,30 +267,4 @@ fn class(c: &CharClass, out: &mut String) {
     out.push('/');
     class_body(c, out);
     out.push('/');
-}
-
-/// `[…]` for a class, as inside a regex.
-pub(super) fn class_body(c: &CharClass, out: &mut String) {
-    out.push('[');
-    if c.negated {
-        out.push('^');
-    }
-    for &(lo, hi) in &c.ranges {
-        regex_char(lo, out);
-        if hi != lo {
-            out.push('-');
-            regex_char(hi, out);
-        }
-    }
-    out.push(']');
-}
-
-pub(super) fn regex_char(c: char, out: &mut String) {
-    let _ = if "\\]-[^/&~".contains(c) {
-        write!(out, "\\{c}")
-    } else if c.is_control() || c.is_whitespace() {
-        write!(out, "\\x{{{:x}}}", c as u32)
-    } else {
-        write!(out, "{c}")
-    };
 }

@@ -13,6 +13,15 @@ use crate::ir::{Expr, Grammar, Rule};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
+/// Compile `schema` to a grammar whose start rule matches exactly the JSON texts the
+/// grammar enforces, plus the notes (deferred keywords, warnings).
+pub fn to_grammar(
+    schema: &Value,
+    opts: &SchemaOptions,
+) -> Result<(Grammar, Vec<Note>), SchemaError> {
+    Compiler::new(schema, opts).run()
+}
+
 pub(super) struct Compiler<'a> {
     root: &'a Value,
     opts: &'a SchemaOptions,

@@ -19,7 +19,8 @@ pub mod refs;
 pub mod strings;
 pub mod walk;
 
-use crate::Grammar;
+pub use compiler::to_grammar;
+
 use serde_json::Value;
 
 /// Name of the bounded whitespace rule: nothing, one space, or a newline and up to 40
@@ -84,15 +85,6 @@ pub struct SchemaError {
     pub keyword: String,
     /// Why.
     pub message: String,
-}
-
-/// Compile `schema` to a grammar whose start rule matches exactly the JSON texts the
-/// grammar enforces, plus the notes (deferred keywords, warnings).
-pub fn to_grammar(
-    schema: &Value,
-    opts: &SchemaOptions,
-) -> Result<(Grammar, Vec<Note>), SchemaError> {
-    compiler::Compiler::new(schema, opts).run()
 }
 
 /// OpenAPI's numeric `format`s as JSON Schema both compile targets enforce: `int32`/`int64`

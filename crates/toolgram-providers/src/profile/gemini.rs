@@ -82,12 +82,3 @@ impl Renderer<'_> {
 fn keyword_applies(k: &str, t: &str) -> bool {
     keywords::lookup(k).is_none_or(|row| row.applies_to(t))
 }
-
-/// Gemini's documented parameter-name rule, applied at every level (the conservative reading).
-pub(super) fn gemini_name_ok(name: &str) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}

@@ -209,7 +209,7 @@ impl<'a> Renderer<'a> {
                     .ok_or_else(|| self.err(here, k, "`properties` must be an object"))?;
                 let mut rendered = Map::new();
                 for (name, sub) in props {
-                    if self.profile == Profile::Gemini && !super::gemini::gemini_name_ok(name) {
+                    if self.profile == Profile::Gemini && !rules::gemini_name_ok(name) {
                         return Err(self.err(here, k, format!("Gemini parameter names must match [A-Za-z_][A-Za-z0-9_]{{0,63}}; `{name}` does not")));
                     }
                     let r = self.node(sub, &format!("{here}/{}", escape_token(name)), false)?;

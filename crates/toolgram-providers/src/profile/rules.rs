@@ -87,6 +87,15 @@ pub(crate) fn anthropic_pattern_ok(pattern: &str) -> bool {
     })
 }
 
+/// Gemini's documented parameter-name rule, applied at every level (the conservative reading).
+pub(super) fn gemini_name_ok(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,13 @@
 pub mod read;
 pub mod wire;
 
-use crate::app::App;
+use crate::app::{App, Served};
 use crate::error::ApiError;
+use crate::handler::{self, ReadRequest};
+use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response as HttpResponse};
+use axum::routing::post;
 use serde_json::json;
 use std::sync::Arc;
 use toolgram_runtime::Event;
@@ -33,17 +36,17 @@ impl IntoResponse for AnthropicError {
     }
 }
 
+/// This API's routes.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route(ROUTE, post(messages))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+}
+
 /// `POST /v1/messages`.
-pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
+async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
-        let body = crate::json_body(&app, req).await?;
-        let served = crate::served(&app, &body).await?;
-        let m = crate::off_worker(&app, move |app| {
-            let mut m = read::read(app, served, &body)?;
-            m.req = crate::precheck(app, &m.served, ROUTE, m.req)?;
-            Ok(m)
-        })
-        .await?;
+        let m = handler::read_checked(&app, req, ROUTE, read::read).await?;
         if m.stream {
             stream(Arc::clone(&app), m).await
         } else {
@@ -56,12 +59,9 @@ pub async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse
 
 /// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`, the prompt as the model's template
 /// renders it with the tools offered.
-pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
+async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
-        let body = crate::json_body(&app, req).await?;
-        let served = crate::served(&app, &body).await?;
-        let n = crate::off_worker(&app, move |app| {
-            let m = read::read(app, served, &body)?;
+        let n = handler::read_then(&app, req, read::read, |m| {
             Ok(m.served.runtime.count_tokens(&m.req)?)
         })
         .await?;
@@ -69,6 +69,12 @@ pub async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResp
     }
     .await;
     result.unwrap_or_else(|e| AnthropicError(e).into_response())
+}
+
+impl ReadRequest for read::MessagesRequest {
+    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request) {
+        (&self.served, &mut self.req)
+    }
 }
 
 async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {

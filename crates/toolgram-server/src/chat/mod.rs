@@ -7,15 +7,44 @@ pub mod wire;
 
 pub use read::{ChatRequest, read};
 
-use crate::app::App;
+use crate::app::{App, Served};
 use crate::error::ApiError;
+use crate::handler::{self, ReadRequest};
+use axum::Router;
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response as HttpResponse};
+use axum::routing::post;
 use std::sync::Arc;
 use toolgram_runtime::Event;
 use wire::Envelope;
 
 /// This route, as the metrics name it.
 const ROUTE: &str = "/v1/chat/completions";
+
+/// This API's routes.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new().route(ROUTE, post(completions))
+}
+
+/// `POST /v1/chat/completions`.
+async fn completions(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
+    let result = async {
+        let chat = handler::read_checked(&app, req, ROUTE, read).await?;
+        if chat.stream {
+            stream(Arc::clone(&app), chat).await
+        } else {
+            reply(Arc::clone(&app), chat).await
+        }
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+impl ReadRequest for ChatRequest {
+    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request) {
+        (&self.served, &mut self.req)
+    }
+}
 
 fn envelope(app: &App, chat: &ChatRequest) -> Envelope {
     Envelope {

@@ -4,14 +4,20 @@
 //! back; the handlers here only connect the two and store what was answered. This module
 //! must not compile, decode or validate.
 
+mod encrypted;
 pub mod read;
 pub mod wire;
 
 pub use read::{ResponsesRequest, read};
 
-use crate::app::{App, Stored};
+use crate::app::{App, Served, Stored};
 use crate::error::ApiError;
+use crate::handler::{self, ReadRequest};
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response as HttpResponse};
+use axum::routing::{get, post};
 use serde_json::json;
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
@@ -20,6 +26,48 @@ use wire::Envelope;
 
 /// This route, as the metrics name it.
 const ROUTE: &str = "/v1/responses";
+
+/// This API's routes.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route(ROUTE, post(create))
+        .route("/v1/responses/{id}", get(stored))
+}
+
+/// `POST /v1/responses`.
+async fn create(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
+    let result = async {
+        let r = handler::read_checked(&app, req, ROUTE, read).await?;
+        if r.stream {
+            stream(Arc::clone(&app), r).await
+        } else {
+            reply(Arc::clone(&app), r).await
+        }
+    }
+    .await;
+    // The conversation is `input` here, not Chat's `messages`.
+    result.unwrap_or_else(|e| e.renamed_param("messages", "input").into_response())
+}
+
+/// `GET /v1/responses/{id}`: a stored response.
+async fn stored(State(app): State<Arc<App>>, Path(id): Path<String>) -> HttpResponse {
+    match app.stored(&id) {
+        Some(s) => ([(header::CONTENT_TYPE, "application/json")], s.body).into_response(),
+        None => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            "not_found",
+            format!("no stored response `{id}`"),
+        )
+        .into_response(),
+    }
+}
+
+impl ReadRequest for ResponsesRequest {
+    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request) {
+        (&self.served, &mut self.req)
+    }
+}
 
 fn envelope(app: &App, rr: &ResponsesRequest) -> Envelope {
     Envelope {

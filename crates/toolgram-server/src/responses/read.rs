@@ -6,7 +6,7 @@
 //! its template has one — read into a runtime [`Request`]. This module must not build replies
 //! or run anything.
 
-use super::wire::{ENCRYPTED_PREFIX, unhex};
+use super::encrypted::{ENCRYPTED_PREFIX, unhex};
 use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
@@ -392,7 +392,7 @@ fn think(served: &Served, reasoning: Option<&Value>, notes: &mut Notes) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::responses::wire::hex;
+    use crate::responses::encrypted::hex;
 
     /// The reasoning text rides in `encrypted_content` and comes back whole, any text.
     #[test]

@@ -7,25 +7,10 @@
 //! `response.completed` or `.incomplete`), each numbered. Pure mapping: this module must not
 //! read requests or touch HTTP.
 
+use super::encrypted::{ENCRYPTED_PREFIX, hex};
 use super::read::ResponsesRequest;
 use serde_json::{Value, json};
 use toolgram_runtime::{CallKind, Event, FinishReason, Response, Usage};
-
-/// What `encrypted_content` starts with: the reasoning's text follows, hex-encoded, so a
-/// later request carrying the item gives the model its earlier reasoning back.
-pub(crate) const ENCRYPTED_PREFIX: &str = "toolgram.reasoning.v1:";
-
-pub(crate) fn hex(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-pub(crate) fn unhex(s: &str) -> Option<String> {
-    let bytes = (0..s.len())
-        .step_by(2)
-        .map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-        .collect::<Option<Vec<u8>>>()?;
-    String::from_utf8(bytes).ok()
-}
 
 /// One SSE frame: the event name and its data (which carries the same `type`).
 pub type Frame = (String, Value);

@@ -15,10 +15,11 @@
 //! fails — and `Add File` refuses an existing file (as OpenAI's Python reference does) rather
 //! than overwrite it. Errors name the file and the chunk.
 
+mod input;
+
 mod apply;
 
 use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
 
@@ -36,65 +37,10 @@ pub const SAMPLES: Samples = Samples {
     ],
 };
 
+pub use input::{Chunk, FileOp, LineKind, Patch};
+
 /// The tool.
 pub struct ApplyPatch;
-
-/// What a chunk line does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LineKind {
-    /// ` ` context, kept.
-    Context,
-    /// `-` removed.
-    Remove,
-    /// `+` added.
-    Add,
-}
-
-/// One chunk of an update.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Chunk {
-    /// The `@@` anchor line (text after `@@ `), if any.
-    pub anchor: Option<String>,
-    /// Whether the chunk was opened by `@@` (always, but for the first chunk).
-    pub header: bool,
-    /// The lines.
-    pub lines: Vec<(LineKind, String)>,
-    /// `*** End of File`: the chunk ends at the end of the file.
-    pub end_of_file: bool,
-}
-
-/// One file operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum FileOp {
-    /// A new file with these lines.
-    Add {
-        /// Where.
-        path: String,
-        /// Its lines.
-        lines: Vec<String>,
-    },
-    /// Remove a file.
-    Delete {
-        /// Which.
-        path: String,
-    },
-    /// Change (and maybe move) a file.
-    Update {
-        /// Which.
-        path: String,
-        /// New name.
-        move_to: Option<String>,
-        /// The chunks, in file order.
-        chunks: Vec<Chunk>,
-    },
-}
-
-/// The typed input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Patch {
-    /// The operations, in order.
-    pub ops: Vec<FileOp>,
-}
 
 const GRAMMAR: &str = r#"start: "*** Begin Patch" _nl op+ "*** End Patch" _nl?
 op: add | delete | update

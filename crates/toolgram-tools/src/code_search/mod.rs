@@ -7,10 +7,11 @@
 //!
 //! Example: `def:parse type:fn lang:rust path:src/** "Result"`.
 
+mod input;
+
 mod run;
 
 use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
 
@@ -26,33 +27,10 @@ pub const SAMPLES: Samples = Samples {
     refused: &["def:", "a  b", "\"open", "x;y"],
 };
 
+pub use input::{Query, Term};
+
 /// The tool.
 pub struct CodeSearch;
-
-/// One term of a query.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Term {
-    /// A word that must appear (any case).
-    Word(String),
-    /// Text that must appear exactly.
-    Exact(String),
-    /// A regular expression that must match.
-    Regex(String),
-    /// A filter `key:value`.
-    Filter {
-        /// `def`, `type`, `lang` or `path`.
-        key: String,
-        /// Its value.
-        value: String,
-    },
-}
-
-/// The typed input: the terms, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Query {
-    /// The terms.
-    pub terms: Vec<Term>,
-}
 
 const GRAMMAR: &str = r#"start: term (_sp term)*
 term: FILTER | EXACT | REGEX | WORD

@@ -7,10 +7,11 @@
 //!
 //! Example: `(1/3 + 1/6) * 2^3` → `{"value": "4", "decimal": "4", "exact": true}`.
 
+mod input;
+
 mod eval;
 
 use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
 
@@ -26,40 +27,10 @@ pub const SAMPLES: Samples = Samples {
     refused: &["1+", "cos(1)", "1;2"],
 };
 
+pub use input::{Expr, Op};
+
 /// The tool.
 pub struct MathEval;
-
-/// A binary operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Op {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/`
-    Div,
-    /// `^`
-    Pow,
-}
-
-/// The typed input: the expression tree, parentheses included.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Expr {
-    /// A decimal literal, as written.
-    Number(String),
-    /// `pi` or `e`.
-    Constant(String),
-    /// `-x`.
-    Neg(Box<Expr>),
-    /// `a op b`.
-    Binary(Box<Expr>, Op, Box<Expr>),
-    /// `f(a, …)`.
-    Call(String, Vec<Expr>),
-    /// `(x)`.
-    Group(Box<Expr>),
-}
 
 const GRAMMAR: &str = r#"start: sum
 sum: product (_s ADDOP _s product)*

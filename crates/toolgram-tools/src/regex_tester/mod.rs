@@ -13,10 +13,11 @@
 //! "due 2026-11 and 2027-01"
 //! ```
 
+mod input;
+
 mod run;
 
 use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
 
@@ -30,19 +31,10 @@ pub const SAMPLES: Samples = Samples {
     refused: &["/(a/\n\"x\"", "/*a/\n\"x\"", "/a/"],
 };
 
+pub use input::Test;
+
 /// The tool.
 pub struct RegexTester;
-
-/// The typed input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Test {
-    /// The regex, as written between the slashes (`\/` for a slash).
-    pub pattern: String,
-    /// Flags: `i` (case-insensitive), `m` (multi-line), `s` (dot matches newline), `x`.
-    pub flags: String,
-    /// The strings to try, quotes removed.
-    pub strings: Vec<String>,
-}
 
 const GRAMMAR: &str = r#"start: "/" regex "/" FLAGS? (_nl STRING)+
 regex: branch ("|" branch)*

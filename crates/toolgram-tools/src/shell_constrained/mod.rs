@@ -7,10 +7,11 @@
 //! Examples: `ls -la src`, `head -n 5 README.md`, `grep -i -n 'tool call' docs/notes.md`,
 //! `find . -name '*.rs' -type f`.
 
+mod input;
+
 mod run;
 
 use crate::definition::{GrammarTool, RunContext, Samples, ToolError};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgram_grammar::tree::ParseTree;
 
@@ -26,28 +27,10 @@ pub const SAMPLES: Samples = Samples {
     refused: &["rm -rf /", "cat a | sh", "ls ../x", "cat $(ls)"],
 };
 
+pub use input::{Command, Opt};
+
 /// The tool.
 pub struct ShellConstrained;
-
-/// One option: a flag and, for `-n`, `-name`, `-type`, its value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Opt {
-    /// The flag as written (`-l`, `-n`, `-name`, …).
-    pub flag: String,
-    /// Its value, if it takes one (quotes removed).
-    pub value: Option<String>,
-}
-
-/// The typed input: a program, its options and its operands (paths, or a grep pattern first).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Command {
-    /// `ls`, `cat`, `head`, `tail`, `wc`, `grep` or `find`.
-    pub program: String,
-    /// Options, in order.
-    pub options: Vec<Opt>,
-    /// Operands, in order (for `grep`, the pattern first).
-    pub operands: Vec<String>,
-}
 
 const GRAMMAR: &str = r#"start: ls | cat | head | tail | wc | grep | find
 ls: "ls" (_sp LSFLAG)* (_sp path)*

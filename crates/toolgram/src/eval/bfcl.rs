@@ -2,7 +2,7 @@
 //! peer server's own tool calling beside them (`--provider llama-server`, or any
 //! OpenAI-compatible `--base-url`: mode `native`), under toolgram's protocol or BFCL's.
 
-use super::{Progress, RunArgs, modes, report};
+use super::harness::{Progress, RunArgs, modes, report};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! `toolgram eval tools`: each built-in grammar tool on its tasks, as the freeform grammar
 //! tool and as its JSON fallback function; the call is run and the outcome compared.
 
-use super::{Progress, RunArgs, modes, report};
+use super::harness::{Progress, RunArgs, modes, report};
 use clap::Args;
 use serde_json::json;
 use toolgram_eval::report as table;

@@ -6,7 +6,7 @@
 //! It must NOT turn messages to built-in tools (`container.exec`, `browser.*`) into calls,
 //! nor complete a call whose arguments stop mid-JSON.
 
-use super::families::{Ctx, Fail, RawCall, call, partial_call};
+use super::cursor::{Ctx, Fail, RawCall, call, partial_call};
 use super::json_repair::{JsonFail, JsonReader};
 use super::reasoning::ReasoningFormat;
 

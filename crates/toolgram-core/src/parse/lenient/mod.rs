@@ -7,6 +7,7 @@
 //! [`ParseError::UnknownTool`]; call-like text inside a markdown code block is content. It
 //! keeps no table of syntaxes of its own: every family comes from the registry.
 
+mod cursor;
 mod families;
 mod harmony;
 mod json_repair;
@@ -17,13 +18,14 @@ mod tagged;
 mod values;
 mod xml;
 
-pub use families::RawCall as LenientCall;
+pub use cursor::RawCall as LenientCall;
 pub use reasoning::ReasoningFormat;
 
 use crate::define::tool::Tool;
 use crate::error::ParseError;
 use crate::syntax::{CallBody, CallSyntax, REGISTRY, Reasoning};
-use families::{Ctx, Fail, body_anchor, marker, read_calls};
+use cursor::{Ctx, Fail};
+use families::{body_anchor, marker, read_calls};
 
 /// Which syntaxes to try.
 #[derive(Debug, Clone, Copy)]

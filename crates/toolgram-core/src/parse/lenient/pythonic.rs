@@ -2,7 +2,7 @@
 //!
 //! It must NOT evaluate anything: values are literals read by the lenient JSON reader.
 
-use super::families::{Ctx, Cur, Fail, RawCall, call, is_name, partial_call};
+use super::cursor::{Ctx, Cur, Fail, RawCall, call, is_name, partial_call};
 use super::json_repair::{JsonFail, JsonReader};
 use serde_json::{Map, Value};
 

@@ -6,7 +6,7 @@
 //! It must NOT type values itself (the tool schema does, in `values`) nor accept a call
 //! whose closing marker never comes: that is truncation.
 
-use super::families::{Ctx, Cur, Fail, RawCall, call, is_name, partial_call};
+use super::cursor::{Ctx, Cur, Fail, RawCall, call, is_name, partial_call};
 use super::values;
 use crate::syntax::{CallBody, CallSyntax};
 use serde_json::{Map, Value};

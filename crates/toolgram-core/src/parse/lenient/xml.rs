@@ -6,7 +6,7 @@
 //!
 //! It must NOT accept unbalanced elements: text ending before a close tag is truncation.
 
-use super::families::{Ctx, Cur, Fail, RawCall, call, is_name, partial_call};
+use super::cursor::{Ctx, Cur, Fail, RawCall, call, is_name, partial_call};
 use super::values;
 use crate::syntax::CallBody;
 use serde_json::{Map, Value};
