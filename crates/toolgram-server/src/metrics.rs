@@ -363,12 +363,13 @@ impl Metrics {
         );
     }
 
-    /// Per model, labelled `model`: its load state and queue, and its replies and tokens.
+    /// Per model, labelled `model`: its load state and queue, the call grammars it compiled, and
+    /// its replies and tokens.
     fn render_models(&self, out: &mut String, models: &ModelSet) {
         let states = models.states();
         let by_model = self.by_model.lock().unwrap_or_else(|e| e.into_inner());
         let counted = |id: &str| by_model.get(id).copied().unwrap_or_default();
-        let families: [Family<'_>; 8] = [
+        let families: [Family<'_>; 9] = [
             (
                 "toolgram_model_loaded",
                 "1 when the model is loaded.",
@@ -404,6 +405,15 @@ impl Metrics {
                 "How long the model's last load took.",
                 "gauge",
                 &|s| s.last_load.map_or(0.0, |d| d.as_secs_f64()),
+            ),
+            (
+                "toolgram_model_call_grammars_compiled_total",
+                "Call grammars the model's engine compiled since it was loaded: one per request with tools, however many attempts and stream readers (0 behind a provider).",
+                "counter",
+                &|s| {
+                    let stats = s.runtime.as_ref().and_then(|r| r.grammar_stats());
+                    stats.map_or(0, |g| g.calls_compiled) as f64
+                },
             ),
             (
                 "toolgram_model_replies_total",

@@ -613,6 +613,45 @@ fn the_small_things_an_operator_meets_are_answered_clearly() {
     );
 }
 
+/// The call grammars compiled so far, as `/metrics` counts them for the one model served.
+fn grammars_compiled(addr: &str) -> u64 {
+    let metrics = read_all(send(addr, "GET", "/metrics", "", ""));
+    metrics
+        .lines()
+        .find(|l| l.starts_with("toolgram_model_call_grammars_compiled_total{"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no grammar count in /metrics:\n{metrics}"))
+}
+
+/// A request's tools are read once and its grammar compiled once, by the check before it is
+/// queued: the stream and the retry loop read that grammar, whatever API the request came by.
+#[test]
+fn a_streamed_anthropic_request_with_tools_compiles_its_grammar_once() {
+    let _one = serial();
+    let server = Served::start(&[]);
+    let before = grammars_compiled(&server.addr);
+    let messages = r#"{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,
+        "tool_choice":{"type":"any"},
+        "tools":[{"name":"get_weather","description":"Current weather for a city.",
+          "input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],
+        "messages":[{"role":"user","content":"What's the weather in Paris?"}]}"#;
+    let streamed = read_all(send(&server.addr, "POST", "/v1/messages", messages, ""));
+    assert_eq!(status_of(&streamed), 200, "{streamed}");
+    assert!(
+        streamed.contains(r#""type":"tool_use""#) && streamed.contains("message_stop"),
+        "{streamed}"
+    );
+    assert_eq!(grammars_compiled(&server.addr), before + 1, "{streamed}");
+    let chat = r#"{"max_tokens":64,"tool_choice":"required",
+        "tools":[{"type":"function","function":{"name":"get_weather",
+          "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
+        "messages":[{"role":"user","content":"And in Rome?"}]}"#;
+    let answered = read_all(send(&server.addr, "POST", "/v1/chat/completions", chat, ""));
+    assert_eq!(status_of(&answered), 200, "{answered}");
+    assert_eq!(grammars_compiled(&server.addr), before + 2, "{answered}");
+}
+
 #[test]
 fn metrics_add_up_to_what_the_clients_received() {
     let _one = serial();
