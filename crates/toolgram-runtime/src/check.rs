@@ -77,6 +77,19 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
     Ok(checked)
 }
 
+/// What can be refused in `req` without compiling its grammar, so without a model: a
+/// `tool_choice` naming no offered tool, a response format the tools cannot stand beside.
+/// The grammar itself is compiled once, by the loaded engine in the model's own syntax
+/// ([`crate::Runtime::check`]).
+pub fn check_offer(req: &Request) -> Result<(), RunError> {
+    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
+    req.tool_choice
+        .callable(&offered.tools)
+        .map_err(toolgram_engine::EngineError::from)?;
+    shape(req)?;
+    Ok(())
+}
+
 /// Check `req` with the loaded engine's compiler (`grammars`, speaking `syntax`) and keep the
 /// call grammar it compiled in `req`, for its run.
 pub(crate) fn precompile(

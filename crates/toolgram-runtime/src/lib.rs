@@ -58,7 +58,7 @@ mod stream;
 mod tools;
 pub mod votes;
 
-pub use check::{Checked, check};
+pub use check::{Checked, check, check_offer};
 pub use embedded::CacheStats;
 pub use error::{RunError, Status, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;

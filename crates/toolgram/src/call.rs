@@ -2,8 +2,10 @@
 //! embedded model or a provider, the reply printed as an OpenAI assistant message (or, with
 //! `--events`, one JSON line per streamed event).
 //!
-//! Everything that can be checked without a model is checked (by the runtime) before the
-//! model is loaded. Argument parsing and printing only: the run stage is the runtime's.
+//! What can be refused without a model (the tools, the tool choice, a response format) is
+//! refused before the model is loaded; the grammar is compiled once, by the loaded engine in
+//! the model's own call syntax, and kept for the run (`Runtime::check`). Argument parsing
+//! and printing only: the run stage is the runtime's.
 
 use crate::args::{ModeArg, ThinkArg};
 use crate::output::{CliError, say};
@@ -13,7 +15,8 @@ use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check, read_tools_file,
+    Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check_offer,
+    read_tools_file,
 };
 
 #[derive(Args)]
@@ -195,15 +198,15 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
     let backend = match args.provider.resolve(args.model.as_deref())? {
         Some(provider) => Backend::Provider(provider),
         None => {
-            // Everything checkable without a model is checked before one is loaded.
-            let syntax = match &args.syntax {
-                Some(name) => syntax::by_name(name).ok_or_else(|| {
-                    CliError::new("invalid_request", format!("unknown call syntax `{name}`"))
-                })?,
-                None => syntax::detect(""),
-            };
-            let checked = check(&req, syntax)?;
-            crate::output::print_checked(&checked);
+            // What can be refused without a model is refused before one is loaded; the
+            // grammar is compiled once the model is, in its own syntax (below).
+            if let Some(name) = &args.syntax
+                && syntax::by_name(name).is_none()
+            {
+                let unknown = format!("unknown call syntax `{name}`");
+                return Err(CliError::new("invalid_request", unknown).into());
+            }
+            check_offer(&req)?;
             let chat_template = args
                 .chat_template
                 .as_ref()
@@ -228,6 +231,9 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         }
     };
     let runtime = Runtime::new(backend)?;
+    // The request's grammar, compiled by the loaded engine and kept for the run.
+    let mut req = req;
+    crate::output::print_checked(&runtime.check(&mut req)?);
     if args.events {
         for event in runtime.stream(&req)? {
             if let Some(line) = crate::output::event_line(event)? {
