@@ -13,28 +13,17 @@
 use super::child_server::{Server, http, reply_calls, valid};
 use super::{percentile, round_to};
 use crate::BenchError;
+use crate::peers::Peers;
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Instant;
 use toolgram_core::{ToolChoice, ToolSet};
-use toolgram_engine::gpu::GpuOptions;
 use toolgram_providers::native_chat_body;
 
 /// What `bench concurrent` runs.
 pub struct ConcurrentOptions<'a> {
-    /// The `toolgram` binary (its `serve`).
-    pub toolgram: &'a Path,
-    /// The `llama-server` binary.
-    pub llama_server: &'a Path,
-    /// The GGUF model file, for both.
-    pub model: &'a Path,
-    /// CPU threads, both.
-    pub threads: u32,
-    /// Where the layers go, both.
-    pub gpu: &'a GpuOptions,
-    /// Context per sequence, both.
-    pub ctx: u32,
+    /// The servers side by side and what they share.
+    pub peers: Peers<'a>,
     /// Client counts to run (e.g. 1 and 4); the servers get the largest as lanes.
     pub clients: &'a [usize],
     /// Timed requests, shared out among the clients (the same for every client count).
@@ -115,13 +104,19 @@ pub fn run(
     let (mut rows, mut offload) = (Vec::new(), Value::Null);
     for side in ["toolgram", "llama-server"] {
         progress(&format!("starting {side} with {lanes} lanes"));
-        let (model, threads, ctx, gpu) = (opts.model, opts.threads, opts.ctx, opts.gpu);
+        let (model, threads, ctx, gpu) = (
+            opts.peers.model,
+            opts.peers.threads,
+            opts.peers.ctx,
+            opts.peers.gpu,
+        );
         let server = if side == "toolgram" {
-            let server = Server::toolgram(opts.toolgram, model, threads, ctx, lanes_u32, gpu)?;
+            let server =
+                Server::toolgram(opts.peers.toolgram, model, threads, ctx, lanes_u32, gpu)?;
             offload = server.health()["offload"].clone();
             server
         } else {
-            Server::llama_server(opts.llama_server, model, threads, ctx, lanes_u32, gpu)?
+            Server::llama_server(opts.peers.llama_server, model, threads, ctx, lanes_u32, gpu)?
         };
         for &clients in opts.clients {
             progress(&format!("{side}: {clients} client(s)"));
@@ -143,12 +138,13 @@ pub fn run(
     let peer_most = find("llama-server", most);
     Ok(ConcurrentReport {
         model: opts
+            .peers
             .model
             .file_name()
             .map(|n| n.to_string_lossy().into_owned()),
-        threads: opts.threads,
+        threads: opts.peers.threads,
         offload,
-        ctx: opts.ctx,
+        ctx: opts.peers.ctx,
         lanes,
         tool_choice: opts.tool_choice.to_owned(),
         throughput_most_vs_1: ours_most
@@ -253,18 +249,22 @@ fn body(opts: &ConcurrentOptions<'_>, prompt: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use toolgram_engine::gpu::GpuOptions;
 
     #[test]
     fn the_body_is_openai_shaped_and_greedy() {
         let tools = json!([{"type": "function", "function": {"name": "f", "parameters": {}}}]);
         let set = ToolSet::new(Vec::new()).expect("empty pool");
         let opts = ConcurrentOptions {
-            toolgram: Path::new("toolgram"),
-            llama_server: Path::new("llama-server"),
-            model: Path::new("m.gguf"),
-            threads: 2,
-            gpu: &GpuOptions::default(),
-            ctx: 4096,
+            peers: Peers {
+                toolgram: Path::new("toolgram"),
+                llama_server: Path::new("llama-server"),
+                model: Path::new("m.gguf"),
+                threads: 2,
+                gpu: &GpuOptions::default(),
+                ctx: 4096,
+            },
             clients: &[1, 4],
             requests: 2,
             tools_json: &tools,

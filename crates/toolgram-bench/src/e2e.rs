@@ -19,14 +19,14 @@ use super::child_server::{Server, TOOLGRAM_GPU_FLAGS, http, reply_calls, valid};
 use super::concurrent::{self, ConcurrentOptions, ConcurrentReport};
 use super::{percentile, round_to};
 use crate::BenchError;
+use crate::peers::Peers;
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
-use toolgram_engine::gpu::GpuOptions;
 use toolgram_engine::{CallRequest, CallResponse, Engine, EngineOptions, Sampling, Session};
 use toolgram_providers::native_chat_body;
 
@@ -44,18 +44,8 @@ pub struct Pool {
 
 /// What `bench e2e` runs.
 pub struct E2eOptions<'a> {
-    /// The `toolgram` binary (for the one-shot CLI rows and `serve`).
-    pub toolgram: &'a Path,
-    /// The `llama-server` binary.
-    pub llama_server: &'a Path,
-    /// The GGUF model file, for every side.
-    pub model: &'a Path,
-    /// CPU threads, every side.
-    pub threads: u32,
-    /// Where the layers go, every side.
-    pub gpu: &'a GpuOptions,
-    /// Context per sequence, every side.
-    pub ctx: u32,
+    /// The servers side by side and what they share.
+    pub peers: Peers<'a>,
     /// The pools; each runs under `auto` and `required`.
     pub pools: &'a [Pool],
     /// The user's message of every single request.
@@ -184,12 +174,7 @@ pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eR
             progress("concurrent clients");
             Some(concurrent::run(
                 &ConcurrentOptions {
-                    toolgram: opts.toolgram,
-                    llama_server: opts.llama_server,
-                    model: opts.model,
-                    threads: opts.threads,
-                    gpu: opts.gpu,
-                    ctx: opts.ctx,
+                    peers: opts.peers,
                     clients: &[1, 4],
                     requests: if opts.quick { 8 } else { 16 },
                     tools_json: &pool.json,
@@ -216,12 +201,13 @@ pub fn run(opts: &E2eOptions<'_>, progress: &mut dyn FnMut(&str)) -> Result<E2eR
     let e2e = sum(|r| r.e2e_ms);
     Ok(E2eReport {
         model: opts
+            .peers
             .model
             .file_name()
             .map(|n| n.to_string_lossy().into_owned()),
-        threads: opts.threads,
+        threads: opts.peers.threads,
         offload,
-        ctx: opts.ctx,
+        ctx: opts.peers.ctx,
         decode_step_ms: round_to(decode_step_ms, 2),
         overhead_ratio: ratio(mask_ms, decode_ms),
         e2e_vs_llama_server_warm: ratio(e2e, sum(|r| r.llama_server_warm_ms)),
@@ -257,11 +243,11 @@ const WARM_UP: &str = "Which tools do you have?";
 /// (a) and (b) on the in-process engine, one session per pool so the tools stay cached.
 fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), BenchError> {
     let engine = Engine::load(
-        opts.model,
+        opts.peers.model,
         &EngineOptions {
-            threads: Some(opts.threads),
-            n_ctx: Some(opts.ctx),
-            gpu: opts.gpu.clone(),
+            threads: Some(opts.peers.threads),
+            n_ctx: Some(opts.peers.ctx),
+            gpu: opts.peers.gpu.clone(),
             ..EngineOptions::default()
         },
     )?;
@@ -406,12 +392,12 @@ fn row(
 /// request with the same tools; the second is timed.
 fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(), BenchError> {
     let server = Server::llama_server(
-        opts.llama_server,
-        opts.model,
-        opts.threads,
-        opts.ctx,
+        opts.peers.llama_server,
+        opts.peers.model,
+        opts.peers.threads,
+        opts.peers.ctx,
         1,
-        opts.gpu,
+        opts.peers.gpu,
     )?;
     let mut i = 0;
     for pool in opts.pools {
@@ -477,18 +463,18 @@ fn cli_rows(opts: &E2eOptions<'_>) -> Result<Vec<CliRow>, BenchError> {
         let _ = std::fs::remove_dir_all(&cache);
         let once = || -> Result<f64, BenchError> {
             let t0 = Instant::now();
-            let out = Command::new(opts.toolgram)
+            let out = Command::new(opts.peers.toolgram)
                 .env("XDG_CACHE_HOME", &cache)
                 .env("TOOLGRAM_MODELS_DIR", &models)
                 .arg("call")
                 .arg("--model")
-                .arg(opts.model)
+                .arg(opts.peers.model)
                 .arg("--tools")
                 .arg(&pool.file)
                 .args(["--tool-choice", "required"])
-                .args(["--threads", &opts.threads.to_string()])
-                .args(opts.gpu.cli_args(TOOLGRAM_GPU_FLAGS))
-                .args(["--ctx-size", &opts.ctx.to_string()])
+                .args(["--threads", &opts.peers.threads.to_string()])
+                .args(opts.peers.gpu.cli_args(TOOLGRAM_GPU_FLAGS))
+                .args(["--ctx-size", &opts.peers.ctx.to_string()])
                 .args(["--max-tokens", &opts.max_tokens.to_string()])
                 .arg(opts.prompt)
                 .output()

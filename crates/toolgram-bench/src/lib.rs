@@ -13,6 +13,7 @@
 //! - [`server_call`] — one tool call end to end, the embedded engine against llama-server;
 //! - [`concurrent`] — throughput with concurrent clients, `toolgram serve` (continuous
 //!   batching) against llama-server `-np N`;
+//! - [`peers`] — the servers a benchmark runs side by side and the settings they share;
 //! - [`e2e`] — one tool call end to end beside its peers and its limit, in one run: the
 //!   ratios of docs/benchmarks.md; [`e2e_chart`] draws where its time goes.
 //!
@@ -31,6 +32,7 @@ pub mod e2e;
 pub mod e2e_chart;
 mod key_order;
 pub mod mask;
+pub mod peers;
 mod schema_result;
 pub mod server_call;
 pub mod tools;

@@ -12,6 +12,7 @@ use crate::call::{CallArgs, messages};
 use crate::output::say;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use toolgram_bench::peers::Peers;
 use toolgram_bench::{call, concurrent, e2e, e2e_chart, mask, server_call, tools};
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_engine::models;
@@ -43,12 +44,50 @@ pub(crate) enum BenchCommand {
     E2e(E2eArgs),
 }
 
-/// Arguments of `toolgram bench e2e`.
+/// The servers a benchmark runs side by side and the settings every side shares.
 #[derive(Args)]
-pub(crate) struct E2eArgs {
+pub(crate) struct PeerArgs {
     /// The `llama-server` binary (`scripts/build-llama-server` prints its path).
     #[arg(long)]
     server: PathBuf,
+    /// Model (default: the default model).
+    #[arg(long)]
+    model: Option<String>,
+    /// CPU threads, every side (default: the engine's default).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Where the layers go, every side (llama-server gets the same as `-ngl`, `-dev`, `-sm`).
+    #[command(flatten)]
+    gpu: crate::args::GpuArgs,
+    /// Context per sequence, every side.
+    #[arg(long, default_value_t = 4096)]
+    ctx_size: u32,
+}
+
+impl PeerArgs {
+    /// Run `bench` with the peers these flags name (the model fetched if it is not here).
+    fn run<T>(&self, bench: impl FnOnce(Peers) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let model = models::resolve(self.model.as_deref())?;
+        let toolgram = std::env::current_exe()?;
+        let gpu = self.gpu.options();
+        bench(Peers {
+            toolgram: &toolgram,
+            llama_server: &self.server,
+            model: &model,
+            threads: self
+                .threads
+                .unwrap_or_else(toolgram_engine::default_threads),
+            gpu: &gpu,
+            ctx: self.ctx_size,
+        })
+    }
+}
+
+/// Arguments of `toolgram bench e2e`.
+#[derive(Args)]
+pub(crate) struct E2eArgs {
+    #[command(flatten)]
+    peers: PeerArgs,
     /// Tool files, each run under `auto` and `required` (default: one tool and six tools).
     #[arg(
         long,
@@ -62,18 +101,6 @@ pub(crate) struct E2eArgs {
     /// The user's message of each single request.
     #[arg(long, default_value = "What's the weather like in Paris right now?")]
     prompt: String,
-    /// Model (default: the default model).
-    #[arg(long)]
-    model: Option<String>,
-    /// CPU threads, every side (default: the engine's default).
-    #[arg(long)]
-    threads: Option<u32>,
-    /// Where the layers go, every side (llama-server gets the same as `-ngl`, `-dev`, `-sm`).
-    #[command(flatten)]
-    gpu: crate::args::GpuArgs,
-    /// Context per sequence, every side.
-    #[arg(long, default_value_t = 4096)]
-    ctx_size: u32,
     /// Most tokens per reply.
     #[arg(long, default_value_t = 128)]
     max_tokens: usize,
@@ -97,12 +124,6 @@ pub(crate) struct ConcurrentArgs {
     /// JSON file: an array of user prompts (strings, or objects with a `prompt` field).
     #[arg(long)]
     prompts: PathBuf,
-    /// The `llama-server` binary (`scripts/build-llama-server` prints its path).
-    #[arg(long)]
-    server: PathBuf,
-    /// Model (default: the default model).
-    #[arg(long)]
-    model: Option<String>,
     /// Client counts, comma-separated; the servers get the largest as lanes.
     #[arg(long, value_delimiter = ',', default_value = "1,4")]
     clients: Vec<usize>,
@@ -115,15 +136,8 @@ pub(crate) struct ConcurrentArgs {
     /// Most tokens per reply.
     #[arg(long, default_value_t = 128)]
     max_tokens: usize,
-    /// CPU threads, both servers (default: the engine's default).
-    #[arg(long)]
-    threads: Option<u32>,
-    /// Where the layers go, both servers (llama-server gets the same as `-ngl`, `-dev`, `-sm`).
     #[command(flatten)]
-    gpu: crate::args::GpuArgs,
-    /// Context per sequence, both servers.
-    #[arg(long, default_value_t = 4096)]
-    ctx_size: u32,
+    peers: PeerArgs,
 }
 
 /// Arguments of `toolgram bench mask`.
@@ -279,26 +293,19 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let prompts = read_prompts(&args.prompts)?;
-    let model = models::resolve(args.model.as_deref())?;
-    let toolgram = std::env::current_exe()?;
-    let report = e2e::run(
-        &e2e::E2eOptions {
-            toolgram: &toolgram,
-            llama_server: &args.server,
-            model: &model,
-            threads: args
-                .threads
-                .unwrap_or_else(toolgram_engine::default_threads),
-            gpu: &args.gpu.options(),
-            ctx: args.ctx_size,
-            pools: &pools,
-            prompt: &args.prompt,
-            concurrent_prompts: &prompts,
-            max_tokens: args.max_tokens,
-            quick: args.quick,
-        },
-        &mut |step| eprintln!("bench e2e: {step}"),
-    )?;
+    let report = args.peers.run(|peers| {
+        Ok(e2e::run(
+            &e2e::E2eOptions {
+                peers,
+                pools: &pools,
+                prompt: &args.prompt,
+                concurrent_prompts: &prompts,
+                max_tokens: args.max_tokens,
+                quick: args.quick,
+            },
+            &mut |step| eprintln!("bench e2e: {step}"),
+        )?)
+    })?;
     if !args.json {
         eprintln!(
             "{:<9} {:<8} {:>5} {:>6} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>5} {:>3}",
@@ -359,28 +366,21 @@ fn read_tools(path: &std::path::Path) -> anyhow::Result<(serde_json::Value, Tool
 fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {
     let (tools_json, tools) = read_tools(&args.tools)?;
     let prompts = read_prompts(&args.prompts)?;
-    let model = models::resolve(args.model.as_deref())?;
-    let toolgram = std::env::current_exe()?;
-    let report = concurrent::run(
-        &concurrent::ConcurrentOptions {
-            toolgram: &toolgram,
-            llama_server: &args.server,
-            model: &model,
-            threads: args
-                .threads
-                .unwrap_or_else(toolgram_engine::default_threads),
-            gpu: &args.gpu.options(),
-            ctx: args.ctx_size,
-            clients: &args.clients,
-            requests: args.requests,
-            tools_json: &tools_json,
-            tools: &tools,
-            prompts: &prompts,
-            tool_choice: &args.tool_choice,
-            max_tokens: args.max_tokens,
-        },
-        &mut |step| eprintln!("bench concurrent: {step}"),
-    )?;
+    let report = args.peers.run(|peers| {
+        Ok(concurrent::run(
+            &concurrent::ConcurrentOptions {
+                peers,
+                clients: &args.clients,
+                requests: args.requests,
+                tools_json: &tools_json,
+                tools: &tools,
+                prompts: &prompts,
+                tool_choice: &args.tool_choice,
+                max_tokens: args.max_tokens,
+            },
+            &mut |step| eprintln!("bench concurrent: {step}"),
+        )?)
+    })?;
     say!("{}", serde_json::to_string_pretty(&report)?)?;
     Ok(())
 }
