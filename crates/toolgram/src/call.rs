@@ -8,7 +8,7 @@
 //! and printing only: the run stage is the runtime's.
 
 use crate::args::{ModeArg, ThinkArg};
-use crate::output::{CliError, say};
+use crate::output::{CliError, read_text, say};
 use clap::Args;
 use std::path::PathBuf;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
@@ -129,23 +129,13 @@ pub(crate) struct CallArgs {
     pub prompt: Option<String>,
 }
 
-pub(crate) fn read(path: &PathBuf, what: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
-        CliError::new(
-            "io_error",
-            format!("cannot read {what} {}: {e}", path.display()),
-        )
-        .into()
-    })
-}
-
 pub(crate) fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
     let mut msgs = Vec::new();
     if let Some(s) = &args.system {
         msgs.push(ChatMessage::text("system", s.clone()));
     }
     if let Some(p) = &args.messages {
-        let text = read(p, "messages file")?;
+        let text = read_text(p, "messages file")?;
         let parsed: Vec<ChatMessage> = serde_json::from_str(&text).map_err(|e| {
             CliError::new(
                 "invalid_messages",
@@ -210,7 +200,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
             let chat_template = args
                 .chat_template
                 .as_ref()
-                .map(|p| read(p, "chat template"))
+                .map(|p| read_text(p, "chat template"))
                 .transpose()?;
             Backend::Embedded(EmbeddedConfig {
                 model: args.model.clone(),

@@ -6,7 +6,7 @@
 //! belongs to `toolgram-core`, the run (a `response_format` request) to `toolgram-runtime`.
 
 use crate::args::ThinkArg;
-use crate::output::{CliError, say};
+use crate::output::{CliError, read_text, say};
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -58,23 +58,13 @@ pub(crate) struct GenerateArgs {
     pub prompt: String,
 }
 
-fn read(path: &Path, what: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
-        CliError::new(
-            "io_error",
-            format!("cannot read {what} {}: {e}", path.display()),
-        )
-        .into()
-    })
-}
-
 /// The format the user gave: a JSON Schema file, or a Lark or GBNF grammar read into Lark.
 pub(crate) fn response_format(
     grammar: Option<&Path>,
     schema: Option<&Path>,
 ) -> anyhow::Result<ResponseFormat> {
     if let Some(p) = schema {
-        let text = read(p, "schema")?;
+        let text = read_text(p, "schema")?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {
             CliError::new("invalid_schema", format!("{}: not JSON: {e}", p.display()))
         })?;
@@ -83,7 +73,7 @@ pub(crate) fn response_format(
     let Some(p) = grammar else {
         return Err(CliError::new("invalid_request", "give --grammar or --schema").into());
     };
-    let text = read(p, "grammar")?;
+    let text = read_text(p, "grammar")?;
     match p.extension().and_then(|e| e.to_str()) {
         Some("lark") => Ok(ResponseFormat::Lark(text)),
         // Our own GBNF reader (llama.cpp dialect) into the grammar IR, run as Lark: a grammar

@@ -4,7 +4,7 @@
 //! model is loaded); the engine references them by token id when it runs the grammar.
 
 use crate::args::ThinkArg;
-use crate::output::{CliError, say, say_raw};
+use crate::output::{CliError, read_text, say, say_raw};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
@@ -70,16 +70,6 @@ pub(crate) struct GrammarArgs {
     pub strict_schemas: bool,
 }
 
-fn read(path: &Path, what: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
-        CliError::new(
-            "io_error",
-            format!("cannot read {what} {}: {e}", path.display()),
-        )
-        .into()
-    })
-}
-
 /// Say on stderr when llguidance refused an argument schema and toolgram's own schema
 /// grammars stand in (never a silent change of path).
 fn note_fallback(plan: &compile::CompiledGrammar) {
@@ -111,7 +101,7 @@ fn note_deferred(deferred: &[toolgram_core::define::arguments::DeferredKeyword])
 
 /// `--schema`: the grammar for one bare JSON Schema (objects stay open, as JSON Schema says).
 fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
-    let schema: Value = serde_json::from_str(&read(path, "schema")?).map_err(|e| {
+    let schema: Value = serde_json::from_str(&read_text(path, "schema")?).map_err(|e| {
         CliError::new(
             "invalid_schema",
             format!("{}: not JSON: {e}", path.display()),

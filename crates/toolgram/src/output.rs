@@ -135,6 +135,17 @@ fn message(e: &anyhow::Error) -> String {
     out
 }
 
+/// A text file the user named, or an `io_error` saying which (`what`) could not be read.
+pub(crate) fn read_text(path: &std::path::Path, what: &str) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        CliError::new(
+            "io_error",
+            format!("cannot read {what} {}: {e}", path.display()),
+        )
+        .into()
+    })
+}
+
 /// An error found by the CLI itself (bad arguments, unreadable files).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]

@@ -4,8 +4,8 @@
 //! Thin wiring only: no model is loaded and no parsing or detection logic lives here (the
 //! syntax of a `--template` is found by the engine's `template::detect_source`, as `call` finds it).
 
-use crate::output::{CliError, say};
-use anyhow::{Context, Result};
+use crate::output::{CliError, read_text, say};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use std::io::Read;
@@ -57,12 +57,6 @@ pub(crate) enum Format {
     Deepseek,
 }
 
-fn read_file(path: &PathBuf, what: &str) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::new("invalid_request", format!("{what} {}: {e}", path.display())))
-        .context("reading input")
-}
-
 /// The syntax a template writes calls in, found as `call` and `serve` find it (a rendered
 /// probe call, else derived from the rendered calls), said on stderr when a user should know.
 fn detect(source: &str) -> &'static syntax::CallSyntax {
@@ -76,7 +70,7 @@ fn detect(source: &str) -> &'static syntax::CallSyntax {
 /// Run `toolgram parse`.
 pub(crate) fn run(args: ParseArgs) -> Result<()> {
     let template = match &args.template {
-        Some(path) => Some(read_file(path, "chat template")?),
+        Some(path) => Some(read_text(path, "chat template")?),
         None => None,
     };
     let choice = match (&template, args.syntax.as_deref()) {

@@ -173,7 +173,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     let chat_template = args
         .chat_template
         .as_ref()
-        .map(|p| crate::call::read(p, "chat template"))
+        .map(|p| crate::output::read_text(p, "chat template"))
         .transpose()?;
     let provider = match (args.model.as_slice(), &args.models) {
         ([] | [_], None) => args

@@ -4,7 +4,7 @@
 //! template whose calls fit no shape is an error that shows what was found. This module
 //! must not detect anything itself (core's `template::detect` does).
 
-use crate::call::read;
+use crate::output::read_text;
 use crate::output::{CliError, say};
 use serde_json::json;
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ pub(crate) struct SyntaxArgs {
 }
 
 pub(crate) fn run(args: SyntaxArgs) -> anyhow::Result<()> {
-    let source = read(&args.template, "chat template")?;
+    let source = read_text(&args.template, "chat template")?;
     let template =
         ChatTemplate::new(&source, "", "").map_err(|e| CliError::new("invalid_request", e))?;
     let found = toolgram_core::template::detect(&template, &source);
