@@ -5,20 +5,13 @@
 
 use crate::args::ThinkArg;
 use crate::output::{CliError, read_text, say, say_raw};
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgram_core::compile::CompileOptions;
-use toolgram_core::compile::ir::{IrCompileError, compile_ir};
-use toolgram_core::{ToolChoice, compile, syntax};
-use toolgram_engine::{EngineError, check_grammar, check_request};
-use toolgram_engine::{gbnf_check, models};
-use toolgram_grammar::lark::{self, LarkDialect};
-use toolgram_grammar::schema::{Note, NoteKind};
-use toolgram_grammar::{Grammar, gbnf};
-use toolgram_providers::profile::{self, Profile};
-use toolgram_runtime::{RunError, refuse_unknown};
+use toolgram_core::{ToolChoice, syntax};
+use toolgram_providers::profile::Profile;
+use toolgram_runtime::{GrammarFormat, RunError, check_grammar_text, pool_grammar, schema_grammar};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum Format {
@@ -70,32 +63,15 @@ pub(crate) struct GrammarArgs {
     pub strict_schemas: bool,
 }
 
-/// Say on stderr when llguidance refused an argument schema and toolgram's own schema
-/// grammars stand in (never a silent change of path).
-fn note_fallback(plan: &compile::CompiledGrammar) {
-    if let Some(why) = &plan.args_fallback {
-        eprintln!(
-            "note: llguidance refused an argument schema ({why}); the arguments use toolgram's own schema grammars"
-        );
-    }
-}
-
-fn note_deferred(deferred: &[toolgram_core::define::arguments::DeferredKeyword]) {
-    for d in deferred {
-        let whose = if d.tool.is_empty() {
-            String::new()
-        } else {
-            format!("tool `{}` ", d.tool)
-        };
-        eprintln!(
-            "note: {whose}at {}: `{}` is enforced after parsing, not by the grammar",
-            if d.pointer.is_empty() {
-                "/"
-            } else {
-                &d.pointer
-            },
-            d.keyword
-        );
+impl GrammarArgs {
+    /// The format asked for (a profile's name read for `json-schema`).
+    fn format(&self) -> anyhow::Result<GrammarFormat> {
+        Ok(match self.format {
+            Format::Lark => GrammarFormat::Lark,
+            Format::Gbnf => GrammarFormat::Gbnf,
+            Format::LarkOpenai => GrammarFormat::LarkOpenai,
+            Format::JsonSchema => GrammarFormat::JsonSchema(Profile::from_name(&self.profile)?),
+        })
     }
 }
 
@@ -107,39 +83,10 @@ fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
             format!("{}: not JSON: {e}", path.display()),
         )
     })?;
-    if matches!(args.format, Format::JsonSchema) {
-        let profiled =
-            profile::render_parameters("schema", &schema, Profile::from_name(&args.profile)?)?;
-        return print_profiled(&profiled);
-    }
-    if matches!(args.format, Format::Gbnf | Format::LarkOpenai) {
-        let opts = toolgram_grammar::schema::SchemaOptions {
-            lenient: !args.strict_schemas,
-            ..toolgram_grammar::schema::SchemaOptions::default()
-        };
-        let (g, notes) = toolgram_grammar::schema::to_grammar(&schema, &opts)
-            .map_err(|e| CliError::new("invalid_schema", e.to_string()))?;
-        emit_ir(args, &g)?;
-        for n in &notes {
-            print_note("", n);
-        }
-        return Ok(());
-    }
-    let mut pass = compile::KeywordPass::default();
-    let lark = format!(
-        "start: %json {}\n",
-        compile::bare_grammar_schema(&schema, &mut pass)
-    );
-    refuse_or_list_unknown(&pass.unknown, !args.strict_schemas, RunError::InvalidSchema)?;
-    if args.check {
-        check_grammar(&lark)?;
-        say!("ok")?;
-    } else {
-        say_raw!("{lark}")?;
-    }
-    let deferred = pass.deferred;
-    note_deferred(&deferred);
-    Ok(())
+    let format = args.format()?;
+    let mut notes = Vec::new();
+    let text = schema_grammar(&schema, (format, !args.strict_schemas), &mut notes);
+    show(args, text, format, false, &notes)
 }
 
 pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
@@ -162,123 +109,41 @@ pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
         lenient: !args.strict_schemas,
         ..CompileOptions::default()
     };
-    // What the engine would run: with llguidance's `%json`, or — where llguidance refuses an
-    // argument schema — with toolgram's own schema grammars (`check_request`'s fallback).
-    let checked = check_request(&tools, &choice, args.parallel_tool_calls, syntax, &opts);
-    let plan = match checked {
-        Ok(plan) => plan,
-        Err(e) if args.check => return Err(e.into()),
-        Err(_) => compile::compile(&tools, &choice, args.parallel_tool_calls, syntax, &opts)
-            .map_err(EngineError::from)?,
-    };
-    note_fallback(&plan);
-    match args.format {
-        Format::Lark if args.check => say!("ok")?,
-        Format::Lark => say_raw!("{}", plan.lark)?,
-        Format::Gbnf | Format::LarkOpenai => {
-            let ir = compile_ir(
-                &tools,
-                &choice,
-                args.parallel_tool_calls,
-                syntax,
-                &opts,
-                !args.strict_schemas,
-            )
-            .map_err(|e| match e {
-                IrCompileError::Request(e) => anyhow::Error::from(EngineError::from(e)),
-                IrCompileError::Schema(e) => CliError::new("invalid_tools", e.to_string()).into(),
-            })?;
-            emit_ir(&args, &ir.grammar)?;
-            for (tool, n) in &ir.notes {
-                print_note(tool, n);
-            }
-            if !choice.requires_call() && !ir.trigger.is_empty() && !ir.callable.is_empty() {
-                eprintln!(
-                    "note: under tool_choice auto the grammar admits text first; to apply it lazily (llama-server `grammar_lazy`), trigger on {:?}",
-                    ir.trigger
-                );
-            }
-            return Ok(());
-        }
-        Format::JsonSchema => {
-            let callable = tools.subset(&plan.callable).map_err(EngineError::from)?;
-            let profile = Profile::from_name(&args.profile)?;
-            let union = profile::call_union_schema(&callable, args.parallel_tool_calls, profile)?;
-            return print_profiled(&union);
-        }
-    }
-    refuse_or_list_unknown(&plan.ignored, true, RunError::InvalidTools)?;
-    note_deferred(&plan.deferred);
-    Ok(())
+    let format = args.format()?;
+    let mut notes = Vec::new();
+    let (pool, how) = (
+        (&choice, args.parallel_tool_calls),
+        (&opts, format, args.check),
+    );
+    let text = pool_grammar(&tools, pool, syntax, how, &mut notes);
+    // A pool's Lark was checked as it was built (`pool_grammar` with `check`).
+    show(&args, text, format, format == GrammarFormat::Lark, &notes)
 }
 
-/// Unknown keywords: an error naming the first, or with `lenient` one warning each (the
-/// runtime's wording, so every command says it the same way).
-fn refuse_or_list_unknown(
-    unknown: &[toolgram_core::define::arguments::DeferredKeyword],
-    lenient: bool,
-    error: fn(String) -> RunError,
+/// Print the grammar (or with `--check`, check it unless `checked`, and print `ok`), then the
+/// notes on stderr — those said before a step failed too.
+fn show(
+    args: &GrammarArgs,
+    text: Result<String, RunError>,
+    format: GrammarFormat,
+    checked: bool,
+    notes: &[String],
 ) -> anyhow::Result<()> {
-    for w in refuse_unknown(unknown, lenient, error)? {
-        eprintln!("warning: {w}");
-    }
-    Ok(())
-}
-
-/// Print (or with `--check`, check) an IR grammar as GBNF or OpenAI Lark.
-fn emit_ir(args: &GrammarArgs, g: &Grammar) -> anyhow::Result<()> {
-    let text = match args.format {
-        Format::Gbnf => gbnf::emit(g),
-        _ => lark::emit(g, LarkDialect::OpenAi),
-    };
-    if !args.check {
-        say_raw!("{text}")?;
-        return Ok(());
-    }
-    if matches!(args.format, Format::Gbnf) {
-        let model =
-            models::resolve(Some("test")).context("fetching the test model's vocabulary")?;
-        let verdict = gbnf_check::check(&model, &text, &[])?;
-        if !verdict.parsed || verdict.aborted {
-            return Err(CliError::new(
-                "invalid_grammar",
-                "llama.cpp's grammar parser refused the GBNF (a toolgram bug: please report it)",
-            )
-            .into());
+    let shown = text.map_err(anyhow::Error::from).and_then(|text| {
+        match format {
+            GrammarFormat::JsonSchema(_) => say!("{text}")?,
+            _ if args.check => {
+                if !checked {
+                    check_grammar_text(&text, format)?;
+                }
+                say!("ok")?;
+            }
+            _ => say_raw!("{text}")?,
         }
-    } else {
-        check_grammar(&text)?;
+        Ok(())
+    });
+    for note in notes {
+        eprintln!("{note}");
     }
-    say!("ok")?;
-    Ok(())
-}
-
-fn print_note(tool: &str, n: &Note) {
-    let whose = if tool.is_empty() {
-        String::new()
-    } else {
-        format!("tool `{tool}` ")
-    };
-    let at = if n.pointer.is_empty() {
-        "/"
-    } else {
-        &n.pointer
-    };
-    match &n.kind {
-        NoteKind::Deferred => eprintln!(
-            "note: {whose}at {at}: `{}` is enforced after parsing, not by the grammar",
-            n.keyword
-        ),
-        NoteKind::Warning(w) => eprintln!("warning: {whose}at {at}: `{}`: {w}", n.keyword),
-    }
-}
-
-/// Print a provider schema (pretty JSON) and, on stderr, what the profile moved out of it.
-fn print_profiled(p: &profile::ProfiledSchema) -> anyhow::Result<()> {
-    say!("{}", serde_json::to_string_pretty(&p.schema)?)?;
-    note_deferred(&p.enforced_after_parse);
-    for n in &p.notes {
-        eprintln!("note: {n}");
-    }
-    Ok(())
+    shown
 }
