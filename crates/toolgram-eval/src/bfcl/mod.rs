@@ -289,6 +289,49 @@ pub fn read_category(dir: &Path, category: &str) -> Result<Vec<Item>, EvalError>
         .collect()
 }
 
+/// The items of `categories` in `dir`, at most `limit` per category spread evenly over its
+/// file (the same items on every run with the same limit).
+pub fn read_items(
+    dir: &Path,
+    categories: &[String],
+    limit: Option<usize>,
+) -> Result<Vec<Item>, EvalError> {
+    let mut items = Vec::new();
+    for c in categories {
+        let all = read_category(dir, c)?;
+        match limit {
+            Some(n) if n < all.len() => {
+                let step = all.len() as f64 / n.max(1) as f64;
+                items.extend((0..n).filter_map(|k| all.get((k as f64 * step) as usize).cloned()));
+            }
+            _ => items.extend(all),
+        }
+    }
+    Ok(items)
+}
+
+/// Every record in the records file `path` whose item is among `items` scored again
+/// ([`rescored`]), the others kept as they are; the file is replaced through a temporary
+/// beside it, so a failure loses nothing. Returns how many records there are and how many
+/// verdicts changed.
+pub fn rescore_file(path: &Path, items: &[Item]) -> Result<(usize, usize), EvalError> {
+    let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let records = crate::record::read_records(path)?;
+    let tmp = path.with_extension("jsonl.rescoring");
+    let mut writer = crate::record::RecordWriter::open(&tmp, true)?;
+    let mut changed = 0;
+    for r in &records {
+        let again = by_id
+            .get(r.id.as_str())
+            .map_or_else(|| r.clone(), |i| rescored(i, r));
+        changed += usize::from(again.correct != r.correct);
+        writer.write(&again)?;
+    }
+    drop(writer);
+    std::fs::rename(&tmp, path).map_err(|e| EvalError::io(path, e))?;
+    Ok((records.len(), changed))
+}
+
 /// `record` scored again from its stored calls by this version's checker (a record an older
 /// toolgram made): BFCL's verdict on the calls. A reason that says why no call was decoded (a
 /// run's error) stays, so the strict column still counts it; a peer's transport error stays a

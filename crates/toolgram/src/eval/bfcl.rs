@@ -3,15 +3,12 @@
 //! OpenAI-compatible `--base-url`: mode `native`), under toolgram's protocol or BFCL's.
 
 use super::harness::{Progress, RunArgs, modes, report};
-use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::path::PathBuf;
 use toolgram_eval::Protocol;
 use toolgram_eval::bfcl::{self, DEFAULT_CATEGORIES, Item};
 use toolgram_eval::peer::Peer;
-use toolgram_eval::record::{RecordWriter, read_records};
 use toolgram_eval::report as table;
 use toolgram_eval::run::{EvalMode, Targets, pending, run_items};
 use toolgram_runtime::Runtime;
@@ -52,26 +49,8 @@ fn rescore(
     modes: &[EvalMode],
     categories: &[String],
 ) -> anyhow::Result<()> {
-    let path = args.run.items_path()?;
-    let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
-    let records = read_records(&path)?;
-    let mut changed = 0;
-    let tmp = path.with_extension("jsonl.rescoring");
-    let mut writer = RecordWriter::open(&tmp, true)?;
-    for r in &records {
-        let again = by_id
-            .get(r.id.as_str())
-            .map_or_else(|| r.clone(), |i| bfcl::rescored(i, r));
-        changed += usize::from(again.correct != r.correct);
-        writer.write(&again)?;
-    }
-    drop(writer);
-    std::fs::rename(&tmp, &path)
-        .with_context(|| format!("replacing {} with {}", path.display(), tmp.display()))?;
-    eprintln!(
-        "eval: {} records scored again, {changed} verdicts changed",
-        records.len()
-    );
+    let (records, changed) = bfcl::rescore_file(&args.run.items_path()?, items)?;
+    eprintln!("eval: {records} records scored again, {changed} verdicts changed");
     // What ran the records stays said: the run of the last report, marked rescored.
     let before = std::fs::read_to_string(args.run.out().join("results.json"))
         .ok()
@@ -90,18 +69,6 @@ fn rescore(
         run,
         "BFCL (rescored)",
     )
-}
-
-fn spread(items: Vec<Item>, limit: Option<usize>) -> Vec<Item> {
-    match limit {
-        Some(n) if n < items.len() => {
-            let step = items.len() as f64 / n.max(1) as f64;
-            (0..n)
-                .filter_map(|k| items.get((k as f64 * step) as usize).cloned())
-                .collect()
-        }
-        _ => items,
-    }
 }
 
 pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
@@ -137,10 +104,7 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
             m.name()
         );
     }
-    let mut items = Vec::new();
-    for c in &categories {
-        items.extend(spread(bfcl::read_category(&args.data, c)?, args.limit));
-    }
+    let items = bfcl::read_items(&args.data, &categories, args.limit)?;
     if args.rescore {
         return rescore(&args, &items, &modes, &categories);
     }
