@@ -22,7 +22,7 @@ use crate::BenchError;
 use crate::peers::Peers;
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 use toolgram_core::validate::validate_call;
@@ -40,6 +40,20 @@ pub struct Pool {
     pub json: Value,
     /// The same tools, read.
     pub tools: ToolSet,
+}
+
+impl Pool {
+    /// The pool in a tools file, labelled by its size (`1 tool`, `6 tools`).
+    pub fn read(file: &Path) -> Result<Self, BenchError> {
+        let (json, tools) = crate::inputs::read_tools(file)?;
+        let n = tools.tools().len();
+        Ok(Self {
+            label: format!("{n} tool{}", if n == 1 { "" } else { "s" }),
+            file: file.to_path_buf(),
+            json,
+            tools,
+        })
+    }
 }
 
 /// What `bench e2e` runs.

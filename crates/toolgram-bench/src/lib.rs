@@ -13,9 +13,11 @@
 //! - [`server_call`] — one tool call end to end, the embedded engine against llama-server;
 //! - [`concurrent`] — throughput with concurrent clients, `toolgram serve` (continuous
 //!   batching) against llama-server `-np N`;
+//! - [`inputs`] — the tools and prompts files a benchmark reads;
 //! - [`peers`] — the servers a benchmark runs side by side and the settings they share;
 //! - [`e2e`] — one tool call end to end beside its peers and its limit, in one run: the
-//!   ratios of docs/benchmarks.md; [`e2e_chart`] draws where its time goes.
+//!   ratios of docs/benchmarks.md; [`e2e_chart`] draws where its time goes, [`e2e_table`]
+//!   writes its rows as text;
 //!
 //! Measurements only: nothing here decides pass/fail of a test, and nothing here prints
 //! (progress is reported through callbacks; the CLI prints).
@@ -26,10 +28,13 @@ pub mod call;
 mod child_server;
 pub mod compile;
 mod compile_gbnf;
+mod compile_summary;
 pub mod concurrent;
 pub mod datasets;
 pub mod e2e;
 pub mod e2e_chart;
+pub mod e2e_table;
+pub mod inputs;
 mod key_order;
 pub mod mask;
 pub mod peers;

@@ -83,3 +83,14 @@ pub enum ParseError {
     #[error("call to unknown tool `{0}`")]
     UnknownTool(String),
 }
+
+impl ParseError {
+    /// The stable machine-readable kind: `truncated`, `malformed_output`, `unknown_tool`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Truncated { .. } => "truncated",
+            Self::Malformed { .. } => "malformed_output",
+            Self::UnknownTool(_) => "unknown_tool",
+        }
+    }
+}

@@ -4,40 +4,34 @@
 //! It adapts errors and keeps the last response for usage and timings; it must not
 //! validate or decide on retries (the loop does).
 
-use crate::compiled_call::CompiledCall;
 use crate::error::EngineError;
-use crate::session::{CallRequest, CallResponse, Sampling, Session};
-use toolgram_core::define::request::{Mode, Think};
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use crate::session::{CallRequest, CallResponse, Session};
+use toolgram_core::ChatMessage;
 use toolgram_retry::{AttemptError, CallModel, ModelReply, Usage};
 
-/// A session plus everything about the request but the messages.
+/// A session and the request every attempt makes but its messages: one [`CallRequest`],
+/// each attempt the same request on the conversation so far.
 pub struct EngineModel<'s, 'e> {
     /// The session the attempts run in.
     pub session: &'s mut Session<'e>,
-    /// The tool pool.
-    pub tools: &'s ToolSet,
-    /// Which calls may or must be made.
-    pub choice: ToolChoice,
-    /// Whether several calls may be made.
-    pub parallel: bool,
-    /// How much of the call the grammar enforces.
-    pub mode: Mode,
-    /// Whether a `<think>` block may or must open the reply.
-    pub think: Think,
-    /// Prompt mode's instructions in every mode ([`CallRequest::few_shot`]).
-    pub few_shot: bool,
-    /// Sampling settings.
-    pub sampling: Sampling,
-    /// The JSON Schema a reply without calls must match ([`CallRequest::answer`]).
-    pub answer: Option<serde_json::Value>,
-    /// The call grammar compiled for this request before it reached the engine, read by
-    /// every attempt of its shape ([`CallRequest::compiled`]).
-    pub compiled: Option<&'s CompiledCall>,
+    /// The request, its `messages` replaced by each attempt's.
+    pub request: CallRequest<'s>,
     /// The last engine response (usage, timings, deferred keywords).
     pub last: Option<CallResponse>,
     /// Tokens over all attempts: (prompt, completion).
     pub total_tokens: (usize, usize),
+}
+
+impl<'s, 'e> EngineModel<'s, 'e> {
+    /// `request`'s attempts on `session`, none made yet.
+    pub fn new(session: &'s mut Session<'e>, request: CallRequest<'s>) -> Self {
+        Self {
+            session,
+            request,
+            last: None,
+            total_tokens: (0, 0),
+        }
+    }
 }
 
 impl CallModel for EngineModel<'_, '_> {
@@ -49,15 +43,7 @@ impl CallModel for EngineModel<'_, '_> {
     ) -> Result<ModelReply, AttemptError<EngineError>> {
         let req = CallRequest {
             messages,
-            tools: self.tools,
-            choice: self.choice.clone(),
-            parallel: self.parallel,
-            mode: self.mode,
-            think: self.think,
-            few_shot: self.few_shot,
-            sampling: self.sampling.clone(),
-            answer: self.answer.clone(),
-            compiled: self.compiled,
+            ..self.request.clone()
         };
         match self.session.reply(&req) {
             Ok(r) => {

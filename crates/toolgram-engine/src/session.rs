@@ -108,6 +108,7 @@ impl Default for Sampling {
 }
 
 /// One call request.
+#[derive(Clone)]
 pub struct CallRequest<'a> {
     /// The conversation so far.
     pub messages: &'a [ChatMessage],

@@ -7,14 +7,36 @@ mod common;
 use common::*;
 use serde_json::json;
 use toolgram_core::define::request::{Mode, Think};
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
-use toolgram_engine::{EngineError, EngineModel, Sampling};
+use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_engine::{CallRequest, EngineError, EngineModel, Sampling};
 use toolgram_retry::{AttemptError, CallModel, ModelReply, RetryError, RetryPolicy, run};
 
 fn greedy(max_tokens: usize) -> Sampling {
     Sampling {
         max_tokens,
         ..Sampling::default()
+    }
+}
+
+/// One request on `tools` without a grammar compiled ahead, its messages each attempt's.
+fn request(
+    tools: &ToolSet,
+    choice: ToolChoice,
+    mode: Mode,
+    think: Think,
+    sampling: Sampling,
+) -> CallRequest<'_> {
+    CallRequest {
+        messages: &[],
+        tools,
+        choice,
+        parallel: false,
+        mode,
+        think,
+        few_shot: false,
+        sampling,
+        answer: None,
+        compiled: None,
     }
 }
 
@@ -55,20 +77,7 @@ fn an_invalid_first_attempt_is_repaired_by_the_default_model() {
             tool_calls: vec![bad],
             ..ModelReply::default()
         }),
-        model: EngineModel {
-            session: &mut session,
-            tools: &tools,
-            choice: ToolChoice::Required,
-            parallel: false,
-            mode: Mode::Grammar,
-            think: Think::Off,
-            few_shot: false,
-            sampling: greedy(128),
-            last: None,
-            total_tokens: (0, 0),
-            compiled: None,
-            answer: None,
-        },
+        model: EngineModel::new(&mut session, request(&tools, ToolChoice::Required, Mode::Grammar, Think::Off, greedy(128))),
         seen: Vec::new(),
     };
     let messages = [ChatMessage::text("user", "What's the weather in Paris?")];
@@ -120,20 +129,7 @@ fn a_broken_custom_rule_is_repaired_under_the_grammar_that_builds_it_in() {
             }],
             ..ModelReply::default()
         }),
-        model: EngineModel {
-            session: &mut session,
-            tools: &tools,
-            choice: ToolChoice::Required,
-            parallel: false,
-            mode: Mode::Grammar,
-            think: Think::Off,
-            few_shot: false,
-            sampling: greedy(128),
-            last: None,
-            total_tokens: (0, 0),
-            compiled: None,
-            answer: None,
-        },
+        model: EngineModel::new(&mut session, request(&tools, ToolChoice::Required, Mode::Grammar, Think::Off, greedy(128))),
         seen: Vec::new(),
     };
     let messages = [ChatMessage::text("user", "What's the weather in Paris?")];
@@ -167,20 +163,16 @@ fn prompt_mode_never_returns_an_invalid_call() {
     let mut session = engine("test").session().expect("session");
     let (mut valid, mut refused) = (0, 0);
     for case in cases().iter().step_by(4) {
-        let mut model = EngineModel {
-            session: &mut session,
-            tools: &tools,
-            choice: ToolChoice::Required,
-            parallel: false,
-            mode: Mode::Prompt,
-            think: Think::Off,
-            few_shot: false,
-            sampling: greedy(160),
-            last: None,
-            total_tokens: (0, 0),
-            compiled: None,
-            answer: None,
-        };
+        let mut model = EngineModel::new(
+            &mut session,
+            request(
+                &tools,
+                ToolChoice::Required,
+                Mode::Prompt,
+                Think::Off,
+                greedy(160),
+            ),
+        );
         let messages = [ChatMessage::text("user", case.prompt.as_str())];
         match run(
             &mut model,
@@ -217,20 +209,16 @@ fn a_required_think_block_comes_back_as_reasoning() {
     let _g = lock();
     let tools = tools();
     let mut session = engine("default").session().expect("session");
-    let mut model = EngineModel {
-        session: &mut session,
-        tools: &tools,
-        choice: ToolChoice::Required,
-        parallel: false,
-        mode: Mode::Grammar,
-        think: Think::Required,
-        few_shot: false,
-        sampling: greedy(384),
-        last: None,
-        total_tokens: (0, 0),
-        compiled: None,
-        answer: None,
-    };
+    let mut model = EngineModel::new(
+        &mut session,
+        request(
+            &tools,
+            ToolChoice::Required,
+            Mode::Grammar,
+            Think::Required,
+            greedy(384),
+        ),
+    );
     let messages = [ChatMessage::text(
         "user",
         "Think step by step in <think></think> first, then call the tool: weather in Rome?",

@@ -7,11 +7,14 @@
 //! Contents:
 //! - [`bfcl`] — BFCL read as BFCL reads it (one reader for the project) and scored by a port
 //!   of BFCL's AST checker;
+//! - [`mode`] — how an item is run, and which modes a run gets;
 //! - [`run`] — items × modes on one runtime (model loaded once, tool prefixes reused), each
 //!   item recorded in `items.jsonl` (resumable);
 //! - [`peer`] — the same items against an OpenAI-compatible server's own tool calling
 //!   (llama-server `--jinja`), read strictly and leniently;
 //! - [`report`] — rows per category and mode, the terminal table, `results.json`;
+//! - [`outputs`] — what a run reports when it ends: the rows over every mode in its folder,
+//!   BFCL's summary, the text, `results.json` and `chart.svg` written;
 //! - [`tools`] — the built-in grammar tools against their JSON form, on tasks written for
 //!   this eval and scored by running the call;
 //! - [`chart`] — the SVG chart.
@@ -27,6 +30,8 @@
 pub mod bfcl;
 pub mod chart;
 mod error;
+pub mod mode;
+pub mod outputs;
 pub mod peer;
 pub mod record;
 pub mod report;

@@ -15,6 +15,7 @@ use crate::EvalError;
 use crate::bfcl::checker::Call;
 use crate::bfcl::fc;
 use crate::bfcl::{Item, scored};
+pub use crate::mode::EvalMode;
 use crate::peer::Peer;
 use crate::record::{ItemRecord, mode_key};
 use crate::{Protocol, RunOptions};
@@ -24,92 +25,6 @@ use std::time::Instant;
 use toolgram_core::define::request::Mode;
 use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_runtime::{CallKind, Request, RetryPolicy, RunError, Runtime};
-
-/// How an item is run. `grammar`, `json` and `fallback` are given prompt mode's
-/// instructions (the tool-choice rule and example calls in the model's syntax), so against
-/// `prompt` only what is enforced while decoding differs; their `-template` forms get the chat
-/// template's own tool block instead, as `toolgram call` and `serve` do by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EvalMode {
-    /// Call and arguments decoded under the grammar.
-    Grammar,
-    /// `Grammar` with the template's tool block for a prompt.
-    GrammarTemplate,
-    /// Call shape and tool name enforced; arguments validated after.
-    Json,
-    /// `Json` with the template's tool block for a prompt.
-    JsonTemplate,
-    /// Nothing enforced: lenient parse, validation, retries.
-    Prompt,
-    /// `eval tools`: a grammar tool as its JSON fallback function under strict JSON (the
-    /// `{"input": …}` schema enforced, the text free), the text checked after parsing — what a
-    /// provider without grammars but with strict function calling gets.
-    Fallback,
-    /// `Fallback` with the template's tool block for a prompt.
-    FallbackTemplate,
-    /// A peer server's own tool calling (no toolgram grammar); scored strictly (`tool_calls`
-    /// only, mode `native`) and leniently (its text read by toolgram's parser,
-    /// `native-lenient`).
-    Native,
-}
-
-/// Every mode, in the order `--mode` lists them.
-const ALL: [EvalMode; 8] = [
-    EvalMode::Grammar,
-    EvalMode::GrammarTemplate,
-    EvalMode::Json,
-    EvalMode::JsonTemplate,
-    EvalMode::Prompt,
-    EvalMode::Fallback,
-    EvalMode::FallbackTemplate,
-    EvalMode::Native,
-];
-
-impl EvalMode {
-    /// Its name on the command line and in records.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Grammar => "grammar",
-            Self::GrammarTemplate => "grammar-template",
-            Self::Json => "json",
-            Self::JsonTemplate => "json-template",
-            Self::Prompt => "prompt",
-            Self::Fallback => "fallback",
-            Self::FallbackTemplate => "fallback-template",
-            Self::Native => "native",
-        }
-    }
-
-    /// Read a mode name.
-    pub fn parse(s: &str) -> Result<Self, EvalError> {
-        ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = ALL.iter().map(|m| m.name()).collect();
-            EvalError::Unsupported(format!(
-                "unknown mode `{s}` ({}; the fallback ones are for eval tools)",
-                names.join(", ")
-            ))
-        })
-    }
-
-    /// Whether prompt mode's instructions go into the system prompt in a constrained mode.
-    pub fn few_shot(self) -> bool {
-        matches!(self, Self::Grammar | Self::Json | Self::Fallback)
-    }
-
-    /// A grammar tool's JSON fallback function, the text checked after parsing.
-    pub fn fallback(self) -> bool {
-        matches!(self, Self::Fallback | Self::FallbackTemplate)
-    }
-
-    pub(crate) fn core(self) -> Option<Mode> {
-        match self {
-            Self::Grammar | Self::GrammarTemplate => Some(Mode::Grammar),
-            Self::Json | Self::JsonTemplate => Some(Mode::Json),
-            Self::Prompt => Some(Mode::Prompt),
-            Self::Fallback | Self::FallbackTemplate | Self::Native => None,
-        }
-    }
-}
 
 /// What runs the items.
 pub struct Targets<'a> {
@@ -304,21 +219,4 @@ fn run_one(
         latency_ms,
         ..record
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_mode_reads_back_from_its_name_and_only_template_forms_skip_the_instructions() {
-        for m in ALL {
-            assert_eq!(EvalMode::parse(m.name()).ok(), Some(m));
-            let template = m.name().ends_with("-template");
-            let constrained = m.core().is_some_and(|c| c != Mode::Prompt) || m.fallback();
-            assert_eq!(m.few_shot(), constrained && !template, "{}", m.name());
-        }
-        let e = EvalMode::parse("grammar-fewshot").expect_err("renamed");
-        assert!(e.to_string().contains("grammar-template"), "{e}");
-    }
 }

@@ -31,6 +31,10 @@ pub enum RunError {
     /// A `response_format` schema is unusable.
     #[error("{0}")]
     InvalidSchema(String),
+    /// A grammar file cannot be read as a grammar (its format unknown, GBNF that does not
+    /// parse).
+    #[error("{0}")]
+    InvalidGrammar(String),
     /// The request is inconsistent or asks for something this path cannot do.
     #[error("{0}")]
     InvalidRequest(String),
@@ -129,6 +133,7 @@ impl RunError {
             Self::InvalidTools(_) => "invalid_tools",
             Self::InvalidRequest(_) => "invalid_request",
             Self::InvalidSchema(_) => "invalid_schema",
+            Self::InvalidGrammar(_) => "invalid_grammar",
             Self::Io(_) => "io_error",
             Self::Engine(e) => e.kind(),
             Self::Provider(p) => provider_error_kind(p),
@@ -149,6 +154,7 @@ impl RunError {
             "invalid_tools"
             | "invalid_request"
             | "invalid_schema"
+            | "invalid_grammar"
             | "io_error"
             | "context_overflow"
             | "truncated"
@@ -180,20 +186,7 @@ impl RunError {
     /// attempt, …); `Null` when there are none.
     pub fn details(&self) -> Value {
         match self {
-            Self::Engine(EngineError::Truncated { partial, .. }) => json!({"partial": partial}),
-            Self::Engine(EngineError::Cancelled { partial, usage }) => {
-                let usage = usage.map(|u| {
-                    json!({"prompt_tokens": u.prompt_tokens,
-                        "completion_tokens": u.completion_tokens,
-                        "total_tokens": u.prompt_tokens + u.completion_tokens,
-                        "cached_prompt_tokens": u.cached_prompt_tokens})
-                });
-                json!({"partial": partial, "usage": usage})
-            }
-            Self::Engine(EngineError::ContextOverflow {
-                prompt_tokens,
-                n_ctx,
-            }) => json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
+            Self::Engine(e) => engine_details(e),
             Self::NoValidCall { failed, .. } | Self::RetryBlocked { failed, .. } => {
                 json!({"attempts": failed_json(failed)})
             }
@@ -233,5 +226,28 @@ impl<E: std::fmt::Display + Into<RunError>> From<toolgram_retry::RetryError<E>> 
                 Self::NoValidCall { message, failed }
             }
         }
+    }
+}
+
+/// What an engine error adds to its `{"type","message"}` object: the text decoded before a
+/// cut or a cancel (and a cancel's usage), a prompt's length against the context; `null`
+/// for the others. Also for front ends that meet an engine error outside a run (benchmarks).
+pub fn engine_details(e: &EngineError) -> Value {
+    match e {
+        EngineError::Truncated { partial, .. } => json!({"partial": partial}),
+        EngineError::Cancelled { partial, usage } => {
+            let usage = usage.map(|u| {
+                json!({"prompt_tokens": u.prompt_tokens,
+                    "completion_tokens": u.completion_tokens,
+                    "total_tokens": u.prompt_tokens + u.completion_tokens,
+                    "cached_prompt_tokens": u.cached_prompt_tokens})
+            });
+            json!({"partial": partial, "usage": usage})
+        }
+        EngineError::ContextOverflow {
+            prompt_tokens,
+            n_ctx,
+        } => json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
+        _ => Value::Null,
     }
 }

@@ -57,11 +57,12 @@ mod request;
 mod response;
 mod stream;
 mod tools;
+mod user_files;
 pub mod votes;
 
 pub use check::{Checked, check, check_offer};
 pub use embedded::CacheStats;
-pub use error::{RunError, Status, profile_error_kind, provider_error_kind};
+pub use error::{RunError, Status, engine_details, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
 pub use grammar_text::{GrammarFormat, check_grammar_text, pool_grammar, schema_grammar};
 pub use model_set::{ModelEntry, ModelSet, ModelSetError, ModelState};
@@ -72,13 +73,14 @@ pub use request::{
 };
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
-    RunTimings, Tally, TruncatedCall, Usage, failed_json, openai_assistant_message,
-    openai_function_call, usage_json,
+    RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
+    openai_assistant_message, openai_function_call, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use toolgram_engine::GrammarStats;
 pub use toolgram_engine::gpu::Offload;
 pub use tools::{read_tools_file, tools_from_json};
+pub use user_files::{named_syntax, read_format_file, read_schema_file};
 
 /// The stack of every thread that compiles a request's grammar (the lanes here, the server's
 /// blocking pool): llguidance's compiler recurses once per rule reference, and a chain at the

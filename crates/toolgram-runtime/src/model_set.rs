@@ -36,6 +36,18 @@ impl ModelEntry {
             backend,
         }
     }
+
+    /// A provider's entry, named by the model id it was given (a `.gguf` file name without
+    /// its extension; `toolgram` when none).
+    pub fn provider(config: crate::ProviderConfig) -> Self {
+        let id = config.provider.model.clone().unwrap_or_default();
+        let id = match id.strip_suffix(".gguf") {
+            Some(stem) => stem.to_owned(),
+            None if id.is_empty() => "toolgram".to_owned(),
+            None => id,
+        };
+        Self::new(id, Backend::Provider(config))
+    }
 }
 
 /// A set of models that cannot be served together.

@@ -8,7 +8,7 @@ use crate::post::typed_calls;
 use crate::request::{Request, SamplingOptions};
 use crate::response::{FinishReason, Response};
 use toolgram_core::define::request::{Mode, Path, Think};
-use toolgram_core::syntax::{self, CallSyntax};
+use toolgram_core::syntax::CallSyntax;
 use toolgram_providers::{
     Endpoint, HttpOptions, ProviderModel, RenderInput, Rendered, Resolved, choose_path, render,
 };
@@ -43,9 +43,7 @@ fn wanted(mode: Mode) -> Path {
 }
 
 fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
-    let name = name.unwrap_or("hermes");
-    syntax::by_name(name)
-        .ok_or_else(|| RunError::InvalidRequest(format!("unknown call syntax `{name}`")))
+    crate::user_files::named_syntax(name.unwrap_or("hermes"))
 }
 
 /// Options providers are not sent yet are refused by name, never dropped.

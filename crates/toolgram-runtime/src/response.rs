@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::define::request::Path;
+use toolgram_core::parse::lenient::LenientOutput;
 use toolgram_core::validate::RepeatedCall;
 use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{CutCall, FinishReason, TruncatedCall};
@@ -81,6 +82,39 @@ pub fn openai_assistant_message(
     }
     if !tool_calls.is_empty() {
         msg["tool_calls"] = Value::Array(tool_calls);
+    }
+    msg
+}
+
+/// The assistant message for text read leniently (`toolgram parse`), shaped like a run's: a
+/// call without an id gets `call_N`; a call cut off keeps its partial arguments text and says
+/// `partial`; repairs made are listed under `toolgram.repairs`.
+pub fn lenient_message(out: &LenientOutput) -> Value {
+    let calls: Vec<Value> = out
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let id = match c.id.as_str() {
+                "" => format!("call_{i}"),
+                id => id.to_owned(),
+            };
+            let arguments = match &c.partial_arguments {
+                Some(text) => text.clone(),
+                None => c.arguments.to_string(),
+            };
+            let mut v = openai_function_call(&id, &c.name, arguments);
+            if c.partial {
+                v["partial"] = json!(true);
+            }
+            v
+        })
+        .collect();
+    let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let (content, reasoning) = (text(&out.content), text(&out.reasoning_content));
+    let mut msg = openai_assistant_message(content.as_deref(), reasoning.as_deref(), calls);
+    if !out.repairs.is_empty() {
+        msg["toolgram"] = json!({"path": "lenient", "repairs": out.repairs});
     }
     msg
 }

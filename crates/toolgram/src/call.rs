@@ -7,16 +7,16 @@
 //! the model's own call syntax, and kept for the run (`Runtime::check`). Argument parsing
 //! and printing only: the run stage is the runtime's.
 
-use crate::args::{ModeArg, ThinkArg};
 use crate::output::{CliError, read_text, say};
 use clap::Args;
 use std::path::PathBuf;
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
+use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
     Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check_offer,
-    read_tools_file,
+    named_syntax, read_tools_file,
 };
 
 #[derive(Args)]
@@ -30,20 +30,8 @@ pub(crate) struct CallArgs {
     /// Allow more than one call.
     #[arg(long)]
     pub parallel_tool_calls: bool,
-    /// Plan, then calls (with --parallel-tool-calls): the reply first states how many calls
-    /// it will make (returned as reasoning), then makes exactly that many.
-    #[arg(long)]
-    pub plan: bool,
-    /// Added to the logits of the tokens that open a call where the reply may call or not
-    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100: above 0 calls more
-    /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
-    pub call_bias: Option<f32>,
-    /// Ballots: answer each request this many times at once (the first as asked, the others
-    /// sampled at 0.7 or the request's temperature if higher) and return the answer most of them give, calls compared as JSON values
-    /// (docs/eval.md, "Votes").
-    #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
-    pub votes: usize,
+    #[command(flatten)]
+    pub levers: crate::args::LeverArgs,
     /// Registry model name or role, or a path to any GGUF (default: the default model).
     #[arg(long)]
     pub model: Option<String>,
@@ -62,13 +50,8 @@ pub(crate) struct CallArgs {
     /// Seed for sampling.
     #[arg(long)]
     pub seed: Option<u64>,
-    #[arg(long, help = crate::args::THREADS_HELP)]
-    pub threads: Option<u32>,
     #[command(flatten)]
-    pub gpu: crate::args::GpuArgs,
-    /// Context window in tokens.
-    #[arg(long)]
-    pub ctx_size: Option<u32>,
+    pub engine: crate::args::EngineArgs,
     /// Neither read nor write the prompt-prefix cache on disk (`toolgram cache list`): the
     /// whole prompt is evaluated.
     #[arg(long)]
@@ -82,17 +65,17 @@ pub(crate) struct CallArgs {
     /// grammar: the call and its arguments' schema are enforced while decoding; json: only
     /// the call shape and tool name are, the schema is checked after parsing (a plain JSON
     /// mode); prompt: nothing is enforced while decoding, everything is checked after.
-    #[arg(long, value_enum, default_value = "grammar")]
-    pub mode: ModeArg,
+    #[arg(long, default_value = "grammar", value_parser = crate::args::mode)]
+    pub mode: Mode,
     /// Also in grammar and json modes, write prompt mode's instructions (what --tool-choice
     /// demands and an example call for each of the first three tools, in the model's syntax) into the system prompt.
     /// Embedded engine only.
     #[arg(long)]
     pub few_shot: bool,
-    /// Allow or demand a reasoning block before the answer — the model family's own
-    /// ([THINK]…[/THINK] for Mistral), else <think>…</think> — returned as reasoning_content.
-    #[arg(long, value_enum, default_value = "off")]
-    pub think: ThinkArg,
+    /// A reasoning block before the answer: off, optional or required — the model family's
+    /// own ([THINK]…[/THINK] for Mistral), else <think>…</think> — returned as reasoning_content.
+    #[arg(long, default_value = "off", value_parser = crate::args::think)]
+    pub think: Think,
     /// Most tokens of reasoning before the block's closing marker is forced in (default: 3/4
     /// of --max-tokens).
     #[arg(long)]
@@ -158,17 +141,17 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
     let mut req = Request::new(msgs, tools);
     req.tool_choice = ToolChoice::from_cli(&args.tool_choice);
     req.parallel_tool_calls = args.parallel_tool_calls;
-    req.mode = args.mode.into();
-    req.think = args.think.into();
+    req.mode = args.mode;
+    req.think = args.think;
     req.few_shot = args.few_shot;
     req.sampling = SamplingOptions {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
         seed: args.seed,
         think_budget: args.think_budget,
-        plan: args.plan,
-        call_bias: args.call_bias,
-        votes: args.votes,
+        plan: args.levers.plan,
+        call_bias: args.levers.call_bias,
+        votes: args.levers.votes,
         ..SamplingOptions::default()
     };
     req.retry = RetryPolicy {
@@ -190,11 +173,8 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         None => {
             // What can be refused without a model is refused before one is loaded; the
             // grammar is compiled once the model is, in its own syntax (below).
-            if let Some(name) = &args.syntax
-                && syntax::by_name(name).is_none()
-            {
-                let unknown = format!("unknown call syntax `{name}`");
-                return Err(CliError::new("invalid_request", unknown).into());
+            if let Some(name) = &args.syntax {
+                named_syntax(name)?;
             }
             check_offer(&req)?;
             let chat_template = args
@@ -205,17 +185,14 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
             Backend::Embedded(EmbeddedConfig {
                 model: args.model.clone(),
                 engine: EngineOptions {
-                    threads: args.threads,
-                    n_ctx: args.ctx_size,
                     chat_template,
                     syntax: args.syntax.clone(),
-                    gpu: args.gpu.options(),
-                    ..EngineOptions::default()
+                    ..args.engine.options()
                 },
                 // A request's ballots decode together, one lane each.
-                max_sessions: args.votes,
-                parallel: args.votes,
-                max_queue: args.votes,
+                max_sessions: args.levers.votes,
+                parallel: args.levers.votes,
+                max_queue: args.levers.votes,
                 prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
             })
         }

@@ -5,16 +5,14 @@
 //! The grammar is checked before the model is loaded. Wiring only: reading grammars
 //! belongs to `toolgram-core`, the run (a `response_format` request) to `toolgram-runtime`.
 
-use crate::args::ThinkArg;
-use crate::output::{CliError, read_text, say};
+use crate::output::say;
 use clap::Args;
-use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use serde_json::json;
+use std::path::PathBuf;
+use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
-use toolgram_engine::EngineOptions;
-use toolgram_grammar::lark::LarkDialect;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, ResponseFormat, Runtime, SamplingOptions, check,
+    Backend, EmbeddedConfig, Request, Runtime, SamplingOptions, check, read_format_file,
 };
 
 #[derive(Args)]
@@ -25,9 +23,9 @@ pub(crate) struct GenerateArgs {
     /// JSON Schema file the output must match.
     #[arg(long)]
     pub schema: Option<PathBuf>,
-    /// Allow or demand a <think>…</think> block first (returned as reasoning_content).
-    #[arg(long, value_enum, default_value = "off")]
-    pub think: ThinkArg,
+    /// A <think>…</think> block first: off, optional or required (returned as reasoning_content).
+    #[arg(long, default_value = "off", value_parser = crate::args::think)]
+    pub think: Think,
     /// Most tokens of reasoning before </think> is forced in (default: 3/4 of --max-tokens).
     #[arg(long)]
     pub think_budget: Option<usize>,
@@ -43,10 +41,8 @@ pub(crate) struct GenerateArgs {
     /// Seed for sampling.
     #[arg(long)]
     pub seed: Option<u64>,
-    #[arg(long, help = crate::args::THREADS_HELP)]
-    pub threads: Option<u32>,
     #[command(flatten)]
-    pub gpu: crate::args::GpuArgs,
+    pub engine: crate::args::EngineArgs,
     /// System message.
     #[arg(long)]
     pub system: Option<String>,
@@ -58,52 +54,8 @@ pub(crate) struct GenerateArgs {
     pub prompt: String,
 }
 
-/// The format the user gave: a JSON Schema file, or a Lark or GBNF grammar read into Lark.
-pub(crate) fn response_format(
-    grammar: Option<&Path>,
-    schema: Option<&Path>,
-) -> anyhow::Result<ResponseFormat> {
-    if let Some(p) = schema {
-        let text = read_text(p, "schema")?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
-            CliError::new("invalid_schema", format!("{}: not JSON: {e}", p.display()))
-        })?;
-        return Ok(ResponseFormat::JsonSchema(v));
-    }
-    let Some(p) = grammar else {
-        return Err(CliError::new("invalid_request", "give --grammar or --schema").into());
-    };
-    let text = read_text(p, "grammar")?;
-    match p.extension().and_then(|e| e.to_str()) {
-        Some("lark") => Ok(ResponseFormat::Lark(text)),
-        // Our own GBNF reader (llama.cpp dialect) into the grammar IR, run as Lark: a grammar
-        // it cannot take is refused with line and column, never half-read.
-        Some("gbnf") => {
-            let g = toolgram_grammar::gbnf::parse(&text)
-                .map_err(|e| CliError::new("invalid_grammar", format!("{}: {e}", p.display())))?;
-            Ok(ResponseFormat::Lark(toolgram_grammar::lark::emit(
-                &g,
-                LarkDialect::Llguidance,
-            )))
-        }
-        Some(other) => Err(CliError::new(
-            "invalid_grammar",
-            format!(
-                "{}: unknown grammar format `.{other}` (use .lark or .gbnf)",
-                p.display()
-            ),
-        )
-        .into()),
-        None => Err(CliError::new(
-            "invalid_grammar",
-            format!("{}: name the file .lark or .gbnf", p.display()),
-        )
-        .into()),
-    }
-}
-
 pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
-    let format = response_format(args.grammar.as_deref(), args.schema.as_deref())?;
+    let format = read_format_file(args.grammar.as_deref(), args.schema.as_deref())?;
     let mut messages = Vec::new();
     if let Some(s) = &args.system {
         messages.push(ChatMessage::text("system", s.clone()));
@@ -112,7 +64,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let mut req = Request::new(messages, ToolSet::new(Vec::new())?);
     req.tool_choice = ToolChoice::None;
     req.response_format = Some(format);
-    req.think = args.think.into();
+    req.think = args.think;
     req.strict_schemas = args.strict_schemas;
     req.sampling = SamplingOptions {
         max_tokens: args.max_tokens,
@@ -126,11 +78,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     crate::output::print_checked(&checked);
     let runtime = Runtime::new(Backend::Embedded(EmbeddedConfig {
         model: args.model.clone(),
-        engine: EngineOptions {
-            threads: args.threads,
-            gpu: args.gpu.options(),
-            ..EngineOptions::default()
-        },
+        engine: args.engine.options(),
         max_sessions: 1,
         parallel: 1,
         max_queue: 1,

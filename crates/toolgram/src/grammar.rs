@@ -3,13 +3,12 @@
 //! Markers that the model's vocabulary holds as special tokens are printed as text here (no
 //! model is loaded); the engine references them by token id when it runs the grammar.
 
-use crate::args::ThinkArg;
-use crate::output::{CliError, read_text, say, say_raw};
+use crate::output::{CliError, say, say_raw};
 use clap::{Args, ValueEnum};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
+use toolgram_core::ToolChoice;
 use toolgram_core::compile::CompileOptions;
-use toolgram_core::{ToolChoice, syntax};
+use toolgram_core::define::request::Think;
 use toolgram_providers::profile::Profile;
 use toolgram_runtime::{GrammarFormat, RunError, check_grammar_text, pool_grammar, schema_grammar};
 
@@ -46,10 +45,10 @@ pub(crate) struct GrammarArgs {
     /// Call syntax (hermes, mistral, llama3-json, generic-json).
     #[arg(long, default_value = "hermes")]
     pub syntax: String,
-    /// Allow or demand a reasoning block (the family's own, else <think>…</think>) before the
-    /// answer or call.
-    #[arg(long, value_enum, default_value = "off")]
-    pub think: ThinkArg,
+    /// A reasoning block (the family's own, else <think>…</think>) before the answer or call:
+    /// off, optional or required.
+    #[arg(long, default_value = "off", value_parser = crate::args::think)]
+    pub think: Think,
     /// Provider profile for `--format json-schema`: openai-strict, anthropic, gemini.
     #[arg(long, default_value = "openai-strict")]
     pub profile: String,
@@ -77,12 +76,7 @@ impl GrammarArgs {
 
 /// `--schema`: the grammar for one bare JSON Schema (objects stay open, as JSON Schema says).
 fn run_schema(args: &GrammarArgs, path: &Path) -> anyhow::Result<()> {
-    let schema: Value = serde_json::from_str(&read_text(path, "schema")?).map_err(|e| {
-        CliError::new(
-            "invalid_schema",
-            format!("{}: not JSON: {e}", path.display()),
-        )
-    })?;
+    let schema = toolgram_runtime::read_schema_file(path)?;
     let format = args.format()?;
     let mut notes = Vec::new();
     let text = schema_grammar(&schema, (format, !args.strict_schemas), &mut notes);
@@ -97,15 +91,10 @@ pub(crate) fn run(args: GrammarArgs) -> anyhow::Result<()> {
         return Err(CliError::new("invalid_request", "give --tools or --schema").into());
     };
     let tools = toolgram_runtime::read_tools_file(tools_path)?;
-    let syntax = syntax::by_name(&args.syntax).ok_or_else(|| {
-        CliError::new(
-            "invalid_request",
-            format!("unknown call syntax `{}`", args.syntax),
-        )
-    })?;
+    let syntax = toolgram_runtime::named_syntax(&args.syntax)?;
     let choice = ToolChoice::from_cli(&args.tool_choice);
     let opts = CompileOptions {
-        think: args.think.into(),
+        think: args.think,
         lenient: !args.strict_schemas,
         ..CompileOptions::default()
     };

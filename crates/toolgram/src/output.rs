@@ -7,7 +7,9 @@ use toolgram_engine::EngineError;
 use toolgram_eval::EvalError;
 use toolgram_providers::ProviderError;
 use toolgram_providers::profile::ProfileError;
-use toolgram_runtime::{Checked, Event, RunError, profile_error_kind, provider_error_kind};
+use toolgram_runtime::{
+    Checked, Event, RunError, engine_details, profile_error_kind, provider_error_kind,
+};
 
 /// A line on stdout, as `println!` writes it but returning the error instead of panicking
 /// when stdout is closed early (`toolgram model list | head -1`); `main` ends such a run
@@ -92,15 +94,7 @@ pub(crate) fn print_error(e: &anyhow::Error) {
         || e.downcast_ref::<toolgram_engine::models::FetchError>()
             .is_some();
     let (kind, extra) = match engine {
-        Some(EngineError::Truncated { partial, .. }) => ("truncated", json!({"partial": partial})),
-        Some(EngineError::ContextOverflow {
-            prompt_tokens,
-            n_ctx,
-        }) => (
-            "context_overflow",
-            json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
-        ),
-        Some(other) => (other.kind(), Value::Null),
+        Some(e) => (e.kind(), engine_details(e)),
         None if fetch => ("model_fetch_error", Value::Null),
         None => match e.downcast_ref::<CliError>() {
             Some(c) => (c.kind, Value::Null),

@@ -6,13 +6,13 @@
 
 use crate::output::{CliError, read_text, say};
 use anyhow::Result;
-use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::io::Read;
 use std::path::PathBuf;
 use toolgram_core::parse::lenient::{self, LenientOptions, ReasoningFormat, SyntaxChoice};
-use toolgram_core::{ParseError, ToolSet, syntax};
-use toolgram_runtime::{openai_assistant_message, openai_function_call};
+use toolgram_core::{ToolSet, syntax};
+use toolgram_runtime::{lenient_message, named_syntax};
 
 /// Arguments of `toolgram parse`.
 #[derive(Args)]
@@ -27,34 +27,20 @@ pub(crate) struct ParseArgs {
     #[arg(long)]
     pub tools: Option<PathBuf>,
     /// Was the template rendered with thinking on (the reply may start inside a block)?
-    #[arg(long, value_enum, default_value = "off")]
-    pub thinking: OnOff,
+    #[arg(long, default_value = "off",
+        value_parser = PossibleValuesParser::new(["on", "off"]).map(|s| s == "on"))]
+    pub thinking: bool,
     /// Where reasoning goes: `none` leaves it in content; `auto`/`deepseek` extract it.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub reasoning_format: Format,
+    #[arg(long, default_value = "auto",
+        value_parser = PossibleValuesParser::new(["none", "auto", "deepseek"]).map(|s| match s.as_str() {
+            "none" => ReasoningFormat::None,
+            "deepseek" => ReasoningFormat::Deepseek,
+            _ => ReasoningFormat::Auto,
+        }))]
+    pub reasoning_format: ReasoningFormat,
     /// The text may stop mid-call (streaming): print the partial call instead of an error.
     #[arg(long)]
     pub partial: bool,
-}
-
-/// `on` / `off`.
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum OnOff {
-    /// Enabled.
-    On,
-    /// Disabled.
-    Off,
-}
-
-/// `--reasoning-format` values.
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum Format {
-    /// Leave reasoning in content.
-    None,
-    /// Extract reasoning.
-    Auto,
-    /// Extract reasoning (DeepSeek naming).
-    Deepseek,
 }
 
 /// The syntax a template writes calls in, found as `call` and `serve` find it (a rendered
@@ -76,13 +62,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
     let choice = match (&template, args.syntax.as_deref()) {
         (Some(source), _) => SyntaxChoice::Named(detect(source)),
         (None, None | Some("auto")) => SyntaxChoice::Auto,
-        (None, Some(name)) => SyntaxChoice::Named(syntax::by_name(name).ok_or_else(|| {
-            let names: Vec<&str> = syntax::REGISTRY.iter().map(|s| s.name).collect();
-            CliError::new(
-                "invalid_request",
-                format!("unknown syntax `{name}`; known: auto, {}", names.join(", ")),
-            )
-        })?),
+        (None, Some(name)) => SyntaxChoice::Named(named_syntax(name)?),
     };
     let tools = match &args.tools {
         Some(p) => Some(toolgram_runtime::read_tools_file(p)?),
@@ -95,57 +75,12 @@ pub(crate) fn run(args: ParseArgs) -> Result<()> {
     let opts = LenientOptions {
         syntax: choice,
         tools: tools.as_ref().map(ToolSet::tools),
-        thinking: matches!(args.thinking, OnOff::On),
-        reasoning_format: match args.reasoning_format {
-            Format::None => ReasoningFormat::None,
-            Format::Auto => ReasoningFormat::Auto,
-            Format::Deepseek => ReasoningFormat::Deepseek,
-        },
+        thinking: args.thinking,
+        reasoning_format: args.reasoning_format,
         partial: args.partial,
         template: template.as_deref(),
     };
-    let out = lenient::parse(&text, &opts).map_err(|e| {
-        let kind = match e {
-            ParseError::Truncated { .. } => "truncated",
-            ParseError::UnknownTool(_) => "unknown_tool",
-            ParseError::Malformed { .. } => "malformed_output",
-        };
-        CliError::new(kind, e.to_string())
-    })?;
-    say!("{}", message(&out))?;
+    let out = lenient::parse(&text, &opts).map_err(|e| CliError::new(e.kind(), e.to_string()))?;
+    say!("{}", lenient_message(&out))?;
     Ok(())
-}
-
-/// The assistant message, shaped like `toolgram call`'s (the runtime's one builder); a call
-/// cut off keeps its partial arguments text and says `partial`.
-fn message(out: &lenient::LenientOutput) -> Value {
-    fn opt(s: &str) -> Option<&str> {
-        (!s.is_empty()).then_some(s)
-    }
-    let calls: Vec<Value> = out
-        .tool_calls
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let id = if c.id.is_empty() {
-                format!("call_{i}")
-            } else {
-                c.id.clone()
-            };
-            let arguments = match &c.partial_arguments {
-                Some(text) => text.clone(),
-                None => c.arguments.to_string(),
-            };
-            let mut v = openai_function_call(&id, &c.name, arguments);
-            if c.partial {
-                v["partial"] = json!(true);
-            }
-            v
-        })
-        .collect();
-    let mut msg = openai_assistant_message(opt(&out.content), opt(&out.reasoning_content), calls);
-    if !out.repairs.is_empty() {
-        msg["toolgram"] = json!({"path": "lenient", "repairs": out.repairs});
-    }
-    msg
 }

@@ -4,20 +4,11 @@
 //! key variables are the runtime's and the providers crate's.
 
 use crate::output::{CliError, say};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 use toolgram_core::ChatMessage;
 use toolgram_providers::{Config, Overrides};
 use toolgram_runtime::{Backend, ProviderConfig, Request, Runtime, read_tools_file};
-
-/// A capability to switch off (to test or force the fallback chain).
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub(crate) enum Capability {
-    /// Whole-reply grammars.
-    Grammar,
-    /// Strict JSON Schema.
-    StrictJson,
-}
 
 /// Provider options shared by `render` and `call --provider`.
 #[derive(Args, Clone)]
@@ -31,9 +22,10 @@ pub(crate) struct ProviderArgs {
     /// Make a missing capability an error instead of falling back to a weaker path.
     #[arg(long)]
     pub no_fallback: bool,
-    /// Switch a capability off (repeatable): grammar, strict-json.
-    #[arg(long = "disable")]
-    pub disable: Vec<Capability>,
+    /// Switch a capability off (repeatable), to test or force the fallback chain: grammar,
+    /// strict-json.
+    #[arg(long = "disable", value_parser = ["grammar", "strict-json"])]
+    pub disable: Vec<String>,
     /// Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY).
     #[arg(long)]
     pub api_key_env: Option<String>,
@@ -70,14 +62,7 @@ impl ProviderArgs {
             base_url: self.base_url.clone(),
             model: model.map(str::to_owned),
             api_key_env: self.api_key_env.clone(),
-            disable: self
-                .disable
-                .iter()
-                .map(|c| match c {
-                    Capability::Grammar => "grammar".to_owned(),
-                    Capability::StrictJson => "strict-json".to_owned(),
-                })
-                .collect(),
+            disable: self.disable.clone(),
             no_fallback: self.no_fallback,
         };
         Ok(Some(ProviderConfig {
@@ -100,8 +85,8 @@ pub(crate) struct RenderArgs {
     #[arg(long)]
     pub parallel_tool_calls: bool,
     /// Strongest constraint wanted: grammar, json (strict JSON Schema) or prompt.
-    #[arg(long, value_enum, default_value = "grammar")]
-    pub mode: crate::args::ModeArg,
+    #[arg(long, default_value = "grammar", value_parser = crate::args::mode)]
+    pub mode: toolgram_core::define::request::Mode,
     /// Call syntax of the grammar and prompt paths (default hermes).
     #[arg(long)]
     pub syntax: Option<String>,
@@ -124,7 +109,7 @@ pub(crate) fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
     let mut req = Request::new(vec![ChatMessage::text("user", args.prompt.clone())], tools);
     req.tool_choice = toolgram_core::ToolChoice::from_cli(&args.tool_choice);
     req.parallel_tool_calls = args.parallel_tool_calls;
-    req.mode = args.mode.into();
+    req.mode = args.mode;
     req.syntax = args.syntax.clone();
     let r = Runtime::new(Backend::Provider(provider))?.render(&req)?;
     eprintln!("path: {} ({})", r.path.name(), r.path_reason);

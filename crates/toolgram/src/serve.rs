@@ -3,11 +3,12 @@
 
 use crate::provider::ProviderArgs;
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::time::Duration;
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, add_aliases, embedded_entries,
+    EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, add_aliases, embedded_entries,
     read_models_file,
 };
 use toolgram_server::ServerConfig;
@@ -69,21 +70,8 @@ pub(crate) struct ServeArgs {
     /// max_tokens cuts it.
     #[arg(long, default_value_t = 8)]
     pub max_calls_per_reply: usize,
-    /// Plan, then calls: where several calls may be made, the reply first states how many
-    /// (returned as reasoning), then makes exactly that many. A request's `plan` field
-    /// overrides it.
-    #[arg(long)]
-    pub plan: bool,
-    /// Added to the logits of the tokens that open a call where the reply may call or not
-    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100; a request's `call_bias` field overrides it: above 0 calls more
-    /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
-    pub call_bias: Option<f32>,
-    /// Ballots: answer each request (a request's `votes` field overrides it) this many times at once (the first as asked, the others
-    /// sampled at 0.7 or the request's temperature if higher) and return the answer most of them give, calls compared as JSON values
-    /// (docs/eval.md, "Votes").
-    #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
-    pub votes: usize,
+    #[command(flatten)]
+    pub levers: crate::args::LeverArgs,
     /// A call identical to one already made in the conversation: `forbid` leaves it out under
     /// tool_choice auto (the model answers in text or makes another call; tools marked
     /// "x-toolgram": {"repeatable": true} are exempt), `list` makes it and lists it, `allow`
@@ -118,14 +106,8 @@ pub(crate) struct ServeArgs {
     /// dropped first; a response over a quarter of it is not stored.
     #[arg(long, default_value_t = 64 << 20)]
     pub max_stored_bytes: usize,
-    #[arg(long, help = crate::args::THREADS_HELP)]
-    pub threads: Option<u32>,
     #[command(flatten)]
-    pub gpu: crate::args::GpuArgs,
-    /// Context window in tokens (default: the model's training context, at most 32768:
-    /// coding agents send 10–25k tokens of instructions and tools on every turn).
-    #[arg(long)]
-    pub ctx_size: Option<u32>,
+    pub engine: crate::args::EngineArgs,
     /// A Jinja chat template overriding the one in the GGUF (its tool-call syntax and
     /// reasoning block are detected from it).
     #[arg(long, value_name = "FILE")]
@@ -144,20 +126,15 @@ pub(crate) struct ServeArgs {
     /// Hosted tools (web_search, file_search, code_interpreter, Anthropic's server tools…)
     /// this server cannot run: `filter` leaves them out of the model's pool and lists them in
     /// the reply's toolgram.filtered_out; `refuse` answers 400.
-    #[arg(long, value_enum, default_value_t = HostedArg::Filter)]
-    pub hosted_tools: HostedArg,
+    #[arg(long, default_value = "filter",
+        value_parser = PossibleValuesParser::new(["filter", "refuse"]).map(|s| match s.as_str() {
+            "refuse" => HostedTools::Refuse,
+            _ => HostedTools::Filter,
+        }))]
+    pub hosted_tools: HostedTools,
     /// A remote provider behind the server (a gateway adding grammar, validation, retries).
     #[command(flatten)]
     pub provider: ProviderArgs,
-}
-
-/// `--hosted-tools`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub(crate) enum HostedArg {
-    /// Leave them out and list them.
-    Filter,
-    /// 400.
-    Refuse,
 }
 
 fn alias(s: &str) -> Result<(String, String), String> {
@@ -182,25 +159,15 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         _ => None,
     };
     let entries = match provider {
-        Some(p) => {
-            let id = p.provider.model.clone().unwrap_or_default();
-            let id = match id.strip_suffix(".gguf") {
-                Some(stem) => stem.to_owned(),
-                None if id.is_empty() => "toolgram".to_owned(),
-                None => id,
-            };
-            vec![ModelEntry::new(id, Backend::Provider(p))]
-        }
+        Some(p) => vec![ModelEntry::provider(p)],
         None => {
             let base = EmbeddedConfig {
                 model: None,
                 engine: EngineOptions {
-                    threads: args.threads,
-                    n_ctx: args.ctx_size,
                     default_ctx_cap: Some(32768),
                     chat_template,
                     syntax: args.syntax.clone(),
-                    gpu: args.gpu.options(),
+                    ..args.engine.options()
                 },
                 max_sessions: args.max_sessions,
                 parallel: args.parallel,
@@ -225,16 +192,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_tokens: args.max_tokens.map_or(0, |n| n.max(1)),
         timeout: Duration::from_secs(args.timeout_s.max(1)),
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
-        plan: args.plan,
-        call_bias: args.call_bias,
-        votes: args.votes,
+        plan: args.levers.plan,
+        call_bias: args.levers.call_bias,
+        votes: args.levers.votes,
         repeats: args.repeats,
         strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,
-        hosted_tools: match args.hosted_tools {
-            HostedArg::Filter => HostedTools::Filter,
-            HostedArg::Refuse => HostedTools::Refuse,
-        },
+        hosted_tools: args.hosted_tools,
         ..ServerConfig::default()
     };
     // Settings the server cannot start with stop it before the model loads.

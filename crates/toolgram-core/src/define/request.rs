@@ -43,6 +43,13 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Read `grammar`, `json` or `prompt`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Grammar, Self::Json, Self::Prompt]
+            .into_iter()
+            .find(|m| m.as_str() == name)
+    }
+
     /// The name used on the command line and in replies.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -14,7 +14,8 @@ use toolgram_core::define::request::{Mode, Path};
 use toolgram_core::validate::{self, RepeatedCall};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
 use toolgram_engine::{
-    CallResponse, CompiledCall, EngineModel, GenerateRequest, Sampling, Session, Timings,
+    CallRequest, CallResponse, CompiledCall, EngineModel, GenerateRequest, Sampling, Session,
+    Timings,
 };
 use toolgram_retry::Outcome;
 
@@ -87,8 +88,8 @@ fn call(
 ) -> Result<Response, RunError> {
     let engine = session.engine();
     let answer = answer_beside_tools(req)?;
-    let mut model = EngineModel {
-        session,
+    let request = CallRequest {
+        messages: &[],
         tools: &req.tools,
         choice: req.tool_choice.clone(),
         parallel: req.parallel_tool_calls,
@@ -97,10 +98,9 @@ fn call(
         few_shot: req.few_shot,
         sampling: sampling(req),
         answer: answer.as_ref().map(|(_, schema)| schema.clone()),
-        last: None,
-        total_tokens: (0, 0),
         compiled,
     };
+    let mut model = EngineModel::new(session, request);
     let mut outcome = toolgram_retry::run(
         &mut model,
         &req.tools,
@@ -125,7 +125,7 @@ fn call(
             text_only
                 .messages
                 .push(ChatMessage::text("user", repeat_note(&excluded)));
-            model.choice = ToolChoice::None;
+            model.request.choice = ToolChoice::None;
             let again = toolgram_retry::run(
                 &mut model,
                 &text_only.tools,

@@ -42,8 +42,8 @@ pub(crate) struct CompileBenchArgs {
     /// Which compiler to measure: `lark` (our keyword pass + llguidance, what the embedded
     /// engine runs), `gbnf` (our own schema → GBNF emitter, checked by llama.cpp's engine) or
     /// `lark-openai` (our own schema → OpenAI-dialect Lark, checked by llguidance).
-    #[arg(long, value_enum, default_value = "lark")]
-    pub target: TargetArg,
+    #[arg(long, default_value = "lark", value_parser = target)]
+    pub target: Target,
     /// With `--target gbnf`: judge the peer instead of us — the GBNF llama.cpp's own converter
     /// wrote for each schema into this directory (`scripts/llama-cpp-schema-grammars`), run by
     /// the same engine on the same instances, without a post-parse validator.
@@ -51,25 +51,9 @@ pub(crate) struct CompileBenchArgs {
     pub peer_gbnf: Option<PathBuf>,
 }
 
-/// The compiler a `bench compile` run measures.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum TargetArg {
-    /// Keyword pass + llguidance's JSON grammar.
-    Lark,
-    /// Our schema → IR → GBNF, run by llama.cpp.
-    Gbnf,
-    /// Our schema → IR → OpenAI-dialect Lark, run by llguidance.
-    LarkOpenai,
-}
-
-impl From<TargetArg> for Target {
-    fn from(t: TargetArg) -> Self {
-        match t {
-            TargetArg::Lark => Target::Lark,
-            TargetArg::Gbnf => Target::Gbnf,
-            TargetArg::LarkOpenai => Target::LarkOpenai,
-        }
-    }
+/// `--target NAME`.
+fn target(name: &str) -> Result<Target, String> {
+    Target::from_name(name).ok_or_else(|| format!("`{name}`: lark, gbnf or lark-openai"))
 }
 
 /// A run's refusal of the flags as given is the user's mistake (`invalid_request`); a folder
@@ -84,7 +68,7 @@ fn cli_error(e: BenchError) -> anyhow::Error {
 
 pub(super) fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     let opts = CompileBenchOptions {
-        target: args.target.into(),
+        target: args.target,
         lenient: args.lenient,
         peer_gbnf: args.peer_gbnf.clone(),
     };
@@ -113,14 +97,6 @@ pub(super) fn run(args: CompileBenchArgs) -> anyhow::Result<()> {
     report(&results, &files, &args, started)
 }
 
-fn pct(a: usize, b: usize) -> String {
-    if b == 0 {
-        "–".into()
-    } else {
-        format!("{:.1}", 100.0 * a as f64 / b as f64)
-    }
-}
-
 fn report(
     results: &[SchemaResult],
     files: &[PathBuf],
@@ -128,55 +104,13 @@ fn report(
     started: Instant,
 ) -> anyhow::Result<()> {
     let s = CompileSummary::of(results);
-    say!(
-        "| subset | schemas | compiled % | refused % | valid accepted % | invalid rejected % | passing | compile p50 / p99 ms |"
-    )?;
-    say!("|---|---:|---:|---:|---:|---:|---:|---:|")?;
-    for r in &s.rows {
-        say!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1} / {:.1} |",
-            r.subset,
-            r.schemas,
-            pct(r.compiled, r.schemas),
-            pct(r.schemas - r.compiled, r.schemas),
-            pct(r.valid_accepted, r.valid),
-            pct(r.invalid_rejected, r.invalid),
-            r.passing,
-            r.compile_ms_p50,
-            r.compile_ms_p99,
-        )?;
-    }
-    say!(
-        "\nvalid instances rejected only for key order or `1.0`-style integers (output policies; counted as passing): {}",
-        s.order_only
-    )?;
-    say!(
-        "valid instances rejected by the post-parse validator: {}",
-        s.validator_rejected
-    )?;
-    if s.ir_fallbacks > 0 {
-        say!(
-            "compiled by toolgram's own schema grammar where llguidance's %json refused (the engine's fallback): {}",
-            s.ir_fallbacks
-        )?;
-    }
-    if args.lenient {
-        let (formats, in_schemas) = s.ignored_formats;
-        let (keywords, kw_schemas) = s.ignored_keywords;
-        say!(
-            "--lenient: {formats} unknown `format` values ignored in {in_schemas} schemas, {keywords} unknown keywords in {kw_schemas} schemas (each refused without --lenient)"
-        )?;
-    }
-    say!("refusals by reason (top 20):")?;
-    for (k, n) in s.refusals.iter().take(20) {
-        say!("- {n} × {k}")?;
-    }
+    say!("{}", s.markdown(args.lenient).trim_end())?;
     if let Some(p) = &args.details {
-        let mut lines = Vec::new();
+        let mut lines = String::new();
         for (f, r) in files.iter().zip(results) {
-            lines.push(serde_json::to_string(&r.detail(f))?);
+            lines += &(serde_json::to_string(&r.detail(f))? + "\n");
         }
-        std::fs::write(p, lines.join("\n") + "\n")
+        std::fs::write(p, lines)
             .map_err(|e| CliError::new("io_error", format!("cannot write {}: {e}", p.display())))?;
     }
     eprintln!(

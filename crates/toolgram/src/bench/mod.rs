@@ -12,9 +12,10 @@ use crate::call::{CallArgs, messages};
 use crate::output::say;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use toolgram_bench::inputs::{read_prompts, read_tools};
 use toolgram_bench::peers::Peers;
-use toolgram_bench::{call, concurrent, e2e, e2e_chart, mask, server_call, tools};
-use toolgram_core::{ToolChoice, ToolSet};
+use toolgram_bench::{call, concurrent, e2e, e2e_chart, e2e_table, mask, server_call, tools};
+use toolgram_core::ToolChoice;
 use toolgram_engine::models;
 
 #[derive(Subcommand)]
@@ -191,14 +192,14 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<()> {
 }
 
 fn run_call(args: &CallArgs, runs: usize) -> anyhow::Result<()> {
-    let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
+    let (_, tools) = read_tools(&args.tools)?;
     let msgs = messages(args)?;
     let model = models::resolve(args.model.as_deref())?;
     let report = call::run(&call::CallBenchOptions {
         model: &model,
-        threads: args.threads,
-        gpu: &args.gpu.options(),
-        ctx_size: args.ctx_size,
+        threads: args.engine.threads,
+        gpu: &args.engine.gpu.options(),
+        ctx_size: args.engine.ctx_size,
         messages: &msgs,
         tools: &tools,
         choice: ToolChoice::from_cli(&args.tool_choice),
@@ -211,7 +212,7 @@ fn run_call(args: &CallArgs, runs: usize) -> anyhow::Result<()> {
 }
 
 fn run_mask(args: &MaskArgs) -> anyhow::Result<()> {
-    let tools = ToolSet::from_json_str(&std::fs::read_to_string(&args.tools)?)?;
+    let (_, tools) = read_tools(&args.tools)?;
     let model = models::resolve(args.model.as_deref())?;
     let report = mask::run(&mask::MaskBenchOptions {
         model: &model,
@@ -236,17 +237,15 @@ fn run_tools(args: &ToolsBenchArgs) -> anyhow::Result<()> {
 
 fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
     let call = &args.call;
-    let tools_json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&call.tools)?)?;
-    let tools = ToolSet::from_value(&tools_json)?;
+    let (tools_json, tools) = read_tools(&call.tools)?;
     let msgs = messages(call)?;
     let model = models::resolve(call.model.as_deref())?;
     let report = server_call::run(&server_call::ServerCallOptions {
         model: &model,
         server: &args.server,
-        threads: call.threads,
-        gpu: &call.gpu.options(),
-        ctx_size: call.ctx_size,
+        threads: call.engine.threads,
+        gpu: &call.engine.gpu.options(),
+        ctx_size: call.engine.ctx_size,
         messages: &msgs,
         tools_json: &tools_json,
         tools: &tools,
@@ -259,39 +258,12 @@ fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// User prompts from a JSON file: an array of strings or of objects with `prompt`.
-fn read_prompts(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-    let prompts: Vec<String> = doc
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.as_str().or_else(|| p["prompt"].as_str()))
-        .map(str::to_owned)
-        .collect();
-    anyhow::ensure!(
-        !prompts.is_empty(),
-        "{}: no prompts (an array of strings or of objects with `prompt`)",
-        path.display()
-    );
-    Ok(prompts)
-}
-
 fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
     let pools = args
         .tools
         .iter()
-        .map(|file| {
-            let (json, tools) = read_tools(file)?;
-            let n = tools.tools().len();
-            Ok(e2e::Pool {
-                label: format!("{n} tool{}", if n == 1 { "" } else { "s" }),
-                file: file.clone(),
-                json,
-                tools,
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|file| e2e::Pool::read(file))
+        .collect::<Result<Vec<_>, _>>()?;
     let prompts = read_prompts(&args.prompts)?;
     let report = args.peers.run(|peers| {
         Ok(e2e::run(
@@ -307,38 +279,7 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
         )?)
     })?;
     if !args.json {
-        eprintln!(
-            "{:<9} {:<8} {:>5} {:>6} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>5} {:>3}",
-            "pool",
-            "choice",
-            "eval",
-            "cached",
-            "sampled",
-            "forced",
-            "ms",
-            "free ms",
-            "llama ms",
-            "limit ms",
-            "valid",
-            "ff="
-        );
-        for r in &report.requests {
-            eprintln!(
-                "{:<9} {:<8} {:>5} {:>6} {:>7} {:>6} {:>8.0} {:>8.0} {:>8.0} {:>8.0} {:>5} {:>3}",
-                r.pool,
-                r.tool_choice,
-                r.prompt_evaluated,
-                r.prompt_cached,
-                r.sampled,
-                r.forced,
-                r.e2e_ms,
-                r.unconstrained_ms,
-                r.llama_server_warm_ms,
-                r.limit_ms,
-                r.valid,
-                if r.ff_identical { "yes" } else { "NO" }
-            );
-        }
+        eprint!("{}", e2e_table::table(&report.requests));
     }
     say!("{}", serde_json::to_string_pretty(&report)?)?;
     // After the report: a chart that cannot be written must not lose the run.
@@ -354,13 +295,6 @@ fn run_e2e(args: &E2eArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A tools file: its JSON (sent to peers as it is) and the tools read from it.
-fn read_tools(path: &std::path::Path) -> anyhow::Result<(serde_json::Value, ToolSet)> {
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-    let tools = ToolSet::from_json_str(&json.to_string())?;
-    Ok((json, tools))
 }
 
 fn run_concurrent(args: &ConcurrentArgs) -> anyhow::Result<()> {

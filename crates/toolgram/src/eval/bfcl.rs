@@ -2,7 +2,7 @@
 //! peer server's own tool calling beside them (`--provider llama-server`, or any
 //! OpenAI-compatible `--base-url`: mode `native`), under toolgram's protocol or BFCL's.
 
-use super::harness::{Progress, RunArgs, modes, report};
+use super::harness::{Progress, RunArgs, report};
 use clap::Args;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -84,26 +84,7 @@ pub(super) fn run(mut args: BfclArgs) -> anyhow::Result<()> {
     }
     let provider = args.run.provider.resolve(args.run.model.as_deref())?;
     let protocol = args.run.options().protocol;
-    let default = match (&provider, protocol) {
-        (Some(_), _) => &[EvalMode::Native][..],
-        (None, Protocol::Bfcl) => &[EvalMode::GrammarTemplate][..],
-        (None, Protocol::Toolgram) => &[EvalMode::Grammar, EvalMode::Json, EvalMode::Prompt][..],
-    };
-    let modes = modes(&args.mode, default)?;
-    if modes.iter().any(|m| m.fallback()) {
-        anyhow::bail!("mode fallback is for grammar tools (`toolgram eval tools`); BFCL has none");
-    }
-    if protocol == Protocol::Bfcl
-        && let Some(m) = modes
-            .iter()
-            .find(|m| m.few_shot() || **m == EvalMode::Prompt)
-    {
-        anyhow::bail!(
-            "mode {} adds toolgram's instructions to the prompt, which BFCL's protocol does not: \
-             use grammar-template, json-template or native with --protocol bfcl",
-            m.name()
-        );
-    }
+    let modes = EvalMode::for_bfcl(&args.mode, provider.is_some(), protocol)?;
     let items = bfcl::read_items(&args.data, &categories, args.limit)?;
     if args.rescore {
         return rescore(&args, &items, &modes, &categories);

@@ -9,16 +9,14 @@ use crate::provider::ProviderArgs;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use toolgram_engine::EngineOptions;
-use toolgram_eval::bfcl::summary;
-use toolgram_eval::chart;
+use toolgram_eval::outputs::Outputs;
 use toolgram_eval::record::mode_key;
 use toolgram_eval::record::{ItemRecord, RecordWriter, done_keys, read_records};
-use toolgram_eval::report::{self, Row};
+use toolgram_eval::report::Row;
 use toolgram_eval::run::{Done, EvalMode};
 use toolgram_eval::{Protocol, RunOptions};
 use toolgram_runtime::{Backend, EmbeddedConfig, ProviderConfig, Runtime};
@@ -51,27 +49,10 @@ pub(crate) struct RunArgs {
     /// with the leaderboard).
     #[arg(long, default_value = "toolgram", value_parser = ["toolgram", "bfcl"])]
     pub(super) protocol: String,
-    /// Plan, then calls (embedded model): the reply first states how many calls it will
-    /// make, then makes exactly that many (docs/eval.md, "Plan, then calls").
-    #[arg(long)]
-    pub(super) plan: bool,
-    /// Added to the logits of the tokens that open a call where the reply may call or not
-    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100: above 0 calls more
-    /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md, "Call or text").
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::call_bias)]
-    pub(super) call_bias: Option<f32>,
-    /// Ballots: answer each request this many times at once (the first as asked, the others
-    /// sampled at 0.7 or the request's temperature if higher) and return the answer most of them give, calls compared as JSON values
-    /// (docs/eval.md, "Votes").
-    #[arg(long, default_value_t = 1, value_parser = crate::args::votes)]
-    pub(super) votes: usize,
-    #[arg(long, help = crate::args::THREADS_HELP)]
-    pub(super) threads: Option<u32>,
     #[command(flatten)]
-    pub(super) gpu: crate::args::GpuArgs,
-    /// Context size (embedded model).
-    #[arg(long)]
-    pub(super) ctx_size: Option<u32>,
+    pub(super) levers: crate::args::LeverArgs,
+    #[command(flatten)]
+    pub(super) engine: crate::args::EngineArgs,
     /// Which evaluation (`bfcl`, `tools`): names the default output folder.
     #[arg(skip)]
     pub(super) eval: &'static str,
@@ -83,9 +64,9 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             max_attempts: self.max_attempts,
             protocol: self.protocol(),
-            plan: self.plan,
-            call_bias: self.call_bias,
-            votes: self.votes,
+            plan: self.levers.plan,
+            call_bias: self.levers.call_bias,
+            votes: self.levers.votes,
         }
     }
 
@@ -124,49 +105,23 @@ impl RunArgs {
         provider: Option<ProviderConfig>,
         modes: &[EvalMode],
     ) -> anyhow::Result<Runtime> {
-        if provider.is_some() && modes.iter().any(|m| m.few_shot()) {
+        if provider.is_some() {
             // Refused here, not once per item (each would be recorded as a miss).
-            let names: Vec<&str> = modes
-                .iter()
-                .filter(|m| m.few_shot())
-                .map(|m| m.name())
-                .collect();
-            anyhow::bail!(
-                "mode {} gives the model prompt mode's instructions, which providers are not \
-                 sent outside prompt mode: run it on the embedded model, or use its -template \
-                 form (the provider renders the tools itself)",
-                names.join(", ")
-            );
+            EvalMode::refuse_few_shot_on_provider(modes)?;
         }
         let backend = match provider {
             Some(p) => Backend::Provider(p),
             None => Backend::Embedded(EmbeddedConfig {
                 model: self.model.clone(),
-                engine: EngineOptions {
-                    threads: self.threads,
-                    n_ctx: self.ctx_size,
-                    gpu: self.gpu.options(),
-                    ..EngineOptions::default()
-                },
+                engine: self.engine.options(),
                 // A request's ballots decode together, one lane each.
-                parallel: self.votes,
-                max_sessions: self.votes.max(4),
+                parallel: self.levers.votes,
+                max_sessions: self.levers.votes.max(4),
                 ..EmbeddedConfig::default()
             }),
         };
         Ok(Runtime::new(backend)?)
     }
-}
-
-/// Modes from `--mode` (or `default`).
-pub(super) fn modes(names: &[String], default: &[EvalMode]) -> anyhow::Result<Vec<EvalMode>> {
-    if names.is_empty() {
-        return Ok(default.to_vec());
-    }
-    Ok(names
-        .iter()
-        .map(|m| EvalMode::parse(m))
-        .collect::<Result<_, _>>()?)
 }
 
 /// The progress bar, and the running score per mode in its message; a line per 20 runs
@@ -234,86 +189,36 @@ impl Progress {
     }
 }
 
-/// Mode keys for the report (mode, and protocol when not toolgram's): this run's first, then
-/// any other recorded for `groups`.
-fn report_modes(
-    modes: &[EvalMode],
-    protocol: Protocol,
-    records: &[ItemRecord],
-    groups: &[String],
-) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for m in modes {
-        names.push(mode_key(m.name(), protocol.name()));
-        if *m == EvalMode::Native && protocol == Protocol::Toolgram {
-            names.push("native-lenient".to_owned());
-        }
-    }
-    for r in records.iter().filter(|r| groups.contains(&r.category)) {
-        let key = mode_key(&r.mode, &r.protocol);
-        if !names.contains(&key) {
-            names.push(key);
-        }
-    }
-    names
-}
-
 /// Report what `--out` holds for `groups` (categories or tools): rows over this run's modes
 /// and any other recorded there — for BFCL, BFCL's own summary first —, `table` on stdout,
-/// then `results.json` (with `run`, which gets the modes and the shared settings added, and
-/// BFCL's summary as `bfcl_summary`) and `chart.svg`.
+/// then `results.json` (with `run`, which gets the modes and the shared settings added) and
+/// `chart.svg`.
 pub(super) fn report(
     args: &RunArgs,
     modes: &[EvalMode],
     groups: &[String],
     table: fn(&[Row]) -> String,
-    mut run: Value,
+    run: Value,
     title: &str,
 ) -> anyhow::Result<()> {
-    let records = read_records(&args.items_path()?)?;
-    let options = args.options();
-    let mode_names = report_modes(modes, options.protocol, &records, groups);
-    let rows = report::rows(&records, groups, &mode_names);
-    let summary = (args.eval == "bfcl").then(|| summary::summaries(&rows));
-    if let Some(s) = &summary {
-        say_raw!(
-            "BFCL's own summary (non-live overall = mean of simple, multiple, parallel and \
-             parallel_multiple; simple = mean of its three languages; irrelevance beside it):\n\n{}\n\
-             Per category (the `{}` row pools every item: toolgram's own figure, not BFCL's):\n",
-            summary::table(s),
-            report::POOLED
-        )?;
-    }
-    say_raw!("{}", table(&rows))?;
-    run["modes"] = json!(mode_names);
-    run["protocol"] = json!(options.protocol.name());
-    run["max_tokens"] = json!(options.max_tokens);
-    run["max_attempts"] = json!(options.attempts());
-    run["temperature"] = json!(match options.protocol {
-        Protocol::Toolgram => 0.0,
-        Protocol::Bfcl => f64::from(toolgram_eval::bfcl::fc::TEMPERATURE),
-    });
-    run["built_from"] = json!(toolgram_eval::record::provenance());
-    let mut results = report::results_json(&rows, run);
-    if let Some(s) = summary {
-        results["bfcl_summary"] = json!(s);
-    }
-    write_outputs(&args.out(), &rows, &results, title)
-}
-
-/// Write `results.json` and `chart.svg` next to `items.jsonl`, and say where.
-fn write_outputs(out: &Path, rows: &[Row], json: &Value, title: &str) -> anyhow::Result<()> {
-    let results = out.join("results.json");
-    std::fs::write(&results, serde_json::to_string_pretty(json)?)
-        .with_context(|| format!("writing {}", results.display()))?;
-    let svg = out.join("chart.svg");
-    chart::draw(rows, title, &svg)?;
-    let items = read_records(&out.join("items.jsonl"))?.len();
+    let items = args.items_path()?;
+    let records = read_records(&items)?;
+    let outputs = Outputs::new(
+        &records,
+        modes,
+        groups,
+        &args.options(),
+        args.eval == "bfcl",
+        run,
+    );
+    say_raw!("{}", outputs.text(table))?;
+    let written = outputs.write(&args.out(), title)?;
     eprintln!(
-        "eval: {items} runs recorded; wrote {}, {}, {}",
-        out.join("items.jsonl").display(),
-        results.display(),
-        svg.display()
+        "eval: {} runs recorded; wrote {}, {}, {}",
+        records.len(),
+        items.display(),
+        written.results.display(),
+        written.chart.display()
     );
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `toolgram eval tools`: each built-in grammar tool on its tasks, as the freeform grammar
 //! tool and as its JSON fallback function; the call is run and the outcome compared.
 
-use super::harness::{Progress, RunArgs, modes, report};
+use super::harness::{Progress, RunArgs, report};
 use clap::Args;
 use serde_json::json;
 use toolgram_eval::report as table;
@@ -35,7 +35,7 @@ pub(super) fn run(mut args: ToolsArgs) -> anyhow::Result<()> {
     } else {
         args.tool.clone()
     };
-    let modes = modes(
+    let modes = EvalMode::parse_list(
         &args.mode,
         &[
             EvalMode::GrammarTemplate,

@@ -12,9 +12,9 @@
 //!   Synopsis blocks (plain ``` fences) are not read. It must not run the commands: most load a
 //!   model or reach a server.
 
-use crate::Cli;
 use clap::Parser;
 use std::path::{Path, PathBuf};
+use toolgram::Cli;
 
 /// The Markdown files whose shell blocks are checked: README.md and every `docs/**/*.md`.
 fn documents(repo: &Path) -> Vec<PathBuf> {
