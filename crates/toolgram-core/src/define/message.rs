@@ -74,17 +74,23 @@ fn function_type() -> String {
     "function".to_owned()
 }
 
+/// The `text` of each content part that has one, joined by `separator`: the one reader of
+/// content parts — OpenAI's, Anthropic's blocks, Gemini's parts, the Responses API's content
+/// and summaries. Parts without text (images, files) are left out; callers that must say so
+/// look at the parts themselves.
+pub fn parts_text(parts: &[Value], separator: &str) -> String {
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect();
+    texts.join(separator)
+}
+
 fn flatten_content<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(match Value::deserialize(d)? {
         Value::Null => None,
         Value::String(s) => Some(s),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(""),
-        ),
+        Value::Array(parts) => Some(parts_text(&parts, "")),
         other => {
             return Err(serde::de::Error::custom(format!(
                 "content must be a string or an array of parts, not {other}"

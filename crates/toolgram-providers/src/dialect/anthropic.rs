@@ -3,7 +3,7 @@
 //! profile, its `tool_choice` modes, `content` blocks back, `content_block_*` streams. Shapes
 //! only: the URL, key and header are the `anthropic` row's in the registry.
 
-use crate::dialect::reply::{joined_text, object_call};
+use crate::dialect::reply::object_call;
 use crate::dialect::request::{common_fields, note_fallbacks, profiled, prompt_system};
 use crate::error::ProviderError;
 use crate::profile::Profile;
@@ -11,6 +11,7 @@ use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use crate::stream::{bad, push_str};
 use crate::usage::count;
 use serde_json::{Value, json};
+use toolgram_core::define::message::parts_text;
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 
 /// Anthropic Messages.
@@ -41,7 +42,7 @@ impl Dialect for Messages {
             .get("content")
             .and_then(Value::as_array)
             .ok_or_else(|| ReadError::shape(kind, "no `content` array"))?;
-        Ok(joined_text(blocks))
+        Ok(parts_text(blocks, ""))
     }
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {

@@ -4,13 +4,14 @@
 //! `candidates[0].content.parts` back, SSE chunks via `streamGenerateContent`. Shapes only:
 //! the URL, key and header are the `gemini` row's in the registry.
 
-use crate::dialect::reply::{joined_text, object_call};
+use crate::dialect::reply::object_call;
 use crate::dialect::request::{note_fallbacks, profiled, prompt_system};
 use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use crate::usage::count;
 use serde_json::{Value, json};
+use toolgram_core::define::message::parts_text;
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 
 /// Gemini `generateContent`.
@@ -57,7 +58,7 @@ impl Dialect for GenerateContent {
             .pointer("/candidates/0/content/parts")
             .and_then(Value::as_array)
             .ok_or_else(|| ReadError::shape(kind, "no `candidates[0].content.parts`"))?;
-        Ok(joined_text(parts))
+        Ok(parts_text(parts, ""))
     }
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
@@ -96,7 +97,7 @@ impl Dialect for GenerateContent {
             .flatten()
             .cloned()
             .collect();
-        let text = joined_text(&parts);
+        let text = parts_text(&parts, "");
         let mut merged: Vec<Value> = parts
             .into_iter()
             .filter(|p| p.get("text").is_none())

@@ -5,7 +5,7 @@
 //! are the `openai-responses` row's in the registry.
 
 use crate::dialect::openai_chat as chat;
-use crate::dialect::reply::{call, joined_text, string_args};
+use crate::dialect::reply::{call, string_args};
 use crate::dialect::request::{common_fields, prompt_system};
 use crate::error::ProviderError;
 use crate::profile::Profile;
@@ -13,6 +13,7 @@ use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use crate::stream::bad;
 use crate::usage::count;
 use serde_json::{Value, json};
+use toolgram_core::define::message::parts_text;
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 
 /// OpenAI Responses.
@@ -56,7 +57,7 @@ impl Dialect for Responses {
             .iter()
             .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
             .filter_map(|i| i.get("content").and_then(Value::as_array))
-            .map(|parts| joined_text(parts))
+            .map(|parts| parts_text(parts, ""))
             .collect())
     }
 

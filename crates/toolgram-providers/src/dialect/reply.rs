@@ -26,15 +26,6 @@ pub(crate) fn object_call(v: &Value, i: usize, keys: [&str; 3]) -> ToolCall {
     call(field(keys[0]), i, field(keys[1]), arguments)
 }
 
-/// The `text` of each part that has one, joined (Anthropic blocks, Gemini parts, Responses
-/// message content).
-pub(crate) fn joined_text(parts: &[Value]) -> String {
-    parts
-        .iter()
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .collect()
-}
-
 /// Arguments sent as a JSON string (OpenAI) parsed; a string that is not JSON is unreadable.
 pub(crate) fn string_args(raw: &Value) -> Result<Value, String> {
     match raw {

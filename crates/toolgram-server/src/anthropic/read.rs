@@ -11,7 +11,7 @@ use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
 use serde_json::{Map, Value, json};
-use toolgram_core::define::message::MessageFunction;
+use toolgram_core::define::message::{MessageFunction, parts_text};
 use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, MessageToolCall, ToolChoice};
 use toolgram_runtime::{Request, ResponseFormat};
@@ -67,11 +67,7 @@ const ACCEPTED: &[&str] = &[
 fn system_text(v: &Value) -> Result<String, ApiError> {
     match v {
         Value::String(s) => Ok(s.clone()),
-        Value::Array(blocks) => Ok(blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n\n")),
+        Value::Array(blocks) => Ok(parts_text(blocks, "\n\n")),
         _ => Err(ApiError::invalid(
             "system",
             "`system` must be a string or an array of text blocks",
@@ -92,11 +88,7 @@ fn result_text(block: &Value, notes: &mut Notes, at: &str) -> String {
                     "{at}: only the text of a tool result is given to the model"
                 ));
             }
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n")
+            parts_text(parts, "\n")
         }
         _ => String::new(),
     };

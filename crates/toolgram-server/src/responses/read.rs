@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::params::{self, Notes};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use toolgram_core::define::message::parts_text;
 use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, MessageToolCall};
 use toolgram_runtime::Request;
@@ -146,12 +147,7 @@ fn reasoning_text(item: &Value) -> Option<String> {
     let texts = |key: &str| {
         item.get(key)
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
+            .map(|a| parts_text(a, "\n"))
             .filter(|t| !t.is_empty())
     };
     texts("content").or_else(|| texts("summary"))
@@ -160,13 +156,7 @@ fn reasoning_text(item: &Value) -> Option<String> {
 fn text_of(content: &Value) -> Option<String> {
     match content {
         Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(""),
-        ),
+        Value::Array(parts) => Some(parts_text(parts, "")),
         _ => None,
     }
 }
