@@ -71,8 +71,8 @@ pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_gr
 pub use loop_guard::CutCall;
 pub use prefix::PrefixStore;
 pub use session::{
-    CallRequest, CallResponse, DecodeObserver, FinishReason, Sampling, Session, Timings,
-    TruncatedCall, call_id, state_tag,
+    CallRequest, CallResponse, DecodeObserver, FinishReason, PLAN_CALL_BIAS, Sampling, Session,
+    Timings, TruncatedCall, call_id, state_tag,
 };
 pub use threads::default_threads;
 

@@ -173,7 +173,7 @@ fn call_bias_tips_the_call_or_text_choice_and_the_margin_is_the_models_lean() {
     let mut s = engine("default").session().expect("session");
     let biased = |b: f32| Sampling {
         max_tokens: 128,
-        call_bias: b,
+        call_bias: Some(b),
         ..greedy()
     };
     for prompt in [
@@ -232,7 +232,7 @@ fn under_a_plan_call_bias_tips_the_count_between_none_and_some() {
             sampling: Sampling {
                 max_tokens: 160,
                 plan: true,
-                call_bias: b,
+                call_bias: Some(b),
                 ..greedy()
             },
             compiled: None,

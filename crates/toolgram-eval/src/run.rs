@@ -156,7 +156,7 @@ fn run_one(
     req.sampling.max_tokens = options.embedded_max_tokens();
     req.sampling.plan = options.plan;
     req.sampling.call_bias = options.call_bias;
-    req.sampling.votes = options.votes;
+    req.votes = options.votes;
     req.retry = RetryPolicy {
         max_attempts: options.attempts(),
         consecutive_blocked: 2,

@@ -7,7 +7,7 @@
 //! fields on every path. Failures are [`RunError`]s with a stable kind and a status class.
 //!
 //! Contents:
-//! - [`Request`], [`SamplingOptions`], [`ResponseFormat`] — what a front end asks;
+//! - [`Request`], [`Sampling`], [`ResponseFormat`] — what a front end asks;
 //! - [`Response`], [`Call`], [`CallKind`] — what it gets back, and its JSON form;
 //! - [`RunError`], [`Status`] — how it fails;
 //! - [`Runtime::stream`], [`Event`] — the reply as it is decoded;
@@ -68,17 +68,15 @@ pub use grammar_text::{GrammarFormat, check_grammar_text, pool_grammar, schema_g
 pub use model_set::{ModelEntry, ModelSet, ModelSetError, ModelState};
 pub use models_file::{ModelDecl, add_aliases, embedded_entries, read_models_file};
 pub use remote::RenderedRequest;
-pub use request::{
-    Cancel, PLAN_CALL_BIAS, Repeats, Request, ResponseFormat, RetryPolicy, SamplingOptions,
-};
+pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
     RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
     openai_assistant_message, openai_function_call, usage_json,
 };
 pub use stream::{Event, EventStream};
-pub use toolgram_engine::GrammarStats;
 pub use toolgram_engine::gpu::Offload;
+pub use toolgram_engine::{GrammarStats, PLAN_CALL_BIAS, Sampling};
 pub use tools::{read_tools_file, tools_from_json};
 pub use user_files::{named_syntax, read_format_file, read_schema_file};
 
@@ -286,7 +284,7 @@ impl Runtime {
     /// Run `req` to its final reply (its ballots at once, under `votes`).
     pub fn run(&self, req: &Request) -> Result<Response, RunError> {
         check_votes(req)?;
-        if req.sampling.votes > 1 {
+        if req.votes > 1 {
             return votes::run(|ballot| self.run(ballot), req);
         }
         let started = Instant::now();
@@ -305,7 +303,7 @@ impl Runtime {
     /// answer is sent once every ballot is in.
     pub fn stream(&self, req: &Request) -> Result<EventStream, RunError> {
         check_votes(req)?;
-        if req.sampling.votes > 1 {
+        if req.votes > 1 {
             return self.stream_votes(req);
         }
         let started = Instant::now();
@@ -377,7 +375,7 @@ impl Runtime {
 
 /// Refuse a number of ballots outside 1..=[`votes::MAX_VOTES`].
 fn check_votes(req: &Request) -> Result<(), RunError> {
-    match req.sampling.votes {
+    match req.votes {
         1..=votes::MAX_VOTES => Ok(()),
         n => Err(RunError::InvalidRequest(format!(
             "votes {n}: give 1 to {}",

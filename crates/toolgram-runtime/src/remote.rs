@@ -5,10 +5,11 @@
 
 use crate::error::RunError;
 use crate::post::typed_calls;
-use crate::request::{Request, SamplingOptions};
+use crate::request::Request;
 use crate::response::{FinishReason, Response};
 use toolgram_core::define::request::{Mode, Path, Think};
 use toolgram_core::syntax::CallSyntax;
+use toolgram_engine::Sampling;
 use toolgram_providers::{
     Endpoint, HttpOptions, ProviderModel, RenderInput, Rendered, Resolved, choose_path, render,
 };
@@ -48,7 +49,7 @@ fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
 
 /// Options providers are not sent yet are refused by name, never dropped.
 fn refuse_unsent(req: &Request) -> Result<(), RunError> {
-    let d = SamplingOptions::default();
+    let d = Sampling::default();
     let s = &req.sampling;
     let unsent = [
         ("response_format", req.response_format.is_some()),
@@ -58,6 +59,8 @@ fn refuse_unsent(req: &Request) -> Result<(), RunError> {
         ("logit_bias", !s.logit_bias.is_empty()),
         ("think", req.think != Think::Off),
         ("few_shot", req.few_shot && req.mode != Mode::Prompt),
+        ("unconstrained", s.unconstrained),
+        ("no_fast_forward", s.no_fast_forward),
     ];
     match unsent.iter().find(|(_, set)| *set) {
         Some((name, _)) => Err(RunError::InvalidRequest(format!(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
-use toolgram_engine::CompiledCall;
+use toolgram_engine::{CompiledCall, Sampling};
 pub use toolgram_retry::RetryPolicy;
 
 /// One request to a [`crate::Runtime`].
@@ -31,8 +31,13 @@ pub struct Request {
     /// in the system prompt in grammar and json modes too — the same prompt as prompt mode
     /// with the constraint on. Embedded engine only; prompt mode always has them.
     pub few_shot: bool,
-    /// Sampling.
-    pub sampling: SamplingOptions,
+    /// Sampling: the engine's settings, as OpenAI names them where it has a name
+    /// (`max_tokens`, `temperature`, `top_p`, `seed`, `stop`, `logit_bias`), and the levers
+    /// (`plan`, `call_bias`); a provider is sent what it can take ([`crate::Runtime::render`]).
+    pub sampling: Sampling,
+    /// Ballots: answer the request this many times at once and return the answer most of
+    /// them give (1: one run; at most [`crate::votes::MAX_VOTES`]; docs/eval.md, "Votes").
+    pub votes: usize,
     /// How often a reply that fails validation is sent back with its errors.
     pub retry: RetryPolicy,
     /// A reply repeating an earlier call with the same arguments is an error
@@ -136,7 +141,8 @@ impl Request {
             mode: Mode::Grammar,
             think: Think::Off,
             few_shot: false,
-            sampling: SamplingOptions::default(),
+            sampling: Sampling::default(),
+            votes: 1,
             retry: RetryPolicy::default(),
             refuse_repeats: false,
             strict_schemas: false,
@@ -146,69 +152,6 @@ impl Request {
             not_offered: Vec::new(),
             cancel: Cancel::default(),
             compiled: None,
-        }
-    }
-}
-
-/// Sampling settings, as OpenAI names them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SamplingOptions {
-    /// Most tokens to generate per attempt.
-    pub max_tokens: usize,
-    /// 0 = greedy.
-    pub temperature: f32,
-    /// Nucleus sampling mass (1 = off).
-    pub top_p: f32,
-    /// Seed for temperature sampling.
-    pub seed: Option<u64>,
-    /// Stop sequences (they end text, never a call).
-    pub stop: Vec<String>,
-    /// Token id → bias added to its logit (the embedded model's vocabulary).
-    pub logit_bias: Vec<(u32, f32)>,
-    /// Most reasoning tokens before `</think>` is forced in (default 3/4 of `max_tokens`).
-    pub think_budget: Option<usize>,
-    /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded); the
-    /// grammar ends the reply after them.
-    pub max_calls: Option<usize>,
-    /// Plan, then calls: where several calls may be made, the reply first says how many
-    /// (returned as its reasoning), then makes exactly that many.
-    pub plan: bool,
-    /// Added to the logits of the tokens that open a call where the reply may call or not
-    /// (under a plan: to the counts 1–9): > 0 calls more often, < 0 declines more often.
-    /// Embedded model only; `None`: [`Self::call_bias`]'s default.
-    pub call_bias: Option<f32>,
-    /// Ballots: answer the request this many times at once and return the answer most of
-    /// them give (1: one run; at most [`crate::votes::MAX_VOTES`]; docs/eval.md, "Votes").
-    pub votes: usize,
-}
-
-/// The call bias of a planned reply when the request names none: measured on BFCL (docs/eval.md,
-/// "Call or text"), asked "how many calls", the default model names 0 almost never, and a
-/// bias of -2 on the counts 1–9 wins back most declines at no measured cost to calls.
-pub const PLAN_CALL_BIAS: f32 = -2.0;
-
-impl SamplingOptions {
-    /// The call bias in force: the request's, else [`PLAN_CALL_BIAS`] under a plan, else 0.
-    pub fn call_bias(&self) -> f32 {
-        self.call_bias
-            .unwrap_or(if self.plan { PLAN_CALL_BIAS } else { 0.0 })
-    }
-}
-
-impl Default for SamplingOptions {
-    fn default() -> Self {
-        Self {
-            max_tokens: 512,
-            temperature: 0.0,
-            top_p: 1.0,
-            seed: None,
-            stop: Vec::new(),
-            logit_bias: Vec::new(),
-            think_budget: None,
-            max_calls: None,
-            plan: false,
-            call_bias: None,
-            votes: 1,
         }
     }
 }

@@ -29,7 +29,7 @@ where
     F: Fn(&Request) -> Result<Response, RunError> + Sync,
 {
     let cast = &cast;
-    let k = req.sampling.votes;
+    let k = req.votes;
     let ballots: Vec<Result<Response, RunError>> = std::thread::scope(|scope| {
         let running: Vec<_> = (0..k)
             .map(|i| {
@@ -52,7 +52,7 @@ where
 /// least, each with its own seed.
 fn ballot(req: &Request, i: usize) -> Request {
     let mut b = req.clone();
-    b.sampling.votes = 1;
+    b.votes = 1;
     if i > 0 {
         b.sampling.temperature = b.sampling.temperature.max(VOTE_TEMPERATURE);
         let seed = req.sampling.seed.unwrap_or(0x7001_6a4d);
@@ -209,7 +209,7 @@ mod tests {
         let (one, two) = (ballot(&req, 1), ballot(&req, 2));
         assert_eq!(one.sampling.temperature, VOTE_TEMPERATURE);
         assert_ne!(one.sampling.seed, two.sampling.seed);
-        assert_eq!(one.sampling.votes, 1);
+        assert_eq!(one.votes, 1);
         req.sampling.temperature = 0.001; // BFCL's
         assert_eq!(ballot(&req, 0).sampling.temperature, 0.001);
         assert_eq!(ballot(&req, 1).sampling.temperature, VOTE_TEMPERATURE);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_runtime::{
     Backend, EmbeddedConfig, Event, FinishReason, Repeats, Request, ResponseFormat, RetryPolicy,
-    Runtime, SamplingOptions, tools_from_json,
+    Runtime, Sampling, tools_from_json,
 };
 
 const WEATHER: &str = include_str!("../../../examples/weather.json");
@@ -136,11 +136,11 @@ fn same_reply(a: &toolgram_runtime::Response, b: &toolgram_runtime::Response) {
 
 #[test]
 fn a_streamed_run_gives_the_same_reply_and_its_deltas_add_up_to_it() {
-    let sampled = SamplingOptions {
+    let sampled = Sampling {
         temperature: 0.8,
         seed: Some(7),
         max_tokens: 96,
-        ..SamplingOptions::default()
+        ..Sampling::default()
     };
     let mut calls = request(WEATHER, "Weather in Paris and in Rome, please.");
     calls.parallel_tool_calls = true;
@@ -328,7 +328,7 @@ fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
     let mut req = request(WEATHER, "What's the weather in Paris?");
     req.sampling.max_tokens = 64;
     let greedy = rt.run(&req).expect("one run");
-    req.sampling.votes = 5;
+    req.votes = 5;
     let voted = rt.run(&req).expect("five ballots");
     let tally = voted.votes.clone().expect("a tally");
     assert_eq!((tally.cast, tally.failed), (5, 0), "{tally:?}");
@@ -351,6 +351,6 @@ fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
         matches!(&last, Event::Done(r) if r.votes.as_ref().is_some_and(|t| t.cast == 5)),
         "the stream ends with the voted reply"
     );
-    req.sampling.votes = 17;
+    req.votes = 17;
     assert!(rt.run(&req).is_err(), "more ballots than allowed");
 }

@@ -65,7 +65,7 @@ pub struct ServerConfig {
     pub plan: bool,
     /// Added to the logits of a call's opening tokens where a reply may call or not, by
     /// default (a request's `call_bias` field overrides it; -100 to 100); `None`: the
-    /// runtime's default (`SamplingOptions::call_bias`).
+    /// runtime's default (`Sampling::call_bias`).
     pub call_bias: Option<f32>,
     /// Ballots per reply by default (a request's `votes` field overrides it): the answer
     /// most of them give is returned.

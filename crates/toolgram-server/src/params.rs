@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use toolgram_core::{ToolChoice, ToolSet};
-use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, SamplingOptions};
+use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, Sampling};
 
 /// What the server did not do as asked, said in the reply (`toolgram.notes`) and the log.
 pub type Notes = Vec<String>;
@@ -100,7 +100,7 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
 }
 
 /// `votes`: ballots from 1 to [`toolgram_runtime::votes::MAX_VOTES`] (default: the server's).
-fn votes(o: &Map<String, Value>, default: usize) -> Result<usize, ApiError> {
+pub fn votes(o: &Map<String, Value>, default: usize) -> Result<usize, ApiError> {
     let max = toolgram_runtime::votes::MAX_VOTES;
     match opt_uint(o, "votes")? {
         None => Ok(default),
@@ -126,16 +126,15 @@ pub fn sampling(
     limits: &crate::app::ServerConfig,
     limit: usize,
     notes: &mut Notes,
-) -> Result<SamplingOptions, ApiError> {
-    let mut s = SamplingOptions {
+) -> Result<Sampling, ApiError> {
+    let mut s = Sampling {
         max_tokens: limit.min(DEFAULT_MAX_TOKENS),
         max_calls: limits.max_calls_per_reply,
         plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
             .map(|b| b as f32)
             .or(limits.call_bias),
-        votes: votes(o, limits.votes)?,
-        ..SamplingOptions::default()
+        ..Sampling::default()
     };
     for key in max_keys {
         if let Some(n) = opt_uint(o, key)? {

@@ -15,8 +15,8 @@ use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, SamplingOptions, check_offer,
-    named_syntax, read_tools_file,
+    Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, Sampling, check_offer, named_syntax,
+    read_tools_file,
 };
 
 #[derive(Args)]
@@ -144,16 +144,16 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
     req.mode = args.mode;
     req.think = args.think;
     req.few_shot = args.few_shot;
-    req.sampling = SamplingOptions {
+    req.sampling = Sampling {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
         seed: args.seed,
         think_budget: args.think_budget,
         plan: args.levers.plan,
         call_bias: args.levers.call_bias,
-        votes: args.levers.votes,
-        ..SamplingOptions::default()
+        ..Sampling::default()
     };
+    req.votes = args.levers.votes;
     req.retry = RetryPolicy {
         max_attempts: args.max_attempts,
         consecutive_blocked: args.consecutive_blocked,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, Runtime, SamplingOptions, check, read_format_file,
+    Backend, EmbeddedConfig, Request, Runtime, Sampling, check, read_format_file,
 };
 
 #[derive(Args)]
@@ -66,12 +66,12 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     req.response_format = Some(format);
     req.think = args.think;
     req.strict_schemas = args.strict_schemas;
-    req.sampling = SamplingOptions {
+    req.sampling = Sampling {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
         seed: args.seed,
         think_budget: args.think_budget,
-        ..SamplingOptions::default()
+        ..Sampling::default()
     };
     // The grammar is checked before any model is loaded.
     let checked = check(&req, syntax::detect(""))?;

@@ -19,21 +19,11 @@ use toolgram_engine::{
 };
 use toolgram_retry::Outcome;
 
+/// The request's sampling, its runaway calls cut where it forbids repeats.
 fn sampling(req: &Request) -> Sampling {
-    let s = &req.sampling;
     Sampling {
-        max_tokens: s.max_tokens,
-        temperature: s.temperature,
-        top_p: s.top_p,
-        seed: s.seed,
-        stop: s.stop.clone(),
-        logit_bias: s.logit_bias.clone(),
-        think_budget: s.think_budget,
-        max_calls: s.max_calls,
-        plan: s.plan,
-        call_bias: s.call_bias(),
-        cut_runaways: req.repeats == Repeats::Forbid,
-        ..Sampling::default()
+        cut_runaways: req.sampling.cut_runaways || req.repeats == Repeats::Forbid,
+        ..req.sampling.clone()
     }
 }
 

@@ -362,6 +362,7 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, 
     req.think = think;
     sampling.think_budget = budget.map(|b| b.min(sampling.max_tokens.saturating_sub(1)).max(1));
     req.sampling = sampling;
+    req.votes = params::votes(o, app.config.votes)?;
     req.retry = params::retry(o)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
     req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;

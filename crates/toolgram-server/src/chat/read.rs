@@ -106,6 +106,7 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiE
         served.max_tokens,
         &mut notes,
     )?;
+    req.votes = params::votes(o, app.config.votes)?;
     req.retry = params::retry(o)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
     req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;

@@ -310,6 +310,7 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
         served.max_tokens,
         &mut notes,
     )?;
+    req.votes = params::votes(o, app.config.votes)?;
     let encrypted_reasoning = match o.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(a)) => a
