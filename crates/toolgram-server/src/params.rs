@@ -7,8 +7,10 @@ use crate::clip::cut;
 use crate::error::ApiError;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use toolgram_core::{ToolChoice, ToolSet};
-use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, Sampling};
+use toolgram_core::define::custom_tool;
+use toolgram_core::define::read_tools::{read_function, read_tool};
+use toolgram_core::{DefinitionError, Tool, ToolChoice, ToolSet};
+use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, RunError, Sampling};
 
 /// What the server did not do as asked, said in the reply (`toolgram.notes`) and the log.
 pub type Notes = Vec<String>;
@@ -356,72 +358,91 @@ fn bounded(items: &[Value], param: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The tool pool from `items` (function tools and custom grammar tools in either OpenAI
-/// API's shape, Responses' `namespace` groups), within [`MAX_TOOLS`] and [`MAX_TOOL_BYTES`];
-/// any other tool type is a hosted tool, left out and listed, or a 400 under
+/// How one API reads a tool item into a [`Tool`] (`at`: its JSON pointer in the request):
+/// `None` for a type this server cannot run (a hosted tool).
+pub type ReadTool = fn(&Value, &str) -> Option<Result<Tool, DefinitionError>>;
+
+/// A tool in either OpenAI API's shape: a function tool (Chat's nested or Responses' flat
+/// shape) or a custom grammar tool; anything else is hosted.
+pub fn openai_tool(t: &Value, at: &str) -> Option<Result<Tool, DefinitionError>> {
+    let obj = t.as_object()?;
+    Some(match obj.get("type").and_then(Value::as_str)? {
+        "function" if obj.contains_key("function") => read_tool(t, at),
+        "function" => read_function(
+            obj,
+            at,
+            "parameters",
+            json!({"type": "object", "properties": {}}),
+        ),
+        "custom" => custom_tool::read(obj, at),
+        _ => return None,
+    })
+}
+
+/// The tool pool from `items`, each read by the API's `read` straight into a [`Tool`]
+/// (Responses' `namespace` groups opened), within [`MAX_TOOLS`] and [`MAX_TOOL_BYTES`]; a
+/// tool `read` cannot take is a hosted tool, left out and listed, or a 400 under
 /// [`HostedTools::Refuse`].
-pub fn pool(items: &[Value], hosted: HostedTools, param: &str) -> Result<Pool, ApiError> {
+pub fn pool(
+    items: &[Value],
+    hosted: HostedTools,
+    param: &str,
+    read: ReadTool,
+) -> Result<Pool, ApiError> {
     bounded(items, param)?;
-    let mut chat_shaped = Vec::with_capacity(items.len());
+    let mut tools = Vec::with_capacity(items.len());
     let mut not_offered = Vec::new();
     let mut namespaces = HashMap::new();
-    let mut add = |t: &Value, ns: Option<&str>, out: &mut Vec<Value>| {
+    let invalid = |e: DefinitionError| ApiError::from(RunError::from(e)).param(param);
+    // Each item read and offered, or left out (or refused) as a hosted tool.
+    let mut offer = |t: &Value, at: &str, field: &str, ns: Option<&str>| -> Result<(), ApiError> {
         let kind = t.get("type").and_then(Value::as_str).unwrap_or("");
-        let item = match kind {
-            // Responses' flat function shape → Chat's nested one.
-            "function" if t.get("function").is_none() => {
-                let mut f = t.as_object().cloned().unwrap_or_default();
-                f.remove("type");
-                f.remove("strict");
-                f.remove("defer_loading");
-                json!({"type": "function", "function": f})
+        match read(t, at) {
+            Some(tool) => {
+                let tool = tool.map_err(invalid)?;
+                if let Some(ns) = ns {
+                    namespaces.insert(tool.name.clone(), ns.to_owned());
+                }
+                tools.push(tool);
             }
-            "function" | "custom" => t.clone(),
-            _ => return Err(kind.to_owned()),
-        };
-        if let Some(ns) = ns {
-            let name = item
-                .get("function")
-                .unwrap_or(&item)
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            namespaces.insert(name.to_owned(), ns.to_owned());
-        }
-        out.push(item);
-        Ok(())
-    };
-    for (i, t) in items.iter().enumerate() {
-        let at = format!("{param}[{i}]");
-        let kind = t.get("type").and_then(Value::as_str).unwrap_or("");
-        let result = if kind == "namespace" {
-            let ns = t.get("name").and_then(Value::as_str).unwrap_or("");
-            let inner = t
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| ApiError::invalid(&at, "a namespace tool needs an array `tools`"))?;
-            inner
-                .iter()
-                .try_for_each(|f| add(f, Some(ns), &mut chat_shaped))
-        } else {
-            add(t, None, &mut chat_shaped)
-        };
-        if let Err(kind) = result {
-            let name = t.get("name").and_then(Value::as_str).unwrap_or(&kind);
-            if hosted == HostedTools::Refuse {
+            None if hosted == HostedTools::Refuse => {
+                let name = t.get("name").and_then(Value::as_str).unwrap_or(kind);
                 return Err(ApiError::invalid(
-                    &format!("{at}.type"),
+                    &format!("{field}.type"),
                     format!(
                         "tool `{name}`: {} (this server refuses hosted tools: --hosted-tools filter offers the rest)",
-                        hosted_reason(&kind)
+                        hosted_reason(kind)
                     ),
                 ));
             }
-            not_offered.push(FilteredTool::new(name, hosted_reason(&kind)));
+            None => {
+                let name = t.get("name").and_then(Value::as_str).unwrap_or(kind);
+                not_offered.push(FilteredTool::new(name, hosted_reason(kind)));
+            }
+        }
+        Ok(())
+    };
+    for (i, t) in items.iter().enumerate() {
+        let field = format!("{param}[{i}]");
+        if t.get("type").and_then(Value::as_str) != Some("namespace") {
+            offer(t, &format!("/{i}"), &field, None)?;
+            continue;
+        }
+        let ns = t.get("name").and_then(Value::as_str).unwrap_or("");
+        let inner = t
+            .get("tools")
+            .and_then(Value::as_array)
+            .ok_or_else(|| ApiError::invalid(&field, "a namespace tool needs an array `tools`"))?;
+        for (j, f) in inner.iter().enumerate() {
+            offer(
+                f,
+                &format!("/{i}/tools/{j}"),
+                &format!("{field}.tools[{j}]"),
+                Some(ns),
+            )?;
         }
     }
-    let tools = toolgram_runtime::tools_from_json(Value::Array(chat_shaped), ".".as_ref())
-        .map_err(|e| ApiError::from(e).param(param))?;
+    let tools = ToolSet::new(tools).map_err(invalid)?;
     Ok(Pool {
         tools,
         not_offered,
@@ -432,8 +453,8 @@ pub fn pool(items: &[Value], hosted: HostedTools, param: &str) -> Result<Pool, A
 /// The pool of a body's `tools` field.
 pub fn tools(o: &Map<String, Value>, hosted: HostedTools) -> Result<Pool, ApiError> {
     match o.get("tools") {
-        None | Some(Value::Null) => pool(&[], hosted, "tools"),
-        Some(Value::Array(a)) => pool(a, hosted, "tools"),
+        None | Some(Value::Null) => pool(&[], hosted, "tools", openai_tool),
+        Some(Value::Array(a)) => pool(a, hosted, "tools", openai_tool),
         Some(_) => Err(ApiError::invalid("tools", "`tools` must be an array")),
     }
 }
@@ -502,7 +523,7 @@ mod tests {
             json!({"type": "web_search"}),
             json!({"type": "web_search_20250305", "name": "web_search_tool"}),
         ];
-        let pool = pool(&items, HostedTools::Filter, "tools").expect("reads");
+        let pool = pool(&items, HostedTools::Filter, "tools", openai_tool).expect("reads");
         let names: Vec<&str> = pool.tools.tools().iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["shell", "read_file"]);
         assert_eq!(
@@ -512,7 +533,7 @@ mod tests {
         let out: Vec<&str> = pool.not_offered.iter().map(|f| f.tool.as_str()).collect();
         assert_eq!(out, ["web_search", "web_search_tool"]);
         assert!(pool.not_offered[0].reason.contains("hosted"));
-        let refused = super::pool(&items, HostedTools::Refuse, "tools")
+        let refused = super::pool(&items, HostedTools::Refuse, "tools", openai_tool)
             .err()
             .expect("refused");
         assert_eq!(refused.fields().status, axum::http::StatusCode::BAD_REQUEST);
@@ -553,7 +574,7 @@ mod tests {
         let many: Vec<Value> = (0..=MAX_TOOLS)
             .map(|i| function(&format!("f{i}")))
             .collect();
-        let e = pool(&many, HostedTools::Filter, "tools")
+        let e = pool(&many, HostedTools::Filter, "tools", openai_tool)
             .err()
             .expect("too many");
         assert!(
@@ -562,10 +583,10 @@ mod tests {
             e.fields().message
         );
         let grouped = vec![json!({"type": "namespace", "name": "n", "tools": many})];
-        assert!(pool(&grouped, HostedTools::Filter, "tools").is_err());
+        assert!(pool(&grouped, HostedTools::Filter, "tools", openai_tool).is_err());
         let big = json!({"type": "function", "name": "big", "description": "d".repeat(MAX_TOOL_BYTES),
             "parameters": {"type": "object"}});
-        let e = pool(&[big], HostedTools::Filter, "tools")
+        let e = pool(&[big], HostedTools::Filter, "tools", openai_tool)
             .err()
             .expect("too big");
         assert!(
@@ -574,7 +595,7 @@ mod tests {
                 .contains("limit on tool definition bytes")
         );
         let fine: Vec<Value> = (0..40).map(|i| function(&format!("f{i}"))).collect();
-        assert!(pool(&fine, HostedTools::Filter, "tools").is_ok());
+        assert!(pool(&fine, HostedTools::Filter, "tools", openai_tool).is_ok());
     }
 
     /// With the context as the limit (the default), an agent's 32,000 is honoured and a

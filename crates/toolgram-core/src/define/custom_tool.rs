@@ -86,7 +86,7 @@ fn slashes_escaped(re: &str) -> String {
 }
 
 /// Read one `{"type": "custom", …}` entry.
-pub(crate) fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, DefinitionError> {
+pub fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, DefinitionError> {
     // Chat Completions nests the tool under `custom`; Responses puts it at the top level.
     let (body, base) = match obj.get("custom").and_then(Value::as_object) {
         Some(inner) => (inner, format!("{at}/custom")),

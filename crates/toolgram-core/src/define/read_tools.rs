@@ -1,7 +1,9 @@
 //! A tools document read into a checked [`ToolSet`]: a JSON array of OpenAI tools (or
 //! `{"tools": [...]}`), function tools read here with toolgram's own `x-toolgram` keys, grammar
-//! ("custom") tools through [`super::custom_tool`]. Errors carry the JSON pointer of what is
-//! wrong.
+//! ("custom") tools through [`super::custom_tool`]. [`read_function`] is the one reader of a
+//! function tool, whichever API's shape holds it (the server's readers call it on Responses'
+//! flat and Anthropic's `input_schema` shapes directly). Errors carry the JSON pointer of what
+//! is wrong.
 //!
 //! This module must not check a schema or index the pool: [`ToolSet::new`] does that for every
 //! way a pool is made.
@@ -58,7 +60,9 @@ impl ToolSet {
     }
 }
 
-fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
+/// One tool in Chat Completions' shape: `{"type":"function","function":{…}}`, or a grammar
+/// ("custom") tool in either of OpenAI's shapes; `at` is its JSON pointer.
+pub fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
     let obj = item
         .as_object()
         .ok_or_else(|| DefinitionError::new(None, at, "a tool must be an object"))?;
@@ -88,12 +92,32 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         .ok_or_else(|| {
             DefinitionError::new(None, format!("{at}/function"), "missing `function` object")
         })?;
+    let parameters = json!({"type": "object", "properties": {}});
+    read_function(
+        function,
+        &format!("{at}/function"),
+        "parameters",
+        parameters,
+    )
+}
+
+/// A function tool from the object holding its `name`, `description`, schema (under
+/// `schema_key`: Chat's and Responses' `parameters`, Anthropic's `input_schema`; `absent`
+/// when it has none) and toolgram's `x-toolgram` keys; `at` is that object's JSON pointer.
+/// The one reader of a function tool: each API's shape reads through it, none is rewritten
+/// into another first.
+pub fn read_function(
+    function: &Map<String, Value>,
+    at: &str,
+    schema_key: &str,
+    absent: Value,
+) -> Result<Tool, DefinitionError> {
     let name = match function.get("name") {
         Some(Value::String(n)) => n.clone(),
         _ => {
             return Err(DefinitionError::new(
                 None,
-                format!("{at}/function/name"),
+                format!("{at}/name"),
                 "missing string `name`",
             ));
         }
@@ -104,15 +128,12 @@ fn read_tool(item: &Value, at: &str) -> Result<Tool, DefinitionError> {
         Some(_) => {
             return Err(DefinitionError::new(
                 Some(&name),
-                format!("{at}/function/description"),
+                format!("{at}/description"),
                 "`description` must be a string",
             ));
         }
     };
-    let parameters = function
-        .get("parameters")
-        .cloned()
-        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let parameters = function.get(schema_key).cloned().unwrap_or(absent);
     let ext = read_extensions(function, &name, &parameters, at)?;
     Ok(Tool {
         name,
@@ -147,7 +168,7 @@ fn read_extensions(
     parameters: &Value,
     at: &str,
 ) -> Result<Extensions, DefinitionError> {
-    let base = format!("{at}/function/x-toolgram");
+    let base = format!("{at}/x-toolgram");
     let Some(ext) = function.get("x-toolgram") else {
         return Ok(Extensions::default());
     };

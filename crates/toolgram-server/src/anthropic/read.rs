@@ -12,8 +12,9 @@ use crate::error::ApiError;
 use crate::params::{self, Notes};
 use serde_json::{Map, Value, json};
 use toolgram_core::define::message::{MessageFunction, parts_text};
+use toolgram_core::define::read_tools::read_function;
 use toolgram_core::define::request::Think;
-use toolgram_core::{ChatMessage, MessageToolCall, ToolChoice};
+use toolgram_core::{ChatMessage, DefinitionError, MessageToolCall, Tool, ToolChoice};
 use toolgram_runtime::{Request, ResponseFormat};
 
 /// A Messages request as read.
@@ -202,35 +203,20 @@ fn messages_of(
     Ok(())
 }
 
-/// Anthropic's tools in the OpenAI shape the pool reads: a client tool (`input_schema`, no
-/// type or `custom`) as a function; a typed tool (`web_search_20250305`, `bash_20250124`, …)
-/// as it is, which the pool leaves out as hosted.
-fn chat_shaped_tools(o: &Map<String, Value>) -> Result<Vec<Value>, ApiError> {
-    let items = match o.get("tools") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(a)) => a,
-        Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
-    };
-    Ok(items
-        .iter()
-        .map(|t| match t.get("type").and_then(Value::as_str) {
-            None | Some("custom") => {
-                let mut f = Map::new();
-                for key in ["name", "description"] {
-                    if let Some(v) = t.get(key) {
-                        f.insert(key.to_owned(), v.clone());
-                    }
-                }
-                let schema = t
-                    .get("input_schema")
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"}));
-                f.insert("parameters".into(), schema);
-                json!({"type": "function", "function": f})
-            }
-            Some(_) => t.clone(),
-        })
-        .collect())
+/// A Messages API tool read straight into a [`Tool`]: a client tool (`type` absent or
+/// `custom`) is a function with its `input_schema`; other types are read as OpenAI's shapes
+/// (a client that sends them), else they are hosted tools (`web_search_…`, `bash_…`).
+fn anthropic_tool(t: &Value, at: &str) -> Option<Result<Tool, DefinitionError>> {
+    let obj = t.as_object()?;
+    match obj.get("type").and_then(Value::as_str) {
+        None | Some("custom") => Some(read_function(
+            obj,
+            at,
+            "input_schema",
+            json!({"type": "object"}),
+        )),
+        Some(_) => params::openai_tool(t, at),
+    }
 }
 
 /// `tool_choice` and whether several calls may be made.
@@ -329,7 +315,12 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, 
     for (i, m) in items.iter().enumerate() {
         messages_of(i, m, &mut messages, &mut notes)?;
     }
-    let pool = params::pool(&chat_shaped_tools(o)?, app.config.hosted_tools, "tools")?;
+    let tools = match o.get("tools") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
+    };
+    let pool = params::pool(tools, app.config.hosted_tools, "tools", anthropic_tool)?;
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;

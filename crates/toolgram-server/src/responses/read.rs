@@ -294,7 +294,12 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
         messages.retain(|m| m.role != "system");
         messages.insert(0, ChatMessage::text("system", instructions));
     }
-    let pool = params::pool(&tools, app.config.hosted_tools, "tools")?;
+    let pool = params::pool(
+        &tools,
+        app.config.hosted_tools,
+        "tools",
+        params::openai_tool,
+    )?;
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
