@@ -157,6 +157,7 @@ impl Grammars {
         shape: &CallShape,
     ) -> Result<CompiledCall, EngineError> {
         self.calls_compiled.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(tools = tools.tools().len(), "call grammar compiled");
         let started = Instant::now();
         let opts = self.call_options(shape);
         let request = PoolRequest {

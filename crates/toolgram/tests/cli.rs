@@ -3,7 +3,7 @@
 //! is loaded. Uses the fast test model.
 
 mod common;
-use common::{temp_file, toolgram};
+use common::{temp_file, toolgram, toolgram_env};
 
 use serde_json::Value;
 
@@ -18,6 +18,30 @@ fn error_line(stderr: &str) -> Value {
     let last = stderr.lines().last().unwrap_or_default();
     serde_json::from_str(last)
         .unwrap_or_else(|e| panic!("stderr's last line is not JSON ({e}): {stderr}"))
+}
+
+/// `call` compiles its request's grammar once, in the model's own syntax: the check after
+/// the model loads and the run share it (the engine says each compile at debug level).
+#[test]
+fn call_compiles_its_grammar_once() {
+    let args = [
+        "call",
+        "--model",
+        "test",
+        "--tools",
+        "examples/weather.json",
+        "--tool-choice",
+        "required",
+        "What's the weather like in Paris today?",
+    ];
+    let log = std::path::Path::new("error,toolgram_engine=debug");
+    let (code, _, stderr) = toolgram_env(&args, &[("TOOLGRAM_LOG", log)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr.matches("call grammar compiled").count(),
+        1,
+        "{stderr}"
+    );
 }
 
 #[test]
