@@ -515,6 +515,33 @@ mod tests {
 
     /// A namespace's functions are offered under their names and remember their namespace;
     /// hosted tools are left out with a reason, or refused.
+    /// Each shape reads straight into a `Tool`: a definition error points at the client's own
+    /// field, and a namespace member that is not a function is left out by itself.
+    #[test]
+    fn tools_read_in_their_own_shape_and_errors_point_into_it() {
+        let flat = vec![function("a"), json!({"type": "function", "parameters": {}})];
+        let e = pool(&flat, HostedTools::Filter, "tools", openai_tool)
+            .err()
+            .expect("no name");
+        assert!(
+            e.fields().message.contains("/1/name"),
+            "{}",
+            e.fields().message
+        );
+        let grouped = vec![json!({"type": "namespace", "name": "ns", "tools": [
+            function("b"), {"type": "web_search"}, function("c")]})];
+        let p = pool(&grouped, HostedTools::Filter, "tools", openai_tool).expect("reads");
+        let names: Vec<&str> = p.tools.tools().iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
+        assert_eq!(p.not_offered.len(), 1);
+        let refused = pool(&grouped, HostedTools::Refuse, "tools", openai_tool).err();
+        let refused = refused.expect("refused");
+        assert_eq!(
+            refused.fields().param.as_deref(),
+            Some("tools[0].tools[1].type")
+        );
+    }
+
     #[test]
     fn namespaces_are_offered_and_hosted_tools_left_out_or_refused() {
         let items = vec![

@@ -367,3 +367,34 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, 
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::HostedTools;
+
+    /// A Messages tool reads with its own `input_schema`; a server tool is hosted.
+    #[test]
+    fn messages_tools_read_with_their_input_schema_and_server_tools_are_hosted() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let items = vec![
+            json!({"name": "search", "input_schema": schema}),
+            json!({"type": "custom", "name": "bare"}),
+            json!({"type": "web_search_20250305", "name": "web_search"}),
+        ];
+        let p = params::pool(&items, HostedTools::Filter, "tools", anthropic_tool).expect("reads");
+        let tools = p.tools.tools();
+        assert_eq!(tools[0].parameters, schema);
+        assert_eq!(tools[1].parameters, json!({"type": "object"}));
+        assert_eq!(p.not_offered.len(), 1);
+        let bad = vec![json!({"input_schema": schema})];
+        let e = params::pool(&bad, HostedTools::Filter, "tools", anthropic_tool)
+            .err()
+            .expect("no name");
+        assert!(
+            e.fields().message.contains("/0/name"),
+            "{}",
+            e.fields().message
+        );
+    }
+}
