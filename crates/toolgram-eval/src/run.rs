@@ -168,7 +168,7 @@ fn run_one(
     }
     let name = mode.name();
     let t0 = Instant::now();
-    let outcome = runtime.run(&req);
+    let outcome = runtime.check(req).and_then(|r| runtime.run(&r));
     let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
     let record = match outcome {
         Ok(resp) => {

@@ -27,11 +27,11 @@ fn main() -> Result<(), RunError> {
     )?;
     let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
     req.tool_choice = ToolChoice::Required;
-    println!("{}", runtime.run(&req)?.to_json());
+    println!("{}", runtime.run(&runtime.check(req.clone())?)?.to_json());
 
     req.messages = vec![ChatMessage::text("user", "And in Lima, in fahrenheit?")];
     let mut out = std::io::stdout();
-    for event in runtime.stream(&req)? {
+    for event in runtime.stream(&runtime.check(req)?)? {
         match event {
             Event::ToolCallStart { name, .. } => print!("{name}("),
             Event::ToolCallDelta { arguments, .. } => print!("{arguments}"),

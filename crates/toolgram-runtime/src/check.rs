@@ -1,26 +1,70 @@
 //! Everything about a request that can be checked before it runs: the offered pool and
 //! `tool_choice` compiled to the whole grammar and built by llguidance, or the
 //! `response_format`'s grammar. Before a model is loaded ([`check`]) llguidance works over a
-//! byte-level vocabulary; with the model loaded ([`precompile`]) the engine's own compiler
-//! builds the grammar the run decodes under, kept in the request (`Precompiled`) so the run
-//! compiles nothing again. This module must not load a model or run one.
+//! byte-level vocabulary; with the model loaded ([`ready`]) the engine's own compiler
+//! builds the grammar the run decodes under, once, and the request leaves as a [`Ready`]:
+//! the pool offered for it, the tools left out and that grammar, which its run reads and
+//! never computes again. This module must not load a model or run one.
 
 use crate::error::RunError;
 use crate::format::{answer_beside_tools, prepare, refuse_unknown};
 use crate::pool;
-use crate::request::{Precompiled, Request};
+use crate::request::Request;
+use crate::response::FilteredTool;
 use std::sync::Arc;
 use toolgram_core::compile::{CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_engine::{ByteChecker, CallShape, Grammars, check_request, generation_grammar};
+use toolgram_engine::{
+    ByteChecker, CallShape, CompiledCall, Grammars, check_request, generation_grammar,
+};
 
 /// What a checked request leaves to say.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Checked {
     /// Unknown schema keywords left out as annotations (none under `strict_schemas`).
     pub warnings: Vec<String>,
     /// How the grammar was built, where it matters to the user.
     pub notes: Vec<String>,
+}
+
+/// A request checked for its run ([`crate::Runtime::check`]): the pool offered for it, the
+/// tools left out, and on the embedded engine the call grammar compiled once in the model's
+/// own syntax. Its run reads these and computes none of them again; only the check makes
+/// one, so a request cannot change between its check and its run.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    /// The request, its `tools` the pool offered for it.
+    pub(crate) req: Request,
+    /// The tools left out (by its front end, then by the pool's filter), each with why.
+    pub(crate) filtered_out: Vec<FilteredTool>,
+    /// The call grammar: on the embedded engine for every request with tools (in prompt mode
+    /// too: its parser reads the plan); `None` for a response format alone or a provider.
+    pub(crate) call: Option<Arc<CompiledCall>>,
+    /// What the check has to say.
+    pub(crate) checked: Checked,
+}
+
+impl Ready {
+    /// The request as it runs: its `tools` are the pool offered for it.
+    pub fn request(&self) -> &Request {
+        &self.req
+    }
+
+    /// The warnings and notes of the check.
+    pub fn checked(&self) -> &Checked {
+        &self.checked
+    }
+
+    /// A provider's request: nothing to compile, the provider checks its own.
+    pub(crate) fn remote(req: Request) -> Result<Self, RunError> {
+        let (req, filtered_out) = pool::offer(req)?;
+        Ok(Self {
+            req,
+            filtered_out,
+            call: None,
+            checked: Checked::default(),
+        })
+    }
 }
 
 /// What `req`'s call grammar is compiled for.
@@ -52,7 +96,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
             notes: Vec::new(),
         });
     }
-    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
+    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
     let answer = answer_beside_tools(req)?;
     let opts = CompileOptions {
         mode: req.mode,
@@ -82,7 +126,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
 /// The grammar itself is compiled once, by the loaded engine in the model's own syntax
 /// ([`crate::Runtime::check`]).
 pub fn check_offer(req: &Request) -> Result<(), RunError> {
-    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
+    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
     req.tool_choice
         .callable(&offered.tools)
         .map_err(toolgram_engine::EngineError::from)?;
@@ -90,30 +134,35 @@ pub fn check_offer(req: &Request) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Check `req` with the loaded engine's compiler (`grammars`, speaking `syntax`) and keep the
-/// call grammar it compiled in `req`, for its run.
-pub(crate) fn precompile(
+/// Check `req` with the loaded engine's compiler (`grammars`, speaking `syntax`): the pool
+/// offered for it and its call grammar, compiled once, carried to its run.
+pub(crate) fn ready(
     grammars: &Grammars,
     syntax: &'static CallSyntax,
-    req: &mut Request,
-) -> Result<Checked, RunError> {
+    req: Request,
+) -> Result<Ready, RunError> {
     grammars.check_logit_bias(&req.sampling.logit_bias)?;
+    let (req, filtered_out) = pool::offer(req)?;
     if req.format_only() {
-        return check(req, syntax);
+        let checked = check(&req, syntax)?;
+        return Ok(Ready {
+            req,
+            filtered_out,
+            call: None,
+            checked,
+        });
     }
-    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice, None)?;
-    let call = grammars.compile_call(&offered.tools, &shape(req)?)?;
+    let call = grammars.compile_call(&req.tools, &shape(&req)?)?;
     let mut checked = checked_plan(call.plan(), !req.strict_schemas)?;
-    if let Some((prepared, _)) = answer_beside_tools(req)? {
+    if let Some((prepared, _)) = answer_beside_tools(&req)? {
         checked.warnings.extend(prepared.warnings);
     }
-    req.compiled = Some(Precompiled {
-        pool: Arc::clone(&req.tools),
-        keep: offered.keep,
-        offered: offered.tools,
-        call: Arc::new(call),
-    });
-    Ok(checked)
+    Ok(Ready {
+        req,
+        filtered_out,
+        call: Some(Arc::new(call)),
+        checked,
+    })
 }
 
 /// The warnings and notes of a compiled plan; its unknown keywords refused unless `lenient`.

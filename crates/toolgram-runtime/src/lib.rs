@@ -1,8 +1,9 @@
 //! # toolgram-runtime — the run stage
 //!
 //! One library under every front end (`toolgram call`, `toolgram serve`, `toolgram eval`):
-//! a [`Runtime`] built once — the embedded model, loaded and kept, or a provider — runs
-//! [`Request`]s: the pool filtered for the request, the model or provider driven under the
+//! a [`Runtime`] built once — the embedded model, loaded and kept, or a provider — checks
+//! [`Request`]s once ([`Runtime::check`] → [`Ready`]) and runs what it checked: the pool
+//! filtered for the request, the model or provider driven under the
 //! validate-and-retry loop, repeats detected, and ONE [`Response`] built, with the same
 //! fields on every path. Failures are [`RunError`]s with a stable kind and a status class.
 //!
@@ -12,7 +13,8 @@
 //! - [`RunError`], [`Status`] — how it fails;
 //! - [`Runtime::stream`], [`Event`] — the reply as it is decoded;
 //! - [`check`] — everything checkable before a model is loaded; [`Runtime::check`] — a
-//!   request's grammar compiled before it is queued, and kept for its run;
+//!   request's offered pool and grammar, computed once before it is queued, carried to its
+//!   run as a [`Ready`];
 //! - [`read_tools_file`], [`tools_from_json`] — tool pools from JSON (built-in grammar tools
 //!   by name, manifests);
 //! - [`ModelSet`] — several models by name, loaded on first use, least recently used
@@ -32,7 +34,7 @@
 //! let tools = read_tools_file("examples/weather.json".as_ref())?;
 //! let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
 //! req.tool_choice = ToolChoice::Required;
-//! let reply = runtime.run(&req)?;
+//! let reply = runtime.run(&runtime.check(req)?)?;
 //! println!("{}", reply.to_json());
 //! # Ok::<(), toolgram_runtime::RunError>(())
 //! ```
@@ -60,7 +62,7 @@ mod tools;
 mod user_files;
 pub mod votes;
 
-pub use check::{Checked, check, check_offer};
+pub use check::{Checked, Ready, check, check_offer};
 pub use embedded::CacheStats;
 pub use error::{RunError, Status, engine_details, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
@@ -262,14 +264,16 @@ impl Runtime {
         }
     }
 
-    /// Check `req` before it is queued: for the embedded model, its call grammar compiled by
-    /// the engine (a schema it cannot take refused here, unknown keywords refused under
-    /// `strict_schemas`, else listed) and kept in `req`, so running it compiles nothing again;
-    /// a provider checks its own requests (nothing to say here).
-    pub fn check(&self, req: &mut Request) -> Result<Checked, RunError> {
+    /// Check `req` before it is queued, once: the pool offered for it and, for the embedded
+    /// model, its call grammar compiled by the engine in the model's syntax (a schema it
+    /// cannot take refused here, unknown keywords refused under `strict_schemas`, else
+    /// listed); its run ([`Runtime::run`], [`Runtime::stream`]) reads them and compiles
+    /// nothing again. A provider checks its own requests (nothing to say here).
+    pub fn check(&self, req: Request) -> Result<Ready, RunError> {
+        check_votes(&req)?;
         match &*self.inner {
-            Inner::Embedded(e) => check::precompile(&e.grammars, e.syntax, req),
-            Inner::Remote(_) => Ok(Checked::default()),
+            Inner::Embedded(e) => check::ready(&e.grammars, e.syntax, req),
+            Inner::Remote(_) => Ready::remote(req),
         }
     }
 
@@ -281,44 +285,37 @@ impl Runtime {
         }
     }
 
-    /// Run `req` to its final reply (its ballots at once, under `votes`).
-    pub fn run(&self, req: &Request) -> Result<Response, RunError> {
-        check_votes(req)?;
-        if req.votes > 1 {
-            return votes::run(|ballot| self.run(ballot), req);
+    /// Run a checked request to its final reply (its ballots at once, under `votes`).
+    pub fn run(&self, ready: &Ready) -> Result<Response, RunError> {
+        if ready.req.votes > 1 {
+            return votes::run(|ballot| self.run(ballot), ready);
         }
         let started = Instant::now();
-        let (req, filtered_out) = offered(req)?;
         match &*self.inner {
-            Inner::Embedded(e) => e.ask(req, filtered_out, started, Reply::Once),
+            Inner::Embedded(e) => e.ask(ready.clone(), started),
             Inner::Remote(r) => {
-                let response = r.run(&req)?;
-                post::finish(&req, &filtered_out, started, response)
+                let response = r.run(&ready.req)?;
+                post::finish(&ready.req, &ready.filtered_out, started, response)
             }
         }
     }
 
-    /// Run `req`, yielding its [`Event`]s as the reply is decoded; the last is the final
-    /// reply (the same as [`Runtime::run`] gives) or the error. Under `votes` the winning
-    /// answer is sent once every ballot is in.
-    pub fn stream(&self, req: &Request) -> Result<EventStream, RunError> {
-        check_votes(req)?;
-        if req.votes > 1 {
-            return self.stream_votes(req);
+    /// Run a checked request, yielding its [`Event`]s as the reply is decoded; the last is
+    /// the final reply (the same as [`Runtime::run`] gives) or the error. Under `votes` the
+    /// winning answer is sent once every ballot is in.
+    pub fn stream(&self, ready: &Ready) -> Result<EventStream, RunError> {
+        if ready.req.votes > 1 {
+            return self.stream_votes(ready);
         }
         let started = Instant::now();
-        let (req, filtered_out) = offered(req)?;
         let (tx, rx) = mpsc::channel();
         match &*self.inner {
-            Inner::Embedded(e) => e.submit(Job {
-                req,
-                filtered_out,
-                reply: Reply::Stream(tx),
-                queued_at: started,
-                admitted: None,
-            })?,
+            Inner::Embedded(e) => e.submit(Job::new(ready.clone(), Reply::Stream(tx), started))?,
             Inner::Remote(r) => {
                 let r = r.clone();
+                let Ready {
+                    req, filtered_out, ..
+                } = ready.clone();
                 let custom = post::custom_names(&req.tools);
                 std::thread::Builder::new()
                     .name("toolgram-provider".into())
@@ -335,15 +332,15 @@ impl Runtime {
         Ok(EventStream { rx })
     }
 
-    fn stream_votes(&self, req: &Request) -> Result<EventStream, RunError> {
+    fn stream_votes(&self, ready: &Ready) -> Result<EventStream, RunError> {
         let (tx, rx) = mpsc::channel();
-        let (runtime, req) = (self.clone(), req.clone());
-        let custom = post::custom_names(&req.tools);
+        let (runtime, ready) = (self.clone(), ready.clone());
+        let custom = post::custom_names(&ready.req.tools);
         std::thread::Builder::new()
             .name("toolgram-votes".into())
             .spawn(move || {
                 let state = stream::StreamState::new(tx, None, custom, false);
-                state.finish(votes::run(|ballot| runtime.run(ballot), &req));
+                state.finish(votes::run(|ballot| runtime.run(ballot), &ready));
             })
             .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
         Ok(EventStream { rx })
@@ -352,9 +349,9 @@ impl Runtime {
     /// How many tokens `req`'s prompt has (its conversation and offered tools, rendered by the
     /// model's template), without decoding: Anthropic's `count_tokens`. Embedded model only.
     pub fn count_tokens(&self, req: &Request) -> Result<usize, RunError> {
-        let (req, filtered_out) = offered(req)?;
+        let (req, _) = pool::offer(req.clone())?;
         match &*self.inner {
-            Inner::Embedded(e) => e.ask(req, filtered_out, Instant::now(), Reply::Count),
+            Inner::Embedded(e) => e.count(req),
             Inner::Remote(_) => Err(RunError::InvalidRequest(
                 "counting tokens needs the embedded model's tokenizer; a provider counts its own"
                     .into(),
@@ -365,7 +362,7 @@ impl Runtime {
     /// The exact request a provider runtime would send first, with its path and reason.
     pub fn render(&self, req: &Request) -> Result<RenderedRequest, RunError> {
         match &*self.inner {
-            Inner::Remote(r) => r.render(&offered(req)?.0),
+            Inner::Remote(r) => r.render(&pool::offer(req.clone())?.0),
             Inner::Embedded(_) => Err(RunError::InvalidRequest(
                 "render shows a provider's request; give a provider".into(),
             )),
@@ -382,25 +379,4 @@ fn check_votes(req: &Request) -> Result<(), RunError> {
             votes::MAX_VOTES
         ))),
     }
-}
-
-/// The request with the pool offered for it, and the tools left out (those its front end
-/// left out first).
-fn offered(req: &Request) -> Result<(Request, Vec<FilteredTool>), RunError> {
-    let offered = pool::offered(
-        &req.tools,
-        &req.messages,
-        &req.tool_choice,
-        req.compiled.as_ref(),
-    )?;
-    let mut filtered_out = req.not_offered.clone();
-    filtered_out.extend(offered.out);
-    let mut req = req.clone();
-    req.tools = offered.tools;
-    if req.messages.iter().all(|m| m.role == "system") {
-        return Err(RunError::InvalidRequest(
-            "the conversation has no user message".into(),
-        ));
-    }
-    Ok((req, filtered_out))
 }

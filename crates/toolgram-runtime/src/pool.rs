@@ -2,35 +2,44 @@
 //! trigger words or `tool_choice` names them. This module must not validate calls.
 
 use crate::error::RunError;
-use crate::request::Precompiled;
+use crate::request::Request;
 use crate::response::FilteredTool;
 use std::sync::Arc;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, validate};
 
 /// The pool one request offers.
 pub(crate) struct Offered {
-    /// The tools offered: the pool itself, or the subset `keep`.
+    /// The tools offered: the pool itself, or a subset of it.
     pub tools: Arc<ToolSet>,
-    /// Which of the pool's tools are offered.
-    pub keep: Vec<usize>,
     /// The tools left out, each with why.
     pub out: Vec<FilteredTool>,
 }
 
-/// The tools offered for `messages` under `choice`, and the names left out; the subset a
-/// check already made of the same pool (`checked`) is taken again, so the grammar it compiled
-/// for that subset stays the run's.
+/// `req` with the pool offered for it, and the tools left out (those its front end left out
+/// first); a conversation without a user message is refused.
+pub(crate) fn offer(mut req: Request) -> Result<(Request, Vec<FilteredTool>), RunError> {
+    if req.messages.iter().all(|m| m.role == "system") {
+        return Err(RunError::InvalidRequest(
+            "the conversation has no user message".into(),
+        ));
+    }
+    let offered = offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let mut filtered_out = std::mem::take(&mut req.not_offered);
+    filtered_out.extend(offered.out);
+    req.tools = offered.tools;
+    Ok((req, filtered_out))
+}
+
+/// The tools offered for `messages` under `choice`, and the names left out.
 pub(crate) fn offered(
     tools: &Arc<ToolSet>,
     messages: &[ChatMessage],
     choice: &ToolChoice,
-    checked: Option<&Precompiled>,
 ) -> Result<Offered, RunError> {
     let keep = validate::filter_pool(tools, messages, choice);
     if keep.len() == tools.tools().len() {
         return Ok(Offered {
             tools: Arc::clone(tools),
-            keep,
             out: Vec::new(),
         });
     }
@@ -46,13 +55,8 @@ pub(crate) fn offered(
             )
         })
         .collect();
-    let subset = match checked.filter(|c| Arc::ptr_eq(&c.pool, tools) && c.keep == keep) {
-        Some(c) => Arc::clone(&c.offered),
-        None => Arc::new(tools.subset(&keep)?),
-    };
     Ok(Offered {
-        tools: subset,
-        keep,
+        tools: Arc::new(tools.subset(&keep)?),
         out,
     })
 }

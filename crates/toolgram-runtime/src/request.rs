@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
-use toolgram_engine::{CompiledCall, Sampling};
+use toolgram_engine::Sampling;
 pub use toolgram_retry::RetryPolicy;
 
 /// One request to a [`crate::Runtime`].
@@ -65,9 +65,6 @@ pub struct Request {
     /// Set it to stop the run: a queued request is dropped, a running one stops decoding
     /// (the error is `cancelled`).
     pub cancel: Cancel,
-    /// The call grammar [`crate::Runtime::check`] compiled, for the run to read instead of
-    /// compiling it again (a change to the pool or its shape after the check is compiled anew).
-    pub(crate) compiled: Option<Precompiled>,
 }
 
 /// What a call identical (tool and arguments) to one already made in the conversation gets:
@@ -151,7 +148,6 @@ impl Request {
             syntax: None,
             not_offered: Vec::new(),
             cancel: Cancel::default(),
-            compiled: None,
         }
     }
 }
@@ -166,18 +162,4 @@ pub enum ResponseFormat {
     JsonSchema(Value),
     /// Text matching this Lark grammar (llguidance dialect).
     Lark(String),
-}
-
-/// A request's call grammar, compiled by the loaded engine before the request was queued
-/// ([`crate::Runtime::check`]).
-#[derive(Debug, Clone)]
-pub(crate) struct Precompiled {
-    /// The pool the request had when it was checked (the run compares by pointer).
-    pub pool: Arc<ToolSet>,
-    /// Which of its tools were offered.
-    pub keep: Vec<usize>,
-    /// The tools offered: `pool`, or its `keep` subset.
-    pub offered: Arc<ToolSet>,
-    /// The grammar.
-    pub call: Arc<CompiledCall>,
 }

@@ -14,7 +14,7 @@
 //! This module must not decode, parse or validate: each ballot is an ordinary run.
 
 use crate::response::{Call, Response, Tally, Usage};
-use crate::{Request, RunError};
+use crate::{Ready, RunError};
 
 /// The most ballots a request may ask for.
 pub const MAX_VOTES: usize = 16;
@@ -22,18 +22,19 @@ pub const MAX_VOTES: usize = 16;
 /// The lowest temperature of the ballots after the first.
 pub const VOTE_TEMPERATURE: f32 = 0.7;
 
-/// Cast `req`'s ballots at once, each through `cast` (an ordinary run), and return the answer
-/// most of them give.
-pub(crate) fn run<F>(cast: F, req: &Request) -> Result<Response, RunError>
+/// Cast a checked request's ballots at once, each through `cast` (an ordinary run of the
+/// same check: ballots differ only in sampling, not in pool or grammar), and return the
+/// answer most of them give.
+pub(crate) fn run<F>(cast: F, ready: &Ready) -> Result<Response, RunError>
 where
-    F: Fn(&Request) -> Result<Response, RunError> + Sync,
+    F: Fn(&Ready) -> Result<Response, RunError> + Sync,
 {
     let cast = &cast;
-    let k = req.votes;
+    let k = ready.req.votes;
     let ballots: Vec<Result<Response, RunError>> = std::thread::scope(|scope| {
         let running: Vec<_> = (0..k)
             .map(|i| {
-                let ballot = ballot(req, i);
+                let ballot = ballot(ready, i);
                 scope.spawn(move || cast(&ballot))
             })
             .collect();
@@ -48,15 +49,16 @@ where
     tally(ballots)
 }
 
-/// Ballot `i` of `req`: the first as asked, the others sampled at [`VOTE_TEMPERATURE`] at
+/// Ballot `i` of `ready`: the first as asked, the others sampled at [`VOTE_TEMPERATURE`] at
 /// least, each with its own seed.
-fn ballot(req: &Request, i: usize) -> Request {
-    let mut b = req.clone();
-    b.votes = 1;
+fn ballot(ready: &Ready, i: usize) -> Ready {
+    let mut b = ready.clone();
+    b.req.votes = 1;
     if i > 0 {
-        b.sampling.temperature = b.sampling.temperature.max(VOTE_TEMPERATURE);
-        let seed = req.sampling.seed.unwrap_or(0x7001_6a4d);
-        b.sampling.seed = Some(seed.wrapping_add(i as u64));
+        let sampling = &mut b.req.sampling;
+        sampling.temperature = sampling.temperature.max(VOTE_TEMPERATURE);
+        let seed = sampling.seed.unwrap_or(0x7001_6a4d);
+        sampling.seed = Some(seed.wrapping_add(i as u64));
     }
     b
 }
@@ -204,16 +206,18 @@ mod tests {
     #[test]
     fn the_first_ballot_of_a_greedy_request_is_greedy_and_the_others_sample_with_own_seeds() {
         let tools = toolgram_core::ToolSet::from_json_str("[]").expect("no tools");
-        let mut req = Request::new(Vec::new(), tools);
-        assert_eq!(ballot(&req, 0).sampling.temperature, 0.0);
-        let (one, two) = (ballot(&req, 1), ballot(&req, 2));
-        assert_eq!(one.sampling.temperature, VOTE_TEMPERATURE);
-        assert_ne!(one.sampling.seed, two.sampling.seed);
-        assert_eq!(one.votes, 1);
-        req.sampling.temperature = 0.001; // BFCL's
-        assert_eq!(ballot(&req, 0).sampling.temperature, 0.001);
-        assert_eq!(ballot(&req, 1).sampling.temperature, VOTE_TEMPERATURE);
-        req.sampling.temperature = 1.0;
-        assert_eq!(ballot(&req, 1).sampling.temperature, 1.0);
+        let user = vec![toolgram_core::ChatMessage::text("user", "Hi")];
+        let mut ready = Ready::remote(crate::Request::new(user, tools)).expect("a request");
+        let sampled = |r: &Ready, i| ballot(r, i).req.sampling;
+        assert_eq!(sampled(&ready, 0).temperature, 0.0);
+        let (one, two) = (ballot(&ready, 1), ballot(&ready, 2));
+        assert_eq!(one.req.sampling.temperature, VOTE_TEMPERATURE);
+        assert_ne!(one.req.sampling.seed, two.req.sampling.seed);
+        assert_eq!(one.req.votes, 1);
+        ready.req.sampling.temperature = 0.001; // BFCL's
+        assert_eq!(sampled(&ready, 0).temperature, 0.001);
+        assert_eq!(sampled(&ready, 1).temperature, VOTE_TEMPERATURE);
+        ready.req.sampling.temperature = 1.0;
+        assert_eq!(sampled(&ready, 1).temperature, 1.0);
     }
 }

@@ -6,8 +6,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Event, FinishReason, Repeats, Request, ResponseFormat, RetryPolicy,
-    Runtime, Sampling, tools_from_json,
+    Backend, EmbeddedConfig, Event, EventStream, FinishReason, Ready, Repeats, Request, Response,
+    ResponseFormat, RetryPolicy, RunError, Runtime, Sampling, tools_from_json,
 };
 
 const WEATHER: &str = include_str!("../../../examples/weather.json");
@@ -39,18 +39,25 @@ fn request(tools: &str, user: &str) -> Request {
     req
 }
 
+/// Check `req` and run it.
+fn run(rt: &Runtime, req: &Request) -> Result<Response, RunError> {
+    rt.run(&rt.check(req.clone())?)
+}
+
+/// Check `req` and stream it.
+fn stream(rt: &Runtime, req: &Request) -> EventStream {
+    let ready = rt.check(req.clone()).expect("the request checks");
+    rt.stream(&ready).expect("stream starts")
+}
+
 #[test]
 fn a_second_request_with_the_same_tools_evaluates_only_its_new_turn() {
     let rt = runtime();
-    let first = rt
-        .run(&request(WEATHER, "What's the weather in Paris?"))
-        .expect("first call");
+    let first = run(&rt, &request(WEATHER, "What's the weather in Paris?")).expect("first call");
     let u1 = first.usage.expect("usage");
     assert_eq!(u1.cached_prompt_tokens, 0, "{:?}", first.usage);
 
-    let second = rt
-        .run(&request(WEATHER, "And in Oslo, in fahrenheit?"))
-        .expect("second call");
+    let second = run(&rt, &request(WEATHER, "And in Oslo, in fahrenheit?")).expect("second call");
     let u2 = second.usage.expect("usage");
     let evaluated = u2.prompt_tokens - u2.cached_prompt_tokens;
     eprintln!(
@@ -73,9 +80,7 @@ fn a_second_request_with_the_same_tools_evaluates_only_its_new_turn() {
     // One byte more in a tool description: a different prefix, never reused.
     let changed = WEATHER.replacen("Send an email.", "Send an email!", 1);
     assert_ne!(changed, WEATHER);
-    let third = rt
-        .run(&request(&changed, "And in Oslo, in fahrenheit?"))
-        .expect("third call");
+    let third = run(&rt, &request(&changed, "And in Oslo, in fahrenheit?")).expect("third call");
     let u3 = third.usage.expect("usage");
     assert_eq!(u3.cached_prompt_tokens, 0, "{u3:?}");
     assert_eq!(third.timings.prompt_evaluated, u3.prompt_tokens);
@@ -94,9 +99,13 @@ struct Gathered {
     events: usize,
 }
 
-fn gather(rt: &Runtime, req: &Request) -> (Gathered, toolgram_runtime::Response) {
+fn gather(rt: &Runtime, req: &Request) -> (Gathered, Response) {
+    gather_ready(rt, &rt.check(req.clone()).expect("the request checks"))
+}
+
+fn gather_ready(rt: &Runtime, ready: &Ready) -> (Gathered, Response) {
     let mut g = Gathered::default();
-    for event in rt.stream(req).expect("stream starts") {
+    for event in rt.stream(ready).expect("stream starts") {
         g.events += 1;
         match event {
             Event::ContentDelta(t) => g.content.push_str(&t),
@@ -118,18 +127,18 @@ fn gather(rt: &Runtime, req: &Request) -> (Gathered, toolgram_runtime::Response)
     panic!("the stream ended without Done");
 }
 
-fn same_reply(a: &toolgram_runtime::Response, b: &toolgram_runtime::Response) {
+fn same_reply(a: &Response, b: &Response) {
     assert_eq!(a.content, b.content);
     assert_eq!(a.reasoning, b.reasoning);
     assert_eq!(a.finish_reason, b.finish_reason);
-    let calls = |r: &toolgram_runtime::Response| {
+    let calls = |r: &Response| {
         r.tool_calls
             .iter()
             .map(|c| (c.name.clone(), c.arguments_text()))
             .collect::<Vec<_>>()
     };
     assert_eq!(calls(a), calls(b));
-    let completion = |r: &toolgram_runtime::Response| r.usage.map(|u| u.completion_tokens);
+    let completion = |r: &Response| r.usage.map(|u| u.completion_tokens);
     assert_eq!(completion(a), completion(b));
     assert_eq!((a.path, a.attempts), (b.path, b.attempts));
 }
@@ -160,7 +169,7 @@ fn a_streamed_run_gives_the_same_reply_and_its_deltas_add_up_to_it() {
     for req in [&calls, &text, &structured] {
         // Each on a fresh runtime, so both evaluate the same prompt in the same batches (a
         // cached prefix changes llama.cpp's batch shapes, and with them the last bits).
-        let plain = runtime().run(req).expect("unstreamed run");
+        let plain = run(&runtime(), req).expect("unstreamed run");
         let (g, streamed) = gather(&runtime(), req);
         same_reply(&plain, &streamed);
         assert_eq!(g.content, streamed.content.clone().unwrap_or_default());
@@ -185,7 +194,7 @@ fn a_cancelled_run_stops_decoding_and_says_so() {
     let mut req = request(WEATHER, "Tell me a long story about the sea.");
     req.tool_choice = ToolChoice::None;
     req.sampling.max_tokens = 400;
-    let mut events = rt.stream(&req).expect("stream starts");
+    let mut events = stream(&rt, &req);
     let first = events.next();
     assert!(
         matches!(first, Some(Event::ContentDelta(_))),
@@ -208,24 +217,21 @@ fn a_cancelled_run_stops_decoding_and_says_so() {
     let queued = request(WEATHER, "Weather in Paris?");
     queued.cancel.cancel();
     assert!(queued.cancel.is_cancelled());
-    match rt.run(&queued) {
+    match run(&rt, &queued) {
         Err(e) => assert_eq!(e.kind(), "cancelled"),
         Ok(r) => panic!("a cancelled request ran: {r:?}"),
     }
     // The runtime goes on serving.
-    rt.run(&request(WEATHER, "Weather in Paris?"))
-        .expect("a request after the cancelled ones");
+    run(&rt, &request(WEATHER, "Weather in Paris?")).expect("a request after the cancelled ones");
 }
 
 #[test]
 fn few_shot_puts_prompt_modes_instructions_under_the_grammar() {
     let rt = runtime();
-    let plain = rt
-        .run(&request(WEATHER, "What's the weather in Paris?"))
-        .expect("plain call");
+    let plain = run(&rt, &request(WEATHER, "What's the weather in Paris?")).expect("plain call");
     let mut req = request(WEATHER, "What's the weather in Paris?");
     req.few_shot = true;
-    let shown = rt.run(&req).expect("few-shot call");
+    let shown = run(&rt, &req).expect("few-shot call");
     let (p, s) = (
         plain.usage.expect("usage").prompt_tokens,
         shown.usage.expect("usage").prompt_tokens,
@@ -248,7 +254,7 @@ fn a_runaway_call_is_cut_and_never_streamed() {
     req.parallel_tool_calls = true;
     req.repeats = Repeats::Forbid;
     req.sampling.max_tokens = 96;
-    let plain = runtime().run(&req).expect("unstreamed run");
+    let plain = run(&runtime(), &req).expect("unstreamed run");
     let (g, streamed) = gather(&runtime(), &req);
     same_reply(&plain, &streamed);
     let cut = streamed.cut_call.as_ref().expect("the repeat is cut");
@@ -259,7 +265,7 @@ fn a_runaway_call_is_cut_and_never_streamed() {
     assert_eq!(g.arguments.len(), streamed.tool_calls.len(), "{g:?}");
     // Listed, the repeat would have been kept.
     req.repeats = Repeats::List;
-    let kept = runtime().run(&req).expect("listed run");
+    let kept = run(&runtime(), &req).expect("listed run");
     assert_eq!(
         kept.tool_calls.len(),
         streamed.tool_calls.len() + 1,
@@ -276,18 +282,19 @@ const UNSATISFIABLE: &str = r#"[{"type": "function", "function": {"name": "get_w
   "x-toolgram": {"rules": [{"dependent_required": {"city": ["unit"]}},
                            {"mutually_exclusive": ["city", "unit"]}]}}}]"#;
 
-/// A request's call grammar is compiled once: by its check before it is queued, then read by
-/// its stream (which asks whether validation can still fail) and by every attempt of the
+/// A request's call grammar is compiled once: by its check before it is queued, then carried
+/// to its stream (which asks whether validation can still fail) and to every attempt of the
 /// retry loop.
 #[test]
 fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
     let rt = runtime();
     let compiled = |rt: &Runtime| rt.grammar_stats().expect("embedded").calls_compiled;
     let start = compiled(&rt);
-    let mut req = request(WEATHER, "What's the weather in Paris?");
-    rt.check(&mut req).expect("the request checks");
+    let ready = rt
+        .check(request(WEATHER, "What's the weather in Paris?"))
+        .expect("the request checks");
     assert_eq!(compiled(&rt), start + 1, "the check compiles the grammar");
-    let (_, reply) = gather(&rt, &req);
+    let (_, reply) = gather_ready(&rt, &ready);
     assert_eq!(reply.tool_calls.len(), 1, "{}", reply.raw);
     assert_eq!(compiled(&rt), start + 1, "the stream compiled it again");
 
@@ -296,9 +303,9 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
         max_attempts: 3,
         consecutive_blocked: 3,
     };
-    rt.check(&mut req).expect("the request checks");
+    let ready = rt.check(req).expect("the request checks");
     let mut retries = 0;
-    for event in rt.stream(&req).expect("stream starts") {
+    for event in rt.stream(&ready).expect("stream starts") {
         match event {
             Event::Retry { .. } => retries += 1,
             Event::Done(r) => panic!("no call satisfies both rules: {}", r.raw),
@@ -311,10 +318,6 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
         start + 2,
         "an attempt compiled the grammar again"
     );
-
-    // Unchecked, the run compiles it once itself.
-    rt.run(&request(WEATHER, "And in Rome?")).expect("a call");
-    assert_eq!(compiled(&rt), start + 3);
 }
 
 #[test]
@@ -327,9 +330,9 @@ fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
     .expect("the test model loads");
     let mut req = request(WEATHER, "What's the weather in Paris?");
     req.sampling.max_tokens = 64;
-    let greedy = rt.run(&req).expect("one run");
+    let greedy = run(&rt, &req).expect("one run");
     req.votes = 5;
-    let voted = rt.run(&req).expect("five ballots");
+    let voted = run(&rt, &req).expect("five ballots");
     let tally = voted.votes.clone().expect("a tally");
     assert_eq!((tally.cast, tally.failed), (5, 0), "{tally:?}");
     assert_eq!(tally.answers.iter().sum::<usize>(), 5, "{tally:?}");
@@ -345,12 +348,12 @@ fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
     );
     assert_eq!(voted.toolgram_json()["votes"]["cast"], 5);
     // A streamed request with votes ends with the same kind of reply.
-    let events = rt.stream(&req).expect("a stream");
+    let events = stream(&rt, &req);
     let last = events.into_iter().last().expect("events");
     assert!(
         matches!(&last, Event::Done(r) if r.votes.as_ref().is_some_and(|t| t.cast == 5)),
         "the stream ends with the voted reply"
     );
     req.votes = 17;
-    assert!(rt.run(&req).is_err(), "more ballots than allowed");
+    assert!(rt.check(req).is_err(), "more ballots than allowed");
 }

@@ -1,6 +1,7 @@
 //! The one shape of an API handler's first half: the body read as JSON within its limits,
 //! the model it names chosen and loaded, the API's reader and the runtime's check run off the
 //! async workers. Each API module (`chat`, `responses`, `anthropic`) calls [`read_checked`]
+//! — its request comes back holding the runtime's [`Ready`] in place of the request it read —
 //! and then replies in its own shapes.
 //!
 //! This module must not know any API's shapes: readers are passed in.
@@ -12,15 +13,21 @@ use axum::extract::Request;
 use axum::http::StatusCode;
 use serde_json::Value;
 use std::sync::Arc;
+use toolgram_runtime::Ready;
 
 /// How deep a request body may nest arrays and objects (serde_json's recursion limit).
 pub const MAX_JSON_DEPTH: usize = 128;
 
 /// What an API's reader gives: the model that serves it and the runtime request, which the
-/// check completes in place.
-pub(crate) trait ReadRequest: Send + 'static {
-    /// The model and the runtime request, together.
-    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request);
+/// check turns into a [`Ready`] (the API's own request type over it, [`Self::Checked`]).
+pub(crate) trait ReadRequest: Sized + Send + 'static {
+    /// The same request, its runtime request checked.
+    type Checked;
+    /// The request with its runtime request made [`Ready`] by `check` (given the model).
+    fn checked(
+        self,
+        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
+    ) -> Result<Self::Checked, ApiError>;
 }
 
 /// An API's reader: the body into its request, for the model chosen.
@@ -33,14 +40,14 @@ pub(crate) async fn read_checked<R: ReadRequest>(
     req: Request,
     route: &'static str,
     read: Reader<R>,
-) -> Result<R, ApiError> {
+) -> Result<R::Checked, ApiError>
+where
+    R::Checked: Send + 'static,
+{
     let body = json_body(app, req).await?;
     let served = served(app, &body).await?;
     off_worker(app, move |app| {
-        let mut r = read(app, served, &body)?;
-        let (served, req) = r.parts();
-        precheck(app, served, route, req)?;
-        Ok(r)
+        read(app, served, &body)?.checked(|served, req| precheck(app, served, route, req))
     })
     .await
 }
@@ -134,19 +141,19 @@ async fn served(app: &Arc<App>, body: &Value) -> Result<Served, ApiError> {
     Ok(app.served(index, runtime))
 }
 
-/// Check a request before it is queued: the engine compiles its grammar (kept in the request,
-/// so the run compiles nothing again); unknown schema keywords are refused here
-/// under strict schemas, else logged once (the reply lists them). Blocking: call it inside
-/// [`off_worker`].
+/// Check a request before it is queued: the pool offered for it and, on the engine, its
+/// grammar compiled, carried to its run in the [`Ready`] (the run compiles nothing again);
+/// unknown schema keywords are refused here under strict schemas, else logged once (the
+/// reply lists them). Blocking: call it inside [`off_worker`].
 fn precheck(
     app: &App,
     served: &Served,
     route: &'static str,
-    req: &mut toolgram_runtime::Request,
-) -> Result<(), ApiError> {
-    let checked = served.runtime.check(req)?;
-    app.log_once(route, "warnings", &checked.warnings);
-    Ok(())
+    req: toolgram_runtime::Request,
+) -> Result<Ready, ApiError> {
+    let ready = served.runtime.check(req)?;
+    app.log_once(route, "warnings", &ready.checked().warnings);
+    Ok(ready)
 }
 
 /// Run `work` (reading a body into a request and checking it: a client's tools, grammars

@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgram_runtime::{Cancel, Event, Request, Response, RunError, Runtime};
+use toolgram_runtime::{Cancel, Event, Ready, Response, RunError, Runtime};
 
 /// Cancels the request when dropped: a handler dropped mid-run means its client is gone.
 pub struct CancelOnDrop(pub Cancel);
@@ -58,15 +58,16 @@ async fn drain_over(app: &App) {
     }
 }
 
-/// Run `req` to its reply within the server's timeout; past it, or past the drain's end, the
-/// run is stopped and its error carries what it decoded (504, or 503 at shutdown).
+/// Run the checked `req` to its reply within the server's timeout; past it, or past the
+/// drain's end, the run is stopped and its error carries what it decoded (504, or 503 at
+/// shutdown).
 pub async fn run(
     app: &Arc<App>,
     runtime: &Runtime,
-    req: Request,
+    req: Ready,
 ) -> Result<Result<Response, RunError>, ApiError> {
     let timeout = app.config.timeout;
-    let guard = CancelOnDrop(req.cancel.clone());
+    let guard = CancelOnDrop(req.request().cancel.clone());
     let ran = Arc::clone(app);
     let runtime = runtime.clone();
     let mut task = tokio::task::spawn_blocking(move || {
@@ -110,11 +111,11 @@ impl Events {
     }
 }
 
-/// Start streaming `req`: the events arrive through the returned [`Events`]; the request is
-/// cancelled when they are dropped or the server's timeout passes.
-pub fn stream(app: &Arc<App>, runtime: &Runtime, req: Request) -> Result<Events, RunError> {
+/// Start streaming the checked `req`: the events arrive through the returned [`Events`]; the
+/// request is cancelled when they are dropped or the server's timeout passes.
+pub fn stream(app: &Arc<App>, runtime: &Runtime, req: Ready) -> Result<Events, RunError> {
     let timeout = app.config.timeout;
-    let cancel = req.cancel.clone();
+    let cancel = req.request().cancel.clone();
     let events = runtime.stream(&req)?;
     let ran = Arc::clone(app);
     let (tx, rx) = mpsc::channel(64);
@@ -153,7 +154,7 @@ pub fn stream(app: &Arc<App>, runtime: &Runtime, req: Request) -> Result<Events,
 pub async fn forward<F: Send + 'static>(
     app: &Arc<App>,
     runtime: &Runtime,
-    req: Request,
+    req: Ready,
     start: Vec<F>,
     mut frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
 ) -> Result<mpsc::Receiver<F>, ApiError> {

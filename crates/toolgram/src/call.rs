@@ -198,17 +198,17 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         }
     };
     let runtime = Runtime::new(backend)?;
-    // The request's grammar, compiled by the loaded engine and kept for the run.
-    let mut req = req;
-    crate::output::print_checked(&runtime.check(&mut req)?);
+    // The request's grammar, compiled once by the loaded engine and carried to the run.
+    let ready = runtime.check(req)?;
+    crate::output::print_checked(ready.checked());
     if args.events {
-        for event in runtime.stream(&req)? {
+        for event in runtime.stream(&ready)? {
             if let Some(line) = crate::output::event_line(event)? {
                 say!("{line}")?;
             }
         }
         return Ok(());
     }
-    say!("{}", runtime.run(&req)?.to_json())?;
+    say!("{}", runtime.run(&ready)?.to_json())?;
     Ok(())
 }

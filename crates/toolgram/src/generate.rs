@@ -84,7 +84,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         max_queue: 1,
         prefix_cache: None,
     }))?;
-    let r = runtime.run(&req)?;
+    let r = runtime.run(&runtime.check(req)?)?;
     let mut msg = r.to_json();
     // Free generation has no calls: the message keeps only what applies to it.
     msg["toolgram"] = json!({"path": r.path.name(), "model": r.model});

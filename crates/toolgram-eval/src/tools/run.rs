@@ -126,7 +126,7 @@ pub fn run_tasks(
             }
             let mut req = pool.clone();
             req.messages = vec![ChatMessage::text("user", task.user_message(file))];
-            let mut record = run_one(runtime, file, &fixture, tool.as_ref(), task, *mode, &req)?;
+            let mut record = run_one(runtime, file, &fixture, tool.as_ref(), task, *mode, req)?;
             record.stamp(options.protocol);
             sink(&record)?;
         }
@@ -141,10 +141,10 @@ fn run_one(
     tool: &dyn DynTool,
     task: &Task,
     mode: EvalMode,
-    req: &Request,
+    req: Request,
 ) -> Result<ItemRecord, EvalError> {
     let t0 = Instant::now();
-    let outcome = runtime.run(req);
+    let outcome = runtime.check(req).and_then(|r| runtime.run(&r));
     let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut r = ItemRecord {
         latency_ms,

@@ -53,13 +53,16 @@ fn path_reason(mode: Mode) -> &'static str {
 }
 
 /// Run `req` on `session`, its calls under `compiled` (the request's call grammar, compiled
-/// before it reached the session).
+/// by its check; every request with tools has one).
 pub(crate) fn run(
     session: &mut Session<'_>,
     req: &Request,
     compiled: Option<&CompiledCall>,
 ) -> Result<Response, RunError> {
     if !req.format_only() {
+        let compiled = compiled.ok_or_else(|| {
+            RunError::Stopped("a request with tools reached its lane without its grammar".into())
+        })?;
         return call(session, req, compiled);
     }
     if req.few_shot {
@@ -74,7 +77,7 @@ pub(crate) fn run(
 fn call(
     session: &mut Session<'_>,
     req: &Request,
-    compiled: Option<&CompiledCall>,
+    compiled: &CompiledCall,
 ) -> Result<Response, RunError> {
     let engine = session.engine();
     let answer = answer_beside_tools(req)?;
@@ -88,7 +91,7 @@ fn call(
         few_shot: req.few_shot,
         sampling: sampling(req),
         answer: answer.as_ref().map(|(_, schema)| schema.clone()),
-        compiled,
+        compiled: Some(compiled),
     };
     let mut model = EngineModel::new(session, request);
     let mut outcome = toolgram_retry::run(

@@ -16,7 +16,7 @@ mod tests;
 
 pub use cache::CacheStats;
 
-use crate::check;
+use crate::check::Ready;
 use crate::error::RunError;
 use crate::post;
 use crate::request::{Cancel, Repeats, Request};
@@ -52,15 +52,33 @@ pub(crate) enum Reply {
     Count(Sender<Result<usize, RunError>>),
 }
 
-/// One request in the queue.
+/// One request in the queue: what its check made ([`Ready`]), or for counting its prompt
+/// only the request.
 pub(crate) struct Job {
     pub req: Request,
     pub filtered_out: Vec<crate::response::FilteredTool>,
+    /// The call grammar its check compiled; `None` only for a response format alone or a
+    /// count.
+    pub call: Option<Arc<CompiledCall>>,
     pub reply: Reply,
     pub queued_at: Instant,
     /// Its place among the admitted jobs, given back when the job is dropped (answered,
     /// failed or cancelled); set by [`Embedded::submit`].
     pub admitted: Option<Admitted>,
+}
+
+impl Job {
+    /// The job of a checked request.
+    pub(crate) fn new(ready: Ready, reply: Reply, queued_at: Instant) -> Self {
+        Self {
+            req: ready.req,
+            filtered_out: ready.filtered_out,
+            call: ready.call,
+            reply,
+            queued_at,
+            admitted: None,
+        }
+    }
 }
 
 /// A job's place in the bound `parallel` running + `max_queue` waiting.
@@ -177,22 +195,29 @@ impl Embedded {
         })
     }
 
-    /// Queue `req` and wait for its one answer, sent on the channel `reply` is made with.
-    pub(crate) fn ask<T>(
-        &self,
-        req: Request,
-        filtered_out: Vec<crate::response::FilteredTool>,
-        queued_at: Instant,
-        reply: impl FnOnce(Sender<Result<T, RunError>>) -> Reply,
-    ) -> Result<T, RunError> {
+    /// Queue a checked request and wait for its reply.
+    pub(crate) fn ask(&self, ready: Ready, queued_at: Instant) -> Result<Response, RunError> {
+        let (tx, rx) = mpsc::channel();
+        self.submit(Job::new(ready, Reply::Once(tx), queued_at))?;
+        Self::answer(&rx)
+    }
+
+    /// How many tokens `req`'s prompt has (its pool already offered): rendered and tokenized
+    /// in turn with the queue, nothing decoded.
+    pub(crate) fn count(&self, req: Request) -> Result<usize, RunError> {
         let (tx, rx) = mpsc::channel();
         self.submit(Job {
             req,
-            filtered_out,
-            reply: reply(tx),
-            queued_at,
+            filtered_out: Vec::new(),
+            call: None,
+            reply: Reply::Count(tx),
+            queued_at: Instant::now(),
             admitted: None,
         })?;
+        Self::answer(&rx)
+    }
+
+    fn answer<T>(rx: &Receiver<Result<T, RunError>>) -> Result<T, RunError> {
         rx.recv()
             .map_err(|_| RunError::Stopped("the engine thread ended during the run".into()))?
     }
@@ -404,15 +429,12 @@ impl<'e> Worker<'e> {
         let Job {
             req,
             filtered_out,
+            call: compiled,
             reply,
             queued_at,
             admitted: _admitted,
         } = job;
         let queue_ms = started.duration_since(queued_at).as_secs_f64() * 1e3;
-        let compiled = match call_grammar(engine, &req) {
-            Ok(c) => c,
-            Err(e) => return reply.fail(e),
-        };
         let state = match &reply {
             Reply::Stream(tx) => {
                 // Read live where the grammar makes the reply final; otherwise the reply is
@@ -517,30 +539,6 @@ impl Reply {
             }
         }
     }
-}
-
-/// The call grammar `req` runs under: the one its check compiled when the pool and shape are
-/// still the same, else compiled here, once for all its attempts; none for a
-/// `response_format` alone or in prompt mode (nothing constrains the reply's calls; the session
-/// compiles the plan its parser reads).
-fn call_grammar(engine: &Engine, req: &Request) -> Result<Option<Arc<CompiledCall>>, RunError> {
-    if req.format_only() {
-        return Ok(None);
-    }
-    let shape = check::shape(req)?;
-    let checked = req
-        .compiled
-        .as_ref()
-        .filter(|c| Arc::ptr_eq(&c.offered, &req.tools) && *c.call.shape() == shape);
-    if let Some(c) = checked {
-        return Ok(Some(Arc::clone(&c.call)));
-    }
-    if req.mode == Mode::Prompt {
-        return Ok(None);
-    }
-    Ok(Some(Arc::new(
-        engine.grammars().compile_call(&req.tools, &shape)?,
-    )))
 }
 
 /// Whether a reply decoded under `req`'s grammar (`compiled`) can still fail validation: a

@@ -40,7 +40,8 @@ fn ask(e: &Embedded) -> Result<Response, RunError> {
     let tools = ToolSet::new(Vec::new()).expect("an empty pool");
     let mut req = Request::new(vec![ChatMessage::text("user", "Hi")], tools);
     req.sampling.max_tokens = 4;
-    e.ask(req, Vec::new(), Instant::now(), Reply::Once)
+    let ready = crate::check::ready(&e.grammars, e.syntax, req)?;
+    e.ask(ready, Instant::now())
 }
 
 #[test]

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::post;
 use serde_json::json;
 use std::sync::Arc;
-use toolgram_runtime::Event;
+use toolgram_runtime::{Event, Ready};
 
 /// The Messages route, as the metrics name it.
 const ROUTE: &str = "/v1/messages";
@@ -72,12 +72,22 @@ async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse
 }
 
 impl ReadRequest for read::MessagesRequest {
-    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request) {
-        (&self.served, &mut self.req)
+    type Checked = read::MessagesRequest<Ready>;
+
+    fn checked(
+        self,
+        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
+    ) -> Result<Self::Checked, ApiError> {
+        Ok(read::MessagesRequest {
+            req: check(&self.served, self.req)?,
+            served: self.served,
+            stream: self.stream,
+            notes: self.notes,
+        })
     }
 }
 
-async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
+async fn reply(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
     match crate::run::run(&app, &m.served.runtime, m.req).await? {
         Ok(r) => {
@@ -99,7 +109,7 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, 
     }
 }
 
-async fn stream(app: Arc<App>, m: read::MessagesRequest) -> Result<HttpResponse, ApiError> {
+async fn stream(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
     let (mut writer, start) = wire::MessageStream::start(&id, &m.served.id);
     let metrics = Arc::clone(&app);

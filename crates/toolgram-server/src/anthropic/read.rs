@@ -18,11 +18,11 @@ use toolgram_core::{ChatMessage, DefinitionError, MessageToolCall, Tool, ToolCho
 use toolgram_runtime::{Request, ResponseFormat};
 
 /// A Messages request as read.
-pub struct MessagesRequest {
+pub struct MessagesRequest<Q = Request> {
     /// The model it runs on.
     pub served: Served,
-    /// The runtime request.
-    pub req: Request,
+    /// The runtime request, then what its check made of it.
+    pub req: Q,
     /// Stream the reply as SSE.
     pub stream: bool,
     /// What was not done as asked.

@@ -15,7 +15,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::post;
 use std::sync::Arc;
-use toolgram_runtime::Event;
+use toolgram_runtime::{Event, Ready};
 use wire::Envelope;
 
 /// This route, as the metrics name it.
@@ -41,12 +41,23 @@ async fn completions(State(app): State<Arc<App>>, req: Request) -> HttpResponse 
 }
 
 impl ReadRequest for ChatRequest {
-    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request) {
-        (&self.served, &mut self.req)
+    type Checked = ChatRequest<Ready>;
+
+    fn checked(
+        self,
+        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
+    ) -> Result<Self::Checked, ApiError> {
+        Ok(ChatRequest {
+            req: check(&self.served, self.req)?,
+            served: self.served,
+            stream: self.stream,
+            include_usage: self.include_usage,
+            notes: self.notes,
+        })
     }
 }
 
-fn envelope(app: &App, chat: &ChatRequest) -> Envelope {
+fn envelope(app: &App, chat: &ChatRequest<Ready>) -> Envelope {
     Envelope {
         id: app.new_id("chatcmpl"),
         created: app.now(),
@@ -55,7 +66,7 @@ fn envelope(app: &App, chat: &ChatRequest) -> Envelope {
 }
 
 /// Answer a non-streamed request.
-pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
+pub async fn reply(app: Arc<App>, chat: ChatRequest<Ready>) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &chat);
     match crate::run::run(&app, &chat.served.runtime, chat.req).await? {
         Ok(r) => {
@@ -75,7 +86,7 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, Api
 }
 
 /// Answer a streamed request: Server-Sent Events as the reply is decoded.
-pub async fn stream(app: Arc<App>, chat: ChatRequest) -> Result<HttpResponse, ApiError> {
+pub async fn stream(app: Arc<App>, chat: ChatRequest<Ready>) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &chat);
     let start = vec![wire::role_chunk(&env)];
     let (include_usage, notes) = (chat.include_usage, chat.notes);

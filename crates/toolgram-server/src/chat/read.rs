@@ -10,12 +10,13 @@ use serde_json::{Value, json};
 use toolgram_core::ChatMessage;
 use toolgram_runtime::Request;
 
-/// A request read from the body, with what the reply needs to say.
-pub struct ChatRequest {
+/// A request read from the body, with what the reply needs to say; `Q` is the runtime
+/// request, then what its check made of it.
+pub struct ChatRequest<Q = Request> {
     /// The model it runs on.
     pub served: Served,
     /// The runtime request.
-    pub req: Request,
+    pub req: Q,
     /// Stream the reply as chunks.
     pub stream: bool,
     /// Send a last chunk with the usage.

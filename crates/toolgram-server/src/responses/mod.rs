@@ -21,7 +21,7 @@ use axum::routing::{get, post};
 use serde_json::json;
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
-use toolgram_runtime::{CallKind, Event, Response};
+use toolgram_runtime::{CallKind, Event, Ready, Response};
 use wire::Envelope;
 
 /// This route, as the metrics name it.
@@ -64,12 +64,29 @@ async fn stored(State(app): State<Arc<App>>, Path(id): Path<String>) -> HttpResp
 }
 
 impl ReadRequest for ResponsesRequest {
-    fn parts(&mut self) -> (&Served, &mut toolgram_runtime::Request) {
-        (&self.served, &mut self.req)
+    type Checked = Checked;
+
+    fn checked(
+        self,
+        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
+    ) -> Result<Checked, ApiError> {
+        Ok(ResponsesRequest {
+            req: check(&self.served, self.req)?,
+            served: self.served,
+            stream: self.stream,
+            store: self.store,
+            echo: self.echo,
+            notes: self.notes,
+            namespaces: self.namespaces,
+            encrypted_reasoning: self.encrypted_reasoning,
+        })
     }
 }
 
-fn envelope(app: &App, rr: &ResponsesRequest) -> Envelope {
+/// A Responses request, checked.
+pub type Checked = ResponsesRequest<Ready>;
+
+fn envelope(app: &App, rr: &Checked) -> Envelope {
     Envelope {
         id: app.new_id("resp"),
         created_at: app.now(),
@@ -77,11 +94,11 @@ fn envelope(app: &App, rr: &ResponsesRequest) -> Envelope {
     }
 }
 
-fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &serde_json::Value) {
+fn remember(app: &App, rr: &Checked, id: &str, r: &Response, body: &serde_json::Value) {
     if !rr.store {
         return;
     }
-    let mut messages = rr.req.messages.clone();
+    let mut messages = rr.req.request().messages.clone();
     messages.push(ChatMessage {
         role: "assistant".into(),
         content: r.content.clone(),
@@ -109,7 +126,7 @@ fn remember(app: &App, rr: &ResponsesRequest, id: &str, r: &Response, body: &ser
 }
 
 /// Answer a non-streamed request.
-pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
+pub async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &rr);
     match crate::run::run(&app, &rr.served.runtime, rr.req.clone()).await? {
         Ok(r) => {
@@ -134,7 +151,7 @@ pub async fn reply(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, 
 }
 
 /// Answer a streamed request with the Responses event types.
-pub async fn stream(app: Arc<App>, rr: ResponsesRequest) -> Result<HttpResponse, ApiError> {
+pub async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &rr);
     let toolgram = crate::app::toolgram_json(None, &rr.notes);
     let created = wire::response_object(&env, &rr, "in_progress", Vec::new(), None, toolgram);

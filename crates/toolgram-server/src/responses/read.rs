@@ -18,11 +18,11 @@ use toolgram_core::{ChatMessage, MessageToolCall};
 use toolgram_runtime::Request;
 
 /// A request read from the body.
-pub struct ResponsesRequest {
+pub struct ResponsesRequest<Q = Request> {
     /// The model it runs on.
     pub served: Served,
-    /// The runtime request.
-    pub req: Request,
+    /// The runtime request, then what its check made of it.
+    pub req: Q,
     /// Stream the reply as typed events.
     pub stream: bool,
     /// Keep the response for `previous_response_id`.

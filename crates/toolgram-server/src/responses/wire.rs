@@ -7,8 +7,8 @@
 //! `response.completed` or `.incomplete`), each numbered. Pure mapping: this module must not
 //! read requests or touch HTTP.
 
+use super::Checked;
 use super::encrypted::{ENCRYPTED_PREFIX, hex};
-use super::read::ResponsesRequest;
 use serde_json::{Value, json};
 use toolgram_runtime::{CallKind, Event, FinishReason, Response, Usage};
 
@@ -26,7 +26,7 @@ pub struct Envelope {
     pub model: String,
 }
 
-fn call_item(rr: &ResponsesRequest, id: &str, call_id: &str, name: &str, kind: &CallKind) -> Value {
+fn call_item(rr: &Checked, id: &str, call_id: &str, name: &str, kind: &CallKind) -> Value {
     let mut item = match kind {
         CallKind::Function { arguments } => json!({"type": "function_call", "id": id,
             "call_id": call_id, "name": name, "arguments": arguments.to_string(),
@@ -56,7 +56,7 @@ fn reasoning_item(encrypted: bool, id: &str, text: &str) -> Value {
 
 /// Output items of a reply, each with an id from `new_id(prefix)`.
 pub fn output_items(
-    rr: &ResponsesRequest,
+    rr: &Checked,
     r: &Response,
     new_id: &mut dyn FnMut(&str) -> String,
 ) -> Vec<Value> {
@@ -88,7 +88,7 @@ pub fn usage(u: Option<Usage>) -> Value {
 /// fields and `toolgram`.
 pub fn response_object(
     env: &Envelope,
-    rr: &ResponsesRequest,
+    rr: &Checked,
     status: &str,
     output: Vec<Value>,
     r: Option<&Response>,
@@ -110,7 +110,7 @@ pub fn response_object(
 /// The response object of a finished reply: `incomplete` when `max_output_tokens` cut its text.
 pub fn finished(
     env: &Envelope,
-    rr: &ResponsesRequest,
+    rr: &Checked,
     output: Vec<Value>,
     r: &Response,
     toolgram: Value,
@@ -128,7 +128,7 @@ pub fn finished(
 /// items finished before the cut, the tokens it used.
 pub fn cut(
     env: &Envelope,
-    rr: &ResponsesRequest,
+    rr: &Checked,
     output: Vec<Value>,
     used: Option<Usage>,
     toolgram: Value,
@@ -270,7 +270,7 @@ impl ResponseStream {
     /// new items get ids from `new_id(prefix)`.
     pub fn on(
         &mut self,
-        rr: &ResponsesRequest,
+        rr: &Checked,
         event: &Event,
         new_id: &mut dyn FnMut(&str) -> String,
     ) -> Vec<Frame> {
@@ -337,7 +337,7 @@ impl ResponseStream {
     }
 
     /// Close the open item and hand over the items finished so far (for the last object).
-    pub fn close(&mut self, rr: &ResponsesRequest) -> (Vec<Value>, Vec<Frame>) {
+    pub fn close(&mut self, rr: &Checked) -> (Vec<Value>, Vec<Frame>) {
         self.close_open(rr.encrypted_reasoning);
         (
             std::mem::take(&mut self.done_items),
