@@ -1,64 +1,52 @@
 //! Tool pools from JSON: function tools, grammar ("custom") tools in OpenAI's shapes,
 //! toolgram's built-in grammar tools by name (`{"type": "builtin", "name": "math_eval"}`;
 //! `sql_query` also takes `"db": "file.sqlite"`) and grammar tools from a manifest
-//! (`{"type": "grammar_file", "path": "dice.toml"}`), both expanded into the custom-tool
-//! shape from their one definition; paths are relative to the tools file. A call to a
-//! built-in or manifest tool is also checked as its executor checks before running
-//! (`sql_query`: names against the query's own tables). This module must not run tools.
+//! (`{"type": "grammar_file", "path": "dice.toml"}`), each read straight into its `Tool` from
+//! its one definition; paths are relative to the tools file. A call to a built-in or manifest
+//! tool is also checked as its executor checks before running (`sql_query`: names against the
+//! query's own tables). This module must not run tools.
 
 use crate::error::RunError;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
-use toolgram_core::{InputCheck, ToolSet};
+use toolgram_core::define::custom_tool::grammar_tool;
+use toolgram_core::define::read_tools::read_tool;
+use toolgram_core::{InputCheck, Tool, ToolSet};
 use toolgram_tools::file_tool::FileTool;
 use toolgram_tools::{BuildOptions, DynTool, ToolError, builtin};
 
-/// Expand `builtin` and `grammar_file` entries (kept in `built` to check their calls);
-/// everything else is left for `ToolSet` to check.
-fn expand(doc: Value, base: &Path, built: &mut Vec<Arc<dyn DynTool>>) -> Result<Value, RunError> {
+/// One item of a tools document (`at`, its JSON pointer): a `builtin` or `grammar_file` entry
+/// read into its grammar tool, its calls checked as its executor checks them; anything else
+/// by core's reader.
+fn read_item(item: &Value, at: &str, base: &Path) -> Result<Tool, RunError> {
     let invalid = |e: ToolError| RunError::InvalidTools(e.to_string());
-    let expand_one = |item: Value| -> Result<Value, RunError> {
-        let path_of = |key: &str| item.get(key).and_then(Value::as_str).map(|p| base.join(p));
-        let tool = match item.get("type").and_then(Value::as_str) {
-            Some("builtin") => {
-                let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-                builtin(name, &BuildOptions { db: path_of("db") }).map_err(invalid)?
-            }
-            Some("grammar_file") => {
-                let path = path_of("path").ok_or_else(|| {
-                    RunError::InvalidTools("a grammar_file tool needs \"path\"".into())
-                })?;
-                Box::new(FileTool::load(&path).map_err(invalid)?)
-            }
-            _ => return Ok(item),
-        };
-        let definition = tool.lark_source();
-        let expanded = json!({"type": "custom", "name": tool.name(),
-            "description": tool.description(),
-            "format": {"type": "grammar", "syntax": "lark", "definition": definition}});
-        built.push(Arc::from(tool));
-        Ok(expanded)
-    };
-    Ok(match doc {
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(expand_one)
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(mut map) => {
-            if let Some(Value::Array(items)) = map.remove("tools") {
-                let items = items
-                    .into_iter()
-                    .map(expand_one)
-                    .collect::<Result<_, _>>()?;
-                map.insert("tools".into(), Value::Array(items));
-            }
-            Value::Object(map)
+    let path_of = |key: &str| item.get(key).and_then(Value::as_str).map(|p| base.join(p));
+    let runnable: Arc<dyn DynTool> = match item.get("type").and_then(Value::as_str) {
+        Some("builtin") => {
+            let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+            Arc::from(builtin(name, &BuildOptions { db: path_of("db") }).map_err(invalid)?)
         }
-        other => other,
-    })
+        Some("grammar_file") => {
+            let path = path_of("path").ok_or_else(|| {
+                RunError::InvalidTools("a grammar_file tool needs \"path\"".into())
+            })?;
+            Arc::new(FileTool::load(&path).map_err(invalid)?)
+        }
+        _ => return Ok(read_tool(item, at)?),
+    };
+    let mut tool = grammar_tool(
+        runnable.name().to_owned(),
+        runnable.description(),
+        runnable.lark_source(),
+        at,
+    )?;
+    if let Some(grammar) = tool.grammar.as_mut() {
+        grammar.check = Some(InputCheck::new(move |text| {
+            runnable.check_text(text).map_err(|e| e.to_string())
+        }));
+    }
+    Ok(tool)
 }
 
 /// Read and check a tools file.
@@ -79,20 +67,13 @@ pub fn read_tools_file(path: &Path) -> Result<ToolSet, RunError> {
 /// Check a tools document (an array, or `{"tools": [...]}`); `base` is where relative
 /// paths of `builtin` and `grammar_file` entries start.
 pub fn tools_from_json(doc: Value, base: &Path) -> Result<ToolSet, RunError> {
-    let mut built = Vec::new();
-    let mut tools = ToolSet::from_value(&expand(doc, base, &mut built)?)?;
-    // A call to a tool we can run is also checked as its executor would before running.
-    for tool in built {
-        let name = tool.name().to_owned();
-        let check = InputCheck::new(move |text| tool.check_text(text).map_err(|e| e.to_string()));
-        tools.set_input_check(&name, check);
-    }
-    Ok(tools)
+    ToolSet::read_document(&doc, |item, at| read_item(item, at, base))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use toolgram_core::ToolCall;
     use toolgram_core::validate::validate_call;
 

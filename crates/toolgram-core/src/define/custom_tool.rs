@@ -50,16 +50,6 @@ fn grammar_definition(
             )
         })?;
     let at = format!("{gat}/definition");
-    if definition.len() > MAX_DEFINITION_BYTES {
-        return Err(DefinitionError::new(
-            Some(name),
-            at,
-            format!(
-                "the grammar definition has {} bytes, over the limit of {MAX_DEFINITION_BYTES} (the limit on grammar definition bytes)",
-                definition.len()
-            ),
-        ));
-    }
     match grammar.get("syntax").and_then(Value::as_str).unwrap_or("") {
         "lark" => Ok((definition.to_owned(), at)),
         "regex" => Ok((format!("start: /{}/\n", slashes_escaped(definition)), at)),
@@ -117,6 +107,29 @@ pub fn read(obj: &Map<String, Value>, at: &str) -> Result<Tool, DefinitionError>
             }
         },
     };
+    grammar_tool(name, description, definition, &at)
+}
+
+/// A grammar tool from its name, description and Lark `definition` (checked: within
+/// [`MAX_DEFINITION_BYTES`], and it parses; `at` is the definition's JSON pointer in what it
+/// was read from), its JSON fallback derived from the definition: what a `custom` entry, a
+/// built-in or a manifest tool becomes.
+pub fn grammar_tool(
+    name: String,
+    description: String,
+    definition: String,
+    at: &str,
+) -> Result<Tool, DefinitionError> {
+    if definition.len() > MAX_DEFINITION_BYTES {
+        return Err(DefinitionError::new(
+            Some(&name),
+            at,
+            format!(
+                "the grammar definition has {} bytes, over the limit of {MAX_DEFINITION_BYTES} (the limit on grammar definition bytes)",
+                definition.len()
+            ),
+        ));
+    }
     lark::parse(&definition)
         .map_err(|e| DefinitionError::new(Some(&name), at, format!("Lark: {e}")))?;
     Ok(Tool {

@@ -29,35 +29,41 @@ impl ToolSet {
 
     /// Read a parsed tools document (see [`ToolSet::from_json_str`]).
     pub fn from_value(doc: &Value) -> Result<Self, DefinitionError> {
+        Self::read_document(doc, read_tool)
+    }
+
+    /// Read a parsed tools document — an array, or `{"tools": [...]}` — with `read` for each
+    /// item (given its JSON pointer): a caller with tool types of its own reads those and
+    /// hands the rest to [`read_tool`].
+    pub fn read_document<E: From<DefinitionError>>(
+        doc: &Value,
+        mut read: impl FnMut(&Value, &str) -> Result<Tool, E>,
+    ) -> Result<Self, E> {
         let (items, base) = match doc {
             Value::Array(items) => (items, String::new()),
             Value::Object(map) => match map.get("tools") {
                 Some(Value::Array(items)) => (items, "/tools".to_owned()),
-                _ => {
-                    return Err(DefinitionError::new(
-                        None,
-                        "",
-                        "expected an array of tools or an object with a `tools` array",
-                    ));
-                }
+                _ => return Err(not_a_document().into()),
             },
-            _ => {
-                return Err(DefinitionError::new(
-                    None,
-                    "",
-                    "expected an array of tools or an object with a `tools` array",
-                ));
-            }
+            _ => return Err(not_a_document().into()),
         };
         let mut tools = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            tools.push(read_tool(item, &format!("{base}/{i}"))?);
+            tools.push(read(item, &format!("{base}/{i}"))?);
         }
-        Self::new(tools).map_err(|mut e| {
+        Ok(Self::new(tools).map_err(|mut e| {
             e.pointer = format!("{base}{}", e.pointer);
             e
-        })
+        })?)
     }
+}
+
+fn not_a_document() -> DefinitionError {
+    DefinitionError::new(
+        None,
+        "",
+        "expected an array of tools or an object with a `tools` array",
+    )
 }
 
 /// One tool in Chat Completions' shape: `{"type":"function","function":{…}}`, or a grammar
