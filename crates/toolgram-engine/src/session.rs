@@ -1,7 +1,8 @@
 //! The decode loop: one sequence of a llama.cpp context (a lane of a [`crate::Batch`], shared
 //! with concurrent sessions or alone), an llguidance mask per token, our own sample/accept
 //! step, fast-forward of forced tokens, and KV-cache reuse of the longest common prompt prefix
-//! between calls.
+//! between calls. A planned reply whose plan line counts one call or none has that line taken
+//! out of the context once written (its text kept), so the call is chosen as without a plan.
 //!
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
@@ -26,7 +27,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use toolgram_core::compile::{self, CompiledGrammar};
+use toolgram_core::compile::{self, CompiledGrammar, PLAN_PREFIX};
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::parse::lenient::{
     self, LenientOptions, LenientOutput, ReasoningFormat, SyntaxChoice,
@@ -740,6 +741,31 @@ impl<'e> Session<'e> {
         Ok(())
     }
 
+    /// Take the reply so far out of the context, keeping its text, and go on from the prompt's
+    /// last token with `rest` (tokens the grammar forced after what is taken out): the next
+    /// token is chosen as if the reply had not started. See [`after_plan_of_one`].
+    fn unsee_reply(&mut self, reply_start: usize, rest: &[LlamaToken]) -> Result<(), EngineError> {
+        let last = reply_start
+            .checked_sub(1)
+            .and_then(|i| self.cached.get(i).copied())
+            .ok_or_else(|| EngineError::Decode("a reply without a prompt before it".into()))?;
+        let from = u32::try_from(reply_start - 1)
+            .map_err(|_| EngineError::Decode("the context is too long to cut".into()))?;
+        let cut = self
+            .lane
+            .with_ctx(|ctx, seq| ctx.clear_kv_cache_seq(Some(seq), Some(from), None));
+        if !cut.unwrap_or(false) {
+            return Err(EngineError::Decode(
+                "llama.cpp could not take the plan line out of the context".into(),
+            ));
+        }
+        self.cached.truncate(reply_start - 1);
+        let mut toks = Vec::with_capacity(rest.len() + 1);
+        toks.push(last);
+        toks.extend_from_slice(rest);
+        self.decode(&toks, true)
+    }
+
     /// The logits of the last submitted step (waiting for its forward pass to end).
     fn fetch_logits(&mut self) {
         self.lane.take_logits(&mut self.logits);
@@ -780,6 +806,9 @@ impl<'e> Session<'e> {
         let mut rng = Rng::new(seed);
         let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
         let mut choice = CallChoice::new(&engine.call_starts, s.plan, s.call_bias());
+        // Where the reply starts in the context; a plan of one call or none leaves it (below).
+        let reply_start = self.cached.len();
+        let mut plan_open = s.plan;
         self.call_margin = None;
         self.text.clear();
         if let Some(o) = self.observer.as_mut() {
@@ -905,6 +934,16 @@ impl<'e> Session<'e> {
             if matcher.as_ref().is_some_and(Matcher::is_stopped) {
                 return Ok((produced, false));
             }
+            if plan_open
+                && let Some(rest) = after_plan_of_one(&self.text, step_start, &step, engine)
+            {
+                plan_open = false;
+                let td = Instant::now();
+                self.unsee_reply(reply_start, &step[rest..])?;
+                timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
+                continue;
+            }
+            plan_open = plan_open && self.text.len() < PLAN_PREFIX.len() + 2;
             if produced < budget {
                 let toks = std::mem::take(&mut step);
                 let td = Instant::now();
@@ -934,6 +973,38 @@ impl<'e> Session<'e> {
         }
         Ok((produced, true))
     }
+}
+
+/// Where a plan of one call or none ends in this step (`step`, whose text starts at
+/// `step_start` of the reply `text`): the index of the step's first token after the plan line,
+/// when the reply so far is that line (a count of 0 or 1 and its newline) and a token ends
+/// exactly there; else `None`.
+///
+/// Such a plan is taken out of the context ([`Session::unsee_reply`]): its count is what the
+/// plan is for, and the one call (or the text) is then written from the prompt alone, as
+/// without a plan. With the line in view the default model chose another tool than it chooses
+/// without a plan (BFCL's `multiple` through BFCL's harness: 10 of the 26 items the plan lost
+/// were a wrong tool after a count of 1). A count of 2 or more stays in view: the model needs
+/// it to write its second call.
+fn after_plan_of_one(
+    text: &[u8],
+    step_start: usize,
+    step: &[LlamaToken],
+    engine: &Engine,
+) -> Option<usize> {
+    let count = text.strip_prefix(PLAN_PREFIX.as_bytes())?;
+    let line = PLAN_PREFIX.len() + 2;
+    if !(count.starts_with(b"0\n") || count.starts_with(b"1\n")) || step_start > line {
+        return None;
+    }
+    let mut at = step_start;
+    for (i, t) in step.iter().enumerate() {
+        if at == line {
+            return Some(i);
+        }
+        at += engine.tok.piece(t.0 as u32).len();
+    }
+    (at == line).then_some(step.len())
 }
 
 /// The matcher's next mask, its time recorded.

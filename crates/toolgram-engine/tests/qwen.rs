@@ -251,3 +251,60 @@ fn under_a_plan_call_bias_tips_the_count_between_none_and_some() {
         "{plan:?} {some:?}"
     );
 }
+
+/// A plan of one call is taken out of the context once written: the session then holds the
+/// prompt and the call, not the plan line, whose text is still read back as reasoning.
+#[test]
+fn a_plan_of_one_call_leaves_the_context_once_written() {
+    let _g = lock();
+    let tools = tools();
+    let e = engine("default");
+    let mut s = e.session().expect("session");
+    let line = e.count_tokens("Number of tool calls needed: 1\n");
+    let mut planned = |prompt: &str, choice: ToolChoice| {
+        let messages = [toolgram_core::ChatMessage::text("user", prompt)];
+        let r = s
+            .reply(&toolgram_engine::CallRequest {
+                messages: &messages,
+                tools: &tools,
+                choice,
+                parallel: true,
+                mode: Default::default(),
+                think: Default::default(),
+                few_shot: false,
+                sampling: Sampling {
+                    max_tokens: 200,
+                    plan: true,
+                    ..greedy()
+                },
+                compiled: None,
+                answer: None,
+            })
+            .expect("reply");
+        // What was written and is not held: the plan line if it left, else at most the
+        // last step (never decoded: nothing comes after it).
+        let unheld = r.prompt_tokens + r.completion_tokens - s.cached_tokens();
+        (r, unheld)
+    };
+    let (one, unheld) = planned(
+        "What's the weather like in Paris right now?",
+        ToolChoice::Required,
+    );
+    let plan = one.reasoning_content.clone().unwrap_or_default();
+    assert!(plan.ends_with(": 1"), "{plan:?}: {}", one.raw);
+    assert_eq!(one.tool_calls.len(), 1, "{}", one.raw);
+    assert!(
+        unheld >= line,
+        "{unheld} tokens left the context; the plan line has {line}"
+    );
+    let (two, unheld) = planned(
+        "What is the weather in Paris and in Rome?",
+        ToolChoice::Required,
+    );
+    let plan = two.reasoning_content.clone().unwrap_or_default();
+    assert!(plan.ends_with(": 2"), "{plan:?}: {}", two.raw);
+    assert!(
+        unheld < line,
+        "a plan of two stays in view: {unheld} tokens unheld"
+    );
+}
