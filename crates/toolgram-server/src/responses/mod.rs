@@ -8,7 +8,7 @@ mod encrypted;
 pub mod read;
 pub mod wire;
 
-pub use read::{ResponsesRequest, read};
+pub use read::{Checked, ResponsesRequest, read};
 
 use crate::app::{App, Served, Stored};
 use crate::error::ApiError;
@@ -82,9 +82,6 @@ impl ReadRequest for ResponsesRequest {
         })
     }
 }
-
-/// A Responses request, checked.
-pub type Checked = ResponsesRequest<Ready>;
 
 fn envelope(app: &App, rr: &Checked) -> Envelope {
     Envelope {

@@ -37,6 +37,9 @@ pub struct ResponsesRequest<Q = Request> {
     pub encrypted_reasoning: bool,
 }
 
+/// A Responses request, its runtime request checked.
+pub type Checked = ResponsesRequest<toolgram_runtime::Ready>;
+
 /// Fields read and honoured.
 const HONOURED: &[&str] = &[
     "model",

@@ -7,8 +7,8 @@
 //! `response.completed` or `.incomplete`), each numbered. Pure mapping: this module must not
 //! read requests or touch HTTP.
 
-use super::Checked;
 use super::encrypted::{ENCRYPTED_PREFIX, hex};
+use super::read::Checked;
 use serde_json::{Value, json};
 use toolgram_runtime::{CallKind, Event, FinishReason, Response, Usage};
 
