@@ -2,7 +2,7 @@
 //! with concurrent sessions or alone), an llguidance mask per token, our own sample/accept
 //! step, fast-forward of forced tokens, and KV-cache reuse of the longest common prompt prefix
 //! between calls. A planned reply whose plan line counts one call or none has that line taken
-//! out of the context once written (its text kept), so the call is chosen as without a plan.
+//! out of the context once written (its text kept), so the call is chosen from the prompt alone.
 //!
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
@@ -981,10 +981,10 @@ impl<'e> Session<'e> {
 /// exactly there; else `None`.
 ///
 /// Such a plan is taken out of the context ([`Session::unsee_reply`]): its count is what the
-/// plan is for, and the one call (or the text) is then written from the prompt alone, as
-/// without a plan. With the line in view the default model chose another tool than it chooses
-/// without a plan (BFCL's `multiple` through BFCL's harness: 10 of the 26 items the plan lost
-/// were a wrong tool after a count of 1). A count of 2 or more stays in view: the model needs
+/// plan is for, and the one call (or the text) is then written from the prompt alone. With
+/// the line in view the default model chose another tool than it chooses without a plan
+/// (BFCL's `multiple` through BFCL's harness: 10 of the 23 items the plan lost were a wrong
+/// tool after a count of 1). A count of 2 or more stays in view: the model needs
 /// it to write its second call.
 fn after_plan_of_one(
     text: &[u8],

@@ -211,34 +211,46 @@ fn call_bias_tips_the_call_or_text_choice_and_the_margin_is_the_models_lean() {
     );
 }
 
+/// A reply to `prompt` under a plan (several calls allowed), sampled as `sampling` says.
+fn planned_reply(
+    s: &mut toolgram_engine::Session<'_>,
+    tools: &toolgram_core::ToolSet,
+    prompt: &str,
+    choice: ToolChoice,
+    sampling: Sampling,
+) -> toolgram_engine::CallResponse {
+    let messages = [toolgram_core::ChatMessage::text("user", prompt)];
+    s.reply(&toolgram_engine::CallRequest {
+        messages: &messages,
+        tools,
+        choice,
+        parallel: true,
+        mode: Default::default(),
+        think: Default::default(),
+        few_shot: false,
+        sampling: Sampling {
+            plan: true,
+            ..sampling
+        },
+        compiled: None,
+        answer: None,
+    })
+    .expect("reply")
+}
+
 #[test]
 fn under_a_plan_call_bias_tips_the_count_between_none_and_some() {
     let _g = lock();
     let tools = tools();
     let mut s = engine("default").session().expect("session");
-    let messages = [toolgram_core::ChatMessage::text(
-        "user",
-        "What is the weather in Paris and in Rome?",
-    )];
     let mut planned = |b: f32| {
-        s.reply(&toolgram_engine::CallRequest {
-            messages: &messages,
-            tools: &tools,
-            choice: ToolChoice::Auto,
-            parallel: true,
-            mode: Default::default(),
-            think: Default::default(),
-            few_shot: false,
-            sampling: Sampling {
-                max_tokens: 160,
-                plan: true,
-                call_bias: Some(b),
-                ..greedy()
-            },
-            compiled: None,
-            answer: None,
-        })
-        .expect("reply")
+        let sampling = Sampling {
+            max_tokens: 160,
+            call_bias: Some(b),
+            ..greedy()
+        };
+        let prompt = "What is the weather in Paris and in Rome?";
+        planned_reply(&mut s, &tools, prompt, ToolChoice::Auto, sampling)
     };
     let none = planned(-100.0);
     let plan = none.reasoning_content.clone().unwrap_or_default();
@@ -262,25 +274,11 @@ fn a_plan_of_one_call_leaves_the_context_once_written() {
     let mut s = e.session().expect("session");
     let line = e.count_tokens("Number of tool calls needed: 1\n");
     let mut planned = |prompt: &str, choice: ToolChoice| {
-        let messages = [toolgram_core::ChatMessage::text("user", prompt)];
-        let r = s
-            .reply(&toolgram_engine::CallRequest {
-                messages: &messages,
-                tools: &tools,
-                choice,
-                parallel: true,
-                mode: Default::default(),
-                think: Default::default(),
-                few_shot: false,
-                sampling: Sampling {
-                    max_tokens: 200,
-                    plan: true,
-                    ..greedy()
-                },
-                compiled: None,
-                answer: None,
-            })
-            .expect("reply");
+        let sampling = Sampling {
+            max_tokens: 200,
+            ..greedy()
+        };
+        let r = planned_reply(&mut s, &tools, prompt, choice, sampling);
         // What was written and is not held: the plan line if it left, else at most the
         // last step (never decoded: nothing comes after it).
         let unheld = r.prompt_tokens + r.completion_tokens - s.cached_tokens();

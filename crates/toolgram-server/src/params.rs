@@ -506,28 +506,26 @@ pub fn response_format(v: Option<&Value>, param: &str) -> Result<Option<Response
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn function(name: &str) -> Value {
         json!({"type": "function", "name": name, "parameters": {"type": "object"}})
     }
 
-    /// A namespace's functions are offered under their names and remember their namespace;
-    /// hosted tools are left out with a reason, or refused.
+    /// What reading `items` as a pool (hosted tools filtered) refuses them with.
+    pub(crate) fn pool_refusal(items: &[Value], read: ReadTool) -> String {
+        let e = pool(items, HostedTools::Filter, "tools", read).err();
+        e.expect("refused").fields().message.clone()
+    }
+
     /// Each shape reads straight into a `Tool`: a definition error points at the client's own
     /// field, and a namespace member that is not a function is left out by itself.
     #[test]
     fn tools_read_in_their_own_shape_and_errors_point_into_it() {
         let flat = vec![function("a"), json!({"type": "function", "parameters": {}})];
-        let e = pool(&flat, HostedTools::Filter, "tools", openai_tool)
-            .err()
-            .expect("no name");
-        assert!(
-            e.fields().message.contains("/1/name"),
-            "{}",
-            e.fields().message
-        );
+        let m = pool_refusal(&flat, openai_tool);
+        assert!(m.contains("/1/name"), "{m}");
         let grouped = vec![json!({"type": "namespace", "name": "ns", "tools": [
             function("b"), {"type": "web_search"}, function("c")]})];
         let p = pool(&grouped, HostedTools::Filter, "tools", openai_tool).expect("reads");
@@ -542,6 +540,8 @@ mod tests {
         );
     }
 
+    /// A namespace's functions are offered under their names and remember their namespace;
+    /// hosted tools are left out with a reason, or refused.
     #[test]
     fn namespaces_are_offered_and_hosted_tools_left_out_or_refused() {
         let items = vec![
@@ -601,26 +601,14 @@ mod tests {
         let many: Vec<Value> = (0..=MAX_TOOLS)
             .map(|i| function(&format!("f{i}")))
             .collect();
-        let e = pool(&many, HostedTools::Filter, "tools", openai_tool)
-            .err()
-            .expect("too many");
-        assert!(
-            e.fields().message.contains("limit on tools"),
-            "{}",
-            e.fields().message
-        );
+        let m = pool_refusal(&many, openai_tool);
+        assert!(m.contains("limit on tools"), "{m}");
         let grouped = vec![json!({"type": "namespace", "name": "n", "tools": many})];
         assert!(pool(&grouped, HostedTools::Filter, "tools", openai_tool).is_err());
         let big = json!({"type": "function", "name": "big", "description": "d".repeat(MAX_TOOL_BYTES),
             "parameters": {"type": "object"}});
-        let e = pool(&[big], HostedTools::Filter, "tools", openai_tool)
-            .err()
-            .expect("too big");
-        assert!(
-            e.fields()
-                .message
-                .contains("limit on tool definition bytes")
-        );
+        let m = pool_refusal(&[big], openai_tool);
+        assert!(m.contains("limit on tool definition bytes"), "{m}");
         let fine: Vec<Value> = (0..40).map(|i| function(&format!("f{i}"))).collect();
         assert!(pool(&fine, HostedTools::Filter, "tools", openai_tool).is_ok());
     }

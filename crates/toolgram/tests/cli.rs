@@ -7,11 +7,16 @@ use common::{temp_file, toolgram, toolgram_env};
 
 use serde_json::Value;
 
-/// `toolgram call --model MODEL --tools examples/weather.json EXTRA…`
-fn call_weather(model: &str, extra: &[&str]) -> (i32, String, String) {
+/// `call --model MODEL --tools examples/weather.json EXTRA…`
+fn weather_args<'a>(model: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["call", "--model", model, "--tools", "examples/weather.json"];
     args.extend_from_slice(extra);
-    toolgram(&args)
+    args
+}
+
+/// `toolgram call --model MODEL --tools examples/weather.json EXTRA…`
+fn call_weather(model: &str, extra: &[&str]) -> (i32, String, String) {
+    toolgram(&weather_args(model, extra))
 }
 
 fn error_line(stderr: &str) -> Value {
@@ -24,16 +29,14 @@ fn error_line(stderr: &str) -> Value {
 /// the model loads and the run share it (the engine says each compile at debug level).
 #[test]
 fn call_compiles_its_grammar_once() {
-    let args = [
-        "call",
-        "--model",
+    let args = weather_args(
         "test",
-        "--tools",
-        "examples/weather.json",
-        "--tool-choice",
-        "required",
-        "What's the weather like in Paris today?",
-    ];
+        &[
+            "--tool-choice",
+            "required",
+            "What's the weather like in Paris today?",
+        ],
+    );
     let log = std::path::Path::new("error,toolgram_engine=debug");
     let (code, _, stderr) = toolgram_env(&args, &[("TOOLGRAM_LOG", log)]);
     assert_eq!(code, 0, "{stderr}");
