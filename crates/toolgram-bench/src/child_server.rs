@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ToolCall, ToolSet};
 use toolgram_engine::gpu::GpuOptions;
+use toolgram_wire::chat::reply::read_calls;
 
 /// toolgram's flags for where the layers go.
 pub(crate) const TOOLGRAM_GPU_FLAGS: [&str; 3] = ["--gpu-layers", "--device", "--split-mode"];
@@ -156,21 +157,11 @@ pub(crate) fn http(
     Ok((status, body))
 }
 
-/// The calls of an OpenAI chat reply, as toolgram reads them.
-pub(crate) fn reply_calls(reply: &Value) -> Vec<ToolCall> {
-    reply["choices"][0]["message"]["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| ToolCall {
-            id: c["id"].as_str().unwrap_or("").to_owned(),
-            name: c["function"]["name"].as_str().unwrap_or("").to_owned(),
-            arguments: c["function"]["arguments"]
-                .as_str()
-                .and_then(|a| serde_json::from_str(a).ok())
-                .unwrap_or(Value::Null),
-        })
-        .collect()
+/// Whether an OpenAI chat reply holds calls and every one is valid against `tools` (its
+/// calls read by toolgram-wire's Chat reader, the providers' own; arguments that are not JSON
+/// make it invalid).
+pub(crate) fn valid_reply(tools: &ToolSet, reply: &Value) -> bool {
+    read_calls(reply).is_ok_and(|calls| valid(tools, &calls))
 }
 
 /// At least one call, and every call valid for the pool.

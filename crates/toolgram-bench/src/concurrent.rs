@@ -10,7 +10,7 @@
 //! Measurements only; this module must not print. Both servers are child processes, killed
 //! when done.
 
-use super::child_server::{Server, http, reply_calls, valid};
+use super::child_server::{Server, http, valid_reply};
 use super::{percentile, round_to};
 use crate::BenchError;
 use crate::peers::Peers;
@@ -213,7 +213,7 @@ fn measure(
     ms.sort_by(f64::total_cmp);
     let valid_calls = replies
         .iter()
-        .filter(|(status, reply, _)| *status == 200 && valid(opts.tools, &reply_calls(reply)))
+        .filter(|(status, reply, _)| *status == 200 && valid_reply(opts.tools, reply))
         .count();
     let errors = replies.iter().filter(|(status, ..)| *status != 200).count();
     let n = replies.len();

@@ -15,7 +15,7 @@
 //!
 //! Measurements only; this module must not print. Child processes are killed when done.
 
-use super::child_server::{Server, TOOLGRAM_GPU_FLAGS, http, reply_calls, valid};
+use super::child_server::{Server, TOOLGRAM_GPU_FLAGS, http, valid_reply};
 use super::concurrent::{self, ConcurrentOptions, ConcurrentReport};
 use super::{percentile, round_to};
 use crate::BenchError;
@@ -450,7 +450,7 @@ fn llama_server_rows(opts: &E2eOptions<'_>, rows: &mut [RequestRow]) -> Result<(
             let (ms, reply) = timed(true)?;
             if let Some(row) = rows.get_mut(i) {
                 row.llama_server_warm_ms = round_to(ms, 1);
-                row.llama_server_valid = valid(&pool.tools, &reply_calls(&reply));
+                row.llama_server_valid = valid_reply(&pool.tools, &reply);
             }
             i += 1;
         }

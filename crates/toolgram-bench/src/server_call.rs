@@ -8,7 +8,7 @@
 //! Measurements only; this module must not print. It starts llama-server as a child process
 //! and kills it when done.
 
-use super::child_server::{Server, http, reply_calls, valid};
+use super::child_server::{Server, http, valid, valid_reply};
 use super::percentile;
 use crate::BenchError;
 use serde::Serialize;
@@ -200,7 +200,7 @@ fn run_server(
         let reply: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if i > 0 {
             ms.push(elapsed);
-            valid_calls += usize::from(valid(opts.tools, &reply_calls(&reply)));
+            valid_calls += usize::from(valid_reply(opts.tools, &reply));
             timings = reply["timings"].clone();
         }
     }
@@ -237,15 +237,17 @@ mod tests {
     }
 
     #[test]
-    fn reply_calls_read_arguments_as_json() {
-        let reply = json!({"choices": [{"message": {"tool_calls": [
-            {"id": "a", "function": {"name": "f", "arguments": "{\"x\": 1}"}},
-            {"id": "b", "function": {"name": "g", "arguments": "not json"}}
-        ]}}]});
-        let calls = reply_calls(&reply);
-        assert_eq!(calls.len(), 2);
-        assert_eq!(calls[0].arguments, json!({"x": 1}));
-        assert_eq!(calls[1].arguments, Value::Null);
-        assert!(reply_calls(&json!({})).is_empty());
+    fn a_reply_is_valid_when_it_has_calls_and_each_is_valid() {
+        let tools = ToolSet::from_value(&json!([{"type": "function", "function": {"name": "f",
+            "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}}]))
+        .expect("tools");
+        let reply = |args: &str| {
+            json!({"choices": [{"message": {"tool_calls": [
+            {"id": "a", "function": {"name": "f", "arguments": args}}]}}]})
+        };
+        assert!(super::valid_reply(&tools, &reply("{\"x\": 1}")));
+        assert!(!super::valid_reply(&tools, &reply("{\"x\": \"one\"}")));
+        assert!(!super::valid_reply(&tools, &reply("not json")));
+        assert!(!super::valid_reply(&tools, &json!({})));
     }
 }

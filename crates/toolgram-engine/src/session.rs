@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompiledGrammar, PLAN_PREFIX};
+pub use toolgram_core::define::reply::FinishReason;
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::parse::lenient::{
     self, LenientOptions, LenientOutput, ReasoningFormat, SyntaxChoice,
@@ -163,28 +164,6 @@ impl CallRequest<'_> {
             max_calls: self.sampling.max_calls,
             plan: self.sampling.plan,
             answer: self.answer.clone(),
-        }
-    }
-}
-
-/// Why generation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishReason {
-    /// The reply ended with calls.
-    ToolCalls,
-    /// The reply ended with text.
-    Stop,
-    /// The token limit was reached outside any call.
-    Length,
-}
-
-impl FinishReason {
-    /// OpenAI spelling.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::ToolCalls => "tool_calls",
-            Self::Stop => "stop",
-            Self::Length => "length",
         }
     }
 }

@@ -5,7 +5,6 @@
 //! loop's, and no provider is named here.
 
 use crate::dialect::json_object;
-use crate::dialect::reply::call;
 use crate::error::ProviderError;
 use crate::profile::restore_arguments;
 use crate::spec::{Kind, ReadError, Strict};
@@ -16,6 +15,7 @@ use toolgram_core::parse::parse_output;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_retry::ModelReply;
+use toolgram_wire::read::call;
 
 /// Read a reply body for the path the request took.
 pub fn read_reply(

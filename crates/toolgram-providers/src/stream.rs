@@ -33,13 +33,6 @@ fn payloads(kind: Kind, text: &str) -> Result<Vec<Value>, ProviderError> {
         .collect()
 }
 
-/// `piece` appended to the string in `slot` (an absent or non-string slot counts as empty).
-pub(crate) fn push_str(slot: &mut Value, piece: &str) {
-    let mut s = slot.as_str().unwrap_or("").to_owned();
-    s.push_str(piece);
-    *slot = Value::String(s);
-}
-
 /// Assemble a streamed reply into the provider's non-streamed reply body.
 pub fn assemble(kind: Kind, text: &str) -> Result<Value, ProviderError> {
     let chunks = payloads(kind, text)?;

@@ -6,13 +6,6 @@ use crate::spec::Kind;
 use serde_json::Value;
 use toolgram_retry::Usage;
 
-/// The count at `pointer`, if it is one.
-pub(crate) fn count(v: &Value, pointer: &str) -> Option<usize> {
-    v.pointer(pointer)
-        .and_then(Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok())
-}
-
 /// The usage a reply body reports.
 pub fn read_usage(kind: Kind, body: &Value) -> Option<Usage> {
     let (prompt, completion, cached) = kind.dialect.usage(body);

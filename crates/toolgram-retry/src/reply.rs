@@ -20,21 +20,4 @@ pub struct ModelReply {
     pub usage: Option<Usage>,
 }
 
-/// Tokens used, as the model or provider counted them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
-    /// Prompt tokens (the cached ones included).
-    pub prompt_tokens: usize,
-    /// Generated tokens.
-    pub completion_tokens: usize,
-    /// Prompt tokens that were not evaluated again (a prefix cache held them).
-    pub cached_prompt_tokens: usize,
-}
-
-impl std::ops::AddAssign for Usage {
-    fn add_assign(&mut self, o: Self) {
-        self.prompt_tokens += o.prompt_tokens;
-        self.completion_tokens += o.completion_tokens;
-        self.cached_prompt_tokens += o.cached_prompt_tokens;
-    }
-}
+pub use toolgram_core::define::reply::Usage;

@@ -74,7 +74,6 @@ pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
     RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
-    openai_assistant_message, openai_function_call, usage_json,
 };
 pub use stream::{Event, EventStream};
 pub use toolgram_engine::gpu::Offload;

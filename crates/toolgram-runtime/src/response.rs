@@ -12,79 +12,8 @@ use toolgram_core::validate::RepeatedCall;
 use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{CutCall, FinishReason, TruncatedCall};
 pub use toolgram_retry::{FailedAttempt, Usage};
-
-/// A validated call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-    /// Call id (`call_…`).
-    pub id: String,
-    /// The tool's name.
-    pub name: String,
-    /// Its arguments or input.
-    pub kind: CallKind,
-}
-
-/// A function call's arguments, or a grammar (custom) tool's input text.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallKind {
-    /// A JSON-Schema function tool.
-    Function {
-        /// The arguments object.
-        arguments: Value,
-    },
-    /// A grammar tool (OpenAI "custom" tool).
-    Custom {
-        /// The text, in the tool's grammar.
-        input: String,
-    },
-}
-
-impl Call {
-    /// The arguments as OpenAI sends them: a JSON string for a function, the raw input for
-    /// a custom tool.
-    pub fn arguments_text(&self) -> String {
-        match &self.kind {
-            CallKind::Function { arguments } => arguments.to_string(),
-            CallKind::Custom { input } => input.clone(),
-        }
-    }
-
-    /// OpenAI's shape: `{"id","type":"function","function":{…}}` or
-    /// `{"id","type":"custom","custom":{"name","input"}}`.
-    pub fn to_openai(&self) -> Value {
-        match &self.kind {
-            CallKind::Function { arguments } => {
-                openai_function_call(&self.id, &self.name, arguments.to_string())
-            }
-            CallKind::Custom { input } => json!({"id": self.id, "type": "custom",
-                "custom": {"name": self.name, "input": input}}),
-        }
-    }
-}
-
-/// An OpenAI function call, `{"id","type":"function","function":{"name","arguments"}}`,
-/// its arguments as text: the one builder of it (a run's [`Call`], `toolgram parse`'s calls).
-pub fn openai_function_call(id: &str, name: &str, arguments: String) -> Value {
-    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
-}
-
-/// An OpenAI assistant message: role, `content`, `reasoning_content` when there is one,
-/// `tool_calls` when there are calls. The one builder of it: a run's reply
-/// ([`Response::openai_message`]), `toolgram parse`'s, and the server's chat completions.
-pub fn openai_assistant_message(
-    content: Option<&str>,
-    reasoning: Option<&str>,
-    tool_calls: Vec<Value>,
-) -> Value {
-    let mut msg = json!({"role": "assistant", "content": content});
-    if let Some(r) = reasoning {
-        msg["reasoning_content"] = json!(r);
-    }
-    if !tool_calls.is_empty() {
-        msg["tool_calls"] = Value::Array(tool_calls);
-    }
-    msg
-}
+pub use toolgram_wire::{Call, CallKind};
+use toolgram_wire::{Reply, chat};
 
 /// The assistant message for text read leniently (`toolgram parse`), shaped like a run's: a
 /// call without an id gets `call_N`; a call cut off keeps its partial arguments text and says
@@ -103,7 +32,7 @@ pub fn lenient_message(out: &LenientOutput) -> Value {
                 Some(text) => text.clone(),
                 None => c.arguments.to_string(),
             };
-            let mut v = openai_function_call(&id, &c.name, arguments);
+            let mut v = chat::reply::function_call(&id, &c.name, arguments);
             if c.partial {
                 v["partial"] = json!(true);
             }
@@ -112,7 +41,7 @@ pub fn lenient_message(out: &LenientOutput) -> Value {
         .collect();
     let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
     let (content, reasoning) = (text(&out.content), text(&out.reasoning_content));
-    let mut msg = openai_assistant_message(content.as_deref(), reasoning.as_deref(), calls);
+    let mut msg = chat::reply::assistant_message(content.as_deref(), reasoning.as_deref(), calls);
     if !out.repairs.is_empty() {
         msg["toolgram"] = json!({"path": "lenient", "repairs": out.repairs});
     }
@@ -290,14 +219,22 @@ impl Response {
         }
     }
 
-    /// The OpenAI assistant message ([`openai_assistant_message`]): `toolgram call` prints it
-    /// ([`Self::to_json`]) and the server's chat completions carry it.
+    /// The reply as every API's writer reads it: text, reasoning, calls, finish reason and
+    /// usage.
+    pub fn reply(&self) -> Reply<'_> {
+        Reply {
+            reasoning: self.reasoning.as_deref(),
+            content: self.content.as_deref(),
+            calls: &self.tool_calls,
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        }
+    }
+
+    /// The OpenAI assistant message (toolgram-wire's one builder of it): `toolgram call`
+    /// prints it ([`Self::to_json`]) and the server's chat completions carry it.
     pub fn openai_message(&self) -> Value {
-        openai_assistant_message(
-            self.content.as_deref(),
-            self.reasoning.as_deref(),
-            self.tool_calls.iter().map(Call::to_openai).collect(),
-        )
+        chat::reply::message(&self.reply())
     }
 
     /// The OpenAI assistant message with `finish_reason`, `usage` and the `toolgram` object:
@@ -305,7 +242,7 @@ impl Response {
     pub fn to_json(&self) -> Value {
         let mut msg = self.openai_message();
         msg["finish_reason"] = json!(self.finish_reason.as_str());
-        msg["usage"] = self.usage.map_or(Value::Null, usage_json);
+        msg["usage"] = self.usage.map_or(Value::Null, chat::reply::usage);
         msg["toolgram"] = self.toolgram_json();
         msg
     }
@@ -356,16 +293,6 @@ fn repeats_json(repeats: &[RepeatedCall]) -> Value {
 
 fn round(ms: f64) -> f64 {
     (ms * 10.0).round() / 10.0
-}
-
-/// OpenAI's usage object, cached prompt tokens under `prompt_tokens_details`.
-pub fn usage_json(u: Usage) -> Value {
-    json!({
-        "prompt_tokens": u.prompt_tokens,
-        "completion_tokens": u.completion_tokens,
-        "total_tokens": u.prompt_tokens + u.completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": u.cached_prompt_tokens},
-    })
 }
 
 /// Failed attempts as `[{"attempt","errors","raw"}]`.

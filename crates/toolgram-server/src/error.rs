@@ -104,6 +104,12 @@ impl ApiError {
     }
 }
 
+impl From<toolgram_wire::WireError> for ApiError {
+    fn from(e: toolgram_wire::WireError) -> Self {
+        Self::invalid(&e.param, e.message)
+    }
+}
+
 impl From<RunError> for ApiError {
     fn from(e: RunError) -> Self {
         let kind = e.kind();

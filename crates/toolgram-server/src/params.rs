@@ -5,12 +5,11 @@
 use crate::app::HostedTools;
 use crate::clip::cut;
 use crate::error::ApiError;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
-use toolgram_core::define::custom_tool;
-use toolgram_core::define::read_tools::{read_function, read_tool};
-use toolgram_core::{DefinitionError, Tool, ToolChoice, ToolSet};
+use toolgram_core::{DefinitionError, Tool, ToolSet};
 use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, RunError, Sampling};
+use toolgram_wire::chat;
 
 /// What the server did not do as asked, said in the reply (`toolgram.notes`) and the log.
 pub type Notes = Vec<String>;
@@ -362,23 +361,6 @@ fn bounded(items: &[Value], param: &str) -> Result<(), ApiError> {
 /// `None` for a type this server cannot run (a hosted tool).
 pub type ReadTool = fn(&Value, &str) -> Option<Result<Tool, DefinitionError>>;
 
-/// A tool in either OpenAI API's shape: a function tool (Chat's nested or Responses' flat
-/// shape) or a custom grammar tool; anything else is hosted.
-pub fn openai_tool(t: &Value, at: &str) -> Option<Result<Tool, DefinitionError>> {
-    let obj = t.as_object()?;
-    Some(match obj.get("type").and_then(Value::as_str)? {
-        "function" if obj.contains_key("function") => read_tool(t, at),
-        "function" => read_function(
-            obj,
-            at,
-            "parameters",
-            json!({"type": "object", "properties": {}}),
-        ),
-        "custom" => custom_tool::read(obj, at),
-        _ => return None,
-    })
-}
-
 /// The tool pool from `items`, each read by the API's `read` straight into a [`Tool`]
 /// (Responses' `namespace` groups opened), within [`MAX_TOOLS`] and [`MAX_TOOL_BYTES`]; a
 /// tool `read` cannot take is a hosted tool, left out and listed, or a 400 under
@@ -453,30 +435,10 @@ pub fn pool(
 /// The pool of a body's `tools` field.
 pub fn tools(o: &Map<String, Value>, hosted: HostedTools) -> Result<Pool, ApiError> {
     match o.get("tools") {
-        None | Some(Value::Null) => pool(&[], hosted, "tools", openai_tool),
-        Some(Value::Array(a)) => pool(a, hosted, "tools", openai_tool),
+        None | Some(Value::Null) => pool(&[], hosted, "tools", chat::tools::read),
+        Some(Value::Array(a)) => pool(a, hosted, "tools", chat::tools::read),
         Some(_) => Err(ApiError::invalid("tools", "`tools` must be an array")),
     }
-}
-
-/// `tool_choice` in either API's shape.
-pub fn tool_choice(o: &Map<String, Value>, has_tools: bool) -> Result<ToolChoice, ApiError> {
-    let v = match o.get("tool_choice") {
-        None | Some(Value::Null) => {
-            return Ok(if has_tools {
-                ToolChoice::Auto
-            } else {
-                ToolChoice::None
-            });
-        }
-        Some(v) => v,
-    };
-    ToolChoice::from_openai(v).ok_or_else(|| {
-        ApiError::invalid(
-            "tool_choice",
-            "`tool_choice` must be auto, none, required, a named tool or allowed_tools",
-        )
-    })
 }
 
 /// `response_format` (Chat) or `text.format` (Responses): `None` for plain text.
@@ -508,6 +470,7 @@ pub fn response_format(v: Option<&Value>, param: &str) -> Result<Option<Response
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use serde_json::json;
 
     fn function(name: &str) -> Value {
         json!({"type": "function", "name": name, "parameters": {"type": "object"}})
@@ -524,15 +487,15 @@ pub(crate) mod tests {
     #[test]
     fn tools_read_in_their_own_shape_and_errors_point_into_it() {
         let flat = vec![function("a"), json!({"type": "function", "parameters": {}})];
-        let m = pool_refusal(&flat, openai_tool);
+        let m = pool_refusal(&flat, chat::tools::read);
         assert!(m.contains("/1/name"), "{m}");
         let grouped = vec![json!({"type": "namespace", "name": "ns", "tools": [
             function("b"), {"type": "web_search"}, function("c")]})];
-        let p = pool(&grouped, HostedTools::Filter, "tools", openai_tool).expect("reads");
+        let p = pool(&grouped, HostedTools::Filter, "tools", chat::tools::read).expect("reads");
         let names: Vec<&str> = p.tools.tools().iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["b", "c"]);
         assert_eq!(p.not_offered.len(), 1);
-        let refused = pool(&grouped, HostedTools::Refuse, "tools", openai_tool).err();
+        let refused = pool(&grouped, HostedTools::Refuse, "tools", chat::tools::read).err();
         let refused = refused.expect("refused");
         assert_eq!(
             refused.fields().param.as_deref(),
@@ -550,7 +513,7 @@ pub(crate) mod tests {
             json!({"type": "web_search"}),
             json!({"type": "web_search_20250305", "name": "web_search_tool"}),
         ];
-        let pool = pool(&items, HostedTools::Filter, "tools", openai_tool).expect("reads");
+        let pool = pool(&items, HostedTools::Filter, "tools", chat::tools::read).expect("reads");
         let names: Vec<&str> = pool.tools.tools().iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["shell", "read_file"]);
         assert_eq!(
@@ -560,7 +523,7 @@ pub(crate) mod tests {
         let out: Vec<&str> = pool.not_offered.iter().map(|f| f.tool.as_str()).collect();
         assert_eq!(out, ["web_search", "web_search_tool"]);
         assert!(pool.not_offered[0].reason.contains("hosted"));
-        let refused = super::pool(&items, HostedTools::Refuse, "tools", openai_tool)
+        let refused = super::pool(&items, HostedTools::Refuse, "tools", chat::tools::read)
             .err()
             .expect("refused");
         assert_eq!(refused.fields().status, axum::http::StatusCode::BAD_REQUEST);
@@ -601,16 +564,16 @@ pub(crate) mod tests {
         let many: Vec<Value> = (0..=MAX_TOOLS)
             .map(|i| function(&format!("f{i}")))
             .collect();
-        let m = pool_refusal(&many, openai_tool);
+        let m = pool_refusal(&many, chat::tools::read);
         assert!(m.contains("limit on tools"), "{m}");
         let grouped = vec![json!({"type": "namespace", "name": "n", "tools": many})];
-        assert!(pool(&grouped, HostedTools::Filter, "tools", openai_tool).is_err());
+        assert!(pool(&grouped, HostedTools::Filter, "tools", chat::tools::read).is_err());
         let big = json!({"type": "function", "name": "big", "description": "d".repeat(MAX_TOOL_BYTES),
             "parameters": {"type": "object"}});
-        let m = pool_refusal(&[big], openai_tool);
+        let m = pool_refusal(&[big], chat::tools::read);
         assert!(m.contains("limit on tool definition bytes"), "{m}");
         let fine: Vec<Value> = (0..40).map(|i| function(&format!("f{i}"))).collect();
-        assert!(pool(&fine, HostedTools::Filter, "tools", openai_tool).is_ok());
+        assert!(pool(&fine, HostedTools::Filter, "tools", chat::tools::read).is_ok());
     }
 
     /// With the context as the limit (the default), an agent's 32,000 is honoured and a

@@ -11,6 +11,8 @@
 //! - [`message`] — OpenAI-style chat messages.
 //! - [`request`] — [`request::Mode`] and [`request::Think`], the request options every stage
 //!   reads.
+//! - [`reply`] — [`reply::FinishReason`] and [`reply::Usage`], what every reply reports beside
+//!   its text and calls.
 //!
 //! This module must not compile tool pools into grammars, know call syntaxes or parse model
 //! text (a grammar tool's Lark is only read, to refuse a bad one when the tool set is read).
@@ -19,6 +21,7 @@ pub mod arguments;
 pub mod custom_tool;
 pub mod message;
 pub mod read_tools;
+pub mod reply;
 pub mod request;
 pub mod rules;
 pub mod tool;

@@ -305,46 +305,6 @@ impl ToolChoice {
         }
     }
 
-    /// Read OpenAI's spellings, Chat Completions' and Responses': a string;
-    /// `{"type":"function"|"custom", …}` with the name at the top (Responses) or under
-    /// `function`/`custom` (Chat); `{"type":"allowed_tools", …}` with `mode` and `tools` under
-    /// `allowed_tools` (Chat) or at the top (Responses). `None` for anything else.
-    pub fn from_openai(v: &Value) -> Option<Self> {
-        let name_of = |t: &Value| {
-            t.get("name")
-                .or_else(|| t.get("function").and_then(|f| f.get("name")))
-                .or_else(|| t.get("custom").and_then(|f| f.get("name")))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        match v {
-            Value::String(s) => match s.as_str() {
-                "auto" | "none" | "required" => Some(Self::from_cli(s)),
-                _ => None,
-            },
-            Value::Object(o) => match o.get("type")?.as_str()? {
-                "function" | "custom" => name_of(v).map(Self::Named),
-                "allowed_tools" => {
-                    let a = o.get("allowed_tools").unwrap_or(v);
-                    let required = match a.get("mode").and_then(Value::as_str) {
-                        Some("required") => true,
-                        Some("auto") | None => false,
-                        Some(_) => return None,
-                    };
-                    let tools = a
-                        .get("tools")?
-                        .as_array()?
-                        .iter()
-                        .map(name_of)
-                        .collect::<Option<Vec<_>>>()?;
-                    Some(Self::AllowedTools { tools, required })
-                }
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
     /// Check the choice against the pool and return the indices of callable tools.
     pub fn callable(&self, tools: &ToolSet) -> Result<Vec<usize>, CompileError> {
         let all = || (0..tools.tools().len()).collect::<Vec<_>>();
@@ -404,17 +364,6 @@ pub struct ToolCall {
     pub arguments: Value,
 }
 
-impl ToolCall {
-    /// The OpenAI shape: `{"id","type":"function","function":{"name","arguments":"<JSON>"}}`.
-    pub fn to_openai(&self) -> Value {
-        json!({
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments.to_string()},
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,42 +373,6 @@ mod tests {
             Err(e) => e,
             Ok(t) => panic!("accepted {t:?}"),
         }
-    }
-
-    #[test]
-    fn tool_choice_reads_chat_and_responses_spellings() {
-        let read = |v: Value| ToolChoice::from_openai(&v);
-        let named = Some(ToolChoice::Named("f".into()));
-        assert_eq!(
-            read(json!({"type": "function", "function": {"name": "f"}})),
-            named
-        );
-        assert_eq!(read(json!({"type": "function", "name": "f"})), named);
-        assert_eq!(
-            read(json!({"type": "custom", "custom": {"name": "f"}})),
-            named
-        );
-        let allowed = Some(ToolChoice::AllowedTools {
-            tools: vec!["f".into(), "g".into()],
-            required: true,
-        });
-        let tools = json!([{"type": "function", "function": {"name": "f"}},
-            {"type": "function", "name": "g"}]);
-        assert_eq!(
-            read(json!({"type": "allowed_tools",
-                "allowed_tools": {"mode": "required", "tools": tools}})),
-            allowed
-        );
-        assert_eq!(
-            read(json!({"type": "allowed_tools", "mode": "required", "tools": tools})),
-            allowed
-        );
-        assert_eq!(
-            read(json!({"type": "allowed_tools", "mode": "some", "tools": []})),
-            None
-        );
-        assert_eq!(read(json!("sometimes")), None);
-        assert_eq!(read(json!({"type": "function"})), None);
     }
 
     #[test]

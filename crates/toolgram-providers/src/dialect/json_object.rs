@@ -3,7 +3,6 @@
 //! matching the call union. The request's messages and schema, and the reply read into calls.
 //! Shapes only: it must not name a provider or choose the field the schema goes in.
 
-use crate::dialect::reply::call;
 use crate::dialect::request::{note_deferred, with_system};
 use crate::error::ProviderError;
 use crate::profile::{Profile, call_union_schema, restore_arguments};
@@ -12,6 +11,7 @@ use serde_json::Value;
 use toolgram_core::ToolSet;
 use toolgram_core::syntax::prompt::tools_prompt;
 use toolgram_retry::ModelReply;
+use toolgram_wire::read::call;
 
 /// The messages (the tools and the reply's shape in a system message) and the call-union
 /// schema the reply must match.

@@ -1,35 +1,25 @@
 //! OpenAI Chat Completions, as OpenAI, llama-server, vLLM and SGLang speak it: messages,
 //! strict function tools (and freeform custom tools for the models that take them),
 //! `tool_choice`, a grammar request's messages, `choices[0].message` replies and their
-//! `tool_calls`, `usage`, and `choices[].delta` streams. Shapes only: it must not name a
+//! `tool_calls`, `usage`, and `choices[].delta` streams — each mapping toolgram-wire's `chat`
+//! module, which the server reads and writes with too. Shapes only: it must not name a
 //! provider; where providers differ (the grammar field, freeform tools) their rows say.
 
-use crate::dialect::reply::{call, string_args};
 use crate::dialect::request::{
     common_fields, note_fallbacks, profiled, prompt_system, with_system,
 };
 use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
-use crate::stream::push_str;
-use crate::usage::count;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolgram_core::compile::CompileOptions;
 use toolgram_core::compile::ir::compile_ir;
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_core::{ToolCall, ToolChoice, ToolSet};
 use toolgram_grammar::gbnf;
+use toolgram_wire::chat::{messages, reply, stream, tools};
 
 /// Where Chat Completions requests go.
 const ENDPOINT: &str = "/v1/chat/completions";
-
-fn messages(messages: &[ChatMessage]) -> Value {
-    Value::Array(
-        messages
-            .iter()
-            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
-            .collect(),
-    )
-}
 
 /// Prompt path: tools and example calls in a system message, nothing enforced.
 pub(crate) fn prompt(input: &RenderInput, pool: &ToolSet) -> Value {
@@ -52,23 +42,6 @@ pub(crate) fn openai_lark(definition: &str) -> Result<String, ProviderError> {
     ))
 }
 
-/// OpenAI's `tool_choice`.
-pub(crate) fn openai_choice(choice: &ToolChoice) -> Value {
-    match choice {
-        ToolChoice::Auto => json!("auto"),
-        ToolChoice::None => json!("none"),
-        ToolChoice::Required => json!("required"),
-        ToolChoice::Named(n) => json!({"type": "function", "function": {"name": n}}),
-        ToolChoice::AllowedTools { tools, required } => json!({
-            "type": "allowed_tools",
-            "allowed_tools": {
-                "mode": if *required { "required" } else { "auto" },
-                "tools": tools.iter().map(|n| json!({"type": "function", "function": {"name": n}})).collect::<Vec<_>>(),
-            }
-        }),
-    }
-}
-
 /// A Chat Completions body for a server's own tool calling, no toolgram grammar: `messages`
 /// and `tools` as OpenAI JSON, `tool_choice`, parallel calls, `max_tokens`, greedy and seeded.
 /// The one builder of the peer requests the evals and benchmarks send (llama-server, vLLM,
@@ -83,7 +56,7 @@ pub fn native_body(
     json!({
         "messages": messages,
         "tools": tools,
-        "tool_choice": openai_choice(choice),
+        "tool_choice": tools::write_choice(choice),
         "parallel_tool_calls": parallel,
         "temperature": 0.0,
         "seed": 0,
@@ -111,14 +84,8 @@ pub(crate) struct ToolShape {
 
 /// Chat Completions' tools: each nested under its type.
 const CHAT_TOOLS: ToolShape = ToolShape {
-    function: |name, description, parameters| {
-        json!({"type": "function", "function": {"name": name, "description": description,
-            "parameters": parameters, "strict": true}})
-    },
-    custom: |name, description, lark| {
-        json!({"type": "custom", "custom": {"name": name, "description": description,
-            "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": lark}}}})
-    },
+    function: tools::write_function,
+    custom: tools::write_custom,
 };
 
 /// The tools OpenAI's strict path sends, written by `shape` (grammar tools as freeform custom
@@ -197,11 +164,11 @@ impl Dialect for ChatCompletions {
     }
 
     fn strict_tools(&self, input: &RenderInput, pool: &ToolSet, notes: &mut Vec<String>) -> Body {
-        let mut body = json!({"messages": messages(input.messages)});
+        let mut body = json!({"messages": messages::write(input.messages)});
         let freeform = self.freeform && freeform_model(input.model);
-        if let Some(tools) = openai_tools(input, pool, freeform, notes, &CHAT_TOOLS)? {
-            body["tools"] = Value::Array(tools);
-            body["tool_choice"] = openai_choice(input.choice);
+        if let Some(items) = openai_tools(input, pool, freeform, notes, &CHAT_TOOLS)? {
+            body["tools"] = Value::Array(items);
+            body["tool_choice"] = tools::write_choice(input.choice);
             body["parallel_tool_calls"] = json!(input.parallel);
         }
         Ok(body)
@@ -221,105 +188,18 @@ impl Dialect for ChatCompletions {
     }
 
     fn reply_text(&self, kind: Kind, body: &Value) -> Result<String, ReadError> {
-        let msg = body
-            .pointer("/choices/0/message")
-            .ok_or_else(|| ReadError::shape(kind, "no `choices[0].message`"))?;
-        Ok(msg
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned())
+        reply::read_text(body).ok_or_else(|| ReadError::shape(kind, "no `choices[0].message`"))
     }
 
     fn native_calls(&self, body: &Value) -> Result<Vec<ToolCall>, ReadError> {
-        tool_calls(body, "/choices/0/message/tool_calls")
+        reply::read_calls(body).map_err(|e| ReadError::body(body, e.message))
     }
 
-    /// `usage.prompt_tokens`, `completion_tokens`, and the cached tokens
-    /// (`prompt_tokens_details.cached_tokens`, else llama-server's `timings.cache_n`).
     fn usage(&self, body: &Value) -> (Option<usize>, Option<usize>, Option<usize>) {
-        (
-            count(body, "/usage/prompt_tokens"),
-            count(body, "/usage/completion_tokens"),
-            count(body, "/usage/prompt_tokens_details/cached_tokens")
-                .or_else(|| count(body, "/timings/cache_n")),
-        )
+        reply::read_usage(body)
     }
 
     fn assemble(&self, _kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError> {
-        Ok(assemble(chunks))
+        Ok(stream::assemble(chunks))
     }
-}
-
-/// The `tool_calls` list at `pointer` (function calls, and custom calls as `{"input": text}`).
-pub(crate) fn tool_calls(body: &Value, pointer: &str) -> Result<Vec<ToolCall>, ReadError> {
-    let mut calls = Vec::new();
-    for (i, c) in body
-        .pointer(pointer)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let id = c.get("id").and_then(Value::as_str).unwrap_or("");
-        if let Some(custom) = c.get("custom") {
-            let name = custom.get("name").and_then(Value::as_str).unwrap_or("");
-            let text = custom.get("input").cloned().unwrap_or(Value::Null);
-            calls.push(call(id, i, name, json!({ "input": text })));
-            continue;
-        }
-        let name = c
-            .pointer("/function/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let args = string_args(c.pointer("/function/arguments").unwrap_or(&Value::Null))
-            .map_err(|m| ReadError::body(body, m))?;
-        calls.push(call(id, i, name, args));
-    }
-    Ok(calls)
-}
-
-/// `choices[].delta` chunks joined: content concatenated, `tool_calls` by index with their
-/// name and argument pieces concatenated.
-fn assemble(chunks: &[Value]) -> Value {
-    let mut content = String::new();
-    let mut calls: Vec<Map<String, Value>> = Vec::new();
-    for c in chunks {
-        let Some(delta) = c.pointer("/choices/0/delta") else {
-            continue;
-        };
-        content.push_str(delta.get("content").and_then(Value::as_str).unwrap_or(""));
-        for tc in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let i = tc.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-            while calls.len() <= i {
-                calls.push(Map::from_iter([
-                    ("id".to_owned(), json!("")),
-                    ("type".to_owned(), json!("function")),
-                    ("function".to_owned(), json!({"name": "", "arguments": ""})),
-                ]));
-            }
-            let call = &mut calls[i];
-            if let Some(id) = tc.get("id").and_then(Value::as_str) {
-                call.insert("id".into(), json!(id));
-            }
-            if let Some(f) = call.get_mut("function") {
-                if let Some(n) = tc.pointer("/function/name").and_then(Value::as_str) {
-                    push_str(&mut f["name"], n);
-                }
-                if let Some(a) = tc.pointer("/function/arguments").and_then(Value::as_str) {
-                    push_str(&mut f["arguments"], a);
-                }
-            }
-        }
-    }
-    let mut message = json!({"role": "assistant", "content": content});
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls.into_iter().map(Value::Object).collect());
-    }
-    json!({"choices": [{"index": 0, "message": message}]})
 }

@@ -111,7 +111,7 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpRes
 
 async fn stream(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    let (mut writer, start) = wire::MessageStream::start(&id, &m.served.id);
+    let (mut writer, start) = wire::Frames::start(&id, &m.served.id);
     let metrics = Arc::clone(&app);
     let model = m.served.id.clone();
     let rx = crate::run::forward(

@@ -1,14 +1,14 @@
-//! The Chat Completions request: its body read into a runtime [`Request`] (messages, tools
-//! and choice through `params.rs`'s pool, sampling and notes; earlier custom-tool calls in the
-//! function shape the conversation renders), with what the reply must say. This module must
-//! not build replies or run anything.
+//! The Chat Completions request: its body read into a runtime [`Request`] (messages and
+//! `tool_choice` by toolgram-wire's `chat` module, which the providers write them with; tools
+//! through `params.rs`'s pool; sampling and notes), with what the reply must say. This module
+//! must not build replies or run anything.
 
 use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
-use serde_json::{Value, json};
-use toolgram_core::ChatMessage;
+use serde_json::Value;
 use toolgram_runtime::Request;
+use toolgram_wire::chat::{messages, tools};
 
 /// A request read from the body, with what the reply needs to say; `Q` is the runtime
 /// request, then what its check made of it.
@@ -61,32 +61,10 @@ const ACCEPTED: &[&str] = &[
     "service_tier",
 ];
 
-/// The roles a Chat Completions message may have.
-const ROLES: &[&str] = &["system", "developer", "user", "assistant", "tool"];
-
 /// Read a Chat Completions body.
 pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiError> {
     let o = params::object(body)?;
-    let messages = match o.get("messages") {
-        Some(Value::Array(a)) if !a.is_empty() => a,
-        Some(Value::Array(_)) => return Err(ApiError::invalid("messages", "`messages` is empty")),
-        _ => return Err(ApiError::invalid("messages", "`messages` must be an array")),
-    };
-    let messages: Vec<ChatMessage> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-            if !ROLES.contains(&role) {
-                return Err(ApiError::invalid(
-                    &format!("messages[{i}].role"),
-                    format!("unknown role `{role}`: one of {}", ROLES.join(", ")),
-                ));
-            }
-            serde_json::from_value(with_custom_calls_as_functions(m))
-                .map_err(|e| ApiError::invalid(&format!("messages[{i}]"), e.to_string()))
-        })
-        .collect::<Result<_, _>>()?;
+    let messages = messages::read(o)?;
     if let Some(n) = params::opt_uint(o, "n")?
         && n != 1
     {
@@ -97,7 +75,7 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiE
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
-    req.tool_choice = params::tool_choice(o, has_tools)?;
+    req.tool_choice = tools::read_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(o.get("response_format"), "response_format")?;
     req.sampling = params::sampling(
@@ -125,25 +103,4 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiE
         include_usage,
         notes,
     })
-}
-
-/// An earlier assistant message's custom-tool calls (`{"type":"custom","custom":{"name",
-/// "input"}}`) in the function shape the conversation renders (`{"input": …}` arguments), and
-/// `developer` as `system`.
-fn with_custom_calls_as_functions(m: &Value) -> Value {
-    let mut m = m.clone();
-    if m.get("role").and_then(Value::as_str) == Some("developer") {
-        m["role"] = json!("system");
-    }
-    if let Some(calls) = m.get_mut("tool_calls").and_then(Value::as_array_mut) {
-        for c in calls {
-            if let Some(custom) = c.get("custom").cloned() {
-                let input = custom.get("input").and_then(Value::as_str).unwrap_or("");
-                *c = json!({"id": c.get("id").cloned().unwrap_or(Value::Null), "type": "function",
-                    "function": {"name": custom.get("name").cloned().unwrap_or(Value::Null),
-                        "arguments": json!({ "input": input }).to_string()}});
-            }
-        }
-    }
-    m
 }

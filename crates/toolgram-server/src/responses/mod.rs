@@ -4,7 +4,6 @@
 //! back; the handlers here only connect the two and store what was answered. This module
 //! must not compile, decode or validate.
 
-mod encrypted;
 pub mod read;
 pub mod wire;
 
@@ -22,7 +21,9 @@ use serde_json::json;
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
 use toolgram_runtime::{CallKind, Event, Ready, Response};
-use wire::Envelope;
+use toolgram_wire::responses::input;
+use toolgram_wire::responses::reply::{self, Envelope};
+use toolgram_wire::responses::stream::ResponseStream;
 
 /// This route, as the metrics name it.
 const ROUTE: &str = "/v1/responses";
@@ -74,11 +75,8 @@ impl ReadRequest for ResponsesRequest {
             req: check(&self.served, self.req)?,
             served: self.served,
             stream: self.stream,
-            store: self.store,
-            echo: self.echo,
+            asked: self.asked,
             notes: self.notes,
-            namespaces: self.namespaces,
-            encrypted_reasoning: self.encrypted_reasoning,
         })
     }
 }
@@ -92,7 +90,7 @@ fn envelope(app: &App, rr: &Checked) -> Envelope {
 }
 
 fn remember(app: &App, rr: &Checked, id: &str, r: &Response, body: &serde_json::Value) {
-    if !rr.store {
+    if !rr.asked.store {
         return;
     }
     let mut messages = rr.req.request().messages.clone();
@@ -107,7 +105,7 @@ fn remember(app: &App, rr: &Checked, id: &str, r: &Response, body: &serde_json::
                         CallKind::Function { arguments } => arguments.to_string(),
                         CallKind::Custom { input } => json!({ "input": input }).to_string(),
                     };
-                    read::call_message(&c.id, &c.name, args)
+                    input::call_message(&c.id, &c.name, args)
                 })
                 .collect()
         }),
@@ -128,16 +126,16 @@ pub async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError>
     match crate::run::run(&app, &rr.served.runtime, rr.req.clone()).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &env.model, &r, None);
-            let output = wire::output_items(&rr, &r, &mut |p| app.new_id(p));
+            let output = reply::output_items(&rr.asked, &r.reply(), &mut |p| app.new_id(p));
             let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
-            let body = wire::finished(&env, &rr, output, &r, toolgram);
+            let body = reply::finished(&env, &rr.asked, output, &r.reply(), toolgram);
             remember(&app, &rr, &env.id, &r, &body);
             Ok(axum::Json(body).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
             app.metrics.failed(&e);
             let toolgram = crate::app::toolgram_json(None, &rr.notes);
-            let body = wire::cut(&env, &rr, Vec::new(), e.usage(), toolgram);
+            let body = reply::cut(&env, &rr.asked, Vec::new(), e.usage(), toolgram);
             Ok(axum::Json(body).into_response())
         }
         Err(e) => {
@@ -151,8 +149,8 @@ pub async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError>
 pub async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &rr);
     let toolgram = crate::app::toolgram_json(None, &rr.notes);
-    let created = wire::response_object(&env, &rr, "in_progress", Vec::new(), None, toolgram);
-    let (mut writer, start) = wire::ResponseStream::start(&created);
+    let created = reply::response_object(&env, &rr.asked, "in_progress", vec![], None, toolgram);
+    let (mut writer, start) = ResponseStream::start(&created, rr.asked.clone());
     let (req, runtime) = (rr.req.clone(), rr.served.runtime.clone());
     let app2 = Arc::clone(&app);
     let rx = crate::run::forward(
@@ -162,20 +160,21 @@ pub async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError
         start,
         move |event, clock| match event {
             Event::Done(r) => {
-                let (items, mut frames) = writer.close(&rr);
+                let (items, mut frames) = writer.close();
                 app2.metrics
                     .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
                 let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
-                let body = wire::finished(&env, &rr, items, &r, toolgram);
+                let body = reply::finished(&env, &rr.asked, items, &r.reply(), toolgram);
                 remember(&app2, &rr, &env.id, &r, &body);
                 frames.push(writer.finish(body));
                 frames
             }
             Event::Failed(e) if e.kind() == "truncated" => {
-                let (items, mut frames) = writer.close(&rr);
+                let (items, mut frames) = writer.close();
                 app2.metrics.failed(&e);
                 let toolgram = crate::app::toolgram_json(None, &rr.notes);
-                frames.push(writer.finish(wire::cut(&env, &rr, items, e.usage(), toolgram)));
+                let body = reply::cut(&env, &rr.asked, items, e.usage(), toolgram);
+                frames.push(writer.finish(body));
                 frames
             }
             Event::Failed(e) => {
@@ -183,7 +182,7 @@ pub async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError
                 let err = ApiError::from(e).body();
                 vec![writer.error(err["error"].clone())]
             }
-            other => writer.on(&rr, &other, &mut |p| app2.new_id(p)),
+            other => wire::event_frames(&mut writer, &other, &mut |p| app2.new_id(p)),
         },
     )
     .await?;

@@ -1,21 +1,20 @@
-//! The Responses request as coding agents send it — `input` as a string or items (`message`
-//! of any role incl. `developer`, `function_call`, `function_call_output`, `custom_tool_call`,
-//! `custom_tool_call_output`, `reasoning`; items of hosted tools skipped with a note),
-//! `instructions`, `previous_response_id` (the stored conversation), `namespace` tool groups,
+//! The Responses request as coding agents send it — `input` as a string or items (read by
+//! toolgram-wire's `responses::input`, which the provider writes them with; items of hosted
+//! tools skipped with a note), `instructions`, `previous_response_id` (the stored conversation), `namespace` tool groups,
 //! hosted tools left out and listed, `reasoning` mapped to the model's reasoning block where
 //! its template has one — read into a runtime [`Request`]. This module must not build replies
 //! or run anything.
 
-use super::encrypted::{ENCRYPTED_PREFIX, unhex};
 use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::params::{self, Notes};
-use serde_json::{Map, Value, json};
-use std::collections::HashMap;
-use toolgram_core::define::message::parts_text;
+use serde_json::{Map, Value};
+use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Think;
-use toolgram_core::{ChatMessage, MessageToolCall};
 use toolgram_runtime::Request;
+use toolgram_wire::chat::tools;
+use toolgram_wire::responses::input;
+use toolgram_wire::responses::reply::Asked;
 
 /// A request read from the body.
 pub struct ResponsesRequest<Q = Request> {
@@ -25,16 +24,11 @@ pub struct ResponsesRequest<Q = Request> {
     pub req: Q,
     /// Stream the reply as typed events.
     pub stream: bool,
-    /// Keep the response for `previous_response_id`.
-    pub store: bool,
-    /// Request fields the response object echoes.
-    pub echo: Value,
+    /// What it asked of its reply: kept or not, the echoed fields, tool namespaces, reasoning
+    /// carried back.
+    pub asked: Asked,
     /// What was not done as asked.
     pub notes: Notes,
-    /// The namespace of each tool that came in a `namespace` group.
-    pub namespaces: HashMap<String, String>,
-    /// Reasoning items carry `encrypted_content`.
-    pub encrypted_reasoning: bool,
 }
 
 /// A Responses request, its runtime request checked.
@@ -136,139 +130,6 @@ fn check_metadata(metadata: Option<&Value>) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The reasoning text a `reasoning` input item carries back: our `encrypted_content`, else
-/// its `content` or `summary` texts.
-fn reasoning_text(item: &Value) -> Option<String> {
-    if let Some(t) = item
-        .get("encrypted_content")
-        .and_then(Value::as_str)
-        .and_then(|e| e.strip_prefix(ENCRYPTED_PREFIX))
-        .and_then(unhex)
-    {
-        return Some(t);
-    }
-    let texts = |key: &str| {
-        item.get(key)
-            .and_then(Value::as_array)
-            .map(|a| parts_text(a, "\n"))
-            .filter(|t| !t.is_empty())
-    };
-    texts("content").or_else(|| texts("summary"))
-}
-
-fn text_of(content: &Value) -> Option<String> {
-    match content {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(parts_text(parts, "")),
-        _ => None,
-    }
-}
-
-pub(super) fn call_message(call_id: &str, name: &str, arguments: String) -> MessageToolCall {
-    MessageToolCall {
-        id: call_id.to_owned(),
-        kind: "function".to_owned(),
-        function: toolgram_core::define::message::MessageFunction {
-            name: name.to_owned(),
-            arguments,
-        },
-    }
-}
-
-/// `input` items → chat messages (consecutive calls become one assistant message; a
-/// `reasoning` item's text goes with the assistant turn after it); the tools of
-/// `additional_tools` items (where a coding agent sends its tools) go to `tools`.
-fn messages_of(
-    input: &Value,
-    tools: &mut Vec<Value>,
-    notes: &mut Notes,
-) -> Result<Vec<ChatMessage>, ApiError> {
-    let items = match input {
-        Value::String(s) => return Ok(vec![ChatMessage::text("user", s.clone())]),
-        Value::Array(items) => items,
-        _ => {
-            return Err(ApiError::invalid(
-                "input",
-                "`input` must be a string or an array",
-            ));
-        }
-    };
-    let mut out: Vec<ChatMessage> = Vec::new();
-    let mut reasoning: Option<String> = None;
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("input[{i}]");
-        let kind = item
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("message");
-        let s = |k: &str| item.get(k).and_then(Value::as_str);
-        match kind {
-            "message" => {
-                let role = match s("role") {
-                    Some("developer" | "system") => "system",
-                    Some(r @ ("user" | "assistant")) => r,
-                    _ => {
-                        return Err(ApiError::invalid(
-                            &at,
-                            "a message needs role user, assistant, system or developer",
-                        ));
-                    }
-                };
-                let content = item
-                    .get("content")
-                    .and_then(text_of)
-                    .ok_or_else(|| ApiError::invalid(&at, "a message needs `content`"))?;
-                let mut m = ChatMessage::text(role, content);
-                if role == "assistant" {
-                    m.reasoning_content = reasoning.take();
-                }
-                out.push(m);
-            }
-            "function_call" | "custom_tool_call" => {
-                let (Some(call_id), Some(name)) = (s("call_id"), s("name")) else {
-                    return Err(ApiError::invalid(&at, "a call needs `call_id` and `name`"));
-                };
-                let arguments = if kind == "function_call" {
-                    s("arguments").unwrap_or("{}").to_owned()
-                } else {
-                    json!({"input": s("input").unwrap_or("")}).to_string()
-                };
-                let call = call_message(call_id, name, arguments);
-                match out.last_mut() {
-                    Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
-                        m.tool_calls.get_or_insert_with(Vec::new).push(call);
-                    }
-                    _ => out.push(ChatMessage {
-                        role: "assistant".into(),
-                        content: None,
-                        tool_calls: Some(vec![call]),
-                        tool_call_id: None,
-                        name: None,
-                        reasoning_content: reasoning.take(),
-                    }),
-                }
-            }
-            "function_call_output" | "custom_tool_call_output" => {
-                let call_id = s("call_id")
-                    .ok_or_else(|| ApiError::invalid(&at, "an output needs `call_id`"))?;
-                let output = item.get("output").and_then(text_of).unwrap_or_default();
-                let mut m = ChatMessage::text("tool", output);
-                m.tool_call_id = Some(call_id.to_owned());
-                out.push(m);
-            }
-            "reasoning" => reasoning = reasoning_text(item),
-            "additional_tools" => match item.get("tools") {
-                Some(Value::Array(more)) => tools.extend(more.iter().cloned()),
-                _ => return Err(ApiError::invalid(&at, "`additional_tools` needs `tools`")),
-            },
-            other => notes.push(format!(
-                "{at}: item type `{other}` (a hosted tool's) is not run here and was left out"
-            )),
-        }
-    }
-    Ok(out)
-}
-
 /// Read a Responses body.
 pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let o = params::object(body)?;
@@ -292,22 +153,17 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
         Some(Value::Array(a)) => a.clone(),
         Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
     };
-    messages.extend(messages_of(input, &mut tools, &mut notes)?);
+    messages.extend(input::read(input, &mut tools, &mut notes)?);
     if let Some(instructions) = params::opt_str(o, "instructions")? {
         messages.retain(|m| m.role != "system");
         messages.insert(0, ChatMessage::text("system", instructions));
     }
-    let pool = params::pool(
-        &tools,
-        app.config.hosted_tools,
-        "tools",
-        params::openai_tool,
-    )?;
+    let pool = params::pool(&tools, app.config.hosted_tools, "tools", tools::read)?;
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     req.think = think(&served, o.get("reasoning"), &mut notes)?;
-    req.tool_choice = params::tool_choice(o, has_tools)?;
+    req.tool_choice = tools::read_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format =
         params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
@@ -350,11 +206,13 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
         served,
         req,
         stream: params::opt_bool(o, "stream")?.unwrap_or(false),
-        store: params::opt_bool(o, "store")?.unwrap_or(true),
-        echo: Value::Object(echo),
+        asked: Asked {
+            store: params::opt_bool(o, "store")?.unwrap_or(true),
+            echo: Value::Object(echo),
+            namespaces: pool.namespaces,
+            encrypted_reasoning,
+        },
         notes,
-        namespaces: pool.namespaces,
-        encrypted_reasoning,
     })
 }
 
@@ -385,26 +243,5 @@ fn think(served: &Served, reasoning: Option<&Value>, notes: &mut Notes) -> Resul
             "`reasoning` was ignored: the model's chat template has no reasoning block".into(),
         );
         Ok(Think::Off)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::responses::encrypted::hex;
-
-    /// The reasoning text rides in `encrypted_content` and comes back whole, any text.
-    #[test]
-    fn encrypted_reasoning_round_trips() {
-        for text in ["", "plain", "ünïcödé\nlines\t\"quotes\" <think>"] {
-            let item = json!({"type": "reasoning",
-                "encrypted_content": format!("{ENCRYPTED_PREFIX}{}", hex(text))});
-            assert_eq!(reasoning_text(&item).as_deref(), Some(text));
-        }
-        // Another server's opaque blob is not read; the item's own text is.
-        let foreign = json!({"type": "reasoning", "encrypted_content": "gAAAA…",
-            "summary": [{"type": "summary_text", "text": "thought"}]});
-        assert_eq!(reasoning_text(&foreign).as_deref(), Some("thought"));
-        assert_eq!(unhex("zz"), None);
     }
 }

@@ -6,15 +6,15 @@
 
 /// What `encrypted_content` starts with: the reasoning's text follows, hex-encoded, so a
 /// later request carrying the item gives the model its earlier reasoning back.
-pub(crate) const ENCRYPTED_PREFIX: &str = "toolgram.reasoning.v1:";
+pub const ENCRYPTED_PREFIX: &str = "toolgram.reasoning.v1:";
 
 /// `text`'s bytes as lowercase hex.
-pub(crate) fn hex(text: &str) -> String {
+pub fn hex(text: &str) -> String {
     text.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Hex back to text; `None` when it is not hex of UTF-8.
-pub(crate) fn unhex(s: &str) -> Option<String> {
+pub fn unhex(s: &str) -> Option<String> {
     let bytes = (0..s.len())
         .step_by(2)
         .map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))

@@ -1,0 +1,152 @@
+//! Chat Completions' stream, written and read: `chat.completion.chunk`s exactly as OpenAI
+//! sends them — the role first, text and reasoning deltas, each call's id and name in its
+//! first delta and its arguments after, the finish reason (with toolgram's extension object),
+//! then the usage chunk when asked for — and chunks joined back into a reply body. Calls never
+//! appear in `content`. This module must not touch HTTP or decide when a stream ends.
+
+use crate::append::append;
+use crate::chat::reply::{Envelope, function_call, usage};
+use serde_json::{Map, Value, json};
+use toolgram_core::define::reply::Usage;
+
+/// One chunk.
+pub fn chunk(env: &Envelope, delta: Value, finish: Option<&str>) -> Value {
+    json!({"id": env.id, "object": "chat.completion.chunk", "created": env.created,
+        "model": env.model, "system_fingerprint": null,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}]})
+}
+
+/// The first chunk: the role.
+pub fn role_chunk(env: &Envelope) -> Value {
+    chunk(env, json!({"role": "assistant", "content": null}), None)
+}
+
+/// More of the text.
+pub fn content_chunk(env: &Envelope, text: &str) -> Value {
+    chunk(env, json!({"content": text}), None)
+}
+
+/// More of the reasoning.
+pub fn reasoning_chunk(env: &Envelope, text: &str) -> Value {
+    chunk(env, json!({"reasoning_content": text}), None)
+}
+
+/// A call begins: its index, id, name and type (a function's arguments start empty).
+pub fn call_start_chunk(env: &Envelope, index: usize, id: &str, name: &str, custom: bool) -> Value {
+    let mut call = if custom {
+        json!({"id": id, "type": "custom", "custom": {"name": name, "input": ""}})
+    } else {
+        function_call(id, name, String::new())
+    };
+    call["index"] = json!(index);
+    chunk(env, json!({"tool_calls": [call]}), None)
+}
+
+/// More of a call's arguments (a custom tool's input).
+pub fn call_delta_chunk(env: &Envelope, index: usize, text: &str, custom: bool) -> Value {
+    let call = if custom {
+        json!({"index": index, "custom": {"input": text}})
+    } else {
+        json!({"index": index, "function": {"arguments": text}})
+    };
+    chunk(env, json!({"tool_calls": [call]}), None)
+}
+
+/// The last chunks: the finish reason (with the `toolgram` object when the run ended with a
+/// reply), then the usage chunk when `include_usage`.
+pub fn finish_chunks(
+    env: &Envelope,
+    finish: &str,
+    toolgram: Option<Value>,
+    used: Option<Usage>,
+    include_usage: bool,
+) -> Vec<Value> {
+    let mut last = chunk(env, json!({}), Some(finish));
+    if let Some(t) = toolgram {
+        last["toolgram"] = t;
+    }
+    let mut out = vec![last];
+    if include_usage {
+        let mut u = chunk(env, json!({}), None);
+        u["choices"] = json!([]);
+        u["usage"] = used.map_or(Value::Null, usage);
+        out.push(u);
+    }
+    out
+}
+
+/// `choices[].delta` chunks joined into a reply body: content concatenated, `tool_calls` by
+/// index with their name and argument pieces concatenated.
+pub fn assemble(chunks: &[Value]) -> Value {
+    let mut content = String::new();
+    let mut calls: Vec<Map<String, Value>> = Vec::new();
+    for c in chunks {
+        let Some(delta) = c.pointer("/choices/0/delta") else {
+            continue;
+        };
+        content.push_str(delta.get("content").and_then(Value::as_str).unwrap_or(""));
+        for tc in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let i = tc.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            while calls.len() <= i {
+                calls.push(Map::from_iter([
+                    ("id".to_owned(), json!("")),
+                    ("type".to_owned(), json!("function")),
+                    ("function".to_owned(), json!({"name": "", "arguments": ""})),
+                ]));
+            }
+            let call = &mut calls[i];
+            if let Some(id) = tc.get("id").and_then(Value::as_str) {
+                call.insert("id".into(), json!(id));
+            }
+            if let Some(f) = call.get_mut("function") {
+                if let Some(n) = tc.pointer("/function/name").and_then(Value::as_str) {
+                    append(&mut f["name"], n);
+                }
+                if let Some(a) = tc.pointer("/function/arguments").and_then(Value::as_str) {
+                    append(&mut f["arguments"], a);
+                }
+            }
+        }
+    }
+    let mut message = json!({"role": "assistant", "content": content});
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls.into_iter().map(Value::Object).collect());
+    }
+    json!({"choices": [{"index": 0, "message": message}]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::reply::{read_calls, read_text};
+
+    /// A stream written and assembled reads as the reply: text and the call's arguments.
+    #[test]
+    fn a_stream_assembled_reads_back_the_reply() {
+        let env = Envelope {
+            id: "chatcmpl-1".into(),
+            created: 0,
+            model: "m".into(),
+        };
+        let mut chunks = vec![role_chunk(&env), content_chunk(&env, "Look")];
+        chunks.push(content_chunk(&env, "ing."));
+        chunks.push(call_start_chunk(&env, 0, "call_1", "get_weather", false));
+        chunks.push(call_delta_chunk(&env, 0, "{\"city\":", false));
+        chunks.push(call_delta_chunk(&env, 0, "\"Paris\"}", false));
+        chunks.extend(finish_chunks(&env, "tool_calls", None, None, true));
+        let body = assemble(&chunks);
+        assert_eq!(read_text(&body).as_deref(), Some("Looking."));
+        let calls = read_calls(&body).expect("reads");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("call_1", "get_weather")
+        );
+        assert_eq!(calls[0].arguments, json!({"city": "Paris"}));
+    }
+}

@@ -1,0 +1,227 @@
+//! The Responses API's `input`, read into chat messages and written from them. Read: a string,
+//! or items — `message` of any role (`developer` as `system`), `function_call` and
+//! `custom_tool_call` (consecutive calls one assistant message; a custom call's input as
+//! `{"input": …}` arguments), their `_output`s, `reasoning` (its text, ours from
+//! `encrypted_content`, goes with the assistant turn after it), `additional_tools` (where a
+//! coding agent sends its tools); other items (a hosted tool's) left out with a note. Written:
+//! messages as `{role, content}`, calls as `function_call`, results as
+//! `function_call_output`. This module must not decide which fields of a request are honoured.
+
+use crate::error::WireError;
+use crate::responses::encrypted::{ENCRYPTED_PREFIX, unhex};
+use serde_json::{Value, json};
+use toolgram_core::define::message::{MessageFunction, parts_text};
+use toolgram_core::{ChatMessage, MessageToolCall};
+
+/// The reasoning text a `reasoning` input item carries back: our `encrypted_content`, else
+/// its `content` or `summary` texts.
+fn reasoning_text(item: &Value) -> Option<String> {
+    if let Some(t) = item
+        .get("encrypted_content")
+        .and_then(Value::as_str)
+        .and_then(|e| e.strip_prefix(ENCRYPTED_PREFIX))
+        .and_then(unhex)
+    {
+        return Some(t);
+    }
+    let texts = |key: &str| {
+        item.get(key)
+            .and_then(Value::as_array)
+            .map(|a| parts_text(a, "\n"))
+            .filter(|t| !t.is_empty())
+    };
+    texts("content").or_else(|| texts("summary"))
+}
+
+fn text_of(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(parts_text(parts, "")),
+        _ => None,
+    }
+}
+
+/// A call in a chat message: its id, tool and arguments text.
+pub fn call_message(call_id: &str, name: &str, arguments: String) -> MessageToolCall {
+    MessageToolCall {
+        id: call_id.to_owned(),
+        kind: "function".to_owned(),
+        function: MessageFunction {
+            name: name.to_owned(),
+            arguments,
+        },
+    }
+}
+
+/// `input` → chat messages; the tools of `additional_tools` items go to `tools`, a note for
+/// each item left out to `notes`.
+pub fn read(
+    input: &Value,
+    tools: &mut Vec<Value>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<ChatMessage>, WireError> {
+    let items = match input {
+        Value::String(s) => return Ok(vec![ChatMessage::text("user", s.clone())]),
+        Value::Array(items) => items,
+        _ => {
+            return Err(WireError::invalid(
+                "input",
+                "`input` must be a string or an array",
+            ));
+        }
+    };
+    let mut out: Vec<ChatMessage> = Vec::new();
+    let mut reasoning: Option<String> = None;
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("input[{i}]");
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        let s = |k: &str| item.get(k).and_then(Value::as_str);
+        match kind {
+            "message" => {
+                let role = match s("role") {
+                    Some("developer" | "system") => "system",
+                    Some(r @ ("user" | "assistant")) => r,
+                    _ => {
+                        return Err(WireError::invalid(
+                            &at,
+                            "a message needs role user, assistant, system or developer",
+                        ));
+                    }
+                };
+                let content = item
+                    .get("content")
+                    .and_then(text_of)
+                    .ok_or_else(|| WireError::invalid(&at, "a message needs `content`"))?;
+                let mut m = ChatMessage::text(role, content);
+                if role == "assistant" {
+                    m.reasoning_content = reasoning.take();
+                }
+                out.push(m);
+            }
+            "function_call" | "custom_tool_call" => {
+                let (Some(call_id), Some(name)) = (s("call_id"), s("name")) else {
+                    return Err(WireError::invalid(&at, "a call needs `call_id` and `name`"));
+                };
+                let arguments = if kind == "function_call" {
+                    s("arguments").unwrap_or("{}").to_owned()
+                } else {
+                    json!({"input": s("input").unwrap_or("")}).to_string()
+                };
+                let call = call_message(call_id, name, arguments);
+                match out.last_mut() {
+                    Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
+                        m.tool_calls.get_or_insert_with(Vec::new).push(call);
+                    }
+                    _ => out.push(ChatMessage {
+                        role: "assistant".into(),
+                        content: None,
+                        tool_calls: Some(vec![call]),
+                        tool_call_id: None,
+                        name: None,
+                        reasoning_content: reasoning.take(),
+                    }),
+                }
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let call_id = s("call_id")
+                    .ok_or_else(|| WireError::invalid(&at, "an output needs `call_id`"))?;
+                let output = item.get("output").and_then(text_of).unwrap_or_default();
+                let mut m = ChatMessage::text("tool", output);
+                m.tool_call_id = Some(call_id.to_owned());
+                out.push(m);
+            }
+            "reasoning" => reasoning = reasoning_text(item),
+            "additional_tools" => match item.get("tools") {
+                Some(Value::Array(more)) => tools.extend(more.iter().cloned()),
+                _ => return Err(WireError::invalid(&at, "`additional_tools` needs `tools`")),
+            },
+            other => notes.push(format!(
+                "{at}: item type `{other}` (a hosted tool's) is not run here and was left out"
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// Chat messages as `input` items (tool results as `function_call_output`, earlier calls as
+/// `function_call`).
+pub fn write(messages: &[ChatMessage]) -> Value {
+    let mut items = Vec::new();
+    for m in messages {
+        match m.role.as_str() {
+            "tool" => items.push(json!({"type": "function_call_output",
+                "call_id": m.tool_call_id.clone().unwrap_or_default(),
+                "output": m.content.clone().unwrap_or_default()})),
+            _ => {
+                if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
+                    items.push(json!({"role": m.role, "content": text}));
+                }
+                for c in m.tool_calls.iter().flatten() {
+                    items.push(json!({"type": "function_call", "call_id": c.id,
+                        "name": c.function.name, "arguments": c.function.arguments}));
+                }
+            }
+        }
+    }
+    Value::Array(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::responses::encrypted::hex;
+
+    /// The reasoning text rides in `encrypted_content` and comes back whole, any text.
+    #[test]
+    fn encrypted_reasoning_round_trips() {
+        for text in ["", "plain", "ünïcödé\nlines\t\"quotes\" <think>"] {
+            let item = json!({"type": "reasoning",
+                "encrypted_content": format!("{ENCRYPTED_PREFIX}{}", hex(text))});
+            assert_eq!(reasoning_text(&item).as_deref(), Some(text));
+        }
+        // Another server's opaque blob is not read; the item's own text is.
+        let foreign = json!({"type": "reasoning", "encrypted_content": "gAAAA…",
+            "summary": [{"type": "summary_text", "text": "thought"}]});
+        assert_eq!(reasoning_text(&foreign).as_deref(), Some("thought"));
+        assert_eq!(unhex("zz"), None);
+    }
+
+    /// What the provider writes, the server reads back as the same conversation.
+    #[test]
+    fn a_conversation_written_reads_back_the_same() {
+        let mut calls = ChatMessage {
+            content: None,
+            ..ChatMessage::text("assistant", "")
+        };
+        calls.tool_calls = Some(vec![
+            call_message("c1", "get_weather", r#"{"city":"Paris"}"#.into()),
+            call_message("c2", "get_weather", r#"{"city":"Rome"}"#.into()),
+        ]);
+        let mut result = ChatMessage::text("tool", "18 C");
+        result.tool_call_id = Some("c1".into());
+        let conversation = vec![
+            ChatMessage::text("system", "Be brief."),
+            ChatMessage::text("user", "Weather in Paris and Rome?"),
+            calls,
+            result,
+            ChatMessage::text("assistant", "18 C in Paris."),
+        ];
+        let (mut tools, mut notes) = (Vec::new(), Vec::new());
+        let read_back = read(&write(&conversation), &mut tools, &mut notes).expect("reads");
+        assert_eq!(read_back, conversation);
+        assert!(tools.is_empty() && notes.is_empty());
+    }
+
+    #[test]
+    fn a_bad_item_is_named() {
+        let e = read(
+            &json!([{"type": "function_call", "name": "f"}]),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        assert_eq!(e.expect_err("refused").param, "input[0]");
+    }
+}
