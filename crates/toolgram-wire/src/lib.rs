@@ -30,6 +30,8 @@ mod append;
 pub mod call;
 pub mod chat;
 pub mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod gemini;
 pub mod ollama;
 pub mod read;

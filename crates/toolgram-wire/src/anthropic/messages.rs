@@ -209,31 +209,10 @@ pub fn write(messages: &[ChatMessage]) -> (String, Vec<Value>) {
 mod tests {
     use super::*;
 
-    fn call(id: &str, name: &str, arguments: &str) -> MessageToolCall {
-        MessageToolCall {
-            id: id.into(),
-            kind: "function".into(),
-            function: MessageFunction {
-                name: name.into(),
-                arguments: arguments.into(),
-            },
-        }
-    }
-
     /// What the provider writes, the server reads back as the same conversation.
     #[test]
     fn a_conversation_written_reads_back_the_same() {
-        let mut assistant = ChatMessage::text("assistant", "Let me look.");
-        assistant.tool_calls = Some(vec![call("toolu_1", "get_weather", r#"{"city":"Paris"}"#)]);
-        let mut result = ChatMessage::text("tool", "18 C");
-        result.tool_call_id = Some("toolu_1".into());
-        let conversation = vec![
-            ChatMessage::text("system", "Be brief."),
-            ChatMessage::text("user", "Weather in Paris?"),
-            assistant,
-            result,
-            ChatMessage::text("user", "Thanks."),
-        ];
+        let conversation = crate::fixtures::conversation();
         let (system, messages) = write(&conversation);
         let body = json!({"system": system, "messages": messages});
         let mut notes = Vec::new();

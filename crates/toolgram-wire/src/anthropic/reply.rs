@@ -146,44 +146,13 @@ pub fn read_usage(body: &Value) -> (Option<usize>, Option<usize>, Option<usize>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::call::Call;
+    use crate::fixtures::{calls, reply};
 
-    fn weather_call() -> Call {
-        Call {
-            id: "call_1".into(),
-            name: "get_weather".into(),
-            kind: CallKind::Function {
-                arguments: json!({"city": "Paris"}),
-            },
-        }
-    }
-
-    fn reply<'a>(
-        reasoning: Option<&'a str>,
-        content: Option<&'a str>,
-        calls: &'a [Call],
-    ) -> Reply<'a> {
-        Reply {
-            reasoning,
-            content,
-            calls,
-            finish_reason: if calls.is_empty() {
-                FinishReason::Stop
-            } else {
-                FinishReason::ToolCalls
-            },
-            usage: Some(Usage {
-                prompt_tokens: 100,
-                completion_tokens: 7,
-                cached_prompt_tokens: 60,
-            }),
-        }
-    }
-
-    /// Blocks in the order Anthropic writes them; usage splits cached from evaluated tokens.
+    /// Blocks in the order Anthropic writes them; usage splits cached from evaluated tokens;
+    /// what the server writes, the provider reads back.
     #[test]
-    fn a_message_has_thinking_then_text_then_tool_use_and_anthropics_usage() {
-        let calls = [weather_call()];
+    fn a_message_has_thinking_then_text_then_tool_use_and_reads_back_the_same() {
+        let calls = calls();
         let m = message(
             "msg_1",
             "served",
@@ -196,30 +165,25 @@ mod tests {
             .flatten()
             .filter_map(|b| b["type"].as_str())
             .collect();
-        assert_eq!(kinds, ["thinking", "text", "tool_use"]);
+        assert_eq!(kinds, ["thinking", "text", "tool_use", "tool_use"]);
         assert_eq!(m["content"][2]["input"], json!({"city": "Paris"}));
+        assert_eq!(m["content"][3]["input"], json!({"input": "SELECT 1"}));
         assert_eq!(m["stop_reason"], "tool_use");
         assert_eq!(m["usage"]["input_tokens"], 40);
         assert_eq!(m["usage"]["cache_read_input_tokens"], 60);
         assert_eq!(m["usage"]["output_tokens"], 7);
+        assert_eq!(read_text(&m).as_deref(), Some("Let me look."));
+        let read_back = read_calls(&m);
+        assert_eq!(read_back.len(), 2);
+        assert_eq!(
+            (read_back[0].id.as_str(), read_back[0].name.as_str()),
+            ("call_1", "get_weather")
+        );
+        assert_eq!(read_back[0].arguments, json!({"city": "Paris"}));
+        assert_eq!(read_usage(&m), (Some(100), Some(7), Some(60)));
         let text_only = message("msg_2", "served", &reply(None, Some("Hi"), &[]), json!({}));
         assert_eq!(text_only["stop_reason"], "end_turn");
         assert_eq!(text_only["content"].as_array().map(Vec::len), Some(1));
-    }
-
-    /// What the server writes, the provider reads back: text, calls and usage.
-    #[test]
-    fn a_message_written_reads_back_the_same() {
-        let calls = [weather_call()];
-        let r = reply(Some("hmm"), Some("Let me look."), &calls);
-        let m = message("msg_1", "served", &r, json!({}));
-        assert_eq!(read_text(&m).as_deref(), Some("Let me look."));
-        let read_back = read_calls(&m);
-        assert_eq!(read_back.len(), 1);
-        assert_eq!(read_back[0].id, "call_1");
-        assert_eq!(read_back[0].name, "get_weather");
-        assert_eq!(read_back[0].arguments, json!({"city": "Paris"}));
-        assert_eq!(read_usage(&m), (Some(100), Some(7), Some(60)));
     }
 
     #[test]

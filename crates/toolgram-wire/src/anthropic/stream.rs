@@ -210,7 +210,6 @@ pub fn assemble(frames: &[Value]) -> Result<Value, WireError> {
 mod tests {
     use super::*;
     use crate::anthropic::reply::{content, read_calls};
-    use crate::call::{Call, CallKind, Reply};
 
     /// The frames of one streamed reply: reasoning, text, one call in two pieces.
     fn frames() -> Vec<Frame> {
@@ -222,12 +221,7 @@ mod tests {
         frames.extend(s.call_input("{\"city\":"));
         frames.extend(s.call_input("\"Paris\"}"));
         frames.extend(s.call_end());
-        let used = Usage {
-            prompt_tokens: 100,
-            completion_tokens: 7,
-            cached_prompt_tokens: 60,
-        };
-        frames.extend(s.end(FinishReason::ToolCalls, Some(used)));
+        frames.extend(s.end(FinishReason::ToolCalls, Some(crate::fixtures::USAGE)));
         frames
     }
 
@@ -278,20 +272,8 @@ mod tests {
         let data: Vec<Value> = frames().into_iter().map(|(_, d)| d).collect();
         let mut assembled = assemble(&data).expect("assembles");
         assembled["content"][0]["signature"] = json!(SIGNATURE);
-        let calls = [Call {
-            id: "call_1".into(),
-            name: "get_weather".into(),
-            kind: CallKind::Function {
-                arguments: json!({"city": "Paris"}),
-            },
-        }];
-        let whole = Reply {
-            reasoning: Some("ab"),
-            content: Some("Hi"),
-            calls: &calls,
-            finish_reason: FinishReason::ToolCalls,
-            usage: None,
-        };
+        let calls = crate::fixtures::calls();
+        let whole = crate::fixtures::reply(Some("ab"), Some("Hi"), &calls[..1]);
         assert_eq!(assembled["content"], json!(content(&whole)));
         assert_eq!(
             read_calls(&assembled)[0].arguments,

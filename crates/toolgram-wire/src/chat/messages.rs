@@ -74,28 +74,11 @@ pub fn write(messages: &[ChatMessage]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgram_core::{MessageToolCall, define::message::MessageFunction};
 
     /// What the provider writes, the server reads back as the same conversation.
     #[test]
     fn a_conversation_written_reads_back_the_same() {
-        let mut assistant = ChatMessage::text("assistant", "Let me look.");
-        assistant.tool_calls = Some(vec![MessageToolCall {
-            id: "call_1".into(),
-            kind: "function".into(),
-            function: MessageFunction {
-                name: "get_weather".into(),
-                arguments: r#"{"city":"Paris"}"#.into(),
-            },
-        }]);
-        let mut result = ChatMessage::text("tool", "18 C");
-        result.tool_call_id = Some("call_1".into());
-        let conversation = vec![
-            ChatMessage::text("system", "Be brief."),
-            ChatMessage::text("user", "Weather in Paris?"),
-            assistant,
-            result,
-        ];
+        let conversation = crate::fixtures::conversation();
         let body = json!({"messages": write(&conversation)});
         let read_back = read(body.as_object().expect("object")).expect("reads");
         assert_eq!(read_back, conversation);

@@ -160,45 +160,18 @@ pub fn read_usage(body: &Value) -> (Option<usize>, Option<usize>, Option<usize>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgram_core::define::reply::FinishReason;
 
     /// What the server writes, the provider reads back: text, calls (a custom call's input
     /// too) and usage.
     #[test]
     fn a_completion_written_reads_back_the_same() {
-        let calls = [
-            Call {
-                id: "call_1".into(),
-                name: "get_weather".into(),
-                kind: CallKind::Function {
-                    arguments: json!({"city": "Paris"}),
-                },
-            },
-            Call {
-                id: "call_2".into(),
-                name: "sql".into(),
-                kind: CallKind::Custom {
-                    input: "SELECT 1".into(),
-                },
-            },
-        ];
-        let used = Usage {
-            prompt_tokens: 100,
-            completion_tokens: 7,
-            cached_prompt_tokens: 60,
-        };
-        let r = Reply {
-            reasoning: None,
-            content: Some("Looking."),
-            calls: &calls,
-            finish_reason: FinishReason::ToolCalls,
-            usage: Some(used),
-        };
+        let calls = crate::fixtures::calls();
         let env = Envelope {
             id: "chatcmpl-1".into(),
             created: 0,
             model: "m".into(),
         };
+        let r = crate::fixtures::reply(None, Some("Looking."), &calls);
         let body = completion(&env, &r, json!({}));
         assert_eq!(read_text(&body).as_deref(), Some("Looking."));
         let read_back = read_calls(&body).expect("reads");

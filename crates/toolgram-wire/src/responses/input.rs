@@ -192,23 +192,7 @@ mod tests {
     /// What the provider writes, the server reads back as the same conversation.
     #[test]
     fn a_conversation_written_reads_back_the_same() {
-        let mut calls = ChatMessage {
-            content: None,
-            ..ChatMessage::text("assistant", "")
-        };
-        calls.tool_calls = Some(vec![
-            call_message("c1", "get_weather", r#"{"city":"Paris"}"#.into()),
-            call_message("c2", "get_weather", r#"{"city":"Rome"}"#.into()),
-        ]);
-        let mut result = ChatMessage::text("tool", "18 C");
-        result.tool_call_id = Some("c1".into());
-        let conversation = vec![
-            ChatMessage::text("system", "Be brief."),
-            ChatMessage::text("user", "Weather in Paris and Rome?"),
-            calls,
-            result,
-            ChatMessage::text("assistant", "18 C in Paris."),
-        ];
+        let conversation = crate::fixtures::conversation();
         let (mut tools, mut notes) = (Vec::new(), Vec::new());
         let read_back = read(&write(&conversation), &mut tools, &mut notes).expect("reads");
         assert_eq!(read_back, conversation);

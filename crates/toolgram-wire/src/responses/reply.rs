@@ -213,44 +213,17 @@ pub fn read_usage(body: &Value) -> (Option<usize>, Option<usize>, Option<usize>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::call::Call;
 
     /// What the server writes, the provider reads back: text, calls and usage; a namespace
     /// and encrypted reasoning where asked.
     #[test]
     fn a_response_written_reads_back_the_same() {
-        let calls = [
-            Call {
-                id: "call_1".into(),
-                name: "read_file".into(),
-                kind: CallKind::Function {
-                    arguments: json!({"path": "a.py"}),
-                },
-            },
-            Call {
-                id: "call_2".into(),
-                name: "apply_patch".into(),
-                kind: CallKind::Custom {
-                    input: "*** Begin Patch".into(),
-                },
-            },
-        ];
-        let used = Usage {
-            prompt_tokens: 100,
-            completion_tokens: 7,
-            cached_prompt_tokens: 60,
-        };
-        let r = Reply {
-            reasoning: Some("hmm"),
-            content: Some("Reading."),
-            calls: &calls,
-            finish_reason: FinishReason::ToolCalls,
-            usage: Some(used),
-        };
+        let calls = crate::fixtures::calls();
+        let r = crate::fixtures::reply(Some("hmm"), Some("Reading."), &calls);
         let asked = Asked {
             store: true,
             echo: json!({"tool_choice": "auto"}),
-            namespaces: HashMap::from([("read_file".to_owned(), "files".to_owned())]),
+            namespaces: HashMap::from([("get_weather".to_owned(), "weather".to_owned())]),
             encrypted_reasoning: true,
         };
         let env = Envelope {
@@ -272,11 +245,11 @@ mod tests {
                 .map(|s| s.starts_with(ENCRYPTED_PREFIX)),
             Some(true)
         );
-        assert_eq!(body["output"][2]["namespace"], "files");
+        assert_eq!(body["output"][2]["namespace"], "weather");
         assert_eq!(read_text(&body).as_deref(), Some("Reading."));
         let read_back = read_calls(&body).expect("reads");
-        assert_eq!(read_back[0].arguments, json!({"path": "a.py"}));
-        assert_eq!(read_back[1].arguments, json!({"input": "*** Begin Patch"}));
+        assert_eq!(read_back[0].arguments, json!({"city": "Paris"}));
+        assert_eq!(read_back[1].arguments, json!({"input": "SELECT 1"}));
         assert_eq!(read_usage(&body), (Some(100), Some(7), Some(60)));
         let cut_short = Reply {
             finish_reason: FinishReason::Length,

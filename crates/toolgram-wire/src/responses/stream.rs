@@ -77,25 +77,19 @@ impl ResponseStream {
                 );
                 reasoning_item(self.asked.encrypted_reasoning, &id, &o.text)
             }
-            "function_call" => {
+            kind => {
+                // A call's text is its arguments (a function's) or its input (a grammar tool's).
+                let (event, field) = if kind == "function_call" {
+                    ("response.function_call_arguments.done", "arguments")
+                } else {
+                    ("response.custom_tool_call_input.done", "input")
+                };
                 self.send(
-                    "response.function_call_arguments.done",
-                    json!({"item_id": id,
-                    "output_index": index, "arguments": o.text}),
+                    event,
+                    json!({"item_id": id, "output_index": index, field: o.text}),
                 );
                 let mut item = o.item;
-                item["arguments"] = json!(o.text);
-                item["status"] = json!("completed");
-                item
-            }
-            _ => {
-                self.send(
-                    "response.custom_tool_call_input.done",
-                    json!({"item_id": id,
-                    "output_index": index, "input": o.text}),
-                );
-                let mut item = o.item;
-                item["input"] = json!(o.text);
+                item[field] = json!(o.text);
                 item["status"] = json!("completed");
                 item
             }
