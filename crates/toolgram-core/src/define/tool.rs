@@ -96,7 +96,9 @@ impl Tool {
         text
     }
 
-    /// The OpenAI chat-completions shape of this tool.
+    /// The tool as chat templates take it (`{"type":"function","function":{…}}`, the
+    /// convention Hugging Face templates share with OpenAI's Chat API; the API's own tool
+    /// items are toolgram-wire's).
     pub fn to_openai(&self) -> Value {
         let mut function = Map::new();
         function.insert("name".into(), Value::String(self.name.clone()));
@@ -216,7 +218,7 @@ impl ToolSet {
         self.tools.is_empty()
     }
 
-    /// The OpenAI `tools` array for this pool.
+    /// The pool as chat templates take it (see [`Tool::to_openai`]).
     pub fn to_openai(&self) -> Value {
         Value::Array(self.tools.iter().map(Tool::to_openai).collect())
     }

@@ -49,7 +49,7 @@ impl Dialect for Messages {
     }
 
     fn assemble(&self, kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError> {
-        stream::assemble(chunks).map_err(|e| bad(kind, e.to_string()))
+        stream::assemble(chunks).map_err(|e| bad(kind, e.message))
     }
 }
 
