@@ -2,7 +2,7 @@
 //! from a manifest, NAME ending `.toml`), their grammars in every format, and running one on
 //! an input text.
 
-use crate::output::{CliError, say, say_raw};
+use crate::output::{CliError, read_text, say, say_raw};
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 use std::io::Read;
@@ -103,8 +103,7 @@ pub(crate) fn run(cmd: ToolsCommand) -> anyhow::Result<()> {
             if input == "-" {
                 std::io::stdin().read_to_string(&mut text)?;
             } else {
-                text = std::fs::read_to_string(&input)
-                    .map_err(|e| CliError::new("io_error", format!("cannot read {input}: {e}")))?;
+                text = read_text(std::path::Path::new(&input), "input")?;
             }
             let ctx = RunContext {
                 root,

@@ -38,7 +38,7 @@ pub struct Envelope {
     pub model: String,
 }
 
-/// A call's output item, `in_progress` until its arguments are complete.
+/// A finished call's output item, with its tool's namespace where the request grouped it.
 pub(crate) fn call_item(
     asked: &Asked,
     id: &str,
