@@ -86,11 +86,13 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
     let lenient = !req.strict_schemas;
     if let Some(format) = req.response_format.as_ref().filter(|_| req.format_only()) {
         let prepared = prepare(format, lenient)?;
-        ByteChecker::new()?.compile_grammar(generation_grammar(
-            &prepared.grammar,
-            req.think,
-            &CompileOptions::default(),
-        ))?;
+        ByteChecker::new()?
+            .compile_grammar(generation_grammar(
+                &prepared.grammar,
+                req.think,
+                &CompileOptions::default(),
+            ))
+            .map_err(|e| refused(e, req))?;
         return Ok(Checked {
             warnings: prepared.warnings,
             notes: Vec::new(),
@@ -113,7 +115,8 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         req.parallel_tool_calls,
         syntax,
         &opts,
-    )?;
+    )
+    .map_err(|e| refused(e, req))?;
     let mut checked = checked_plan(&plan, lenient)?;
     checked
         .warnings
@@ -152,7 +155,9 @@ pub(crate) fn ready(
             checked,
         });
     }
-    let call = grammars.compile_call(&req.tools, &shape(&req)?)?;
+    let call = grammars
+        .compile_call(&req.tools, &shape(&req)?)
+        .map_err(|e| refused(e, &req))?;
     let mut checked = checked_plan(call.plan(), !req.strict_schemas)?;
     if let Some((prepared, _)) = answer_beside_tools(&req)? {
         checked.warnings.extend(prepared.warnings);
@@ -163,6 +168,26 @@ pub(crate) fn ready(
         call: Some(Arc::new(call)),
         checked,
     })
+}
+
+/// A call grammar the engine's compiler refuses (a limit of llguidance's: lexer size, rules,
+/// nesting) is the tools' to fix (with the response format beside them, if any), said as
+/// such; a response format's own grammar error passes as it is (`grammar_error`, also the
+/// client's). Other engine errors pass.
+fn refused(e: toolgram_engine::EngineError, req: &Request) -> RunError {
+    match e {
+        toolgram_engine::EngineError::Grammar(why) if !req.format_only() => {
+            let beside = if req.response_format.is_some() {
+                " and the response format beside them"
+            } else {
+                ""
+            };
+            RunError::InvalidTools(format!(
+                "the grammar of the tools offered{beside} is refused by the grammar engine: {why} (offer fewer or simpler tools)"
+            ))
+        }
+        e => e.into(),
+    }
 }
 
 /// The warnings and notes of a compiled plan; its unknown keywords refused unless `lenient`.

@@ -4,6 +4,7 @@
 
 use crate::response::failed_json;
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use toolgram_core::validate::RepeatedCall;
 use toolgram_engine::EngineError;
 use toolgram_engine::models::FetchError;
@@ -41,6 +42,23 @@ pub enum RunError {
     /// A file could not be read.
     #[error("{0}")]
     Io(String),
+    /// A models file names a path outside its own folder, and paths outside were not allowed.
+    #[error(
+        "the models file's `{key}` {} resolves to {}, outside the file's folder {}: keep it inside that folder, or allow paths outside it",
+        path.display(),
+        resolved.display(),
+        folder.display()
+    )]
+    PathOutsideFolder {
+        /// The key that names it (`model`, `chat_template`).
+        key: &'static str,
+        /// The path as the file gives it.
+        path: PathBuf,
+        /// Where it leads (`..` taken out, symlinks followed where it exists).
+        resolved: PathBuf,
+        /// The models file's folder.
+        folder: PathBuf,
+    },
     /// The embedded engine failed (typed; its kind is kept).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -82,6 +100,27 @@ pub enum RunError {
     Busy {
         /// The queue's bound.
         queued: usize,
+    },
+    /// A model could not be loaded before the request's deadline: the bound on loaded models
+    /// leaves no room yet (a model to unload still runs requests, or has not been loaded for
+    /// its minimum residency), or other loads were ahead of it. Nothing was unloaded.
+    #[error("the model `{model}` cannot be loaded now: {why}; try again shortly")]
+    ModelSwap {
+        /// The model asked for.
+        model: String,
+        /// Why not now.
+        why: String,
+    },
+    /// Every ballot of a request failed: the first ballot's error, with the tokens every
+    /// ballot used.
+    #[error("{first} (every one of {cast} ballots failed)")]
+    Ballots {
+        /// The first ballot's error (its kind and status are the reply's).
+        first: Box<RunError>,
+        /// Ballots cast.
+        cast: usize,
+        /// The tokens of every ballot, summed.
+        usage: Option<toolgram_retry::Usage>,
     },
     /// The engine's worker has stopped.
     #[error("the engine is not running: {0}")]
@@ -135,6 +174,7 @@ impl RunError {
             Self::InvalidSchema(_) => "invalid_schema",
             Self::InvalidGrammar(_) => "invalid_grammar",
             Self::Io(_) => "io_error",
+            Self::PathOutsideFolder { .. } => "invalid_request",
             Self::Engine(e) => e.kind(),
             Self::Provider(p) => provider_error_kind(p),
             Self::ModelFetch(_) => "model_fetch_error",
@@ -143,6 +183,8 @@ impl RunError {
             Self::RepeatedCall(_) => "repeated_call",
             Self::InvalidOutput { .. } => "invalid_output",
             Self::Busy { .. } => "busy",
+            Self::ModelSwap { .. } => "model_swap",
+            Self::Ballots { first, .. } => first.kind(),
             Self::Stopped(_) => "engine_stopped",
             Self::LaneFailed { .. } => "lane_failed",
         }
@@ -164,17 +206,20 @@ impl RunError {
             | "unsupported_by_profile"
             | "over_provider_limit"
             | "template_error"
+            | "grammar_error"
             | "gpu_unavailable" => Status::Client,
-            "provider_error" | "busy" | "model_fetch_error" | "engine_stopped" => {
+            "provider_error" | "busy" | "model_swap" | "model_fetch_error" | "engine_stopped" => {
                 Status::Unavailable
             }
             _ => Status::Server,
         }
     }
 
-    /// The tokens a run cut by its token limit (`truncated`) or cancelled while decoding used.
+    /// The tokens a run cut by its token limit (`truncated`) or cancelled while decoding used;
+    /// every ballot's when all of a request's ballots failed.
     pub fn usage(&self) -> Option<toolgram_retry::Usage> {
         match self {
+            Self::Ballots { usage, .. } => *usage,
             Self::Engine(
                 EngineError::Truncated { usage, .. } | EngineError::Cancelled { usage, .. },
             ) => *usage,
@@ -186,6 +231,15 @@ impl RunError {
     /// attempt, …); `Null` when there are none.
     pub fn details(&self) -> Value {
         match self {
+            Self::Ballots { first, cast, usage } => {
+                let mut details = match first.details() {
+                    Value::Object(o) => o,
+                    _ => serde_json::Map::new(),
+                };
+                details.insert("ballots".into(), json!(cast));
+                details.insert("usage".into(), usage.map_or(Value::Null, usage_json));
+                Value::Object(details)
+            }
             Self::Engine(e) => engine_details(e),
             Self::NoValidCall { failed, .. } | Self::RetryBlocked { failed, .. } => {
                 json!({"attempts": failed_json(failed)})
@@ -236,13 +290,7 @@ pub fn engine_details(e: &EngineError) -> Value {
     match e {
         EngineError::Truncated { partial, .. } => json!({"partial": partial}),
         EngineError::Cancelled { partial, usage } => {
-            let usage = usage.map(|u| {
-                json!({"prompt_tokens": u.prompt_tokens,
-                    "completion_tokens": u.completion_tokens,
-                    "total_tokens": u.prompt_tokens + u.completion_tokens,
-                    "cached_prompt_tokens": u.cached_prompt_tokens})
-            });
-            json!({"partial": partial, "usage": usage})
+            json!({"partial": partial, "usage": usage.map(usage_json)})
         }
         EngineError::ContextOverflow {
             prompt_tokens,
@@ -250,4 +298,12 @@ pub fn engine_details(e: &EngineError) -> Value {
         } => json!({"prompt_tokens": prompt_tokens, "n_ctx": n_ctx}),
         _ => Value::Null,
     }
+}
+
+/// A usage as the error objects spell it.
+fn usage_json(u: toolgram_retry::Usage) -> Value {
+    json!({"prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.prompt_tokens + u.completion_tokens,
+        "cached_prompt_tokens": u.cached_prompt_tokens})
 }

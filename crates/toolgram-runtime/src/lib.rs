@@ -67,7 +67,7 @@ pub use embedded::CacheStats;
 pub use error::{RunError, Status, engine_details, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
 pub use grammar_text::{GrammarFormat, check_grammar_text, pool_grammar, schema_grammar};
-pub use model_set::{ModelEntry, ModelSet, ModelSetError, ModelState};
+pub use model_set::{ModelEntry, ModelSet, ModelSetError, ModelState, Residency};
 pub use models_file::{ModelDecl, add_aliases, embedded_entries, read_models_file};
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
@@ -271,6 +271,13 @@ impl Runtime {
     pub fn check(&self, req: Request) -> Result<Ready, RunError> {
         check_votes(&req)?;
         match &*self.inner {
+            Inner::Embedded(e) if req.votes > e.capacity() => {
+                Err(RunError::InvalidRequest(format!(
+                    "votes {}: this model admits {} requests at once (its lanes and queue: --parallel and --max-queue), and a request's ballots are admitted together",
+                    req.votes,
+                    e.capacity()
+                )))
+            }
             Inner::Embedded(e) => check::ready(&e.grammars, e.syntax, req),
             Inner::Remote(_) => Ready::remote(req),
         }
@@ -284,14 +291,39 @@ impl Runtime {
         }
     }
 
-    /// Run a checked request to its final reply (its ballots at once, under `votes`).
+    /// Run a checked request to its final reply (its ballots at once, under `votes`: admitted
+    /// to the engine's queue together or not at all).
     pub fn run(&self, ready: &Ready) -> Result<Response, RunError> {
         if ready.req.votes > 1 {
-            return votes::run(|ballot| self.run(ballot), ready);
+            let seats = std::sync::Mutex::new(self.seats(ready.req.votes)?);
+            return votes::run(
+                |ballot| {
+                    let seat = seats.lock().ok().and_then(|mut s| s.pop());
+                    self.run_one(ballot, seat)
+                },
+                ready,
+            );
         }
+        self.run_one(ready, None)
+    }
+
+    /// Places in the embedded engine's queue for `n` ballots, taken together (none for a
+    /// provider, whose ballots are its own requests).
+    fn seats(&self, n: usize) -> Result<Vec<embedded::Admitted>, RunError> {
+        match &*self.inner {
+            Inner::Embedded(e) => e.reserve(n),
+            Inner::Remote(_) => Ok(Vec::new()),
+        }
+    }
+
+    fn run_one(
+        &self,
+        ready: &Ready,
+        seat: Option<embedded::Admitted>,
+    ) -> Result<Response, RunError> {
         let started = Instant::now();
         match &*self.inner {
-            Inner::Embedded(e) => e.ask(ready.clone(), started),
+            Inner::Embedded(e) => e.ask(ready.clone(), started, seat),
             Inner::Remote(r) => {
                 let response = r.run(&ready.req)?;
                 post::finish(&ready.req, &ready.filtered_out, started, response)
@@ -301,7 +333,8 @@ impl Runtime {
 
     /// Run a checked request, yielding its [`Event`]s as the reply is decoded; the last is
     /// the final reply (the same as [`Runtime::run`] gives) or the error. Under `votes` the
-    /// winning answer is sent once every ballot is in.
+    /// winning answer is sent once every ballot is in (the ballots admitted before this
+    /// returns, together or not at all).
     pub fn stream(&self, ready: &Ready) -> Result<EventStream, RunError> {
         if ready.req.votes > 1 {
             return self.stream_votes(ready);
@@ -335,11 +368,16 @@ impl Runtime {
         let (tx, rx) = mpsc::channel();
         let (runtime, ready) = (self.clone(), ready.clone());
         let custom = post::custom_names(&ready.req.tools);
+        let seats = std::sync::Mutex::new(self.seats(ready.req.votes)?);
         std::thread::Builder::new()
             .name("toolgram-votes".into())
             .spawn(move || {
                 let state = stream::StreamState::new(tx, None, custom, false);
-                state.finish(votes::run(|ballot| runtime.run(ballot), &ready));
+                let cast = |ballot: &Ready| {
+                    let seat = seats.lock().ok().and_then(|mut s| s.pop());
+                    runtime.run_one(ballot, seat)
+                };
+                state.finish(votes::run(cast, &ready));
             })
             .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
         Ok(EventStream { rx })

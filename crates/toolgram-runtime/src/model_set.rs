@@ -3,17 +3,25 @@
 //!
 //! Each model is its own [`Runtime`] (its own call syntax, grammar cache, sessions, disk
 //! prefix cache and lanes); this module only decides which are loaded. Loads are one at a
-//! time (two models loading at once on the same cores are not faster, and a bound on what
-//! is loaded must count them). A request for a model that is loading waits for that load,
-//! counted against the model's queue as a queued request is ([`RunError::Busy`] past it).
+//! time, in arrival order (a fair queue: two models loading at once on the same cores are
+//! not faster, and a bound on what is loaded must count them), each within its request's
+//! deadline: a request whose time runs out leaves the queue with a typed error. A request for
+//! a model that is loading waits for that load, counted against the model's queue as a queued
+//! request is ([`RunError::Busy`] past it).
+//!
 //! A model unloaded for another is freed once the requests it is running end: the load that
-//! unloaded it waits for them first, so two models past the bound are never in memory.
+//! unloaded it waits for them first, so two models past the bound are never in memory — but
+//! never past its own deadline: then the model stays loaded, the load fails with
+//! [`RunError::ModelSwap`], and nothing was unloaded for nothing. A model is not unloaded
+//! before it has been loaded for the set's minimum residency (the load waits for it), so no
+//! client can force loads faster than one per residency.
 //!
 //! This module must not read requests or run them: it hands out runtimes.
 
 use crate::{Backend, RunError, Runtime};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// One model a [`ModelSet`] serves.
@@ -73,6 +81,24 @@ pub enum ModelSetError {
     ZeroLoaded,
 }
 
+/// How many models a [`ModelSet`] keeps loaded and for how long at least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Residency {
+    /// Models loaded at once (`None`: no bound).
+    pub max_loaded: Option<usize>,
+    /// How long a model stays loaded at least before it is unloaded for another.
+    pub min_residency: Duration,
+}
+
+impl Default for Residency {
+    fn default() -> Self {
+        Self {
+            max_loaded: Some(DEFAULT_MAX_LOADED),
+            min_residency: DEFAULT_MIN_RESIDENCY,
+        }
+    }
+}
+
 /// What one model has done, for health and metrics.
 #[derive(Clone)]
 pub struct ModelState {
@@ -96,6 +122,8 @@ struct Slot {
     loads: u64,
     unloads: u64,
     last_load: Option<Duration>,
+    /// When it was last loaded.
+    loaded_at: Option<Instant>,
 }
 
 struct Entry {
@@ -113,9 +141,72 @@ struct Entry {
 pub struct ModelSet {
     entries: Vec<Entry>,
     max_loaded: Option<usize>,
-    /// Held while a model loads (and while one is unloaded for it).
-    loading: Mutex<()>,
+    min_residency: Duration,
+    /// Loads take turns here, in arrival order (a model is unloaded for another in its turn).
+    loads: LoadQueue,
     clock: AtomicU64,
+}
+
+/// Models a set keeps loaded at once unless told otherwise: Ollama's default on a machine
+/// without a GPU. Any client can name any declared model, so without a bound any client
+/// could load every one.
+pub const DEFAULT_MAX_LOADED: usize = 3;
+
+/// How long a model stays loaded at least before it is unloaded for another, unless told
+/// otherwise: a load of a small model takes a second or two on 2 cores, so requests that
+/// alternate between models spend at most a fraction of their time loading.
+pub const DEFAULT_MIN_RESIDENCY: Duration = Duration::from_secs(10);
+
+/// Turns at loading, in arrival order; a waiter whose deadline passes leaves its place.
+#[derive(Default)]
+struct LoadQueue {
+    state: Mutex<QueueState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    next: u64,
+    waiting: VecDeque<u64>,
+    busy: bool,
+}
+
+/// A turn at loading, given back when dropped.
+struct Turn<'q>(&'q LoadQueue);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.state).busy = false;
+        self.0.changed.notify_all();
+    }
+}
+
+impl LoadQueue {
+    /// Wait for this caller's turn, or `None` once `deadline` passes (its place given up).
+    fn turn(&self, deadline: Instant) -> Option<Turn<'_>> {
+        let mut st = lock(&self.state);
+        let me = st.next;
+        st.next += 1;
+        st.waiting.push_back(me);
+        loop {
+            if !st.busy && st.waiting.front() == Some(&me) {
+                st.waiting.pop_front();
+                st.busy = true;
+                return Some(Turn(self));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                st.waiting.retain(|&w| w != me);
+                drop(st);
+                self.changed.notify_all();
+                return None;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+    }
 }
 
 /// How often an unload checks whether the requests its model runs have ended.
@@ -126,9 +217,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ModelSet {
-    /// The set of `models` (the first is the default), at most `max_loaded` loaded at once
-    /// (`None`: no bound). Nothing is loaded yet: see [`ModelSet::load_default`].
-    pub fn new(models: Vec<ModelEntry>, max_loaded: Option<usize>) -> Result<Self, ModelSetError> {
+    /// The set of `models` (the first is the default), kept loaded as `residency` says.
+    /// Nothing is loaded yet: see [`ModelSet::load_default`].
+    pub fn new(models: Vec<ModelEntry>, residency: Residency) -> Result<Self, ModelSetError> {
+        let Residency {
+            max_loaded,
+            min_residency,
+        } = residency;
         if models.is_empty() {
             return Err(ModelSetError::Empty);
         }
@@ -171,7 +266,8 @@ impl ModelSet {
         Ok(Self {
             entries,
             max_loaded,
-            loading: Mutex::new(()),
+            min_residency,
+            loads: LoadQueue::default(),
             clock: AtomicU64::new(1),
         })
     }
@@ -189,8 +285,15 @@ impl ModelSet {
     }
 
     /// The model at `index`, loaded now if it is not (blocking: a load takes seconds), the
-    /// least recently used unloaded first past the bound.
+    /// least recently used unloaded first past the bound; with no deadline.
     pub fn get(&self, index: usize) -> Result<Runtime, RunError> {
+        self.get_within(index, Instant::now() + Duration::from_secs(365 * 24 * 3600))
+    }
+
+    /// [`ModelSet::get`] within `deadline`: a load that cannot start by then (its turn, a
+    /// model's residency, the requests a model to unload runs) fails with
+    /// [`RunError::ModelSwap`] and changes nothing.
+    pub fn get_within(&self, index: usize, deadline: Instant) -> Result<Runtime, RunError> {
         let entry = self.entry(index)?;
         if let Some(rt) = self.loaded_touched(entry) {
             return Ok(rt);
@@ -201,9 +304,17 @@ impl ModelSet {
                 queued: entry.max_waiting,
             });
         }
-        let loaded = self.load(index, entry);
+        let loaded = self.load(index, entry, deadline);
         entry.waiting.fetch_sub(1, Ordering::AcqRel);
         loaded
+    }
+
+    /// Whether the model at `index` runs on the embedded engine (its requests can be checked
+    /// against the engine's rules before it is loaded).
+    pub fn is_embedded(&self, index: usize) -> bool {
+        self.entries
+            .get(index)
+            .is_some_and(|e| matches!(e.model.backend, Backend::Embedded(_)))
     }
 
     /// Load the default model (at start, so a model that cannot load stops the server before
@@ -249,13 +360,20 @@ impl ModelSet {
         Some(rt)
     }
 
-    fn load(&self, index: usize, entry: &Entry) -> Result<Runtime, RunError> {
-        let _loading = lock(&self.loading);
+    fn load(&self, index: usize, entry: &Entry, deadline: Instant) -> Result<Runtime, RunError> {
+        let swap_error = |why: String| RunError::ModelSwap {
+            model: entry.model.id.clone(),
+            why,
+        };
+        let _turn = self
+            .loads
+            .turn(deadline)
+            .ok_or_else(|| swap_error("other loads were ahead of it".into()))?;
         // Loaded by the request this one waited behind.
         if let Some(rt) = self.loaded_touched(entry) {
             return Ok(rt);
         }
-        self.make_room(index);
+        self.make_room(index, deadline).map_err(swap_error)?;
         tracing::info!(model = %entry.model.id, "loading");
         let started = Instant::now();
         let rt = Runtime::new(entry.model.backend.clone())?;
@@ -265,6 +383,7 @@ impl ModelSet {
         slot.runtime = Some(rt.clone());
         slot.loads += 1;
         slot.last_load = Some(took);
+        slot.loaded_at = Some(Instant::now());
         drop(slot);
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
         entry.last_used.store(now, Ordering::Relaxed);
@@ -272,37 +391,59 @@ impl ModelSet {
     }
 
     /// Unload the least recently used models until one more fits under the bound, each once
-    /// the requests it runs have ended.
-    fn make_room(&self, loading: usize) {
-        let Some(max) = self.max_loaded else { return };
+    /// it has been loaded for the minimum residency and the requests it runs have ended —
+    /// within `deadline`, else the model stays loaded and the reason comes back.
+    fn make_room(&self, loading: usize, deadline: Instant) -> Result<(), String> {
+        let Some(max) = self.max_loaded else {
+            return Ok(());
+        };
         loop {
             let loaded: Vec<usize> = (0..self.entries.len())
                 .filter(|&i| i != loading && lock(&self.entries[i].slot).runtime.is_some())
                 .collect();
             if loaded.len() < max {
-                return;
+                return Ok(());
             }
             let Some(&oldest) = loaded
                 .iter()
                 .min_by_key(|&&i| self.entries[i].last_used.load(Ordering::Relaxed))
             else {
-                return;
+                return Ok(());
             };
             let entry = &self.entries[oldest];
-            let taken = {
-                let mut slot = lock(&entry.slot);
-                slot.unloads += 1;
-                slot.runtime.take()
-            };
-            if let Some(rt) = taken {
-                tracing::info!(model = %entry.model.id, "unloading (least recently used)");
-                // Requests running on it hold it: wait for them, so its memory is freed
-                // before the next model takes its place.
-                while Arc::strong_count(&rt.inner) > 1 {
-                    std::thread::sleep(UNLOAD_POLL);
+            let id = &entry.model.id;
+            let resident_until = lock(&entry.slot)
+                .loaded_at
+                .map(|at| at + self.min_residency);
+            if let Some(until) = resident_until.filter(|u| *u > Instant::now()) {
+                if until > deadline {
+                    return Err(format!(
+                        "`{id}` was loaded less than {} s ago (--min-residency-s) and --max-loaded {max} leaves no room before the request's deadline",
+                        self.min_residency.as_secs_f64()
+                    ));
                 }
-                drop(rt);
+                std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                continue;
             }
+            let Some(rt) = lock(&entry.slot).runtime.take() else {
+                continue;
+            };
+            tracing::info!(model = %id, "unloading (least recently used)");
+            // Requests running on it hold it: wait for them, so its memory is freed before
+            // the next model takes its place — within the deadline, else it stays.
+            while Arc::strong_count(&rt.inner) > 1 {
+                if Instant::now() >= deadline {
+                    let running = Arc::strong_count(&rt.inner) - 1;
+                    lock(&entry.slot).runtime = Some(rt);
+                    tracing::info!(model = %id, "kept loaded: its requests did not end in time");
+                    return Err(format!(
+                        "`{id}` is still running {running} request(s) and --max-loaded {max} leaves no room before the request's deadline"
+                    ));
+                }
+                std::thread::sleep(UNLOAD_POLL);
+            }
+            lock(&entry.slot).unloads += 1;
+            drop(rt);
         }
     }
 }
@@ -311,6 +452,21 @@ impl ModelSet {
 mod tests {
     use super::*;
     use crate::EmbeddedConfig;
+
+    /// At most `n` loaded, no minimum residency.
+    fn bound(n: usize) -> Residency {
+        Residency {
+            max_loaded: Some(n),
+            min_residency: Duration::ZERO,
+        }
+    }
+
+    fn unbounded() -> Residency {
+        Residency {
+            max_loaded: None,
+            min_residency: Duration::ZERO,
+        }
+    }
 
     fn entry(id: &str, aliases: &[&str]) -> ModelEntry {
         ModelEntry {
@@ -322,12 +478,12 @@ mod tests {
 
     #[test]
     fn names_pick_one_model_each_and_a_clash_is_refused() {
-        let set = ModelSet::new(vec![entry("a", &["fast"]), entry("b", &["big"])], Some(1))
+        let set = ModelSet::new(vec![entry("a", &["fast"]), entry("b", &["big"])], bound(1))
             .expect("a set");
         assert_eq!(set.find("a"), Some(0));
         assert_eq!(set.find("big"), Some(1));
         assert_eq!(set.find("c"), None);
-        let clash = ModelSet::new(vec![entry("a", &["x"]), entry("b", &["x"])], None);
+        let clash = ModelSet::new(vec![entry("a", &["x"]), entry("b", &["x"])], unbounded());
         assert_eq!(
             clash.err(),
             Some(ModelSetError::NameClash {
@@ -337,11 +493,11 @@ mod tests {
             })
         );
         assert_eq!(
-            ModelSet::new(vec![], None).err(),
+            ModelSet::new(vec![], unbounded()).err(),
             Some(ModelSetError::Empty)
         );
         assert_eq!(
-            ModelSet::new(vec![entry("a", &[])], Some(0)).err(),
+            ModelSet::new(vec![entry("a", &[])], bound(0)).err(),
             Some(ModelSetError::ZeroLoaded)
         );
     }
@@ -368,7 +524,7 @@ mod tests {
 
     #[test]
     fn past_the_bound_the_least_recently_used_model_is_unloaded() {
-        let set = ModelSet::new(vec![provider("a"), provider("b"), provider("c")], Some(2))
+        let set = ModelSet::new(vec![provider("a"), provider("b"), provider("c")], bound(2))
             .expect("a set");
         set.get(0).expect("a");
         set.get(1).expect("b");
@@ -394,10 +550,84 @@ mod tests {
             model: Some("/no/such/model.gguf".into()),
             ..EmbeddedConfig::default()
         });
-        let set = ModelSet::new(vec![bad], None).expect("a set");
+        let set = ModelSet::new(vec![bad], unbounded()).expect("a set");
         assert!(set.get(0).is_err());
         let state = &set.states()[0];
         assert!(state.runtime.is_none());
         assert_eq!((state.loads, state.waiting), (0, 0));
+    }
+
+    #[test]
+    fn a_model_whose_requests_outlast_the_deadline_stays_loaded_and_the_load_fails_typed() {
+        let set = ModelSet::new(vec![provider("a"), provider("b")], bound(1)).expect("a set");
+        let held = set.get(0).expect("a, held by a request in flight");
+        let started = Instant::now();
+        let refused = set.get_within(1, Instant::now() + Duration::from_millis(300));
+        let took = started.elapsed();
+        let e = refused.err().expect("b cannot load while a runs");
+        assert_eq!(e.kind(), "model_swap", "{e}");
+        assert!(
+            e.to_string().contains("`a` is still running 1 request"),
+            "{e}"
+        );
+        assert!(
+            took < Duration::from_secs(2),
+            "bounded by the deadline: {took:?}"
+        );
+        let states = set.states();
+        let loaded: Vec<bool> = states.iter().map(|s| s.runtime.is_some()).collect();
+        assert_eq!(loaded, [true, false], "a kept, b not loaded");
+        assert_eq!((states[0].unloads, states[1].loads), (0, 0));
+        drop((states, held));
+        set.get_within(1, Instant::now() + Duration::from_secs(5))
+            .expect("b once a is free");
+        assert_eq!(set.states()[0].unloads, 1);
+    }
+
+    #[test]
+    fn a_model_is_not_unloaded_before_its_minimum_residency() {
+        let residency = Residency {
+            max_loaded: Some(1),
+            min_residency: Duration::from_millis(400),
+        };
+        let set = ModelSet::new(vec![provider("a"), provider("b")], residency).expect("a set");
+        set.get(0).expect("a");
+        let soon = set.get_within(1, Instant::now() + Duration::from_millis(100));
+        let e = soon.err().expect("a was loaded too recently");
+        assert!(e.to_string().contains("--min-residency-s"), "{e}");
+        assert!(set.states()[0].runtime.is_some(), "a kept");
+        let started = Instant::now();
+        set.get_within(1, Instant::now() + Duration::from_secs(5))
+            .expect("b, once a has been loaded long enough");
+        assert!(started.elapsed() >= Duration::from_millis(200), "it waited");
+    }
+
+    #[test]
+    fn loads_take_turns_in_arrival_order_and_a_waiter_past_its_deadline_leaves() {
+        let queue = Arc::new(LoadQueue::default());
+        let first = queue
+            .turn(Instant::now() + Duration::from_secs(1))
+            .expect("free");
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let late = queue.turn(Instant::now() + Duration::from_millis(50));
+        assert!(late.is_none(), "gave up its place");
+        let waiters: Vec<_> = (0..3)
+            .map(|i| {
+                let (queue, order) = (Arc::clone(&queue), Arc::clone(&order));
+                std::thread::sleep(Duration::from_millis(30));
+                std::thread::spawn(move || {
+                    let _turn = queue
+                        .turn(Instant::now() + Duration::from_secs(5))
+                        .expect("a turn");
+                    lock(&order).push(i);
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(first);
+        for w in waiters {
+            w.join().expect("joins");
+        }
+        assert_eq!(*lock(&order), [0, 1, 2]);
     }
 }

@@ -79,7 +79,8 @@ fn same_answer(a: &[Call], b: &[Call]) -> bool {
 }
 
 /// The answer of the most ballots (ties: the earliest ballot's), with every ballot's tokens
-/// and the tally; every ballot failed: the first ballot's error.
+/// and the tally; every ballot failed: the first ballot's error with every ballot's tokens
+/// ([`RunError::Ballots`]).
 fn tally(ballots: Vec<Result<Response, RunError>>) -> Result<Response, RunError> {
     let cast = ballots.len();
     let mut first_error = None;
@@ -104,9 +105,13 @@ fn tally(ballots: Vec<Result<Response, RunError>>) -> Result<Response, RunError>
         }
     }
     let Some(best) = (0..answers.len()).max_by_key(|&i| (answers[i].1, usize::MAX - i)) else {
-        return Err(
-            first_error.unwrap_or_else(|| RunError::InvalidRequest("no ballot was cast".into()))
-        );
+        let first =
+            first_error.unwrap_or_else(|| RunError::InvalidRequest("no ballot was cast".into()));
+        return Err(RunError::Ballots {
+            first: Box::new(first),
+            cast,
+            usage,
+        });
     };
     let failed = cast - answers.iter().map(|(_, n)| n).sum::<usize>();
     let (mut winner, n) = answers.remove(best);
@@ -196,11 +201,37 @@ mod tests {
             Err(RunError::Stopped("first".into())),
             Err(RunError::Stopped("second".into())),
         ]);
-        assert!(
-            failed
-                .err()
-                .is_some_and(|e| e.to_string().ends_with("first"))
+        let e = failed.expect_err("no answer");
+        assert_eq!(e.kind(), "engine_stopped", "the first ballot's kind");
+        assert!(e.to_string().contains("first"), "{e}");
+    }
+
+    #[test]
+    fn when_every_ballot_fails_the_error_carries_every_ballots_tokens() {
+        let cut = |completion| {
+            Err(RunError::Engine(toolgram_engine::EngineError::Truncated {
+                partial: String::new(),
+                max_tokens: 8,
+                usage: Some(Usage {
+                    prompt_tokens: 10,
+                    cached_prompt_tokens: 2,
+                    completion_tokens: completion,
+                }),
+            }))
+        };
+        let e = tally(vec![cut(7), cut(8), cut(9)]).expect_err("no answer");
+        assert_eq!(e.kind(), "truncated");
+        let usage = e.usage().expect("the tokens");
+        assert_eq!(
+            (
+                usage.prompt_tokens,
+                usage.cached_prompt_tokens,
+                usage.completion_tokens
+            ),
+            (30, 6, 24)
         );
+        assert_eq!(e.details()["ballots"], 3);
+        assert_eq!(e.details()["usage"]["completion_tokens"], 24);
     }
 
     #[test]

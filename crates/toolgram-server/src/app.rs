@@ -15,6 +15,10 @@ use tokio::sync::{Semaphore, watch};
 use toolgram_core::ChatMessage;
 use toolgram_runtime::{ModelSet, Response, Runtime};
 
+/// Most ballots one request may ask for unless the operator says otherwise: about what the
+/// default queue (4 running, 16 waiting) can admit beside other clients.
+pub const DEFAULT_MAX_VOTES: usize = 8;
+
 /// The reply limit in front of a provider when `--max-tokens` names none (a provider keeps
 /// its own context).
 pub const DEFAULT_PROVIDER_MAX_TOKENS: usize = 4096;
@@ -30,7 +34,8 @@ pub struct ServerConfig {
     pub api_key: Option<String>,
     /// Largest request body in bytes (413 above).
     pub max_body_bytes: usize,
-    /// Longest a request may take, its wait in the queue included (504 past it).
+    /// Longest a request may take, from its arrival: loading its model, its check, its wait
+    /// in the queue and its run under one deadline (504 past it).
     pub timeout: Duration,
     /// Stored Responses kept for `previous_response_id`.
     pub max_stored_responses: usize,
@@ -44,6 +49,9 @@ pub struct ServerConfig {
     pub header_read_timeout: Duration,
     /// Longest a client may take to send a request's body (408 past it).
     pub body_read_timeout: Duration,
+    /// Longest a write to a client may wait (its socket full: a client that stopped reading);
+    /// the connection is closed past it, and its run cancelled.
+    pub write_timeout: Duration,
     /// On SIGTERM or Ctrl-C, how long requests in flight get to finish; then their
     /// connections are closed and their runs cancelled.
     pub drain_timeout: Duration,
@@ -70,6 +78,9 @@ pub struct ServerConfig {
     /// Ballots per reply by default (a request's `votes` field overrides it): the answer
     /// most of them give is returned.
     pub votes: usize,
+    /// Most ballots one request may ask for (a request's ballots are admitted to the queue
+    /// together or not at all).
+    pub max_votes: usize,
     /// What a call identical to one already made in the conversation gets (a request's
     /// `repeats` field overrides it).
     pub repeats: toolgram_runtime::Repeats,
@@ -102,6 +113,7 @@ impl Default for ServerConfig {
             max_connections: 256,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
             max_tokens: 0,
             strict_model_names: false,
@@ -110,6 +122,7 @@ impl Default for ServerConfig {
             plan: false,
             call_bias: None,
             votes: 1,
+            max_votes: DEFAULT_MAX_VOTES,
             repeats: toolgram_runtime::Repeats::Forbid,
             strict_schemas: false,
         }
@@ -128,6 +141,17 @@ pub enum ConfigError {
     /// A limit of zero that would refuse every request.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
+    /// Default ballots above the bound on ballots.
+    #[error("--votes {votes} is above --max-votes {max}")]
+    VotesOverMax {
+        /// `--votes`.
+        votes: usize,
+        /// `--max-votes`.
+        max: usize,
+    },
+    /// A bound on ballots above what the runtime casts.
+    #[error("--max-votes must be from 1 to {0}")]
+    MaxVotes(usize),
 }
 
 impl ServerConfig {
@@ -143,11 +167,22 @@ impl ServerConfig {
                 self.header_read_timeout.is_zero(),
             ),
             ("--body-read-timeout-s", self.body_read_timeout.is_zero()),
+            ("--write-timeout-s", self.write_timeout.is_zero()),
         ];
-        match zero.into_iter().find(|(_, z)| *z) {
-            Some((name, _)) => Err(ConfigError::Zero(name)),
-            None => Ok(()),
+        if let Some((name, _)) = zero.into_iter().find(|(_, z)| *z) {
+            return Err(ConfigError::Zero(name));
         }
+        let most = toolgram_runtime::votes::MAX_VOTES;
+        if !(1..=most).contains(&self.max_votes) {
+            return Err(ConfigError::MaxVotes(most));
+        }
+        if self.votes > self.max_votes {
+            return Err(ConfigError::VotesOverMax {
+                votes: self.votes,
+                max: self.max_votes,
+            });
+        }
+        Ok(())
     }
 
     /// Whether the server binds a loopback address only (`127.0.0.0/8`, `::1`, `localhost`):
@@ -158,8 +193,8 @@ impl ServerConfig {
     }
 }
 
-/// The model a request runs on: its id (replies name it), its runtime, and the most tokens
-/// a reply gets from it.
+/// The model a request runs on: its id (replies name it), its runtime, the most tokens a
+/// reply gets from it, and the request's deadline.
 #[derive(Clone)]
 pub struct Served {
     /// The id replies name.
@@ -168,6 +203,8 @@ pub struct Served {
     pub runtime: Runtime,
     /// `--max-tokens`, or its context (a provider's: [`DEFAULT_PROVIDER_MAX_TOKENS`]).
     pub max_tokens: usize,
+    /// When the request's time is up (`--timeout-s` after it arrived).
+    pub deadline: tokio::time::Instant,
 }
 
 /// The reply's `toolgram` object: what the run reports, and the notes of what the front end
@@ -206,6 +243,9 @@ pub struct Store {
     kept: VecDeque<(Stored, usize)>,
     bytes: usize,
 }
+
+/// The longest model name an error repeats (a client's can be megabytes).
+pub const MAX_ECHOED_NAME: usize = 128;
 
 /// The longest line [`App::log_once`] prints (a client's field name can be megabytes).
 pub const MAX_LOG_LINE: usize = 300;
@@ -255,8 +295,8 @@ impl App {
             .map_or("toolgram", |m| m.id.as_str())
     }
 
-    /// The model at `index` as a request runs on it.
-    pub fn served(&self, index: usize, runtime: Runtime) -> Served {
+    /// The model at `index` as a request with `deadline` runs on it.
+    pub fn served(&self, index: usize, runtime: Runtime, deadline: tokio::time::Instant) -> Served {
         let id = self
             .models
             .models()
@@ -272,6 +312,7 @@ impl App {
             id,
             runtime,
             max_tokens,
+            deadline,
         }
     }
 
@@ -288,6 +329,7 @@ impl App {
             Some(i) => Ok(i),
             None if m == "toolgram" || m == "default" || !self.config.strict_model_names => Ok(0),
             None => {
+                let m = crate::clip::cut(m, MAX_ECHOED_NAME);
                 let ids: Vec<String> = self
                     .models
                     .models()

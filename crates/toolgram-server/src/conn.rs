@@ -2,13 +2,15 @@
 //! `max_connections` open at once (one more is answered 503 naming the limit, then closed);
 //! each served by hyper's HTTP/1 with its timer, so a client that takes longer than
 //! `header_read_timeout` to send a request's headers — or leaves a kept-alive connection idle
-//! that long — is closed; and a drain with a bound: on the shutdown signal nothing more is
+//! that long — is closed, and so is one that reads nothing of its reply for `write_timeout`
+//! ([`crate::write_deadline`]); and a drain with a bound: on the shutdown signal nothing more is
 //! accepted, idle connections close, requests in flight get `drain_timeout` to finish; runs
 //! still going then are stopped and answer with what they decoded (a 503 with the partial
 //! text and usage, or a stream's error event), and connections still open after that are
 //! dropped (a dropped handler cancels its run, as when its client leaves). This module must not read or answer requests: the router does.
 
 use crate::app::App;
+use crate::write_deadline::WriteDeadline;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -63,8 +65,8 @@ pub async fn serve_on(
         match Arc::clone(&slots).try_acquire_owned() {
             Ok(slot) => {
                 let service = TowerToHyperService::new(router.clone());
-                let timeout = config.header_read_timeout;
-                conns.spawn(connection(stream, service, timeout, stop_rx.clone(), slot));
+                let limits = (config.header_read_timeout, config.write_timeout);
+                conns.spawn(connection(stream, service, limits, stop_rx.clone(), slot));
             }
             Err(_) => {
                 app.metrics.refused_connection();
@@ -98,12 +100,12 @@ pub async fn serve_on(
     Ok(())
 }
 
-/// One connection, closed gracefully (after the request in flight, at once when idle) once
-/// `stop` turns true.
+/// One connection with its header read and write timeouts, closed gracefully (after the
+/// request in flight, at once when idle) once `stop` turns true.
 async fn connection(
     stream: TcpStream,
     service: TowerToHyperService<axum::Router>,
-    header_read_timeout: Duration,
+    (header_read_timeout, write_timeout): (Duration, Duration),
     mut stop: watch::Receiver<bool>,
     _slot: OwnedSemaphorePermit,
 ) {
@@ -112,7 +114,8 @@ async fn connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout);
-    let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
+    let io = TokioIo::new(WriteDeadline::new(stream, write_timeout));
+    let mut conn = pin!(builder.serve_connection(io, service));
     tokio::select! {
         _ = conn.as_mut() => return,
         _ = stop.wait_for(|stop| *stop) => conn.as_mut().graceful_shutdown(),

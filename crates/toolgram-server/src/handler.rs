@@ -1,68 +1,145 @@
-//! The one shape of an API handler's first half: the body read as JSON within its limits,
-//! the model it names chosen and loaded, the API's reader and the runtime's check run off the
-//! async workers. Each API module (`chat`, `responses`, `anthropic`) calls [`read_checked`]
-//! — its request comes back holding the runtime's [`Ready`] in place of the request it read —
-//! and then replies in its own shapes.
+//! The one shape of an API handler's first half, under one deadline for the whole request:
+//! the body read as JSON within its limits, read by its API's reader and checked as far as
+//! it can be without a model — all before any model is loaded, so a request that cannot be
+//! served loads nothing —, then the model it names loaded and the request settled on it and
+//! checked by the runtime, off the async workers. Each API module (`chat`, `responses`,
+//! `anthropic`) calls [`read_checked`] and replies in its own shapes with the [`Checked`]
+//! request it gets.
 //!
 //! This module must not know any API's shapes: readers are passed in.
 
 use crate::app::{App, Served};
 use crate::error::ApiError;
+use crate::params::{ModelAsks, Notes};
 use crate::{guard, params};
 use axum::extract::Request;
 use axum::http::StatusCode;
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::time::Instant;
 use toolgram_runtime::Ready;
 
 /// How deep a request body may nest arrays and objects (serde_json's recursion limit).
 pub const MAX_JSON_DEPTH: usize = 128;
 
-/// What an API's reader gives: the model that serves it and the runtime request, which the
-/// check turns into a [`Ready`] (the API's own request type over it, [`Self::Checked`]).
-pub(crate) trait ReadRequest: Sized + Send + 'static {
-    /// The same request, its runtime request checked.
-    type Checked;
-    /// The request with its runtime request made [`Ready`] by `check` (given the model).
-    fn checked(
-        self,
-        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
-    ) -> Result<Self::Checked, ApiError>;
+/// What an API's reader makes of a body, before any model is loaded: the runtime request,
+/// what only the model can settle, what was not done as asked, and the API's own fields.
+pub struct Read<A> {
+    /// The runtime request.
+    pub req: toolgram_runtime::Request,
+    /// What the model settles once it is loaded.
+    pub asks: ModelAsks,
+    /// What was not done as asked.
+    pub notes: Notes,
+    /// The API's own fields (streaming, what its reply echoes).
+    pub api: A,
 }
 
-/// An API's reader: the body into its request, for the model chosen.
-pub(crate) type Reader<R> = fn(&App, Served, &Value) -> Result<R, ApiError>;
+/// A request ready to run: the model it runs on, the runtime's check of it, its notes and
+/// the API's own fields.
+pub struct Checked<A> {
+    /// The model it runs on (with the request's deadline).
+    pub served: Served,
+    /// The runtime request, checked.
+    pub req: Ready,
+    /// What was not done as asked.
+    pub notes: Notes,
+    /// The API's own fields.
+    pub api: A,
+}
 
-/// Read `req` through `read` and check it (see [`precheck`]): the first half of every API's
-/// handler.
-pub(crate) async fn read_checked<R: ReadRequest>(
+/// An API's reader: the body into its request.
+pub type Reader<A> = fn(&App, &Value) -> Result<Read<A>, ApiError>;
+
+/// Read `req` through `read`, load its model and check it (see [`precheck`]): the first half
+/// of every API's handler, within the request's one deadline.
+pub(crate) async fn read_checked<A: Send + 'static>(
     app: &Arc<App>,
     req: Request,
     route: &'static str,
-    read: Reader<R>,
-) -> Result<R::Checked, ApiError>
-where
-    R::Checked: Send + 'static,
-{
-    let body = json_body(app, req).await?;
-    let served = served(app, &body).await?;
-    off_worker(app, move |app| {
-        read(app, served, &body)?.checked(|served, req| precheck(app, served, route, req))
+    read: Reader<A>,
+) -> Result<Checked<A>, ApiError> {
+    let deadline = Instant::now() + app.config.timeout;
+    let (index, r) = read_unloaded(app, req, read, deadline).await?;
+    let served = served(app, index, deadline).await?;
+    off_worker(app, deadline, move |app| {
+        let Read {
+            mut req,
+            asks,
+            mut notes,
+            api,
+        } = r;
+        asks.apply(&served, &mut req, &mut notes);
+        app.log_notes(route, &notes);
+        let req = precheck(app, &served, route, req)?;
+        Ok(Checked {
+            served,
+            req,
+            notes,
+            api,
+        })
     })
     .await
 }
 
-/// Read `req` through `read` and hand the request to `then`, off the async workers, without
-/// the check (`count_tokens`: nothing is decoded).
-pub(crate) async fn read_then<R: 'static, T: Send + 'static>(
+/// Read `req` through `read`, load its model and hand both to `then` on the blocking pool,
+/// without the check and without holding a check permit (`count_tokens`: nothing is decoded,
+/// but the count waits its turn with the engine's queue).
+pub(crate) async fn read_then<A: Send + 'static, T: Send + 'static>(
     app: &Arc<App>,
     req: Request,
-    read: Reader<R>,
-    then: impl FnOnce(R) -> Result<T, ApiError> + Send + 'static,
+    read: Reader<A>,
+    then: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
+    let deadline = Instant::now() + app.config.timeout;
+    let (index, r) = read_unloaded(app, req, read, deadline).await?;
+    let served = served(app, index, deadline).await?;
+    let Read {
+        mut req,
+        asks,
+        mut notes,
+        ..
+    } = r;
+    asks.apply(&served, &mut req, &mut notes);
+    let work = tokio::task::spawn_blocking(move || then(&served, req));
+    match tokio::time::timeout_at(deadline, work).await {
+        Ok(done) => done.map_err(|e| ApiError::internal("the request", e))?,
+        Err(_) => Err(past_deadline(app, "the request")),
+    }
+}
+
+/// The body, the model it names (not loaded) and the API's reading of it, checked as far as
+/// it can be without the model.
+async fn read_unloaded<A: Send + 'static>(
+    app: &Arc<App>,
+    req: Request,
+    read: Reader<A>,
+    deadline: Instant,
+) -> Result<(usize, Read<A>), ApiError> {
     let body = json_body(app, req).await?;
-    let served = served(app, &body).await?;
-    off_worker(app, move |app| then(read(app, served, &body)?)).await
+    let index = app.choose(params::opt_str(params::object(&body)?, "model")?)?;
+    let r = off_worker(app, deadline, move |app| {
+        let r = read(app, &body)?;
+        if app.models.is_embedded(index) {
+            toolgram_runtime::check_offer(&r.req)?;
+        }
+        Ok(r)
+    })
+    .await?;
+    Ok((index, r))
+}
+
+/// A 504 for `what` past the request's deadline (`--timeout-s`, for the whole request).
+fn past_deadline(app: &App, what: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::GATEWAY_TIMEOUT,
+        "timeout_error",
+        "timeout",
+        format!(
+            "{what} took longer than {} s (--timeout-s, for the whole request)",
+            app.config.timeout.as_secs()
+        ),
+    )
 }
 
 /// The body as JSON: sent as `application/json` (415), within the size limit (413) and the
@@ -95,7 +172,7 @@ async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
                 ),
             )
         })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    crate::body_json::parse(&bytes).map_err(|e| {
         let message = if e.to_string().contains("recursion limit") {
             // serde_json's fixed limit, far above real tools (a schema level is two JSON levels).
             format!(
@@ -114,31 +191,22 @@ async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
     })
 }
 
-/// The model a request body's `model` picks ([`App::choose`]), loaded if it is not (on the
-/// blocking pool, one load at a time; a request for a model that is loading waits for it,
-/// within the request's timeout and its model's queue bound).
-async fn served(app: &Arc<App>, body: &Value) -> Result<Served, ApiError> {
-    let model = params::opt_str(params::object(body)?, "model")?;
-    let index = app.choose(model)?;
-    let timeout = app.config.timeout;
+/// The model at `index` ([`App::choose`]), loaded if it is not (on the blocking pool, one
+/// load at a time in arrival order; a request for a model that is loading waits for it),
+/// within the request's deadline: past it the request gets a 504 and leaves the loading
+/// queue.
+async fn served(app: &Arc<App>, index: usize, deadline: Instant) -> Result<Served, ApiError> {
     let loader = Arc::clone(app);
-    let load = tokio::task::spawn_blocking(move || loader.models.get(index));
-    let runtime = tokio::time::timeout(timeout, load)
+    let until = deadline.into_std();
+    let load = tokio::task::spawn_blocking(move || loader.models.get_within(index, until));
+    let runtime = tokio::time::timeout_at(deadline, load)
         .await
         .map_err(|_| {
             let id = app.models.models().nth(index).map_or("", |m| m.id.as_str());
-            ApiError::new(
-                StatusCode::GATEWAY_TIMEOUT,
-                "timeout_error",
-                "timeout",
-                format!(
-                    "loading the model `{id}` took longer than {} s (--timeout-s); it goes on loading",
-                    timeout.as_secs()
-                ),
-            )
+            past_deadline(app, &format!("loading the model `{id}`"))
         })?
         .map_err(|e| ApiError::internal("loading the model", e))??;
-    Ok(app.served(index, runtime))
+    Ok(app.served(index, runtime, deadline))
 }
 
 /// Check a request before it is queued: the pool offered for it and, on the engine, its
@@ -158,13 +226,14 @@ fn precheck(
 
 /// Run `work` (reading a body into a request and checking it: a client's tools, grammars
 /// and schemas) on the blocking pool, never on the async workers that answer `/health` and
-/// accept connections: at most [`App::checks`] at once, within the request's timeout (504
+/// accept connections: at most [`App::checks`] at once, within the request's deadline (504
 /// past it; every reader's input is bounded, so the work itself ends within milliseconds).
+/// `work` must not wait for the engine: it holds a permit every model's requests share.
 async fn off_worker<T: Send + 'static>(
     app: &Arc<App>,
+    deadline: Instant,
     work: impl FnOnce(&App) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let timeout = app.config.timeout;
     let worker = Arc::clone(app);
     let done = async move {
         let permit = Arc::clone(&worker.checks)
@@ -178,15 +247,7 @@ async fn off_worker<T: Send + 'static>(
         .await
         .map_err(|e| ApiError::internal("the request's check", e))?
     };
-    tokio::time::timeout(timeout, done).await.map_err(|_| {
-        ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
-            "timeout_error",
-            "timeout",
-            format!(
-                "reading and checking the request took longer than {} s (--timeout-s)",
-                timeout.as_secs()
-            ),
-        )
-    })?
+    tokio::time::timeout_at(deadline, done)
+        .await
+        .map_err(|_| past_deadline(app, "reading and checking the request"))?
 }

@@ -21,6 +21,7 @@
 //!   reader and the check, off the async workers;
 //! - [`routes`] — every API's `routes()` merged, the server's own routes and the layers over
 //!   them (key, loopback guard, counts);
+//! - [`body_json`] — a body read as JSON, a key given twice refused;
 //! - [`params`] — request fields read one by one into typed 400s;
 //! - [`clip`] — client text cut short where the server repeats it (notes, errors, logs);
 //! - [`error`] — OpenAI-shaped errors and their statuses;
@@ -30,7 +31,8 @@
 //! - [`guard`] — what a request must show before it is read (loopback `Host`/`Origin`, the
 //!   key in constant time, a JSON content type);
 //! - [`conn`] — accepting connections: the connection cap, header and idle timeouts, the
-//!   bounded drain.
+//!   bounded drain;
+//! - [`write_deadline`] — a connection's writes bounded in time (a client that reads nothing).
 //!
 //! Also: `GET /v1/models`, `GET /health`, `GET /openapi.json` (the document in this crate,
 //! tested against the routes), an optional API key (`Authorization: Bearer` or
@@ -45,6 +47,7 @@
 
 pub mod anthropic;
 pub mod app;
+pub mod body_json;
 pub mod chat;
 pub mod clip;
 pub mod conn;
@@ -57,6 +60,7 @@ pub mod responses;
 pub mod routes;
 pub mod run;
 pub mod sse;
+pub mod write_deadline;
 
 pub use app::{App, Served, ServerConfig};
 pub use handler::MAX_JSON_DEPTH;

@@ -3,12 +3,14 @@
 //! Responses routes. This module must not run anything.
 
 use crate::app::HostedTools;
+use crate::app::Served;
 use crate::clip::cut;
 use crate::error::ApiError;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use toolgram_core::define::request::Think;
 use toolgram_core::{DefinitionError, Tool, ToolSet};
-use toolgram_runtime::{FilteredTool, ResponseFormat, RetryPolicy, RunError, Sampling};
+use toolgram_runtime::{FilteredTool, Request, ResponseFormat, RetryPolicy, RunError, Sampling};
 use toolgram_wire::chat;
 
 /// What the server did not do as asked, said in the reply (`toolgram.notes`) and the log.
@@ -100,15 +102,17 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
     }
 }
 
-/// `votes`: ballots from 1 to [`toolgram_runtime::votes::MAX_VOTES`] (default: the server's).
-pub fn votes(o: &Map<String, Value>, default: usize) -> Result<usize, ApiError> {
-    let max = toolgram_runtime::votes::MAX_VOTES;
+/// `votes`: ballots from 1 to the server's `--max-votes` (default: the server's `--votes`);
+/// more is a 400 naming the bound (the ballots of one request are admitted together, so the
+/// operator bounds what one request may take of the queue).
+pub fn votes(o: &Map<String, Value>, limits: &crate::app::ServerConfig) -> Result<usize, ApiError> {
+    let max = limits.max_votes;
     match opt_uint(o, "votes")? {
-        None => Ok(default),
+        None => Ok(limits.votes),
         Some(n) if (1..=max as u64).contains(&n) => Ok(n as usize),
         Some(_) => Err(ApiError::invalid(
             "votes",
-            format!("`votes` must be from 1 to {max}"),
+            format!("`votes` must be from 1 to {max} (this server's --max-votes)"),
         )),
     }
 }
@@ -118,18 +122,66 @@ pub fn votes(o: &Map<String, Value>, default: usize) -> Result<usize, ApiError> 
 /// names a limit gets it, up to the server's (`--max-tokens`, by default the context).
 pub const DEFAULT_MAX_TOKENS: usize = 2048;
 
+/// What a request asks that only its model can settle, read before the model is loaded
+/// (so a request that cannot be read loads nothing) and applied to the request once it is
+/// ([`ModelAsks::apply`]).
+#[derive(Debug, Clone, Default)]
+pub struct ModelAsks {
+    /// The token limit the client named: its field and value (capped to the model's limit).
+    pub max_tokens: Option<(&'static str, usize)>,
+    /// The reasoning block asked for and the field that asked (`reasoning`, `thinking`):
+    /// kept where the model's template writes one, else off with a note.
+    pub think: Option<(&'static str, Think)>,
+    /// The reasoning budget asked for (Anthropic's `thinking.budget_tokens`).
+    pub think_budget: Option<usize>,
+}
+
+impl ModelAsks {
+    /// Settle `req` on the model it runs on: its token limit within the model's (the server's
+    /// `--max-tokens`, or the context; a named limit above it capped with a note, none named
+    /// [`DEFAULT_MAX_TOKENS`] at most), the reasoning block where the template has one.
+    pub fn apply(&self, served: &Served, req: &mut Request, notes: &mut Notes) {
+        let limit = served.max_tokens;
+        req.sampling.max_tokens = match self.max_tokens {
+            Some((key, n)) => {
+                if n > limit {
+                    notes.push(format!(
+                        "`{key}` {n} is above this server's limit: capped to {limit} (toolgram serve --max-tokens; by default the model's context)"
+                    ));
+                }
+                n.min(limit)
+            }
+            None => limit.min(DEFAULT_MAX_TOKENS),
+        };
+        req.think = match self.think {
+            None => Think::Off,
+            Some((_, think)) if served.runtime.reasons() => think,
+            Some((field, _)) => {
+                notes.push(format!(
+                    "`{field}` was ignored: the model's chat template has no reasoning block"
+                ));
+                Think::Off
+            }
+        };
+        let max = req.sampling.max_tokens;
+        req.sampling.think_budget = self
+            .think_budget
+            .filter(|_| req.think != Think::Off)
+            .map(|b| b.min(max.saturating_sub(1)).max(1));
+    }
+}
+
 /// Sampling settings common to every API; `max_keys` are the token-limit names in order of
-/// preference. A limit above `limit` (the server's for this model) is capped to it, with a
-/// note.
+/// preference, the one given recorded in `asks` (the model's limit is applied once it is
+/// loaded: [`ModelAsks::apply`]).
 pub fn sampling(
     o: &Map<String, Value>,
-    max_keys: &[&str],
+    max_keys: &[&'static str],
     limits: &crate::app::ServerConfig,
-    limit: usize,
-    notes: &mut Notes,
+    asks: &mut ModelAsks,
 ) -> Result<Sampling, ApiError> {
     let mut s = Sampling {
-        max_tokens: limit.min(DEFAULT_MAX_TOKENS),
+        max_tokens: DEFAULT_MAX_TOKENS,
         max_calls: limits.max_calls_per_reply,
         plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
@@ -146,12 +198,8 @@ pub fn sampling(
                     format!("`{key}` must be at least 1"),
                 ));
             }
-            if n > limit {
-                notes.push(format!(
-                    "`{key}` {n} is above this server's limit: capped to {limit} (toolgram serve --max-tokens; by default the model's context)"
-                ));
-            }
-            s.max_tokens = n.min(limit);
+            asks.max_tokens = Some((key, n));
+            s.max_tokens = n;
             break;
         }
     }
@@ -274,11 +322,21 @@ pub fn strict_schemas(o: &Map<String, Value>, default: bool) -> Result<bool, Api
     Ok(opt_bool(o, "strict_schemas")?.unwrap_or(default))
 }
 
-/// The retry policy: toolgram's own `max_attempts` extension, default 3.
-pub fn retry(o: &Map<String, Value>) -> Result<RetryPolicy, ApiError> {
+/// Most attempts a request may ask for (`max_attempts`); more are clamped to it, with a note.
+pub const MAX_ATTEMPTS: u64 = 8;
+
+/// The retry policy: toolgram's own `max_attempts` extension, default 3, from 1 to
+/// [`MAX_ATTEMPTS`] (a value outside is clamped, and the note says so).
+pub fn retry(o: &Map<String, Value>, notes: &mut Notes) -> Result<RetryPolicy, ApiError> {
     let mut p = RetryPolicy::default();
     if let Some(n) = opt_uint(o, "max_attempts")? {
-        p.max_attempts = usize::try_from(n.clamp(1, 8)).unwrap_or(3);
+        let kept = n.clamp(1, MAX_ATTEMPTS);
+        if kept != n {
+            notes.push(format!(
+                "`max_attempts` {n} is outside 1 to {MAX_ATTEMPTS}: {kept} attempts are made"
+            ));
+        }
+        p.max_attempts = usize::try_from(kept).unwrap_or(3);
     }
     Ok(p)
 }
@@ -531,14 +589,13 @@ pub(crate) mod tests {
     }
 
     fn refused(body: Value) -> String {
-        let mut notes = Notes::new();
         let config = crate::app::ServerConfig::default();
+        let mut asks = ModelAsks::default();
         let e = sampling(
             body.as_object().expect("object"),
             &["max_tokens"],
             &config,
-            4096,
-            &mut notes,
+            &mut asks,
         )
         .expect_err("refused");
         assert_eq!(e.fields().status, axum::http::StatusCode::BAD_REQUEST);
@@ -576,60 +633,85 @@ pub(crate) mod tests {
         assert!(pool(&fine, HostedTools::Filter, "tools", chat::tools::read).is_ok());
     }
 
+    /// A model whose replies get at most `max_tokens`: a provider's runtime, never reached.
+    fn served(max_tokens: usize) -> Served {
+        use toolgram_runtime::{Backend, ProviderConfig, Runtime};
+        let overrides = toolgram_providers::Overrides {
+            base_url: Some("http://127.0.0.1:9".into()),
+            model: Some("m".into()),
+            ..toolgram_providers::Overrides::default()
+        };
+        let provider = toolgram_providers::Config::default()
+            .resolve("llama-server", &overrides)
+            .expect("resolves");
+        let runtime = Runtime::new(Backend::Provider(ProviderConfig {
+            provider,
+            stream: false,
+        }))
+        .expect("a provider runtime");
+        Served {
+            id: "m".into(),
+            runtime,
+            max_tokens,
+            deadline: tokio::time::Instant::now(),
+        }
+    }
+
+    /// `body`'s token limit settled on a model whose limit is `limit`, with the notes.
+    fn settled(body: &Value, limit: usize) -> Result<(usize, Notes), ApiError> {
+        let config = crate::app::ServerConfig::default();
+        let mut asks = ModelAsks::default();
+        let sampling = sampling(
+            body.as_object().expect("object"),
+            &["max_tokens"],
+            &config,
+            &mut asks,
+        )?;
+        let tools = ToolSet::new(Vec::new()).expect("no tools");
+        let mut req = Request::new(Vec::new(), tools);
+        req.sampling = sampling;
+        let mut notes = Notes::new();
+        asks.apply(&served(limit), &mut req, &mut notes);
+        Ok((req.sampling.max_tokens, notes))
+    }
+
     /// With the context as the limit (the default), an agent's 32,000 is honoured and a
     /// request naming none gets [`DEFAULT_MAX_TOKENS`].
     #[test]
     fn an_agents_limit_is_honoured_up_to_the_context_and_none_named_gets_the_default() {
-        let config = crate::app::ServerConfig {
-            max_tokens: 32768,
-            ..crate::app::ServerConfig::default()
-        };
-        let mut notes = Notes::new();
-        let asked = json!({"max_tokens": 32000});
-        let read = |body: &Value, notes: &mut Notes| {
-            sampling(
-                body.as_object().expect("object"),
-                &["max_tokens"],
-                &config,
-                config.max_tokens,
-                notes,
-            )
-            .expect("read")
-            .max_tokens
-        };
-        assert_eq!(read(&asked, &mut notes), 32000);
-        assert_eq!(read(&json!({}), &mut notes), DEFAULT_MAX_TOKENS);
+        let (asked, notes) = settled(&json!({"max_tokens": 32000}), 32768).expect("read");
+        assert_eq!(asked, 32000);
         assert!(notes.is_empty(), "{notes:?}");
+        let (none, notes) = settled(&json!({}), 32768).expect("read");
+        assert_eq!(none, DEFAULT_MAX_TOKENS);
+        assert!(notes.is_empty(), "{notes:?}");
+        let (small, _) = settled(&json!({}), 512).expect("read");
+        assert_eq!(small, 512, "the default within a smaller limit");
     }
 
     #[test]
     fn a_max_tokens_above_the_limit_is_capped_and_said() {
-        let body = json!({"max_tokens": 128000});
-        let mut notes = Notes::new();
-        let config = crate::app::ServerConfig {
-            max_tokens: 2048,
-            ..crate::app::ServerConfig::default()
-        };
-        let s = sampling(
-            body.as_object().expect("object"),
-            &["max_tokens"],
-            &config,
-            config.max_tokens,
-            &mut notes,
-        )
-        .expect("capped, not refused");
-        assert_eq!(s.max_tokens, 2048);
+        let (capped, notes) = settled(&json!({"max_tokens": 128000}), 2048).expect("capped");
+        assert_eq!(capped, 2048);
         assert!(notes[0].contains("capped"), "{notes:?}");
-        let zero = json!({"max_tokens": 0});
-        assert!(
-            sampling(
-                zero.as_object().expect("object"),
-                &["max_tokens"],
-                &config,
-                config.max_tokens,
-                &mut notes
-            )
-            .is_err()
+        assert!(settled(&json!({"max_tokens": 0}), 2048).is_err());
+    }
+
+    #[test]
+    fn max_attempts_outside_its_bounds_is_clamped_and_said() {
+        let mut notes = Notes::new();
+        let o = json!({"max_attempts": 1_000_000});
+        let p = retry(o.as_object().expect("object"), &mut notes).expect("clamped");
+        assert_eq!(p.max_attempts, 8);
+        assert!(notes[0].contains("1000000"), "{notes:?}");
+        let o = json!({"max_attempts": 2});
+        let mut quiet = Notes::new();
+        assert_eq!(
+            retry(o.as_object().expect("object"), &mut quiet)
+                .expect("read")
+                .max_attempts,
+            2
         );
+        assert!(quiet.is_empty());
     }
 }

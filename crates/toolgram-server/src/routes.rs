@@ -136,7 +136,9 @@ async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
     resp
 }
 
-async fn health(State(app): State<Arc<App>>) -> Json<Value> {
+/// `GET /health`: answered without a key (load balancers probe it), but then with its
+/// status alone; the models, their loads and where their layers are only with the key.
+async fn health(State(app): State<Arc<App>>, headers: axum::http::HeaderMap) -> Json<Value> {
     let states = app.models.states();
     let loaded = |s: &toolgram_runtime::ModelState| s.runtime.clone();
     // A lane that failed released its slot and serves again; `degraded` says a bug was hit.
@@ -150,6 +152,14 @@ async fn health(State(app): State<Arc<App>>) -> Json<Value> {
         .map(|s| s.waiting + loaded(s).map_or(0, |r| r.queue_depth()))
         .sum();
     let status = if failed == 0 { "ok" } else { "degraded" };
+    let keyed = app
+        .config
+        .api_key
+        .as_ref()
+        .is_none_or(|key| guard::key_matches(sent_key(&headers), key));
+    if !keyed {
+        return Json(json!({"status": status}));
+    }
     let models: Vec<Value> = states
         .iter()
         .map(|s| {

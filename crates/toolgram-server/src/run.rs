@@ -6,14 +6,14 @@
 //! are counted here, where its result ends (nobody reads it); a stream's frames forwarded to
 //! its client ([`forward`]). This module must not build replies.
 
-use crate::app::App;
+use crate::app::{App, Served};
 use crate::error::ApiError;
 use crate::metrics::StreamClock;
 use axum::http::StatusCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgram_runtime::{Cancel, Event, Ready, Response, RunError, Runtime};
+use toolgram_runtime::{Cancel, Event, Ready, Response, RunError};
 
 /// Cancels the request when dropped: a handler dropped mid-run means its client is gone.
 pub struct CancelOnDrop(pub Cancel);
@@ -34,7 +34,10 @@ fn timed_out(timeout: Duration) -> ApiError {
         StatusCode::GATEWAY_TIMEOUT,
         "timeout_error",
         "timeout",
-        format!("the request took longer than {} s", timeout.as_secs()),
+        format!(
+            "the request took longer than {} s (--timeout-s, for the whole request)",
+            timeout.as_secs()
+        ),
     )
 }
 
@@ -58,18 +61,17 @@ async fn drain_over(app: &App) {
     }
 }
 
-/// Run the checked `req` to its reply within the server's timeout; past it, or past the
-/// drain's end, the run is stopped and its error carries what it decoded (504, or 503 at
-/// shutdown).
+/// Run the checked `req` to its reply within its deadline (the request's, set when it
+/// arrived); past it, or past the drain's end, the run is stopped and its error carries what
+/// it decoded (504, or 503 at shutdown).
 pub async fn run(
     app: &Arc<App>,
-    runtime: &Runtime,
+    served: &Served,
     req: Ready,
 ) -> Result<Result<Response, RunError>, ApiError> {
-    let timeout = app.config.timeout;
     let guard = CancelOnDrop(req.request().cancel.clone());
     let ran = Arc::clone(app);
-    let runtime = runtime.clone();
+    let runtime = served.runtime.clone();
     let mut task = tokio::task::spawn_blocking(move || {
         let result = runtime.run(&req);
         if let Err(e) = &result {
@@ -78,10 +80,10 @@ pub async fn run(
         result
     });
     let stopped = tokio::select! {
-        done = tokio::time::timeout(timeout, &mut task) => match done {
+        done = tokio::time::timeout_at(served.deadline, &mut task) => match done {
             Ok(Ok(result)) => return Ok(result),
             Ok(Err(join)) => return Err(ApiError::internal("the run", join)),
-            Err(_) => timed_out(timeout),
+            Err(_) => timed_out(app.config.timeout),
         },
         () = drain_over(app) => shut_down(app),
     };
@@ -101,7 +103,18 @@ pub async fn run(
 /// event), it cancels the run at once.
 pub struct Events {
     rx: mpsc::Receiver<Event>,
+    /// Set when the run was stopped by its deadline or the drain's end: why.
+    stopped: Arc<OnceLock<Stop>>,
     _cancel: CancelOnDrop,
+}
+
+/// Why a run was stopped from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The request's deadline passed.
+    Deadline,
+    /// The server's drain ended.
+    Drain,
 }
 
 impl Events {
@@ -109,24 +122,37 @@ impl Events {
     pub async fn recv(&mut self) -> Option<Event> {
         self.rx.recv().await
     }
+
+    /// The error for a run that ended cancelled before anything was sent: 503 when the drain
+    /// stopped it, 504 when its deadline did.
+    fn stopped_error(&self, app: &App, e: RunError) -> ApiError {
+        let stopped = match self.stopped.get() {
+            Some(Stop::Drain) => shut_down(app),
+            Some(Stop::Deadline) => timed_out(app.config.timeout),
+            None => return e.into(),
+        };
+        stopped.with_details(e.details())
+    }
 }
 
 /// Start streaming the checked `req`: the events arrive through the returned [`Events`]; the
-/// request is cancelled when they are dropped or the server's timeout passes.
-pub fn stream(app: &Arc<App>, runtime: &Runtime, req: Ready) -> Result<Events, RunError> {
-    let timeout = app.config.timeout;
+/// request is cancelled when they are dropped, its deadline passes or the drain ends.
+pub fn stream(app: &Arc<App>, served: &Served, req: Ready) -> Result<Events, RunError> {
     let cancel = req.request().cancel.clone();
-    let events = runtime.stream(&req)?;
+    let events = served.runtime.stream(&req)?;
     let ran = Arc::clone(app);
     let (tx, rx) = mpsc::channel(64);
-    let deadline = tokio::time::Instant::now() + timeout;
+    let deadline = served.deadline;
     let timer_cancel = cancel.clone();
     let timer_app = Arc::clone(app);
+    let stopped = Arc::new(OnceLock::new());
+    let why = Arc::clone(&stopped);
     tokio::spawn(async move {
-        tokio::select! {
-            () = tokio::time::sleep_until(deadline) => {},
-            () = drain_over(&timer_app) => {},
-        }
+        let stop = tokio::select! {
+            () = tokio::time::sleep_until(deadline) => Stop::Deadline,
+            () = drain_over(&timer_app) => Stop::Drain,
+        };
+        let _ = why.set(stop);
         timer_cancel.cancel();
     });
     let on_drop = CancelOnDrop(cancel.clone());
@@ -143,30 +169,40 @@ pub fn stream(app: &Arc<App>, runtime: &Runtime, req: Ready) -> Result<Events, R
     });
     Ok(Events {
         rx,
+        stopped,
         _cancel: on_drop,
     })
 }
 
+/// Frames a stream may have written and its client not yet taken: a client that stops
+/// reading holds at most these (and the connection's write deadline closes it).
+const FRAMES_IN_FLIGHT: usize = 16;
+
 /// Stream `req` as a route's frames: `start` first, then `frames_of` of each event (the route
 /// records its metrics there, with the stream's clock) until the run ends. An error before
-/// anything was decoded is still an HTTP error, not a stream; a client that goes away cancels
-/// the run (its events are dropped).
+/// anything was decoded is still an HTTP error, not a stream (a run stopped by the drain's
+/// end a 503, by its deadline a 504); a client that goes away cancels the run (its events are
+/// dropped).
 pub async fn forward<F: Send + 'static>(
     app: &Arc<App>,
-    runtime: &Runtime,
+    served: &Served,
     req: Ready,
     start: Vec<F>,
     mut frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
 ) -> Result<mpsc::Receiver<F>, ApiError> {
-    let mut events = stream(app, runtime, req)?;
+    let mut events = stream(app, served, req)?;
     let first = match events.recv().await {
+        Some(Event::Failed(e)) if e.kind() == "cancelled" => {
+            app.metrics.failed(&e);
+            return Err(events.stopped_error(app, e));
+        }
         Some(Event::Failed(e)) if e.kind() != "truncated" => {
             app.metrics.failed(&e);
             return Err(e.into());
         }
         other => other,
     };
-    let (tx, rx) = mpsc::channel::<F>(64);
+    let (tx, rx) = mpsc::channel::<F>(FRAMES_IN_FLIGHT);
     let app = Arc::clone(app);
     tokio::spawn(async move {
         let mut clock = StreamClock::start();

@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpListener as StdListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolgram_providers::{Config, Overrides};
-use toolgram_runtime::{Backend, ModelEntry, ModelSet, ProviderConfig};
+use toolgram_runtime::{Backend, ModelEntry, ModelSet, ProviderConfig, Residency};
 use toolgram_server::app::Stored;
 use toolgram_server::{App, ServerConfig};
 
@@ -76,7 +76,8 @@ fn app(config: ServerConfig) -> Arc<App> {
         stream: false,
     });
     Arc::new(App::new(
-        ModelSet::new(vec![ModelEntry::new("m", backend)], None).expect("a model set"),
+        ModelSet::new(vec![ModelEntry::new("m", backend)], Residency::default())
+            .expect("a model set"),
         config,
     ))
 }

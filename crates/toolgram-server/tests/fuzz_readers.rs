@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, OnceLock};
 use toolgram_providers::{Config, Overrides};
-use toolgram_runtime::{Backend, ModelEntry, ModelSet, ProviderConfig};
+use toolgram_runtime::{Backend, ModelEntry, ModelSet, ProviderConfig, Residency};
 use toolgram_server::app::Stored;
 use toolgram_server::{App, ServerConfig};
 
@@ -34,7 +34,8 @@ fn app() -> Arc<App> {
             stream: false,
         });
         let app = Arc::new(App::new(
-            ModelSet::new(vec![ModelEntry::new("m", backend)], None).expect("a model set"),
+            ModelSet::new(vec![ModelEntry::new("m", backend)], Residency::default())
+                .expect("a model set"),
             ServerConfig::default(),
         ));
         app.store(Stored {
@@ -49,7 +50,18 @@ fn app() -> Arc<App> {
 /// The one model, as a request runs on it.
 fn served(app: &App) -> toolgram_server::Served {
     let runtime = app.models.get(0).expect("a provider loads at once");
-    app.served(0, runtime)
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    app.served(0, runtime, deadline)
+}
+
+/// A read request settled on the model, as the handler does once it is loaded.
+fn settle<A>(
+    app: &App,
+    read: Result<toolgram_server::handler::Read<A>, toolgram_server::error::ApiError>,
+) {
+    if let Ok(mut r) = read {
+        r.asks.apply(&served(app), &mut r.req, &mut r.notes);
+    }
 }
 
 /// Words the readers look for, so random objects hit their branches.
@@ -363,8 +375,30 @@ proptest! {
     #[test]
     fn the_request_readers_never_panic(body in prop_oneof![4 => request(), 1 => any_json()]) {
         let app = app();
-        let _ = toolgram_server::chat::read(&app, served(&app), &body);
-        let _ = toolgram_server::responses::read(&app, served(&app), &body);
-        let _ = toolgram_server::anthropic::read::read(&app, served(&app), &body);
+        settle(&app, toolgram_server::chat::read(&app, &body));
+        settle(&app, toolgram_server::responses::read(&app, &body));
+        settle(&app, toolgram_server::anthropic::read::read(&app, &body));
+    }
+
+    /// The body reader reads every JSON text as serde_json does (its keys distinct), and a
+    /// key repeated anywhere in it is refused.
+    #[test]
+    fn the_body_reader_reads_what_serde_json_reads_and_refuses_a_repeated_key(
+        body in prop_oneof![4 => request(), 1 => any_json()]
+    ) {
+        let text = serde_json::to_vec(&body).expect("serializes");
+        let read = toolgram_server::body_json::parse(&text).expect("reads");
+        let serde: Value = serde_json::from_slice(&text).expect("serde_json reads it");
+        prop_assert_eq!(&read, &serde);
+        let text = String::from_utf8(text).expect("UTF-8");
+        if let Some(at) = text.find("{\"") {
+            // The object's first key given again before it.
+            let key_end = text[at + 2..].find('"').map(|e| at + 2 + e + 1);
+            if let Some(end) = key_end {
+                let key = &text[at + 1..end];
+                let twice = format!("{}{key}:0,{}", &text[..at + 1], &text[at + 1..]);
+                prop_assert!(toolgram_server::body_json::parse(twice.as_bytes()).is_err(), "{}", twice);
+            }
+        }
     }
 }

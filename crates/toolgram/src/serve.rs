@@ -8,7 +8,7 @@ use std::time::Duration;
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, add_aliases, embedded_entries,
+    EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, Residency, add_aliases, embedded_entries,
     read_models_file,
 };
 use toolgram_server::ServerConfig;
@@ -33,11 +33,23 @@ pub(crate) struct ServeArgs {
     /// `syntax` (docs/server.md).
     #[arg(long, value_name = "FILE")]
     pub models: Option<std::path::PathBuf>,
+    /// Let a models file name paths outside its own folder (`model` files and
+    /// `chat_template`s; by default each must be inside it, after `..` and links, so a
+    /// models file cannot point the server at any file on the machine).
+    #[arg(long)]
+    pub models_outside_folder: bool,
     /// Models loaded at once: loading one more unloads the least recently used, once its
-    /// requests in flight end (default: no bound). Models load on first use; the first at
-    /// start.
-    #[arg(long, value_name = "N")]
-    pub max_loaded: Option<usize>,
+    /// requests in flight end (within the loading request's --timeout-s; else it stays
+    /// loaded and that request gets 503 `model_swap`). Models load on first use; the first at
+    /// start. Default 3, Ollama's on a machine without a GPU: any client can name any
+    /// declared model, so without a bound any client could load them all.
+    #[arg(long, value_name = "N", default_value_t = toolgram_runtime::model_set::DEFAULT_MAX_LOADED)]
+    pub max_loaded: usize,
+    /// Seconds a model stays loaded at least before it is unloaded for another (a load
+    /// waits for it), so no client can force loads faster than one per this. Default 10: a
+    /// small model loads in a second or two on 2 cores.
+    #[arg(long, value_name = "S", default_value_t = toolgram_runtime::model_set::DEFAULT_MIN_RESIDENCY.as_secs_f64())]
+    pub min_residency_s: f64,
     /// Clients must send `Authorization: Bearer KEY` (default: $TOOLGRAM_API_KEY if set).
     #[arg(long)]
     pub api_key: Option<String>,
@@ -56,7 +68,8 @@ pub(crate) struct ServeArgs {
     /// memory across requests).
     #[arg(long)]
     pub no_cache: bool,
-    /// Longest a request may take, in seconds, its wait in the queue included (504 past it).
+    /// Longest a request may take, in seconds, from its arrival: loading its model, its
+    /// check, its wait in the queue and its run under one deadline (504 past it).
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
     /// The most tokens a reply is given (a request asking for more is capped, and the reply
@@ -97,6 +110,14 @@ pub(crate) struct ServeArgs {
     /// Seconds a client may take to send a request's body (408 past it).
     #[arg(long, default_value_t = 30)]
     pub body_read_timeout_s: u64,
+    /// Seconds a write to a client may wait while the client reads nothing (its socket
+    /// full); the connection is closed past it and its run cancelled.
+    #[arg(long, default_value_t = 30)]
+    pub write_timeout_s: u64,
+    /// Most ballots (`votes`) one request may ask for; a request's ballots are admitted to
+    /// the queue together or not at all, so this bounds what one request takes of it.
+    #[arg(long, default_value_t = toolgram_server::app::DEFAULT_MAX_VOTES)]
+    pub max_votes: usize,
     /// On SIGTERM or Ctrl-C, seconds requests in flight get to finish; then their runs
     /// are stopped, each answering with what it decoded (503, or a stream's error event),
     /// and the server exits.
@@ -187,6 +208,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_connections: args.max_connections,
         header_read_timeout: Duration::from_secs(args.header_read_timeout_s),
         body_read_timeout: Duration::from_secs(args.body_read_timeout_s),
+        write_timeout: Duration::from_secs(args.write_timeout_s),
+        max_votes: args.max_votes,
         drain_timeout: Duration::from_secs(args.drain_timeout_s),
         max_stored_bytes: args.max_stored_bytes,
         max_tokens: args.max_tokens.map_or(0, |n| n.max(1)),
@@ -205,7 +228,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.check()?;
     let mut entries = entries;
     add_aliases(&mut entries, &args.model_alias)?;
-    let models = ModelSet::new(entries, args.max_loaded)?;
+    if !(args.min_residency_s.is_finite() && args.min_residency_s >= 0.0) {
+        anyhow::bail!("--min-residency-s must be a number of seconds, 0 or more");
+    }
+    let residency = Residency {
+        max_loaded: Some(args.max_loaded),
+        min_residency: Duration::from_secs_f64(args.min_residency_s.min(86_400.0)),
+    };
+    let models = ModelSet::new(entries, residency)?;
     models.load_default()?;
     toolgram_server::serve_blocking(models, config)?;
     Ok(())
@@ -223,7 +253,7 @@ fn declared(args: &ServeArgs) -> anyhow::Result<Vec<ModelDecl>> {
     }
     let mut decls: Vec<ModelDecl> = args.model.iter().map(|m| ModelDecl::reference(m)).collect();
     if let Some(file) = &args.models {
-        decls.extend(read_models_file(file)?);
+        decls.extend(read_models_file(file, args.models_outside_folder)?);
     }
     if decls.is_empty() {
         decls.push(ModelDecl::reference("default"));

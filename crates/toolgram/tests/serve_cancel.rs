@@ -6,11 +6,8 @@
 //! answers at once while heavy requests are read and checked.
 
 mod common;
-use common::repo;
+use common::{ServeChild, status};
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -20,90 +17,17 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A `toolgram serve` child on the test model with one lane, killed when dropped.
-struct Served {
-    child: Child,
-    addr: String,
+/// A `toolgram serve` child on the test model with one lane.
+fn start(extra: &[&str]) -> ServeChild {
+    let mut args = vec!["--model", "test", "--no-cache", "--parallel", "1"];
+    args.extend(["--max-sessions", "1", "--threads", "2"]);
+    args.extend(extra);
+    ServeChild::start(&args)
 }
 
-impl Served {
-    fn start(extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-            .args(["serve", "--model", "test", "--port", "0", "--no-cache"])
-            .args(["--parallel", "1", "--max-sessions", "1", "--threads", "2"])
-            .args(extra)
-            .current_dir(repo())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("toolgram serve starts");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let addr = common::listening_addr(&mut lines).expect("the server says where it listens");
-        // The rest of the log is read, so the server never blocks writing it.
-        std::thread::spawn(move || lines.for_each(drop));
-        Self { child, addr }
-    }
-
-    /// Ask the server to stop, as a service manager does.
-    fn terminate(&self) {
-        let pid = self.child.id().to_string();
-        let ok = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(ok.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-    }
-
-    /// `GET /health`'s whole answer, and how long it took.
-    fn health(&self) -> (String, Duration) {
-        let started = Instant::now();
-        let mut s = TcpStream::connect(&self.addr).expect("connects");
-        s.set_read_timeout(Some(Duration::from_secs(30))).ok();
-        let req = format!(
-            "GET /health HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
-        );
-        s.write_all(req.as_bytes()).expect("request written");
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        (out, started.elapsed())
-    }
-
-    /// POST `body` to the Chat Completions route; the connection, the request written.
-    fn post(&self, body: &str) -> TcpStream {
-        let mut s = TcpStream::connect(&self.addr).expect("connects");
-        s.set_read_timeout(Some(Duration::from_secs(120))).ok();
-        let req = format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        );
-        s.write_all(req.as_bytes()).expect("request written");
-        s
-    }
-
-    /// The whole answer to `body`, and how long it took.
-    fn ask(&self, body: &str) -> (String, Duration) {
-        let started = Instant::now();
-        let mut out = String::new();
-        let _ = self.post(body).read_to_string(&mut out);
-        (out, started.elapsed())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+const CHAT: &str = "/v1/chat/completions";
 
 const PLAIN: &str = r#"{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8}"#;
-
-fn status(reply: &str) -> u16 {
-    reply
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
 
 /// A prompt of about `n` tokens that shares no prefix with another `word`'s.
 fn long_prompt(word: &str, n: usize, stream: bool) -> String {
@@ -120,8 +44,8 @@ const ENDLESS: &str = r#"{"messages":[{"role":"user","content":"Tell me a very l
 #[test]
 fn a_run_past_its_timeout_gets_504_with_its_partial_text_and_usage_then_the_next_is_served() {
     let _one = serial();
-    let server = Served::start(&["--timeout-s", "5"]);
-    let (reply, took) = server.ask(ENDLESS);
+    let server = start(&["--timeout-s", "5"]);
+    let (reply, took) = server.ask("POST", CHAT, ENDLESS);
     assert_eq!(status(&reply), 504, "{reply}");
     assert!(took < Duration::from_secs(5 + 2 + 2), "{took:?}");
     let body: serde_json::Value =
@@ -133,23 +57,23 @@ fn a_run_past_its_timeout_gets_504_with_its_partial_text_and_usage_then_the_next
         "{body}"
     );
     // The timed-out run freed the lane: the next request is not a 504 too.
-    let (next, _) = server.ask(PLAIN);
+    let (next, _) = server.ask("POST", CHAT, PLAIN);
     assert_eq!(status(&next), 200, "{next}");
 }
 
 #[test]
 fn a_client_that_leaves_before_the_first_event_stops_its_prefill_at_once() {
     let _one = serial();
-    let server = Served::start(&["--timeout-s", "120"]);
+    let server = start(&["--timeout-s", "120"]);
     // How long the prefill of such a prompt takes here.
-    let (reply, prefill) = server.ask(&long_prompt("sky", 4000, false));
+    let (reply, prefill) = server.ask("POST", CHAT, &long_prompt("sky", 4000, false));
     assert_eq!(status(&reply), 200, "{reply}");
     eprintln!("a 4,000-token prefill: {prefill:?}");
     for (word, stream) in [("sea", true), ("sun", false)] {
-        let leaving = server.post(&long_prompt(word, 4000, stream));
+        let leaving = server.send("POST", CHAT, &[], &long_prompt(word, 4000, stream));
         std::thread::sleep(Duration::from_millis(300));
         drop(leaving);
-        let (next, took) = server.ask(PLAIN);
+        let (next, took) = server.ask("POST", CHAT, PLAIN);
         assert_eq!(status(&next), 200, "{next}");
         assert!(
             took < prefill / 2,
@@ -162,7 +86,7 @@ fn a_client_that_leaves_before_the_first_event_stops_its_prefill_at_once() {
 fn at_the_end_of_the_drain_a_run_in_flight_answers_503_with_its_partial_text_and_the_server_exits_0()
  {
     let _one = serial();
-    let mut server = Served::start(&["--timeout-s", "120", "--drain-timeout-s", "1"]);
+    let mut server = start(&["--timeout-s", "120", "--drain-timeout-s", "1"]);
     let started = Instant::now();
     let in_flight = {
         let addr = server.addr.clone();
@@ -240,7 +164,7 @@ fn heavy_requests() -> Vec<String> {
 #[test]
 fn health_answers_at_once_while_heavy_requests_are_read_and_checked() {
     let _one = serial();
-    let server = Served::start(&["--timeout-s", "60", "--max-body-bytes", "16777216"]);
+    let server = start(&["--timeout-s", "60", "--max-body-bytes", "16777216"]);
     let addr = server.addr.clone();
     let heavy: Vec<_> = heavy_requests()
         .into_iter()
@@ -252,7 +176,7 @@ fn health_answers_at_once_while_heavy_requests_are_read_and_checked() {
         .collect();
     let mut slowest = Duration::ZERO;
     while !heavy.iter().all(std::thread::JoinHandle::is_finished) {
-        let (reply, took) = server.health();
+        let (reply, took) = server.ask("GET", "/health", "");
         assert_eq!(status(&reply), 200, "{reply}");
         slowest = slowest.max(took);
         std::thread::sleep(Duration::from_millis(20));
@@ -268,6 +192,6 @@ fn health_answers_at_once_while_heavy_requests_are_read_and_checked() {
             reply.chars().take(600).collect::<String>()
         );
     }
-    let (next, _) = server.ask(PLAIN);
+    let (next, _) = server.ask("POST", CHAT, PLAIN);
     assert_eq!(status(&next), 200, "{next}");
 }

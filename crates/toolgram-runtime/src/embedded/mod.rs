@@ -195,11 +195,48 @@ impl Embedded {
         })
     }
 
-    /// Queue a checked request and wait for its reply.
-    pub(crate) fn ask(&self, ready: Ready, queued_at: Instant) -> Result<Response, RunError> {
+    /// Queue a checked request (in its `seat` when one was reserved for it) and wait for its
+    /// reply.
+    pub(crate) fn ask(
+        &self,
+        ready: Ready,
+        queued_at: Instant,
+        seat: Option<Admitted>,
+    ) -> Result<Response, RunError> {
         let (tx, rx) = mpsc::channel();
-        self.submit(Job::new(ready, Reply::Once(tx), queued_at))?;
+        let mut job = Job::new(ready, Reply::Once(tx), queued_at);
+        job.admitted = seat;
+        self.submit(job)?;
         Self::answer(&rx)
+    }
+
+    /// Places for `n` jobs taken together (a request's ballots), or [`RunError::Busy`] when
+    /// fewer are free: admitted whole or not at all.
+    pub(crate) fn reserve(&self, n: usize) -> Result<Vec<Admitted>, RunError> {
+        let busy = || RunError::Busy {
+            queued: self.max_queue,
+        };
+        let mut now = self.admitted.load(Ordering::Acquire);
+        loop {
+            if now.checked_add(n).is_none_or(|after| after > self.capacity) {
+                return Err(busy());
+            }
+            match self
+                .admitted
+                .compare_exchange(now, now + n, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(seen) => now = seen,
+            }
+        }
+        Ok((0..n)
+            .map(|_| Admitted(Arc::clone(&self.admitted)))
+            .collect())
+    }
+
+    /// Jobs this engine admits at once: `parallel` running and `max_queue` waiting.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// How many tokens `req`'s prompt has (its pool already offered): rendered and tokenized
@@ -222,17 +259,20 @@ impl Embedded {
             .map_err(|_| RunError::Stopped("the engine thread ended during the run".into()))?
     }
 
-    /// Queue a job; a full queue is [`RunError::Busy`].
+    /// Queue a job, admitted now unless it holds a reserved place; a full queue is
+    /// [`RunError::Busy`].
     pub(crate) fn submit(&self, mut job: Job) -> Result<(), RunError> {
         // Admission by count of the jobs not yet answered, running or waiting: the channel's
         // own bound does not see the job the dispatcher holds while it waits for a lane.
-        if self.admitted.fetch_add(1, Ordering::AcqRel) >= self.capacity {
-            self.admitted.fetch_sub(1, Ordering::AcqRel);
-            return Err(RunError::Busy {
-                queued: self.max_queue,
-            });
+        if job.admitted.is_none() {
+            if self.admitted.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+                self.admitted.fetch_sub(1, Ordering::AcqRel);
+                return Err(RunError::Busy {
+                    queued: self.max_queue,
+                });
+            }
+            job.admitted = Some(Admitted(Arc::clone(&self.admitted)));
         }
-        job.admitted = Some(Admitted(Arc::clone(&self.admitted)));
         self.waiting.fetch_add(1, Ordering::AcqRel);
         self.jobs.try_send(job).map_err(|e| {
             self.waiting.fetch_sub(1, Ordering::Relaxed);

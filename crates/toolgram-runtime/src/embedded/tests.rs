@@ -41,7 +41,7 @@ fn ask(e: &Embedded) -> Result<Response, RunError> {
     let mut req = Request::new(vec![ChatMessage::text("user", "Hi")], tools);
     req.sampling.max_tokens = 4;
     let ready = crate::check::ready(&e.grammars, e.syntax, req)?;
-    e.ask(ready, Instant::now())
+    e.ask(ready, Instant::now(), None)
 }
 
 #[test]

@@ -7,16 +7,16 @@
 pub mod read;
 pub mod wire;
 
-use crate::app::{App, Served};
+use crate::app::App;
 use crate::error::ApiError;
-use crate::handler::{self, ReadRequest};
+use crate::handler;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::post;
 use serde_json::json;
 use std::sync::Arc;
-use toolgram_runtime::{Event, Ready};
+use toolgram_runtime::Event;
 
 /// The Messages route, as the metrics name it.
 const ROUTE: &str = "/v1/messages";
@@ -47,7 +47,7 @@ pub fn routes() -> Router<Arc<App>> {
 async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let m = handler::read_checked(&app, req, ROUTE, read::read).await?;
-        if m.stream {
+        if m.api.stream {
             stream(Arc::clone(&app), m).await
         } else {
             reply(Arc::clone(&app), m).await
@@ -61,8 +61,8 @@ async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
 /// renders it with the tools offered.
 async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
-        let n = handler::read_then(&app, req, read::read, |m| {
-            Ok(m.served.runtime.count_tokens(&m.req)?)
+        let n = handler::read_then(&app, req, read::read, |served, req| {
+            Ok(served.runtime.count_tokens(&req)?)
         })
         .await?;
         Ok::<_, ApiError>(axum::Json(json!({ "input_tokens": n })).into_response())
@@ -71,25 +71,12 @@ async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse
     result.unwrap_or_else(|e| AnthropicError(e).into_response())
 }
 
-impl ReadRequest for read::MessagesRequest {
-    type Checked = read::MessagesRequest<Ready>;
+/// A Messages request ready to run.
+type Checked = handler::Checked<read::MessagesFields>;
 
-    fn checked(
-        self,
-        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
-    ) -> Result<Self::Checked, ApiError> {
-        Ok(read::MessagesRequest {
-            req: check(&self.served, self.req)?,
-            served: self.served,
-            stream: self.stream,
-            notes: self.notes,
-        })
-    }
-}
-
-async fn reply(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpResponse, ApiError> {
+async fn reply(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    match crate::run::run(&app, &m.served.runtime, m.req).await? {
+    match crate::run::run(&app, &m.served, m.req).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &m.served.id, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &m.notes);
@@ -109,29 +96,23 @@ async fn reply(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpRes
     }
 }
 
-async fn stream(app: Arc<App>, m: read::MessagesRequest<Ready>) -> Result<HttpResponse, ApiError> {
+async fn stream(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
     let (mut writer, start) = wire::Frames::start(&id, &m.served.id);
     let metrics = Arc::clone(&app);
     let model = m.served.id.clone();
-    let rx = crate::run::forward(
-        &app,
-        &m.served.runtime,
-        m.req,
-        start,
-        move |event, clock| {
-            match &event {
-                Event::Done(r) => {
-                    metrics
-                        .metrics
-                        .reply(ROUTE, &model, r, Some(clock.first_token()));
-                }
-                Event::Failed(e) => metrics.metrics.failed(e),
-                _ => {}
+    let rx = crate::run::forward(&app, &m.served, m.req, start, move |event, clock| {
+        match &event {
+            Event::Done(r) => {
+                metrics
+                    .metrics
+                    .reply(ROUTE, &model, r, Some(clock.first_token()));
             }
-            writer.on(event)
-        },
-    )
+            Event::Failed(e) => metrics.metrics.failed(e),
+            _ => {}
+        }
+        writer.on(event)
+    })
     .await?;
     Ok(crate::sse::named(rx))
 }

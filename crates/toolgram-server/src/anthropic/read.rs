@@ -6,25 +6,23 @@
 //! `output_format`, beside the tools or alone). Fields the server does not use are accepted and
 //! named in the reply's notes. This module must not run anything or write replies.
 
-use crate::app::{App, Served};
+use crate::app::App;
 use crate::error::ApiError;
-use crate::params::{self, Notes};
+use crate::handler::Read;
+use crate::params::{self, ModelAsks};
 use serde_json::{Map, Value};
 use toolgram_core::define::request::Think;
 use toolgram_runtime::{Request, ResponseFormat};
 use toolgram_wire::anthropic::{messages, tools};
 
-/// A Messages request as read.
-pub struct MessagesRequest<Q = Request> {
-    /// The model it runs on.
-    pub served: Served,
-    /// The runtime request, then what its check made of it.
-    pub req: Q,
+/// What a Messages reply needs from its request besides the runtime request.
+pub struct MessagesFields {
     /// Stream the reply as SSE.
     pub stream: bool,
-    /// What was not done as asked.
-    pub notes: Notes,
 }
+
+/// A Messages request as read.
+pub type MessagesRequest = Read<MessagesFields>;
 
 /// Fields read and honoured.
 const HONOURED: &[&str] = &[
@@ -62,32 +60,24 @@ const ACCEPTED: &[&str] = &[
 ];
 
 /// `thinking` as the model's reasoning block, with its token budget: `enabled` demands the
-/// block (as Anthropic's models always write one), `adaptive` allows it; a note where the
-/// model's template has none.
-fn think(served: &Served, o: &Map<String, Value>, notes: &mut Notes) -> (Think, Option<usize>) {
+/// block (as Anthropic's models always write one), `adaptive` allows it; whether the model's
+/// template has one is settled once it is loaded ([`ModelAsks::apply`]).
+fn think(o: &Map<String, Value>) -> ModelAsks {
     let Some(t) = o.get("thinking").filter(|t| !t.is_null()) else {
-        return (Think::Off, None);
+        return ModelAsks::default();
     };
-    match t.get("type").and_then(Value::as_str) {
-        Some(kind @ ("enabled" | "adaptive")) if served.runtime.reasons() => {
-            let budget = t
-                .get("budget_tokens")
-                .and_then(Value::as_u64)
-                .and_then(|b| usize::try_from(b).ok());
-            let think = if kind == "enabled" {
-                Think::Required
-            } else {
-                Think::Optional
-            };
-            (think, budget)
-        }
-        Some("enabled" | "adaptive") => {
-            notes.push(
-                "`thinking` was ignored: the model's chat template has no reasoning block".into(),
-            );
-            (Think::Off, None)
-        }
-        _ => (Think::Off, None),
+    let think = match t.get("type").and_then(Value::as_str) {
+        Some("enabled") => Think::Required,
+        Some("adaptive") => Think::Optional,
+        _ => return ModelAsks::default(),
+    };
+    ModelAsks {
+        think: Some(("thinking", think)),
+        think_budget: t
+            .get("budget_tokens")
+            .and_then(Value::as_u64)
+            .and_then(|b| usize::try_from(b).ok()),
+        ..ModelAsks::default()
     }
 }
 
@@ -104,7 +94,7 @@ fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, ApiEr
 }
 
 /// Read a Messages body (also `count_tokens`', which has no `max_tokens`).
-pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, ApiError> {
+pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let o = params::object(body)?;
     let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
     let messages = messages::read(o, &mut notes)?;
@@ -118,13 +108,8 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, 
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     (req.tool_choice, req.parallel_tool_calls) = tools::read_choice(o, has_tools)?;
-    let mut sampling = params::sampling(
-        o,
-        &["max_tokens"],
-        &app.config,
-        served.max_tokens,
-        &mut notes,
-    )?;
+    let mut asks = think(o);
+    let mut sampling = params::sampling(o, &["max_tokens"], &app.config, &mut asks)?;
     let stop = match o.get("stop_sequences") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
@@ -142,22 +127,18 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<MessagesRequest, 
         }
     };
     sampling.stop = params::bounded_stop("stop_sequences", stop)?;
-    let (think, budget) = think(&served, o, &mut notes);
-    req.think = think;
-    sampling.think_budget = budget.map(|b| b.min(sampling.max_tokens.saturating_sub(1)).max(1));
     req.sampling = sampling;
-    req.votes = params::votes(o, app.config.votes)?;
-    req.retry = params::retry(o)?;
+    req.votes = params::votes(o, &app.config)?;
+    req.retry = params::retry(o, &mut notes)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
     req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     req.response_format = output_format(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
-    app.log_notes("/v1/messages", &notes);
-    Ok(MessagesRequest {
-        served,
+    Ok(Read {
         req,
-        stream,
+        asks,
         notes,
+        api: MessagesFields { stream },
     })
 }
 

@@ -7,15 +7,15 @@ pub mod wire;
 
 pub use read::{ChatRequest, read};
 
-use crate::app::{App, Served};
+use crate::app::App;
 use crate::error::ApiError;
-use crate::handler::{self, ReadRequest};
+use crate::handler;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::post;
 use std::sync::Arc;
-use toolgram_runtime::{Event, Ready};
+use toolgram_runtime::Event;
 use wire::Envelope;
 
 /// This route, as the metrics name it.
@@ -30,7 +30,7 @@ pub fn routes() -> Router<Arc<App>> {
 async fn completions(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let chat = handler::read_checked(&app, req, ROUTE, read).await?;
-        if chat.stream {
+        if chat.api.stream {
             stream(Arc::clone(&app), chat).await
         } else {
             reply(Arc::clone(&app), chat).await
@@ -40,24 +40,10 @@ async fn completions(State(app): State<Arc<App>>, req: Request) -> HttpResponse 
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
-impl ReadRequest for ChatRequest {
-    type Checked = ChatRequest<Ready>;
+/// A Chat Completions request ready to run.
+type Checked = handler::Checked<read::ChatFields>;
 
-    fn checked(
-        self,
-        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
-    ) -> Result<Self::Checked, ApiError> {
-        Ok(ChatRequest {
-            req: check(&self.served, self.req)?,
-            served: self.served,
-            stream: self.stream,
-            include_usage: self.include_usage,
-            notes: self.notes,
-        })
-    }
-}
-
-fn envelope(app: &App, chat: &ChatRequest<Ready>) -> Envelope {
+fn envelope(app: &App, chat: &Checked) -> Envelope {
     Envelope {
         id: app.new_id("chatcmpl"),
         created: app.now(),
@@ -66,9 +52,9 @@ fn envelope(app: &App, chat: &ChatRequest<Ready>) -> Envelope {
 }
 
 /// Answer a non-streamed request.
-pub async fn reply(app: Arc<App>, chat: ChatRequest<Ready>) -> Result<HttpResponse, ApiError> {
+async fn reply(app: Arc<App>, chat: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &chat);
-    match crate::run::run(&app, &chat.served.runtime, chat.req).await? {
+    match crate::run::run(&app, &chat.served, chat.req).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &env.model, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &chat.notes);
@@ -86,36 +72,37 @@ pub async fn reply(app: Arc<App>, chat: ChatRequest<Ready>) -> Result<HttpRespon
 }
 
 /// Answer a streamed request: Server-Sent Events as the reply is decoded.
-pub async fn stream(app: Arc<App>, chat: ChatRequest<Ready>) -> Result<HttpResponse, ApiError> {
+async fn stream(app: Arc<App>, chat: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &chat);
     let start = vec![wire::role_chunk(&env)];
-    let (include_usage, notes) = (chat.include_usage, chat.notes);
+    let (include_usage, notes) = (chat.api.include_usage, chat.notes);
     let metrics = Arc::clone(&app);
-    let rx = crate::run::forward(
-        &app,
-        &chat.served.runtime,
-        chat.req,
-        start,
-        move |event, clock| match event {
-            Event::Done(r) => {
-                metrics
-                    .metrics
-                    .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
-                let toolgram = crate::app::toolgram_json(Some(&r), &notes);
-                let finish = r.finish_reason.as_str();
-                wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
-            }
-            Event::Failed(e) if e.kind() == "truncated" => {
-                metrics.metrics.failed(&e);
-                wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
-            }
-            Event::Failed(e) => {
-                metrics.metrics.failed(&e);
-                vec![ApiError::from(e).body()]
-            }
-            other => wire::event_chunks(&env, &other),
-        },
-    )
-    .await?;
+    let rx =
+        crate::run::forward(
+            &app,
+            &chat.served,
+            chat.req,
+            start,
+            move |event, clock| match event {
+                Event::Done(r) => {
+                    metrics
+                        .metrics
+                        .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
+                    let toolgram = crate::app::toolgram_json(Some(&r), &notes);
+                    let finish = r.finish_reason.as_str();
+                    wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
+                }
+                Event::Failed(e) if e.kind() == "truncated" => {
+                    metrics.metrics.failed(&e);
+                    wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
+                }
+                Event::Failed(e) => {
+                    metrics.metrics.failed(&e);
+                    vec![ApiError::from(e).body()]
+                }
+                other => wire::event_chunks(&env, &other),
+            },
+        )
+        .await?;
     Ok(crate::sse::data(rx))
 }

@@ -3,27 +3,24 @@
 //! through `params.rs`'s pool; sampling and notes), with what the reply must say. This module
 //! must not build replies or run anything.
 
-use crate::app::{App, Served};
+use crate::app::App;
 use crate::error::ApiError;
-use crate::params::{self, Notes};
+use crate::handler::Read;
+use crate::params::{self, ModelAsks};
 use serde_json::Value;
 use toolgram_runtime::Request;
 use toolgram_wire::chat::{messages, tools};
 
-/// A request read from the body, with what the reply needs to say; `Q` is the runtime
-/// request, then what its check made of it.
-pub struct ChatRequest<Q = Request> {
-    /// The model it runs on.
-    pub served: Served,
-    /// The runtime request.
-    pub req: Q,
+/// What a Chat Completions reply needs from its request besides the runtime request.
+pub struct ChatFields {
     /// Stream the reply as chunks.
     pub stream: bool,
     /// Send a last chunk with the usage.
     pub include_usage: bool,
-    /// What was not done as asked.
-    pub notes: Notes,
 }
+
+/// A Chat Completions request as read.
+pub type ChatRequest = Read<ChatFields>;
 
 /// Fields read and honoured.
 const HONOURED: &[&str] = &[
@@ -62,7 +59,7 @@ const ACCEPTED: &[&str] = &[
 ];
 
 /// Read a Chat Completions body.
-pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiError> {
+pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     let o = params::object(body)?;
     let messages = messages::read(o)?;
     if let Some(n) = params::opt_uint(o, "n")?
@@ -78,15 +75,15 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiE
     req.tool_choice = tools::read_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(o.get("response_format"), "response_format")?;
+    let mut asks = ModelAsks::default();
     req.sampling = params::sampling(
         o,
         &["max_completion_tokens", "max_tokens"],
         &app.config,
-        served.max_tokens,
-        &mut notes,
+        &mut asks,
     )?;
-    req.votes = params::votes(o, app.config.votes)?;
-    req.retry = params::retry(o)?;
+    req.votes = params::votes(o, &app.config)?;
+    req.retry = params::retry(o, &mut notes)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
     req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
@@ -95,12 +92,13 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ChatRequest, ApiE
         .and_then(|s| s.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    app.log_notes("/v1/chat/completions", &notes);
-    Ok(ChatRequest {
-        served,
+    Ok(Read {
         req,
-        stream,
-        include_usage,
+        asks,
         notes,
+        api: ChatFields {
+            stream,
+            include_usage,
+        },
     })
 }

@@ -7,20 +7,20 @@
 pub mod read;
 pub mod wire;
 
-pub use read::{Checked, ResponsesRequest, read};
+pub use read::{Checked, ResponsesFields, ResponsesRequest, read};
 
-use crate::app::{App, Served, Stored};
+use crate::app::{App, Stored};
 use crate::error::ApiError;
-use crate::handler::{self, ReadRequest};
+use crate::handler;
 use axum::Router;
 use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::{get, post};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
-use toolgram_runtime::{CallKind, Event, Ready, Response};
+use toolgram_runtime::{CallKind, Event, Response};
 use toolgram_wire::responses::input;
 use toolgram_wire::responses::reply::{self, Envelope};
 use toolgram_wire::responses::stream::ResponseStream;
@@ -39,7 +39,7 @@ pub fn routes() -> Router<Arc<App>> {
 async fn create(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
         let r = handler::read_checked(&app, req, ROUTE, read).await?;
-        if r.stream {
+        if r.api.stream {
             stream(Arc::clone(&app), r).await
         } else {
             reply(Arc::clone(&app), r).await
@@ -64,23 +64,6 @@ async fn stored(State(app): State<Arc<App>>, Path(id): Path<String>) -> HttpResp
     }
 }
 
-impl ReadRequest for ResponsesRequest {
-    type Checked = Checked;
-
-    fn checked(
-        self,
-        check: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<Ready, ApiError>,
-    ) -> Result<Checked, ApiError> {
-        Ok(ResponsesRequest {
-            req: check(&self.served, self.req)?,
-            served: self.served,
-            stream: self.stream,
-            asked: self.asked,
-            notes: self.notes,
-        })
-    }
-}
-
 fn envelope(app: &App, rr: &Checked) -> Envelope {
     Envelope {
         id: app.new_id("resp"),
@@ -89,11 +72,18 @@ fn envelope(app: &App, rr: &Checked) -> Envelope {
     }
 }
 
-fn remember(app: &App, rr: &Checked, id: &str, r: &Response, body: &serde_json::Value) {
-    if !rr.asked.store {
-        return;
-    }
-    let mut messages = rr.req.request().messages.clone();
+/// The conversation a reply ends, kept for `previous_response_id` when the request asked
+/// for it to be stored (`None` when it did not).
+fn to_keep(rr: &Checked) -> Option<Vec<ChatMessage>> {
+    rr.api
+        .asked
+        .store
+        .then(|| rr.req.request().messages.clone())
+}
+
+/// Store the reply `r` (its body as answered) after the conversation `kept`.
+fn remember(app: &App, kept: Option<Vec<ChatMessage>>, id: &str, r: &Response, body: &Value) {
+    let Some(mut messages) = kept else { return };
     messages.push(ChatMessage {
         role: "assistant".into(),
         content: r.content.clone(),
@@ -121,21 +111,23 @@ fn remember(app: &App, rr: &Checked, id: &str, r: &Response, body: &serde_json::
 }
 
 /// Answer a non-streamed request.
-pub async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
+async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &rr);
-    match crate::run::run(&app, &rr.served.runtime, rr.req.clone()).await? {
+    let kept = to_keep(&rr);
+    let asked = &rr.api.asked;
+    match crate::run::run(&app, &rr.served, rr.req).await? {
         Ok(r) => {
             app.metrics.reply(ROUTE, &env.model, &r, None);
-            let output = reply::output_items(&rr.asked, &r.reply(), &mut |p| app.new_id(p));
+            let output = reply::output_items(asked, &r.reply(), &mut |p| app.new_id(p));
             let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
-            let body = reply::finished(&env, &rr.asked, output, &r.reply(), toolgram);
-            remember(&app, &rr, &env.id, &r, &body);
+            let body = reply::finished(&env, asked, output, &r.reply(), toolgram);
+            remember(&app, kept, &env.id, &r, &body);
             Ok(axum::Json(body).into_response())
         }
         Err(e) if e.kind() == "truncated" => {
             app.metrics.failed(&e);
             let toolgram = crate::app::toolgram_json(None, &rr.notes);
-            let body = reply::cut(&env, &rr.asked, Vec::new(), e.usage(), toolgram);
+            let body = reply::cut(&env, asked, Vec::new(), e.usage(), toolgram);
             Ok(axum::Json(body).into_response())
         }
         Err(e) => {
@@ -145,46 +137,49 @@ pub async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError>
     }
 }
 
-/// Answer a streamed request with the Responses event types.
-pub async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
+/// Answer a streamed request with the Responses event types. The frames' closure owns only
+/// what it writes (not the model's runtime: a client that stops reading must not keep its
+/// model from being unloaded).
+async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &rr);
-    let toolgram = crate::app::toolgram_json(None, &rr.notes);
-    let created = reply::response_object(&env, &rr.asked, "in_progress", vec![], None, toolgram);
-    let (mut writer, start) = ResponseStream::start(&created, rr.asked.clone());
-    let (req, runtime) = (rr.req.clone(), rr.served.runtime.clone());
-    let app2 = Arc::clone(&app);
-    let rx = crate::run::forward(
-        &app,
-        &runtime,
+    let kept = to_keep(&rr);
+    let Checked {
+        served,
         req,
-        start,
-        move |event, clock| match event {
-            Event::Done(r) => {
-                let (items, mut frames) = writer.close();
-                app2.metrics
-                    .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
-                let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
-                let body = reply::finished(&env, &rr.asked, items, &r.reply(), toolgram);
-                remember(&app2, &rr, &env.id, &r, &body);
-                frames.push(writer.finish(body));
-                frames
-            }
-            Event::Failed(e) if e.kind() == "truncated" => {
-                let (items, mut frames) = writer.close();
-                app2.metrics.failed(&e);
-                let toolgram = crate::app::toolgram_json(None, &rr.notes);
-                let body = reply::cut(&env, &rr.asked, items, e.usage(), toolgram);
-                frames.push(writer.finish(body));
-                frames
-            }
-            Event::Failed(e) => {
-                app2.metrics.failed(&e);
-                let err = ApiError::from(e).body();
-                vec![writer.error(err["error"].clone())]
-            }
-            other => wire::event_frames(&mut writer, &other, &mut |p| app2.new_id(p)),
-        },
-    )
+        notes,
+        api: ResponsesFields { asked, .. },
+    } = rr;
+    let toolgram = crate::app::toolgram_json(None, &notes);
+    let created = reply::response_object(&env, &asked, "in_progress", vec![], None, toolgram);
+    let (mut writer, start) = ResponseStream::start(&created, asked.clone());
+    let app2 = Arc::clone(&app);
+    let mut kept = Some(kept);
+    let rx = crate::run::forward(&app, &served, req, start, move |event, clock| match event {
+        Event::Done(r) => {
+            let (items, mut frames) = writer.close();
+            app2.metrics
+                .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
+            let toolgram = crate::app::toolgram_json(Some(&r), &notes);
+            let body = reply::finished(&env, &asked, items, &r.reply(), toolgram);
+            remember(&app2, kept.take().flatten(), &env.id, &r, &body);
+            frames.push(writer.finish(body));
+            frames
+        }
+        Event::Failed(e) if e.kind() == "truncated" => {
+            let (items, mut frames) = writer.close();
+            app2.metrics.failed(&e);
+            let toolgram = crate::app::toolgram_json(None, &notes);
+            let body = reply::cut(&env, &asked, items, e.usage(), toolgram);
+            frames.push(writer.finish(body));
+            frames
+        }
+        Event::Failed(e) => {
+            app2.metrics.failed(&e);
+            let err = ApiError::from(e).body();
+            vec![writer.error(err["error"].clone())]
+        }
+        other => wire::event_frames(&mut writer, &other, &mut |p| app2.new_id(p)),
+    })
     .await?;
     Ok(crate::sse::named(rx))
 }

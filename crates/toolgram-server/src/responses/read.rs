@@ -5,9 +5,10 @@
 //! its template has one — read into a runtime [`Request`]. This module must not build replies
 //! or run anything.
 
-use crate::app::{App, Served};
+use crate::app::App;
 use crate::error::ApiError;
-use crate::params::{self, Notes};
+use crate::handler::{self, Read};
+use crate::params::{self, ModelAsks};
 use serde_json::{Map, Value};
 use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Think;
@@ -16,23 +17,20 @@ use toolgram_wire::chat::tools;
 use toolgram_wire::responses::input;
 use toolgram_wire::responses::reply::Asked;
 
-/// A request read from the body.
-pub struct ResponsesRequest<Q = Request> {
-    /// The model it runs on.
-    pub served: Served,
-    /// The runtime request, then what its check made of it.
-    pub req: Q,
+/// What a Responses reply needs from its request besides the runtime request.
+pub struct ResponsesFields {
     /// Stream the reply as typed events.
     pub stream: bool,
     /// What it asked of its reply: kept or not, the echoed fields, tool namespaces, reasoning
     /// carried back.
     pub asked: Asked,
-    /// What was not done as asked.
-    pub notes: Notes,
 }
 
-/// A Responses request, its runtime request checked.
-pub type Checked = ResponsesRequest<toolgram_runtime::Ready>;
+/// A Responses request as read.
+pub type ResponsesRequest = Read<ResponsesFields>;
+
+/// A Responses request ready to run.
+pub type Checked = handler::Checked<ResponsesFields>;
 
 /// Fields read and honoured.
 const HONOURED: &[&str] = &[
@@ -131,7 +129,7 @@ fn check_metadata(metadata: Option<&Value>) -> Result<(), ApiError> {
 }
 
 /// Read a Responses body.
-pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest, ApiError> {
+pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let o = params::object(body)?;
     let mut messages = match params::opt_str(o, "previous_response_id")? {
         Some(id) => {
@@ -162,19 +160,16 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
-    req.think = think(&served, o.get("reasoning"), &mut notes)?;
+    let mut asks = ModelAsks {
+        think: think(o.get("reasoning"))?.map(|t| ("reasoning", t)),
+        ..ModelAsks::default()
+    };
     req.tool_choice = tools::read_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format =
         params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
-    req.sampling = params::sampling(
-        o,
-        &["max_output_tokens"],
-        &app.config,
-        served.max_tokens,
-        &mut notes,
-    )?;
-    req.votes = params::votes(o, app.config.votes)?;
+    req.sampling = params::sampling(o, &["max_output_tokens"], &app.config, &mut asks)?;
+    req.votes = params::votes(o, &app.config)?;
     let encrypted_reasoning = match o.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(a)) => a
@@ -182,7 +177,7 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
             .any(|v| v.as_str() == Some("reasoning.encrypted_content")),
         Some(_) => return Err(ApiError::invalid("include", "`include` must be an array")),
     };
-    req.retry = params::retry(o)?;
+    req.retry = params::retry(o, &mut notes)?;
     req.repeats = params::repeats(o, app.config.repeats)?;
     req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     let echo: Map<String, Value> = [
@@ -201,27 +196,28 @@ pub fn read(app: &App, served: Served, body: &Value) -> Result<ResponsesRequest,
     .iter()
     .map(|k| ((*k).to_owned(), o.get(*k).cloned().unwrap_or(Value::Null)))
     .collect();
-    app.log_notes("/v1/responses", &notes);
-    Ok(ResponsesRequest {
-        served,
+    Ok(Read {
         req,
-        stream: params::opt_bool(o, "stream")?.unwrap_or(false),
-        asked: Asked {
-            store: params::opt_bool(o, "store")?.unwrap_or(true),
-            echo: Value::Object(echo),
-            namespaces: pool.namespaces,
-            encrypted_reasoning,
-        },
+        asks,
         notes,
+        api: ResponsesFields {
+            stream: params::opt_bool(o, "stream")?.unwrap_or(false),
+            asked: Asked {
+                store: params::opt_bool(o, "store")?.unwrap_or(true),
+                echo: Value::Object(echo),
+                namespaces: pool.namespaces,
+                encrypted_reasoning,
+            },
+        },
     })
 }
 
-/// `reasoning: {effort}` as the model's reasoning block: demanded where the model's template
-/// writes one (as OpenAI's reasoning models always reason; off for effort `none` or
-/// `minimal`), else ignored with a note.
-fn think(served: &Served, reasoning: Option<&Value>, notes: &mut Notes) -> Result<Think, ApiError> {
+/// `reasoning: {effort}` as the model's reasoning block: demanded (as OpenAI's reasoning
+/// models always reason; none for effort `none` or `minimal`) where the model's template
+/// writes one, which is settled once the model is loaded ([`ModelAsks::apply`]).
+fn think(reasoning: Option<&Value>) -> Result<Option<Think>, ApiError> {
     let Some(r) = reasoning.filter(|r| !r.is_null()) else {
-        return Ok(Think::Off);
+        return Ok(None);
     };
     let effort = match r.get("effort") {
         None | Some(Value::Null) => "medium",
@@ -233,15 +229,5 @@ fn think(served: &Served, reasoning: Option<&Value>, notes: &mut Notes) -> Resul
             ));
         }
     };
-    if matches!(effort, "none" | "minimal") {
-        return Ok(Think::Off);
-    }
-    if served.runtime.reasons() {
-        Ok(Think::Required)
-    } else {
-        notes.push(
-            "`reasoning` was ignored: the model's chat template has no reasoning block".into(),
-        );
-        Ok(Think::Off)
-    }
+    Ok((!matches!(effort, "none" | "minimal")).then_some(Think::Required))
 }

@@ -80,3 +80,121 @@ pub(crate) fn post_raw(addr: &str, path: &str, body: &str) -> String {
     let _ = s.read_to_string(&mut out);
     out
 }
+
+/// A `toolgram serve` child on a free loopback port, killed when dropped; its log is kept (and
+/// read as it comes, so the server never blocks writing it).
+pub(crate) struct ServeChild {
+    pub child: std::process::Child,
+    pub addr: String,
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl ServeChild {
+    /// `toolgram serve --port 0 ARGS…` in the repository root.
+    pub(crate) fn start(args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .current_dir(repo())
+            .env_remove("TOOLGRAM_API_KEY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("toolgram serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let addr = listening_addr(&mut lines.by_ref().inspect(|l| {
+            if let (Ok(l), Ok(mut all)) = (l, log.lock()) {
+                all.push_str(l);
+                all.push('\n');
+            }
+        }));
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            let log = log.lock().map(|l| l.clone()).unwrap_or_default();
+            panic!("the server did not say where it listens:\n{log}");
+        };
+        let sink = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Ok(mut all) = sink.lock() {
+                    all.push_str(&line);
+                    all.push('\n');
+                }
+            }
+        });
+        Self { child, addr, log }
+    }
+
+    /// Ask the server to stop, as a service manager does.
+    pub(crate) fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        let ok = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(ok.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+    }
+
+    /// `METHOD PATH` with `body` (JSON) and `headers` over a fresh connection
+    /// (`Connection: close`): the connection, the request written.
+    pub(crate) fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[&str],
+        body: &str,
+    ) -> std::net::TcpStream {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(&self.addr).expect("connects");
+        s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+            .ok();
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        s.write_all(req.as_bytes()).expect("request written");
+        s
+    }
+
+    /// The whole answer to `METHOD PATH` with `body`, and how long it took.
+    pub(crate) fn ask(
+        &self,
+        method: &str,
+        path: &str,
+        body: &str,
+    ) -> (String, std::time::Duration) {
+        use std::io::Read;
+        let started = std::time::Instant::now();
+        let mut out = String::new();
+        let _ = self.send(method, path, &[], body).read_to_string(&mut out);
+        (out, started.elapsed())
+    }
+
+    /// The log so far.
+    pub(crate) fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for ServeChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer's status code (0 when there is none).
+pub(crate) fn status(reply: &str) -> u16 {
+    reply
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// An HTTP answer's body as JSON (`null` when it is not).
+pub(crate) fn body_json(reply: &str) -> serde_json::Value {
+    serde_json::from_str(reply.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap_or_default()
+}

@@ -4,7 +4,8 @@ its figures).
 Usage: soak.py BASE_URL API_KEY SERVER_PID SECONDS TIMEOUT_S
 
 For SECONDS, concurrent clients send every kind of traffic in traffic.py in turn: valid
-requests to the three APIs (streamed and not), malformed and oversized bodies, an unknown
+requests to the three APIs (streamed and not), malformed and oversized bodies, a key given
+twice, more ballots than --max-votes, an unknown
 route, clients hanging up (streamed and not), and, from one client, runs past the server's
 --timeout-s (TIMEOUT_S). Meanwhile a probe times `/health` and samples the server's RSS.
 Asserts: no status 5xx but 504s (`--timeout-s` counts the queue wait, so a valid request that
@@ -57,7 +58,8 @@ def probe():
 
 MIX = [lambda i: t.chat(i, False), lambda i: t.chat(i, True), lambda i: t.responses(i, False),
        lambda i: t.responses(i, True), lambda i: t.messages(i, False), lambda i: t.messages(i, True),
-       t.malformed, t.oversized, t.unknown_route, t.hang_up, t.stream_hang_up]
+       t.malformed, t.oversized, t.duplicate_key, t.too_many_votes, t.unknown_route, t.hang_up,
+       t.stream_hang_up]
 
 
 def client(n):

@@ -114,6 +114,18 @@ class Traffic:
         r = httpx.post(f"{self.base}/responses", content=b"[" + b" " * 300_000 + b"]", headers=self.json_h, timeout=60)
         self.saw("/v1/responses", r.status_code)
 
+    def duplicate_key(self, i):
+        """A body naming `model` twice: refused (400), whichever comes first."""
+        body = b'{"model":"nope","model":"toolgram","messages":[{"role":"user","content":"Hi"}]}'
+        r = httpx.post(f"{self.base}/chat/completions", content=body, headers=self.json_h, timeout=60)
+        self.saw("/v1/chat/completions", r.status_code)
+
+    def too_many_votes(self, i):
+        """More ballots than --max-votes: refused (400) before any is queued."""
+        body = {"messages": [{"role": "user", "content": "Hi"}], "votes": 16, "max_tokens": 4}
+        r = httpx.post(f"{self.base}/chat/completions", json=body, headers=self.h, timeout=60)
+        self.saw("/v1/chat/completions", r.status_code)
+
     def unknown_route(self, i):
         r = httpx.get(f"{self.root}/v2/nothing", headers=self.h, timeout=60)
         self.saw("unmatched", r.status_code)
