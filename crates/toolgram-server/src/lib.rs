@@ -174,6 +174,7 @@ mod tests {
             ("params::MAX_STOP", params::MAX_STOP),
             ("params::MAX_STOP_BYTES", params::MAX_STOP_BYTES),
             ("MAX_JSON_DEPTH", MAX_JSON_DEPTH),
+            ("params::MAX_ATTEMPTS", params::MAX_ATTEMPTS as usize),
         ];
         for (name, value) in enforced {
             let row = listed

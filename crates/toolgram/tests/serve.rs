@@ -4,12 +4,12 @@
 //! mid-stream, and a graceful shutdown.
 
 mod common;
-use common::repo;
+use common::{ServeChild, repo};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -35,65 +35,16 @@ fn venv() -> PathBuf {
         .clone()
 }
 
-/// A `toolgram serve` child, stopped when dropped.
-struct Served {
-    child: Child,
-    addr: String,
-    log: std::sync::Arc<Mutex<String>>,
+/// A `toolgram serve` child on `model`.
+fn start_model(model: &str, extra: &[&str]) -> ServeChild {
+    let mut args = vec!["--model", model];
+    args.extend(extra);
+    ServeChild::start(&args)
 }
 
-impl Served {
-    fn start(extra: &[&str]) -> Self {
-        Self::start_model("test", extra)
-    }
-
-    fn start_model(model: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-            .args(["serve", "--model", model, "--port", "0"])
-            .args(extra)
-            .current_dir(repo())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("toolgram serve starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = std::sync::mpsc::channel();
-        let log = std::sync::Arc::new(Mutex::new(String::new()));
-        let sink = std::sync::Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("on http://").nth(1) {
-                    let addr = rest.split('/').next().unwrap_or("").to_owned();
-                    let _ = tx.send(addr);
-                }
-                if let Ok(mut l) = sink.lock() {
-                    l.push_str(&line);
-                    l.push('\n');
-                }
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(300))
-            .expect("the server says where it listens");
-        Self { child, addr, log }
-    }
-
-    fn base(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    fn terminate(&self) {
-        let pid = self.child.id().to_string();
-        let ok = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(ok.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A `toolgram serve` child on the test model.
+fn start(extra: &[&str]) -> ServeChild {
+    start_model("test", extra)
 }
 
 /// A chat template with a reasoning block (Qwen3's, from `testdata/`): the test model
@@ -143,7 +94,7 @@ fn read_all(mut s: TcpStream) -> String {
 #[test]
 fn the_openai_sdk_gets_valid_calls_streamed_and_not_through_both_apis() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "secret"]);
+    let server = start(&["--api-key", "secret"]);
     let (ok, out, err) = python(
         "openai_clients.py",
         &[&server.base(), "secret", &bfcl().to_string_lossy()],
@@ -156,8 +107,8 @@ fn the_openai_sdk_gets_valid_calls_streamed_and_not_through_both_apis() {
 #[test]
 fn the_anthropic_sdk_gets_valid_tool_use_thinking_and_errors_through_the_messages_api() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "secret"]);
-    let thinking = Served::start(&[
+    let server = start(&["--api-key", "secret"]);
+    let thinking = start(&[
         "--api-key",
         "secret",
         "--chat-template",
@@ -181,8 +132,8 @@ fn the_anthropic_sdk_gets_valid_tool_use_thinking_and_errors_through_the_message
 #[test]
 fn the_openai_sdk_sends_responses_as_coding_agents_do_and_gets_valid_items_and_events() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "k"]);
-    let thinking = Served::start(&["--api-key", "k", "--chat-template", &reasoning_template()]);
+    let server = start(&["--api-key", "k"]);
+    let thinking = start(&["--api-key", "k", "--chat-template", &reasoning_template()]);
     let (ok, out, err) = python(
         "responses_agents.py",
         &[
@@ -205,7 +156,7 @@ fn tools_beside_a_response_format_give_a_valid_call_or_a_schema_valid_answer_on_
     let _one = serial();
     let tools = repo().join("examples/weather.json");
     for model in ["test", "default"] {
-        let server = Served::start_model(model, &["--api-key", "k"]);
+        let server = start_model(model, &["--api-key", "k"]);
         let (ok, out, err) = python(
             "tools_and_format.py",
             &[&server.base(), "k", &tools.to_string_lossy()],
@@ -219,7 +170,7 @@ fn tools_beside_a_response_format_give_a_valid_call_or_a_schema_valid_answer_on_
 #[test]
 fn pydantic_ai_and_langchain_run_their_tool_loops_unchanged() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "k"]);
+    let server = start(&["--api-key", "k"]);
     let (ok, out, err) = python("agent_frameworks.py", &[&server.base(), "k"]);
     eprintln!("{out}");
     assert!(ok, "agent_frameworks.py failed:\n{out}\n{err}");
@@ -238,7 +189,7 @@ fn status_of(reply: &str) -> u16 {
 #[test]
 fn strict_model_names_aliases_and_refused_hosted_tools_are_the_operators_choice() {
     let _one = serial();
-    let server = Served::start(&[
+    let server = start(&[
         "--strict-model-names",
         "--model-alias",
         "gpt-4o=SmolLM2-135M-Instruct.Q4_1",
@@ -294,7 +245,7 @@ fn strict_model_names_aliases_and_refused_hosted_tools_are_the_operators_choice(
 #[test]
 fn eight_clients_and_a_queue_of_four_get_valid_replies_or_429() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "k", "--max-queue", "4"]);
+    let server = start(&["--api-key", "k", "--max-queue", "4"]);
     let (ok, out, err) = python(
         "load.py",
         &[
@@ -326,7 +277,7 @@ fn eight_clients_and_a_queue_of_four_get_valid_replies_or_429() {
 #[test]
 fn a_client_that_goes_away_mid_stream_cancels_its_run_and_the_server_goes_on() {
     let _one = serial();
-    let server = Served::start(&[]);
+    let server = start(&[]);
     let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],
         "max_tokens":400,"stream":true}"#;
     let s = send(&server.addr, "POST", "/v1/chat/completions", body, "");
@@ -366,7 +317,7 @@ fn a_client_that_goes_away_mid_stream_cancels_its_run_and_the_server_goes_on() {
 #[test]
 fn sigterm_finishes_the_request_in_flight_then_refuses_new_ones() {
     let _one = serial();
-    let mut server = Served::start(&[]);
+    let mut server = start(&[]);
     let addr = server.addr.clone();
     let in_flight = std::thread::spawn(move || {
         read_all(send(
@@ -398,7 +349,7 @@ fn sigterm_finishes_the_request_in_flight_then_refuses_new_ones() {
 #[test]
 fn the_openapi_document_names_every_route_the_server_answers() {
     let _one = serial();
-    let server = Served::start(&[]);
+    let server = start(&[]);
     let doc = read_all(send(&server.addr, "GET", "/openapi.json", "", ""));
     let body = doc.split("\r\n\r\n").nth(1).unwrap_or("");
     let spec: serde_json::Value = serde_json::from_str(body).expect("the document is JSON");
@@ -444,7 +395,7 @@ fn the_openapi_document_names_every_route_the_server_answers() {
 #[test]
 fn schemathesis_finds_no_server_error_and_every_reply_matches_the_document() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "k", "--max-tokens", "24", "--timeout-s", "60"]);
+    let server = start(&["--api-key", "k", "--max-tokens", "24", "--timeout-s", "60"]);
     let st = venv().with_file_name("st");
     let out = Command::new(st)
         .args(["run", &format!("http://{}/openapi.json", server.addr)])
@@ -479,7 +430,7 @@ fn schemathesis_finds_no_server_error_and_every_reply_matches_the_document() {
 #[test]
 fn one_lane_and_a_queue_of_two_admit_exactly_three_and_health_and_the_429_agree() {
     let _one = serial();
-    let server = Served::start(&["--parallel", "1", "--max-sessions", "1", "--max-queue", "2"]);
+    let server = start(&["--parallel", "1", "--max-sessions", "1", "--max-queue", "2"]);
     let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],"max_tokens":300}"#;
     let request = |addr: String| {
         std::thread::spawn(move || read_all(send(&addr, "POST", "/v1/chat/completions", body, "")))
@@ -508,7 +459,7 @@ fn one_lane_and_a_queue_of_two_admit_exactly_three_and_health_and_the_429_agree(
 #[test]
 fn the_small_things_an_operator_meets_are_answered_clearly() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "k", "--max-body-bytes", "100000"]);
+    let server = start(&["--api-key", "k", "--max-body-bytes", "100000"]);
     // 401: a challenge to answer, and the scheme in any case.
     let denied = read_all(send(&server.addr, "GET", "/v1/models", "", "wrong"));
     assert_eq!(status_of(&denied), 401, "{denied}");
@@ -629,7 +580,7 @@ fn grammars_compiled(addr: &str) -> u64 {
 #[test]
 fn a_streamed_anthropic_request_with_tools_compiles_its_grammar_once() {
     let _one = serial();
-    let server = Served::start(&[]);
+    let server = start(&[]);
     let before = grammars_compiled(&server.addr);
     let messages = r#"{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,
         "tool_choice":{"type":"any"},
@@ -655,7 +606,7 @@ fn a_streamed_anthropic_request_with_tools_compiles_its_grammar_once() {
 #[test]
 fn metrics_add_up_to_what_the_clients_received() {
     let _one = serial();
-    let server = Served::start(&["--api-key", "k", "--max-body-bytes", "200000"]);
+    let server = start(&["--api-key", "k", "--max-body-bytes", "200000"]);
     let (ok, out, err) = python("metrics_reconcile.py", &[&server.base(), "k"]);
     eprintln!("{out}");
     assert!(ok, "metrics_reconcile.py failed:\n{out}\n{err}");
@@ -668,7 +619,7 @@ fn metrics_add_up_to_what_the_clients_received() {
 #[test]
 fn a_soak_of_mixed_traffic_loses_nothing_and_the_metrics_add_up() {
     let _one = serial();
-    let server = Served::start(&[
+    let server = start(&[
         "--api-key",
         "k",
         "--max-body-bytes",
@@ -688,7 +639,7 @@ fn a_soak_of_mixed_traffic_loses_nothing_and_the_metrics_add_up() {
 #[test]
 fn an_answered_call_is_not_repeated_and_an_agent_loop_ends_on_the_default_model() {
     let _one = serial();
-    let server = Served::start_model("default", &[]);
+    let server = start_model("default", &[]);
     let (ok, out, err) = python("repeats.py", &[&server.base()]);
     eprintln!("{out}");
     assert!(ok, "repeats.py failed:\n{out}\n{err}");
@@ -701,10 +652,12 @@ fn one_server_answers_two_models_by_name_on_every_api_and_unloads_the_least_rece
     // The second model comes from a models file, the first from --model.
     let file = std::env::temp_dir().join(format!("toolgram-models-{}.toml", std::process::id()));
     std::fs::write(&file, "[[model]]\nmodel = \"default\"\nctx_size = 8192\n").expect("written");
-    let server = Served::start(&[
+    let server = start(&[
         "--models",
         &file.to_string_lossy(),
         "--max-loaded",
+        "1",
+        "--min-residency-s",
         "1",
         "--parallel",
         "2",

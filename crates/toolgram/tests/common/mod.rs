@@ -128,6 +128,11 @@ impl ServeChild {
         Self { child, addr, log }
     }
 
+    /// The OpenAI base URL.
+    pub(crate) fn base(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
     /// Ask the server to stop, as a service manager does.
     pub(crate) fn terminate(&self) {
         let pid = self.child.id().to_string();
