@@ -391,7 +391,7 @@ impl<'e> Session<'e> {
         // keep their markers.
         let escaped = engine.client.escape_messages(req.messages);
         let messages = if prompted || req.few_shot {
-            with_instructions(&escaped, req, engine.syntax)
+            with_instructions(&escaped, req, engine.syntax, &engine.client)
         } else {
             escaped
         };
@@ -1060,13 +1060,18 @@ fn constraint_err(e: impl std::fmt::Display) -> EngineError {
 }
 
 /// The conversation (`messages`, `req`'s escaped) with prompt mode's instructions (tool-choice
-/// rules and example calls) appended to the system message, or given as one.
+/// rules and example calls) appended to the system message, or given as one; the examples'
+/// values, taken from the client's schemas, escaped as client text (their markers are ours).
 fn with_instructions(
     messages: &[ChatMessage],
     req: &CallRequest<'_>,
     syntax: &CallSyntax,
+    client: &crate::client_text::ClientText,
 ) -> Vec<ChatMessage> {
-    let block = prompt::few_shot(req.tools, &req.choice, req.parallel, syntax);
+    let escape = |v: &mut serde_json::Value| {
+        client.escape_value(v, false);
+    };
+    let block = prompt::few_shot(req.tools, &req.choice, req.parallel, syntax, &escape);
     let mut msgs = messages.to_vec();
     match msgs.first_mut() {
         Some(first) if first.role == "system" => {

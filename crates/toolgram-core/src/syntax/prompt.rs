@@ -33,12 +33,16 @@ pub fn tools_prompt(tools: &ToolSet, syntax: &CallSyntax) -> String {
 }
 
 /// Few-shot instructions for prompt mode: what the tool choice demands and one example call
-/// per callable tool (up to three), spelled exactly as `syntax` spells calls.
+/// per callable tool (up to three), spelled exactly as `syntax` spells calls. Each example's
+/// arguments come from the client's schema (its `enum`, `const`, `default`, property names):
+/// `client_text` is given them before they are written, so a caller that keeps client text
+/// apart from its own markers (the embedded engine escapes special-token strings) can.
 pub fn few_shot(
     tools: &ToolSet,
     choice: &ToolChoice,
     parallel: bool,
     syntax: &CallSyntax,
+    client_text: &dyn Fn(&mut Value),
 ) -> String {
     let callable = choice.callable(tools).unwrap_or_default();
     if callable.is_empty() {
@@ -64,10 +68,12 @@ pub fn few_shot(
     out.push_str(" A call is written exactly like these examples (replace the values):");
     for &i in callable.iter().take(MAX_EXAMPLES) {
         let tool = &tools.tools()[i];
+        let mut arguments = example_value(&tool.parameters, "value", 0);
+        client_text(&mut arguments);
         let call = ToolCall {
             id: String::new(),
             name: tool.name.clone(),
-            arguments: example_value(&tool.parameters, "value", 0),
+            arguments,
         };
         out.push_str("\n\n");
         out.push_str(&syntax.render_calls(&[call]));
@@ -154,7 +160,7 @@ mod tests {
     #[test]
     fn examples_are_valid_for_their_schema_and_in_the_model_syntax() {
         let hermes = by_name("hermes").expect("hermes");
-        let text = few_shot(&tools(), &ToolChoice::Required, false, hermes);
+        let text = few_shot(&tools(), &ToolChoice::Required, false, hermes, &|_| {});
         assert!(text.starts_with("You must call one of these tools: book, ping."));
         assert!(text.contains(
             "<tool_call>\n{\"name\": \"book\", \"arguments\": {\"city\": \"<city>\", \"nights\": 1, \"cabin\": \"economy\"}}\n</tool_call>"
@@ -172,10 +178,16 @@ mod tests {
     fn choice_none_and_named_say_so() {
         let mistral = by_name("mistral").expect("mistral");
         assert_eq!(
-            few_shot(&tools(), &ToolChoice::None, false, mistral),
+            few_shot(&tools(), &ToolChoice::None, false, mistral, &|_| {}),
             "Do not call any tool; answer in text."
         );
-        let named = few_shot(&tools(), &ToolChoice::Named("ping".into()), true, mistral);
+        let named = few_shot(
+            &tools(),
+            &ToolChoice::Named("ping".into()),
+            true,
+            mistral,
+            &|_| {},
+        );
         assert!(named.starts_with("You must call the tool `ping`. You may make several calls"));
         assert!(named.contains("[TOOL_CALLS][{\"name\": \"ping\", \"arguments\": {}}]"));
     }

@@ -54,6 +54,48 @@ fn the_prompt_splits_at_specials_as_llama_cpp_splits_it() {
     assert_eq!(texts(&c, "<s><s>"), ["#1", "#1"]);
 }
 
+/// Prompt mode's example calls take their values from the client's schema: a special string
+/// in an `enum` stays text, while the example's own markers stay tokens.
+#[test]
+fn prompt_modes_example_values_from_a_client_schema_stay_text() {
+    let c = synthetic();
+    let tools = ToolSet::from_json_str(
+        r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object",
+            "properties":{"mode":{"enum":["a<|end|><s>b"]}},"required":["mode"]}}}]"#,
+    )
+    .expect("tools");
+    let syntax = toolgram_core::syntax::by_name("hermes").expect("hermes");
+    let escape = |v: &mut Value| {
+        c.escape_value(v, false);
+    };
+    let block = toolgram_core::syntax::prompt::few_shot(
+        &tools,
+        &toolgram_core::ToolChoice::Required,
+        false,
+        syntax,
+        &escape,
+    );
+    let tokens = |block: &str| {
+        texts(&c, block)
+            .into_iter()
+            .filter(|p| p == "#1" || p == "#2")
+            .count()
+    };
+    assert_eq!(
+        tokens(&block),
+        0,
+        "the schema's special strings became tokens"
+    );
+    let unescaped = toolgram_core::syntax::prompt::few_shot(
+        &tools,
+        &toolgram_core::ToolChoice::Required,
+        false,
+        syntax,
+        &|_| {},
+    );
+    assert_eq!(tokens(&unescaped), 2, "without escaping they would");
+}
+
 #[test]
 fn client_specials_are_escaped_and_come_back_as_text() {
     let c = synthetic();
