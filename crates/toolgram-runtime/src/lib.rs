@@ -72,8 +72,8 @@ pub use models_file::{ModelDecl, add_aliases, embedded_entries, read_models_file
 pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
 pub use response::{
-    Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, Response,
-    RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
+    Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, HiddenCallNote,
+    Response, RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
 };
 pub use stream::{Event, EventStream};
 pub use toolgram_engine::gpu::Offload;
@@ -325,7 +325,7 @@ impl Runtime {
         match &*self.inner {
             Inner::Embedded(e) => e.ask(ready.clone(), started, seat),
             Inner::Remote(r) => {
-                let response = r.run(&ready.req)?;
+                let response = remote_reply(r, &ready.req)?;
                 post::finish(&ready.req, &ready.filtered_out, started, response)
             }
         }
@@ -353,8 +353,7 @@ impl Runtime {
                     .name("toolgram-provider".into())
                     .spawn(move || {
                         let state = stream::StreamState::new(tx, None, custom, false);
-                        let result = r
-                            .run(&req)
+                        let result = remote_reply(&r, &req)
                             .and_then(|resp| post::finish(&req, &filtered_out, started, resp));
                         state.finish(result);
                     })
@@ -405,6 +404,29 @@ impl Runtime {
             )),
         }
     }
+}
+
+/// A provider's reply to `req`; one that hides a call in its text is asked again with a call
+/// to that tool required (the tokens of both in its usage).
+fn remote_reply(r: &remote::Remote, req: &Request) -> Result<Response, RunError> {
+    let first = r.run(req)?;
+    let Some(hidden) =
+        post::hidden_call(req, first.content.as_deref(), !first.tool_calls.is_empty())
+    else {
+        return Ok(first);
+    };
+    let mut again = r.run(&post::forced(req, &hidden.tool))?;
+    again.usage = match (first.usage, again.usage) {
+        (Some(mut a), Some(b)) => {
+            a += b;
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    };
+    again.attempts += first.attempts;
+    again.failed_attempts.splice(0..0, first.failed_attempts);
+    again.hidden_call = Some(post::hidden_note(&hidden));
+    Ok(again)
 }
 
 /// Refuse a number of ballots outside 1..=[`votes::MAX_VOTES`].

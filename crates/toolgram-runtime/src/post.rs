@@ -1,6 +1,7 @@
 //! What every path does to a reply after the retry loop accepted it: report (or, when asked,
-//! refuse) calls that repeat earlier ones, and say which tools were left out of the pool.
-//! This module must not touch a model or a provider.
+//! refuse) calls that repeat earlier ones, say which tools were left out of the pool, and
+//! find a call hidden in a reply's text ([`hidden_call`]), which its path then decodes again
+//! as a call. This module must not touch a model or a provider.
 
 use crate::error::RunError;
 use crate::request::Request;
@@ -67,6 +68,42 @@ pub(crate) fn finish(
     response.filtered_out = filtered_out.to_vec();
     response.timings.total_ms = started.elapsed().as_secs_f64() * 1e3;
     Ok(response)
+}
+
+/// The call to an offered tool that a reply without calls hides in its `content`, where the
+/// request lets the model call (not under `tool_choice: none`, nor where the text is the
+/// answer in a `response_format` beside the tools): its path then decodes the reply again
+/// with a call to that tool required ([`forced`]), so the call is made by the grammar — valid
+/// by construction — and never passed off as an answer.
+pub(crate) fn hidden_call(
+    req: &Request,
+    content: Option<&str>,
+    made_calls: bool,
+) -> Option<validate::HiddenCall> {
+    if made_calls || req.response_format.is_some() {
+        return None;
+    }
+    let callable = req.tool_choice.callable(&req.tools).ok()?;
+    let offered: Vec<toolgram_core::Tool> = callable
+        .iter()
+        .map(|&i| req.tools.tools()[i].clone())
+        .collect();
+    validate::hidden_call(content?, &offered)
+}
+
+/// `req` with a call to `tool` required: the decode that replaces a reply hiding that call.
+pub(crate) fn forced(req: &Request, tool: &str) -> Request {
+    let mut forced = req.clone();
+    forced.tool_choice = toolgram_core::ToolChoice::Named(tool.to_owned());
+    forced
+}
+
+/// What the reply says of a hidden call it decoded again.
+pub(crate) fn hidden_note(h: &validate::HiddenCall) -> crate::response::HiddenCallNote {
+    crate::response::HiddenCallNote {
+        tool: h.tool.clone(),
+        form: h.form.as_str(),
+    }
 }
 
 /// The names of the pool's grammar (custom) tools.

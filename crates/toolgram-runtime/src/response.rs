@@ -162,10 +162,22 @@ pub struct Response {
     pub call_margin: Option<f32>,
     /// How the votes went, when the request asked for several ballots.
     pub votes: Option<Tally>,
+    /// A call the first reply hid in its text, decoded again as a call to that tool.
+    pub hidden_call: Option<HiddenCallNote>,
     /// Measurements.
     pub timings: RunTimings,
     /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
     pub offload: Option<Arc<Offload>>,
+}
+
+/// A call a reply hid in its text (`toolgram.hidden_call`): the tool and how the text wrote
+/// it; the reply was decoded again with a call to that tool required.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenCallNote {
+    /// The offered tool the text called.
+    pub tool: String,
+    /// How the text wrote the call.
+    pub form: &'static str,
 }
 
 /// How a reply's votes went (`votes`: the ballots it was the majority of).
@@ -214,6 +226,7 @@ impl Response {
             cut_call: None,
             call_margin: None,
             votes: None,
+            hidden_call: None,
             timings: RunTimings::default(),
             offload: None,
         }
@@ -275,6 +288,8 @@ impl Response {
             "call_margin": self.call_margin.map(|m| (f64::from(m) * 1000.0).round() / 1000.0),
             "votes": self.votes.as_ref().map(|v| json!({"cast": v.cast, "failed": v.failed,
                 "answers": v.answers})),
+            "hidden_call": self.hidden_call.as_ref().map(|h| json!({"tool": h.tool,
+                "form": h.form, "action": "decoded again with a call to this tool required"})),
             "timings": {"queue_ms": round(t.queue_ms), "total_ms": round(t.total_ms),
                 "grammar_ms": round(t.grammar_ms),
                 "prompt_ms": round(t.prompt_ms),

@@ -32,7 +32,8 @@ pub(crate) struct CallArgs {
     pub parallel_tool_calls: bool,
     #[command(flatten)]
     pub levers: crate::args::LeverArgs,
-    /// Registry model name or role, or a path to any GGUF (default: the default model).
+    /// Registry model name or role, a path to any GGUF, or an `hf:OWNER/REPO[:QUANT]` reference
+    /// (fetched from the Hugging Face Hub, sha256-checked; default: the default model).
     #[arg(long)]
     pub model: Option<String>,
     /// Jinja chat template file overriding the GGUF's.

@@ -29,7 +29,8 @@ pub(crate) struct GenerateArgs {
     /// Most tokens of reasoning before </think> is forced in (default: 3/4 of --max-tokens).
     #[arg(long)]
     pub think_budget: Option<usize>,
-    /// Registry model name or role, or a path to any GGUF (default: the default model).
+    /// Registry model name or role, a path to any GGUF, or an `hf:OWNER/REPO[:QUANT]` reference
+    /// (fetched from the Hugging Face Hub, sha256-checked; default: the default model).
     #[arg(long)]
     pub model: Option<String>,
     /// Most tokens to generate.

@@ -3,14 +3,17 @@
 //! 'title' for tool 'get_inputs'`).
 //!
 //! Also here: the pool filter for escape-hatch tools ([`filter_pool`]), duplicate-call
-//! detection ([`repeated_calls`]) and runaway calls inside one reply ([`runaway`]). It checks and reports; it must not change arguments. The
+//! detection ([`repeated_calls`]), runaway calls inside one reply ([`runaway`]) and calls
+//! hidden in a reply's text ([`hidden_call`]). It checks and reports; it must not change arguments. The
 //! retry loop that feeds these messages back to a model lives outside the pure core.
 
+mod hidden_call;
 mod pool;
 mod repeat;
 mod rules_schema;
 mod runaway;
 
+pub use hidden_call::{HiddenCall, HiddenForm, hidden_call};
 pub use pool::filter_pool;
 pub use repeat::{RepeatedCall, repeated_calls};
 pub use rules_schema::{MAX_VARIANTS, with_rules};

@@ -1,13 +1,14 @@
 //! One request on one session: tool calls under the retry loop (the engine as a
 //! `CallModel`), with repeats of the conversation's calls left out under
 //! [`Repeats::Forbid`] (beside a `response_format`, the call grammar's text branch is the
-//! answer in that format, checked here), or free generation under a `response_format` alone;
+//! answer in that format, checked here) and a reply that hides a call in its text decoded
+//! again with that call required, or free generation under a `response_format` alone;
 //! the result as the run stage's [`Response`]. This module must not queue, cache or stream:
 //! its callers do.
 
 use crate::error::RunError;
 use crate::format::{answer_beside_tools, check_output, prepare, warning_texts};
-use crate::post::typed_calls;
+use crate::post::{self, typed_calls};
 use crate::request::{Repeats, Request};
 use crate::response::{Branch, FinishReason, Response, RunTimings, Usage};
 use toolgram_core::define::request::{Mode, Path};
@@ -129,6 +130,29 @@ fn call(
             outcome = merged(outcome, again);
         }
     }
+    let replied_with_text = excluded.is_empty() || !outcome.reply.tool_calls.is_empty();
+    let hidden = post::hidden_call(
+        req,
+        outcome.reply.content.as_deref(),
+        !outcome.reply.tool_calls.is_empty(),
+    )
+    .filter(|_| replied_with_text);
+    if let Some(h) = &hidden {
+        // The text holds a call the client cannot run: decode again with a call to that
+        // tool required, so the grammar makes the call (the detector judges; it parses
+        // nothing into a call). Under a stream the first reply's deltas are voided (`Retry`).
+        tracing::debug!(tool = %h.tool, form = h.form.as_str(), "a call hidden in text: decoding again");
+        let forced = post::forced(req, &h.tool);
+        model.request.choice = forced.tool_choice.clone();
+        let again = toolgram_retry::run(
+            &mut model,
+            &forced.tools,
+            &forced.tool_choice,
+            &forced.messages,
+            forced.retry,
+        )?;
+        outcome = merged(outcome, again);
+    }
     let last: CallResponse = model
         .last
         .take()
@@ -171,6 +195,7 @@ fn call(
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
         call_margin: last.call_margin,
+        hidden_call: hidden.as_ref().map(post::hidden_note),
         timings: timings(&last.timings),
         ..Response::ran(
             last.mode.into(),
