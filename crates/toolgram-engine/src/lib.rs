@@ -69,7 +69,7 @@ pub use engine::{ByteChecker, CompiledCheck, Engine, EngineOptions, check_gramma
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
 pub use loop_guard::CutCall;
-pub use prefix::PrefixStore;
+pub use prefix::{PrefixStore, Stored};
 pub use session::{
     CallRequest, CallResponse, DecodeObserver, FinishReason, PLAN_CALL_BIAS, Sampling, Session,
     Timings, TruncatedCall, call_id, state_tag,

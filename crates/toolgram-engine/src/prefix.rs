@@ -1,22 +1,36 @@
 //! Evaluated prompt prefixes kept outside the session: the [`PrefixStore`] trait a caller
 //! (the run stage's disk cache) implements, and the session's side of it — where the reusable
-//! prefix of a prompt ends, loading a stored KV state into a session's sequence, and saving one.
+//! prefix of a prompt ends, loading a stored KV state into a session's sequence (cut to the
+//! tokens it shares with the prompt), and saving one.
 //!
-//! A stored state is only used when llama.cpp loads it AND the tokens it holds equal the
-//! prompt's first tokens; anything else is handed back to the store to drop, and the prompt is
-//! evaluated as if nothing was stored. This module must not decide where or how long states
-//! are kept (the store does), and must not decode past the prefix.
+//! A stored state is used up to its longest common prefix with the prompt: a state whose
+//! later tokens differ (a prompt that changed one line in the middle) gives the tokens before
+//! the change, its KV cut there. It is only used when llama.cpp loads it AND the tokens it
+//! holds are the ones the store named; anything else is handed back to the store to drop, and
+//! the prompt is evaluated as if nothing was stored. This module must not decide where or how
+//! long states are kept (the store does), and must not decode past the prefix.
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::token::LlamaToken;
 use std::path::{Path, PathBuf};
 use toolgram_core::ChatMessage;
 
+/// A stored state that shares a prefix with a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// Tokens the state holds.
+    pub holds: usize,
+    /// Of them, the first ones the prompt shares.
+    pub shares: usize,
+    /// A file llama.cpp can load.
+    pub path: PathBuf,
+}
+
 /// Where evaluated prefixes are kept between sessions and processes.
 pub trait PrefixStore: Send + Sync {
-    /// The longest stored prefix of `tokens` (token ids): its length and a file llama.cpp can
-    /// load. The store checks its own files (size, checksum) before answering.
-    fn find(&self, tokens: &[i32]) -> Option<(usize, PathBuf)>;
+    /// The stored state sharing the longest prefix with `tokens` (token ids). The store
+    /// checks its own files (size, checksum) before answering.
+    fn find(&self, tokens: &[i32]) -> Option<Stored>;
     /// A fresh temporary path to save the state of `tokens` into; `None` to not store it.
     fn begin(&self, tokens: &[i32]) -> Option<PathBuf>;
     /// The state of `tokens` is in `temp`: keep it.
@@ -55,8 +69,9 @@ pub(crate) enum Loaded {
     Cleared,
 }
 
-/// Load the longest stored prefix of `tokens[..keep]` into sequence `seq` when it is longer
-/// than the `common` tokens the sequence already holds.
+/// Load the stored state sharing the longest prefix with `tokens[..keep]` into sequence
+/// `seq`, cut to the tokens it shares, when they are more than the `common` tokens the
+/// sequence already holds.
 pub(crate) fn load(
     ctx: &mut LlamaContext<'_>,
     seq: u32,
@@ -65,15 +80,32 @@ pub(crate) fn load(
     keep: usize,
     common: usize,
 ) -> Loaded {
-    let Some((n, path)) = store.find(&ids(&tokens[..keep])) else {
+    let Some(Stored {
+        holds,
+        shares,
+        path,
+    }) = store.find(&ids(&tokens[..keep]))
+    else {
         return Loaded::Nothing;
     };
-    if n <= common || n > keep {
+    if shares <= common || shares > keep || shares > holds {
         return Loaded::Nothing;
     }
     let _ = ctx.clear_kv_cache_seq(Some(seq), None, None);
-    let why = match ctx.state_seq_load_file(&path, seq as i32, n) {
-        Ok((loaded, _)) if loaded.as_slice() == &tokens[..n] => return Loaded::Tokens(loaded),
+    let why = match ctx.state_seq_load_file(&path, seq as i32, holds) {
+        Ok((loaded, _)) if loaded.len() == holds && loaded[..shares] == tokens[..shares] => {
+            let cut = u32::try_from(shares).ok();
+            if shares == holds
+                || ctx
+                    .clear_kv_cache_seq(Some(seq), cut, None)
+                    .unwrap_or(false)
+            {
+                return Loaded::Tokens(loaded[..shares].to_vec());
+            }
+            // The state is sound; this context cannot cut it (a recurrent model's memory).
+            let _ = ctx.clear_kv_cache_seq(Some(seq), None, None);
+            return Loaded::Cleared;
+        }
         Ok(_) => "the tokens it holds differ from its name".to_owned(),
         Err(e) => format!("llama.cpp could not load it: {e}"),
     };

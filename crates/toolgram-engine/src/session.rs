@@ -683,10 +683,15 @@ impl<'e> Session<'e> {
         if let Some(store) = &store
             && keep > common
         {
-            self.evaluate(&tokens[common..keep], false)?;
+            let evaluated = self.evaluate(&tokens[common..keep], false);
+            // A prefill cut short (its deadline, its client gone) keeps what it evaluated, so
+            // the request's retry resumes from there rather than from the start.
             let cached = &self.cached;
-            self.lane
-                .with_ctx(|ctx, seq| prefix::save(ctx, seq, store.as_ref(), cached));
+            if evaluated.is_ok() || cached.len() > common {
+                self.lane
+                    .with_ctx(|ctx, seq| prefix::save(ctx, seq, store.as_ref(), cached));
+            }
+            evaluated?;
             common = keep;
         }
         self.evaluate(&tokens[common..], true)?;

@@ -407,23 +407,33 @@ impl Runtime {
 }
 
 /// A provider's reply to `req`; one that hides a call in its text is asked again with a call
-/// to that tool required (the tokens of both in its usage).
+/// to that tool required (the tokens of both in its usage), unless the call it gets is one
+/// already made and answered in the conversation (the text reported it).
 fn remote_reply(r: &remote::Remote, req: &Request) -> Result<Response, RunError> {
-    let first = r.run(req)?;
+    let mut first = r.run(req)?;
     let Some(hidden) =
         post::hidden_call(req, first.content.as_deref(), !first.tool_calls.is_empty())
     else {
         return Ok(first);
     };
     let mut again = r.run(&post::forced(req, &hidden.tool))?;
-    again.usage = match (first.usage, again.usage) {
+    let usage = match (first.usage, again.usage) {
         (Some(mut a), Some(b)) => {
             a += b;
             Some(a)
         }
         (a, b) => a.or(b),
     };
-    again.attempts += first.attempts;
+    let attempts = first.attempts + again.attempts;
+    let calls = post::core_calls(&again.tool_calls);
+    if !calls.is_empty() && post::excluded_repeats(req, &calls).len() == calls.len() {
+        // The text reported a call already made and answered: it stands.
+        first.usage = usage;
+        first.attempts = attempts;
+        return Ok(first);
+    }
+    again.usage = usage;
+    again.attempts = attempts;
     again.failed_attempts.splice(0..0, first.failed_attempts);
     again.hidden_call = Some(post::hidden_note(&hidden));
     Ok(again)

@@ -39,15 +39,22 @@ pub(crate) fn typed_calls(tools: &ToolSet, calls: Vec<ToolCall>) -> Vec<Call> {
         .collect()
 }
 
-/// Finish `response` for `req`: repeats, the filtered-out tools and the wall clock.
-pub(crate) fn finish(
-    req: &Request,
-    filtered_out: &[FilteredTool],
-    started: Instant,
-    mut response: Response,
-) -> Result<Response, RunError> {
-    let calls: Vec<ToolCall> = response
-        .tool_calls
+/// The calls of a reply that [`crate::Repeats::Forbid`] leaves out: each identical to a call
+/// already made in the conversation, to a tool not marked `repeatable`.
+pub(crate) fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<validate::RepeatedCall> {
+    if !crate::request::Repeats::may_exclude(req) {
+        return Vec::new();
+    }
+    validate::repeated_calls(&req.messages, calls)
+        .into_iter()
+        .filter(|r| r.first_seen.starts_with("message"))
+        .filter(|r| req.tools.get(&r.tool).is_some_and(|t| !t.repeatable))
+        .collect()
+}
+
+/// The run stage's calls as core's (a grammar tool's input as `{"input": …}`).
+pub(crate) fn core_calls(calls: &[Call]) -> Vec<ToolCall> {
+    calls
         .iter()
         .map(|c| ToolCall {
             id: c.id.clone(),
@@ -57,7 +64,17 @@ pub(crate) fn finish(
                 CallKind::Custom { input } => serde_json::json!({ "input": input }),
             },
         })
-        .collect();
+        .collect()
+}
+
+/// Finish `response` for `req`: repeats, the filtered-out tools and the wall clock.
+pub(crate) fn finish(
+    req: &Request,
+    filtered_out: &[FilteredTool],
+    started: Instant,
+    mut response: Response,
+) -> Result<Response, RunError> {
+    let calls = core_calls(&response.tool_calls);
     let repeats = validate::repeated_calls(&req.messages, &calls);
     if req.refuse_repeats && !repeats.is_empty() {
         return Err(RunError::RepeatedCall(repeats));

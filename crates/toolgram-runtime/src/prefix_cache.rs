@@ -3,7 +3,9 @@
 //! new turn, in this process or the next.
 //!
 //! Layout: `<dir>/<model>/<sha256 of the prefix's token ids>.kv` (llama.cpp's sequence state
-//! file) beside a `.json` note of its token count, byte size and sha256. `<dir>` is
+//! file) beside a `.json` note of its token count, byte size, sha256 and token ids; a prompt
+//! gets the state sharing the longest prefix with it, which the engine cuts to what they
+//! share (one changed line keeps every token before it). `<dir>` is
 //! `$XDG_CACHE_HOME/toolgram/kv` (or `~/.cache/toolgram/kv`); `<model>` names the model file
 //! by its sha256 and the engine settings that shape the state. Files are written under a
 //! temporary name and renamed; a file whose size or checksum does not match its note is deleted
@@ -18,7 +20,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-use toolgram_engine::PrefixStore;
+use toolgram_engine::{PrefixStore, Stored};
 
 /// Default size bound of the whole cache folder.
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
@@ -58,12 +60,16 @@ pub fn default_dir() -> PathBuf {
         .join("kv")
 }
 
-/// What the `.json` beside a state file says.
+/// What the `.json` beside a state file says: its token count, size and checksum, and the
+/// token ids it holds (so a prompt that shares only part of it finds it; notes written
+/// before they were kept have none and match only whole).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Note {
     tokens: usize,
     bytes: u64,
     sha256: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ids: Vec<i32>,
 }
 
 /// One stored prefix, as `toolgram cache list` shows it.
@@ -152,25 +158,20 @@ impl DiskPrefixCache {
         }
     }
 
-    fn note(&self, name: &str) -> Option<Note> {
-        let text = fs::read_to_string(self.dir.join(format!("{name}.json"))).ok()?;
-        serde_json::from_str(&text).ok()
-    }
-
-    /// The stored prefix lengths, longest first.
-    fn lengths(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = fs::read_dir(&self.dir)
+    /// Every note of this model's folder, with its state file's name.
+    fn notes(&self) -> Vec<(String, Note)> {
+        fs::read_dir(&self.dir)
             .into_iter()
             .flatten()
             .filter_map(Result::ok)
             .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| fs::read_to_string(e.path()).ok())
-            .filter_map(|t| serde_json::from_str::<Note>(&t).ok())
-            .map(|n| n.tokens)
-            .collect();
-        out.sort_unstable_by(|a, b| b.cmp(a));
-        out.dedup();
-        out
+            .filter_map(|e| {
+                let name = e.path().file_stem()?.to_string_lossy().into_owned();
+                let note =
+                    serde_json::from_str::<Note>(&fs::read_to_string(e.path()).ok()?).ok()?;
+                Some((name, note))
+            })
+            .collect()
     }
 
     /// Whether the state file matches its note.
@@ -206,23 +207,42 @@ impl DiskPrefixCache {
 }
 
 impl PrefixStore for DiskPrefixCache {
-    fn find(&self, tokens: &[i32]) -> Option<(usize, PathBuf)> {
-        for n in self.lengths().into_iter().filter(|&n| n <= tokens.len()) {
-            let name = tokens_name(&tokens[..n]);
-            let Some(note) = self.note(&name) else {
-                continue;
-            };
+    fn find(&self, tokens: &[i32]) -> Option<Stored> {
+        // How many of `tokens` each state shares: its ids' common prefix with them, or for a
+        // note without ids, all of it when its name is that of the prompt's first tokens.
+        let mut shared: Vec<(usize, String, Note)> = self
+            .notes()
+            .into_iter()
+            .map(|(name, note)| {
+                let shares = if note.ids.is_empty() {
+                    let whole =
+                        note.tokens <= tokens.len() && tokens_name(&tokens[..note.tokens]) == name;
+                    if whole { note.tokens } else { 0 }
+                } else {
+                    note.ids
+                        .iter()
+                        .zip(tokens)
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                };
+                (shares, name, note)
+            })
+            .filter(|(shares, _, note)| *shares >= MIN_TOKENS && *shares <= note.tokens)
+            .collect();
+        shared.sort_by_key(|s| std::cmp::Reverse(s.0));
+        for (shares, name, note) in shared {
             let kv = self.dir.join(format!("{name}.kv"));
-            if note.tokens != n {
-                continue;
-            }
             match self.intact(&kv, &note) {
                 Ok(()) => {
                     // Last use, for eviction.
                     if let Ok(f) = fs::File::options().append(true).open(&kv) {
                         let _ = f.set_modified(SystemTime::now());
                     }
-                    return Some((n, kv));
+                    return Some(Stored {
+                        holds: note.tokens,
+                        shares,
+                        path: kv,
+                    });
                 }
                 Err(why) => self.reject(&kv, &why),
             }
@@ -251,6 +271,7 @@ impl PrefixStore for DiskPrefixCache {
                 tokens: tokens.len(),
                 bytes: fs::metadata(temp)?.len(),
                 sha256: file_sha256(temp)?,
+                ids: tokens.to_vec(),
             };
             let note_tmp = temp.with_extension("json.tmp");
             fs::write(&note_tmp, serde_json::to_vec(&note)?)?;
@@ -375,9 +396,22 @@ mod tests {
         store(&c, &short, b"short");
         let long_kv = store(&c, &long, b"long");
         let prompt: Vec<i32> = (0..40).collect();
-        assert_eq!(c.find(&prompt), Some((30, long_kv)));
+        let found = |holds, shares, path: &PathBuf| {
+            Some(Stored {
+                holds,
+                shares,
+                path: path.clone(),
+            })
+        };
+        assert_eq!(c.find(&prompt), found(30, 30, &long_kv));
         let other: Vec<i32> = (1..41).collect();
         assert_eq!(c.find(&other), None);
+        // One token changed after the 25th: the longer state, up to where they part.
+        let changed: Vec<i32> = (0..40).map(|t| if t == 25 { -1 } else { t }).collect();
+        assert_eq!(c.find(&changed), found(30, 25, &long_kv));
+        // Changed before the 16th (too little in common to be worth a load): nothing.
+        let early: Vec<i32> = (0..40).map(|t| if t == 10 { -1 } else { t }).collect();
+        assert_eq!(c.find(&early), None);
         assert!(c.begin(&prompt[..5]).is_none(), "too short to store");
         assert_eq!(list(&d).len(), 2);
         assert_eq!(clear(&d).ok(), Some(2));

@@ -1,29 +1,15 @@
 //! The prompt-prefix cache on disk, as a user meets it: a repeated one-shot `toolgram call`
 //! with the same tools evaluates only its new turn and makes the same call; a truncated or
 //! altered state file is ignored with a note and the call still succeeds; `--no-cache` neither
-//! reads nor writes; `toolgram cache list|clear`. Runs the real binary on the test model, with
+//! reads nor writes; a prompt that changed one line reuses the stored tokens before the change;
+//! `toolgram cache list|clear`. Runs the real binary on the test model, with
 //! the cache in a scratch folder.
 
 mod common;
 
-use common::toolgram_env;
+use common::{models_dir, toolgram_env};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// Where the models are (the real cache: the test model is fetched once for all tests).
-fn models_dir() -> PathBuf {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    env("TOOLGRAM_MODELS_DIR").unwrap_or_else(|| {
-        env("XDG_CACHE_HOME")
-            .or_else(|| env("HOME").map(|h| h.join(".cache")))
-            .unwrap_or_else(|| PathBuf::from(".cache"))
-            .join("toolgram/models")
-    })
-}
 
 struct Scratch {
     xdg: PathBuf,
@@ -31,8 +17,9 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new() -> Self {
-        let xdg = std::env::temp_dir().join(format!("toolgram-cache-cli-{}", std::process::id()));
+    fn new(name: &str) -> Self {
+        let xdg =
+            std::env::temp_dir().join(format!("toolgram-cache-cli-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&xdg);
         Self {
             xdg,
@@ -110,7 +97,7 @@ fn damage(path: &Path, how: &str) {
 
 #[test]
 fn repeated_calls_reuse_the_stored_prefix_and_damaged_files_are_ignored() {
-    let s = Scratch::new();
+    let s = Scratch::new("repeated");
     let (cold, call, _) = s.call(&[]);
     assert_eq!(cold, 0, "nothing stored yet");
     let entries = s.entries();
@@ -146,4 +133,21 @@ fn repeated_calls_reuse_the_stored_prefix_and_damaged_files_are_ignored() {
     let (cached, _, _) = s.call(&["--no-cache"]);
     assert_eq!(cached, 0);
     assert!(s.entries().is_empty(), "--no-cache writes nothing");
+}
+
+/// A prompt that changed one line (an agent's system prompt names its folder and the date)
+/// reuses the stored state up to the change: the tokens before it are not evaluated again.
+#[test]
+fn a_prompt_that_changed_one_line_reuses_the_stored_tokens_before_it() {
+    let s = Scratch::new("changed");
+    let base = "You are a careful assistant for a travel agency. Answer briefly, call a tool when one fits, and never invent a city. ".repeat(3);
+    let (cold, call, _) = s.call(&["--system", &format!("{base}Today is Monday.")]);
+    assert_eq!(cold, 0, "nothing stored yet");
+    let stored = s.entries()[0]["tokens"].as_u64().expect("tokens");
+    let (warm, again, _) = s.call(&["--system", &format!("{base}Today is Tuesday.")]);
+    assert!(
+        warm >= 16 && warm < stored,
+        "{warm} of the {stored} stored tokens reused: the ones before the changed line"
+    );
+    assert_eq!(again, call, "the same call");
 }

@@ -312,6 +312,52 @@ fn a_stream_the_drain_ends_before_its_first_event_gets_503() {
     assert!(exited.success(), "{exited:?}");
 }
 
+/// An agent's first request can be longer than the deadline allows: its prefill, cut by the
+/// deadline, is kept on disk as far as it got, so the retry (here by a fresh server, as after a
+/// restart) resumes from there rather than from the start.
+#[test]
+fn a_prefill_cut_by_its_deadline_is_kept_and_the_retry_resumes_from_it() {
+    let _one = serial();
+    let xdg = std::env::temp_dir().join(format!("toolgram-limits-kv-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&xdg);
+    let env = [("XDG_CACHE_HOME", xdg.as_path())];
+    let models = common::models_dir();
+    let env_models = [env[0], ("TOOLGRAM_MODELS_DIR", models.as_path())];
+    let body = json!({"messages": [
+        {"role": "system", "content": "You read the notes below carefully. ".repeat(1000)},
+        {"role": "user", "content": "Hi"}], "max_tokens": 2})
+    .to_string();
+    let args = [
+        "--model",
+        "test",
+        "--parallel",
+        "1",
+        "--max-sessions",
+        "1",
+        "--threads",
+        "2",
+    ];
+    let cut = ServeChild::start_env(&[&args[..], &["--timeout-s", "1"]].concat(), &env_models);
+    let (reply, _) = cut.ask("POST", CHAT, &body);
+    assert_eq!(
+        status(&reply),
+        504,
+        "the prefill outlasts a 1 s deadline: {reply}"
+    );
+    drop(cut);
+    let retry = ServeChild::start_env(&[&args[..], &["--timeout-s", "120"]].concat(), &env_models);
+    let (reply, _) = retry.ask("POST", CHAT, &body);
+    assert_eq!(status(&reply), 200, "{reply}");
+    let usage = &body_json(&reply)["usage"];
+    let cached = usage["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .unwrap_or(0);
+    let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+    eprintln!("the retry took {cached} of its {prompt} prompt tokens from the cut prefill");
+    assert!(cached >= 512 && cached < prompt, "{usage}");
+    let _ = std::fs::remove_dir_all(&xdg);
+}
+
 #[test]
 fn a_models_file_path_outside_its_folder_is_refused_unless_the_operator_allows_it() {
     let outside = common::temp_file(

@@ -13,7 +13,7 @@ use crate::request::{Repeats, Request};
 use crate::response::{Branch, FinishReason, Response, RunTimings, Usage};
 use toolgram_core::define::request::{Mode, Path};
 use toolgram_core::validate::{self, RepeatedCall};
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice};
+use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_engine::{
     CallRequest, CallResponse, CompiledCall, EngineModel, GenerateRequest, Sampling, Session,
     Timings,
@@ -102,7 +102,7 @@ fn call(
         &req.messages,
         req.retry,
     )?;
-    let excluded = excluded_repeats(req, &outcome.reply.tool_calls);
+    let excluded = post::excluded_repeats(req, &outcome.reply.tool_calls);
     if !excluded.is_empty() {
         let repeated: Vec<usize> = excluded.iter().map(|r| r.index).collect();
         let mut index = 0;
@@ -137,22 +137,10 @@ fn call(
         !outcome.reply.tool_calls.is_empty(),
     )
     .filter(|_| replied_with_text);
-    if let Some(h) = &hidden {
-        // The text holds a call the client cannot run: decode again with a call to that
-        // tool required, so the grammar makes the call (the detector judges; it parses
-        // nothing into a call). Under a stream the first reply's deltas are voided (`Retry`).
-        tracing::debug!(tool = %h.tool, form = h.form.as_str(), "a call hidden in text: decoding again");
-        let forced = post::forced(req, &h.tool);
-        model.request.choice = forced.tool_choice.clone();
-        let again = toolgram_retry::run(
-            &mut model,
-            &forced.tools,
-            &forced.tool_choice,
-            &forced.messages,
-            forced.retry,
-        )?;
-        outcome = merged(outcome, again);
-    }
+    let (outcome, hidden) = match hidden {
+        Some(h) => unhide(&mut model, req, outcome, h)?,
+        None => (outcome, None),
+    };
     let last: CallResponse = model
         .last
         .take()
@@ -207,17 +195,36 @@ fn call(
     })
 }
 
-/// The calls of a reply that [`Repeats::Forbid`] leaves out: each identical to a call already
-/// made in the conversation, to a tool not marked `repeatable`.
-fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<RepeatedCall> {
-    if !Repeats::may_exclude(req) {
-        return Vec::new();
+/// A reply whose text hides a call to `hidden.tool`, decoded again with a call to that tool
+/// required, so the grammar makes the call (the detector judges; it parses nothing into a
+/// call); under a stream the first reply's deltas are voided (`Retry`). When the call it gets
+/// is one already made and answered in the conversation, the text was reporting it: the first
+/// reply stands (the second's tokens counted) and nothing was hidden.
+fn unhide(
+    model: &mut EngineModel<'_, '_>,
+    req: &Request,
+    mut outcome: Outcome,
+    hidden: validate::HiddenCall,
+) -> Result<(Outcome, Option<validate::HiddenCall>), RunError> {
+    tracing::debug!(tool = %hidden.tool, form = hidden.form.as_str(), "a call hidden in text: decoding again");
+    let forced = post::forced(req, &hidden.tool);
+    model.request.choice = forced.tool_choice.clone();
+    let again = toolgram_retry::run(
+        model,
+        &forced.tools,
+        &forced.tool_choice,
+        &forced.messages,
+        forced.retry,
+    )?;
+    let calls = &again.reply.tool_calls;
+    if !calls.is_empty() && post::excluded_repeats(req, calls).len() == calls.len() {
+        outcome.attempts += again.attempts;
+        if let (Some(u), Some(more)) = (outcome.usage.as_mut(), again.usage) {
+            *u += more;
+        }
+        return Ok((outcome, None));
     }
-    validate::repeated_calls(&req.messages, calls)
-        .into_iter()
-        .filter(|r| r.first_seen.starts_with("message"))
-        .filter(|r| req.tools.get(&r.tool).is_some_and(|t| !t.repeatable))
-        .collect()
+    Ok((merged(outcome, again), Some(hidden)))
 }
 
 /// What the model is told when its calls were all repeats: the results are already in the

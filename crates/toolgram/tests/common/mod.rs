@@ -10,6 +10,21 @@ pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Where the models are (the real cache: the test model is fetched once for all tests).
+pub(crate) fn models_dir() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("TOOLGRAM_MODELS_DIR").unwrap_or_else(|| {
+        env("XDG_CACHE_HOME")
+            .or_else(|| env("HOME").map(|h| h.join(".cache")))
+            .unwrap_or_else(|| PathBuf::from(".cache"))
+            .join("toolgram/models")
+    })
+}
+
 /// Run `toolgram ARGS…` in the repository root.
 pub(crate) fn toolgram(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))
@@ -92,8 +107,17 @@ pub(crate) struct ServeChild {
 impl ServeChild {
     /// `toolgram serve --port 0 ARGS…` in the repository root.
     pub(crate) fn start(args: &[&str]) -> Self {
+        Self::start_env(args, &[])
+    }
+
+    /// [`ServeChild::start`] with extra environment variables.
+    pub(crate) fn start_env(args: &[&str], env: &[(&str, &std::path::Path)]) -> Self {
         use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgram"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .args(["serve", "--port", "0"])
             .args(args)
             .current_dir(repo())
