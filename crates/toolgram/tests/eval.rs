@@ -354,3 +354,54 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// No reply hides a call in its text: the default model under the plan on `irrelevance` (where
+/// the stored runs hid most: `docs/eval.md`, "Calls hidden in text"), four items spread over
+/// the file, each reply without a structured call judged by core's detector against the tools
+/// its item offered.
+#[test]
+fn no_reply_without_a_call_hides_one_in_its_text() {
+    let out = temp("hidden");
+    let outs = out.to_string_lossy().into_owned();
+    let (code, _, stderr) = toolgram(&[
+        "eval",
+        "bfcl",
+        "--model",
+        "default",
+        "--category",
+        "irrelevance",
+        "--limit",
+        "4",
+        "--protocol",
+        "bfcl",
+        "--plan",
+        "--out",
+        &outs,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let data = repo().join("testdata/bfcl");
+    let items = toolgram_eval::bfcl::read_category(&data, "irrelevance").expect("items");
+    let records = lines(&out.join("items.jsonl"));
+    assert_eq!(records.len(), 4, "{records:?}");
+    for r in &records {
+        let id = r["id"].as_str().expect("id");
+        let item = items.iter().find(|i| i.id == id).expect("the item");
+        let offered: Vec<Value> = item
+            .functions
+            .iter()
+            .map(|f| {
+                toolgram_eval::bfcl::convert::openai_tool_as_bfcl_sends(f, item.language)
+                    .expect("converts")
+            })
+            .collect();
+        let tools = toolgram_runtime::tools_from_json(Value::Array(offered), Path::new("."))
+            .expect("tools");
+        let text = r["raw"].as_str().unwrap_or_default();
+        let called = r["calls"].as_array().is_some_and(|c| !c.is_empty());
+        if !called {
+            let hidden = toolgram_core::validate::hidden_call(text, tools.tools());
+            assert!(hidden.is_none(), "{id} hides {hidden:?} in: {text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
