@@ -496,3 +496,67 @@ fn notes_of_unknown_fields_are_few_and_short_whatever_the_names() {
     assert!(notes[0].contains("(3145729 bytes)"), "{}", notes[0]);
     assert!(notes.last().is_some_and(|n| n.contains("24 more fields")));
 }
+
+/// Without the key `/health` says only whether the server is up; the models and their loads
+/// are the key holder's.
+#[test]
+fn health_without_the_key_says_only_its_status() {
+    let server = Server::start(ServerConfig {
+        api_key: Some("k".into()),
+        ..config()
+    });
+    let open = server.ask("GET", "/health", &["Host: 127.0.0.1"], "");
+    assert_eq!(status_of(&open), 200, "{open}");
+    let body: Value =
+        serde_json::from_str(open.split("\r\n\r\n").nth(1).unwrap_or("")).expect("JSON");
+    assert_eq!(body, json!({"status": "ok"}), "{open}");
+    let keyed = server.ask(
+        "GET",
+        "/health",
+        &["Host: 127.0.0.1", "Authorization: Bearer k"],
+        "",
+    );
+    assert!(keyed.contains("\"models\""), "{keyed}");
+}
+
+/// A name that is no model, under `--strict-model-names`, is repeated in the 404 cut short; a
+/// key given twice is refused whichever value comes first; `max_attempts` past its bound is
+/// clamped and the reply says so.
+#[test]
+fn echoed_names_are_clipped_keys_given_twice_refused_and_clamps_said() {
+    let server = Server::start(ServerConfig {
+        strict_model_names: true,
+        ..config()
+    });
+    let huge = "m".repeat(3 << 20);
+    let reply = server.post(
+        "/v1/chat/completions",
+        &json!({"model": huge, "messages": [{"role": "user", "content": "Hi"}]}),
+    );
+    assert_eq!(status_of(&reply), 404, "{}", &reply[..200.min(reply.len())]);
+    assert!(reply.len() < 4096, "the 404 is {} bytes", reply.len());
+    assert!(reply.contains("bytes)"), "its length said: {reply}");
+    for twice in [
+        r#"{"model":"nope","model":"m","messages":[{"role":"user","content":"Hi"}]}"#,
+        r#"{"model":"m","model":"nope","messages":[{"role":"user","content":"Hi"}]}"#,
+    ] {
+        let reply = server.ask(
+            "POST",
+            "/v1/chat/completions",
+            &["Host: 127.0.0.1", "Content-Type: application/json"],
+            twice,
+        );
+        assert_eq!(status_of(&reply), 400, "{reply}");
+        assert!(reply.contains("given twice"), "{reply}");
+    }
+    let reply = server.post(
+        "/v1/chat/completions",
+        &json!({"model": "m", "messages": [{"role": "user", "content": "Hi"}],
+            "max_attempts": 1_000_000}),
+    );
+    assert_eq!(status_of(&reply), 200, "{reply}");
+    assert!(
+        reply.contains("`max_attempts` 1000000 is outside 1 to 8"),
+        "{reply}"
+    );
+}
