@@ -30,6 +30,21 @@ fn two_models() -> std::path::PathBuf {
     )
 }
 
+/// A server of `a` and `b` (the test model twice) with at most one loaded, and `extra`.
+fn two_models_one_loaded(extra: &[&str]) -> ServeChild {
+    let file = two_models().to_string_lossy().into_owned();
+    let mut args = vec!["--models", file.as_str(), "--max-loaded", "1", "--no-cache"];
+    args.extend(extra);
+    ServeChild::start(&args)
+}
+
+/// A server of the test model with `extra` (its lanes, queue and deadlines).
+fn test_model(extra: &[&str]) -> ServeChild {
+    let mut args = vec!["--model", "test", "--no-cache", "--threads", "2"];
+    args.extend(extra);
+    ServeChild::start(&args)
+}
+
 /// `GET /metrics`' value of `name{model="…"}` (0 when absent).
 fn metric(server: &ServeChild, name: &str, model: &str) -> f64 {
     let (reply, _) = server.ask("GET", "/metrics", "");
@@ -49,12 +64,7 @@ fn plain(model: &str) -> String {
 #[test]
 fn a_client_that_stops_reading_its_stream_on_a_does_not_keep_b_from_loading() {
     let _one = serial();
-    let file = two_models();
-    let server = ServeChild::start(&[
-        "--models",
-        &file.to_string_lossy(),
-        "--max-loaded",
-        "1",
+    let server = two_models_one_loaded(&[
         "--min-residency-s",
         "0",
         "--timeout-s",
@@ -63,7 +73,6 @@ fn a_client_that_stops_reading_its_stream_on_a_does_not_keep_b_from_loading() {
         "8",
         "--max-body-bytes",
         "33554432",
-        "--no-cache",
     ]);
     // A Responses stream on `a` whose every response object echoes an 8 MB schema: far more
     // than the sockets buffer, and the client reads none of it.
@@ -102,14 +111,7 @@ fn a_client_that_stops_reading_its_stream_on_a_does_not_keep_b_from_loading() {
 #[test]
 fn bodies_that_cannot_be_read_load_no_model() {
     let _one = serial();
-    let file = two_models();
-    let server = ServeChild::start(&[
-        "--models",
-        &file.to_string_lossy(),
-        "--max-loaded",
-        "1",
-        "--no-cache",
-    ]);
+    let server = two_models_one_loaded(&[]);
     let loads = |m| metric(&server, "toolgram_model_loads_total", m);
     let before = (loads("a"), loads("b"));
     assert_eq!(before, (1.0, 0.0), "the default model loads at start");
@@ -151,17 +153,7 @@ fn endless(max_tokens: usize) -> String {
 #[test]
 fn counting_tokens_and_refused_schemas_never_wait_behind_a_long_generation() {
     let _one = serial();
-    let server = ServeChild::start(&[
-        "--model",
-        "test",
-        "--no-cache",
-        "--parallel",
-        "1",
-        "--max-sessions",
-        "1",
-        "--threads",
-        "2",
-    ]);
+    let server = test_model(&["--parallel", "1", "--max-sessions", "1"]);
     let addr = server.addr.clone();
     let long = std::thread::spawn(move || common::post_raw(&addr, CHAT, &endless(1500)));
     std::thread::sleep(Duration::from_millis(800));
@@ -227,19 +219,7 @@ fn counting_tokens_and_refused_schemas_never_wait_behind_a_long_generation() {
 #[test]
 fn a_requests_ballots_are_admitted_together_and_their_tokens_counted_when_all_fail() {
     let _one = serial();
-    let server = ServeChild::start(&[
-        "--model",
-        "test",
-        "--no-cache",
-        "--parallel",
-        "2",
-        "--max-sessions",
-        "2",
-        "--max-queue",
-        "2",
-        "--threads",
-        "2",
-    ]);
+    let server = test_model(&["--parallel", "2", "--max-sessions", "2", "--max-queue", "2"]);
     // More ballots than the model admits at once (2 running + 2 waiting): refused whole.
     let ask = |votes: usize, max_tokens: usize| {
         json!({"messages": [{"role": "user", "content": "Weather in Paris?"}], "votes": votes,
@@ -277,16 +257,11 @@ fn a_requests_ballots_are_admitted_together_and_their_tokens_counted_when_all_fa
 #[test]
 fn a_stream_the_drain_ends_before_its_first_event_gets_503() {
     let _one = serial();
-    let mut server = ServeChild::start(&[
-        "--model",
-        "test",
-        "--no-cache",
+    let mut server = test_model(&[
         "--parallel",
         "1",
         "--max-sessions",
         "1",
-        "--threads",
-        "2",
         "--drain-timeout-s",
         "1",
     ]);
