@@ -59,6 +59,10 @@ pub enum EngineError {
     /// The constraint reached a state with no allowed token, or rejected a token.
     #[error("constraint error: {0}")]
     Constraint(String),
+    /// A limit of the grammar engine was reached while decoding (its lexer or parser grew too
+    /// complex for the request's schema): the request's to simplify.
+    #[error("{0}")]
+    GrammarLimit(String),
     /// llama.cpp failed to evaluate a batch.
     #[error("llama.cpp decode failed: {0}")]
     Decode(String),
@@ -129,6 +133,7 @@ impl EngineError {
             Self::ContextOverflow { .. } => "context_overflow",
             Self::Truncated { .. } => "truncated",
             Self::Constraint(_) => "constraint_error",
+            Self::GrammarLimit(_) => "grammar_limit",
             Self::Decode(_) => "decode_error",
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Unreadable { .. } => "unreadable_reply",

@@ -870,7 +870,7 @@ impl<'e> Session<'e> {
             step.push(LlamaToken::new(token as i32));
             ff.clear();
             if let Some(m) = matcher.as_mut() {
-                m.consume_token(token).map_err(constraint_err)?;
+                m.consume_token(token).map_err(|e| matcher_err(m, e))?;
                 if !m.is_stopped() && !s.no_fast_forward {
                     ff.extend(
                         m.compute_ff_tokens()
@@ -878,7 +878,7 @@ impl<'e> Session<'e> {
                             .take(budget - produced - 1),
                     );
                     if !ff.is_empty() {
-                        m.consume_tokens(&ff).map_err(constraint_err)?;
+                        m.consume_tokens(&ff).map_err(|e| matcher_err(m, e))?;
                         timings.forced_tokens += ff.len();
                     }
                 }
@@ -906,7 +906,8 @@ impl<'e> Session<'e> {
             if let (Some(w), Some(m)) = (watch.as_mut(), matcher.as_mut())
                 && w.must_close(&self.text, produced)
             {
-                m.consume_tokens(&think_close).map_err(constraint_err)?;
+                m.consume_tokens(&think_close)
+                    .map_err(|e| matcher_err(m, e))?;
                 timings.forced_tokens += think_close.len();
                 produced += think_close.len();
                 step.extend(think_close.iter().map(|&t| LlamaToken::new(t as i32)));
@@ -994,7 +995,7 @@ fn after_plan_of_one(
 /// The matcher's next mask, its time recorded.
 fn timed_mask(m: &mut Matcher, timings: &mut Timings) -> Result<SimpleVob, EngineError> {
     let tm = Instant::now();
-    let mask = m.compute_mask().map_err(constraint_err)?;
+    let mask = m.compute_mask().map_err(|e| matcher_err(m, e))?;
     timings
         .mask_us
         .push(u32::try_from(tm.elapsed().as_micros()).unwrap_or(u32::MAX));
@@ -1062,6 +1063,28 @@ fn stop_at(text: &[u8], step_start: usize, stop: &[String]) -> Option<usize> {
 
 fn constraint_err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Constraint(e.to_string())
+}
+
+/// The matcher's error: a limit of llguidance's reached while decoding (a lexer or parser too
+/// complex: a schema's nested counted repetitions, say) is the grammar's, so the client's to
+/// fix; anything else is a constraint error. A matcher that failed keeps only the error's
+/// text (its state says `InternalError`), which names the parser's stop reason.
+fn matcher_err(m: &Matcher, e: impl std::fmt::Display) -> EngineError {
+    const LIMITS: [&str; 2] = ["LexerTooComplex", "ParserTooComplex"];
+    let why = e.to_string();
+    let reason = m.stop_reason().to_string();
+    let limit = LIMITS
+        .into_iter()
+        .find(|l| reason == *l || why.contains(&format!("Stop: {l}")));
+    match limit {
+        Some(limit) => {
+            let first = why.lines().next().unwrap_or_default();
+            EngineError::GrammarLimit(format!(
+                "{first} ({limit}): the grammar engine's limit was reached while decoding; simplify the schema (nested counted repetitions in a `pattern`, a very long `enum`)"
+            ))
+        }
+        None => constraint_err(why),
+    }
 }
 
 /// The conversation (`messages`, `req`'s escaped) with prompt mode's instructions (tool-choice

@@ -207,6 +207,7 @@ impl RunError {
             | "over_provider_limit"
             | "template_error"
             | "grammar_error"
+            | "grammar_limit"
             | "gpu_unavailable" => Status::Client,
             "provider_error" | "busy" | "model_swap" | "model_fetch_error" | "engine_stopped" => {
                 Status::Unavailable

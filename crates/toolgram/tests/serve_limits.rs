@@ -216,6 +216,34 @@ fn counting_tokens_and_refused_schemas_never_wait_behind_a_long_generation() {
     assert_eq!(status(&reply), 200, "{reply}");
 }
 
+/// A schema whose lexer outgrows the grammar engine only while decoding (nested counted
+/// repetitions llguidance builds lazily) is the client's to simplify: a 400 naming the limit,
+/// not a 500, beside tools or alone.
+#[test]
+fn a_schema_past_the_grammar_engines_limits_while_decoding_is_a_400() {
+    let _one = serial();
+    let server = test_model(&["--parallel", "1", "--max-sessions", "1"]);
+    let format = json!({"type": "json_schema", "json_schema": {"name": "r", "schema": {
+        "type": "object", "properties": {"a": {"type": "string", "pattern": "^(a{1000}){1000}$"}},
+        "required": ["a"]}}});
+    let body = json!({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 64,
+        "response_format": format});
+    let (reply, _) = server.ask("POST", CHAT, &body.to_string());
+    assert_eq!(status(&reply), 400, "{reply}");
+    let e = &body_json(&reply)["error"];
+    assert_eq!(e["code"], "grammar_limit", "{reply}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("LexerTooComplex")
+            || e["message"].as_str().unwrap_or("").contains("too complex"),
+        "{reply}"
+    );
+    let (next, _) = server.ask("POST", CHAT, &plain("test"));
+    assert_eq!(status(&next), 200, "the server goes on: {next}");
+}
+
 #[test]
 fn a_requests_ballots_are_admitted_together_and_their_tokens_counted_when_all_fail() {
     let _one = serial();
