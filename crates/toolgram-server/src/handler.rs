@@ -88,6 +88,7 @@ pub(crate) async fn read_checked<A: Send + 'static>(
 pub(crate) async fn read_then<A: Send + 'static, T: Send + 'static>(
     app: &Arc<App>,
     req: Request,
+    route: &'static str,
     read: Reader<A>,
     then: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -101,6 +102,7 @@ pub(crate) async fn read_then<A: Send + 'static, T: Send + 'static>(
         ..
     } = r;
     asks.apply(&served, &mut req, &mut notes);
+    app.log_notes(route, &notes);
     let work = tokio::task::spawn_blocking(move || then(&served, req));
     match tokio::time::timeout_at(deadline, work).await {
         Ok(done) => done.map_err(|e| ApiError::internal("the request", e))?,

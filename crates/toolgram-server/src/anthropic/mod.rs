@@ -61,9 +61,13 @@ async fn messages(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
 /// renders it with the tools offered.
 async fn count_tokens(State(app): State<Arc<App>>, req: Request) -> HttpResponse {
     let result = async {
-        let n = handler::read_then(&app, req, read::read, |served, req| {
-            Ok(served.runtime.count_tokens(&req)?)
-        })
+        let n = handler::read_then(
+            &app,
+            req,
+            "/v1/messages/count_tokens",
+            read::read,
+            |served, req| Ok(served.runtime.count_tokens(&req)?),
+        )
         .await?;
         Ok::<_, ApiError>(axum::Json(json!({ "input_tokens": n })).into_response())
     }
