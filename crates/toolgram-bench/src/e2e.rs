@@ -532,6 +532,7 @@ mod tests {
     fn reply(raw: &str, calls: Vec<toolgram_core::ToolCall>) -> CallResponse {
         CallResponse {
             reasoning_content: None,
+            plan: None,
             content: None,
             tool_calls: calls,
             finish_reason: FinishReason::ToolCalls,

@@ -12,7 +12,8 @@
 //!   left to the model.
 //!
 //! This module must not change which tokens are allowed: the bias is added to logits and the
-//! mask still decides; it must not allocate per step.
+//! mask still decides (an infinite bias leaves only the call-starting tokens' logits finite,
+//! for a reply already known to call); it must not allocate per step.
 
 use llguidance::toktrie::SimpleVob;
 use toolgram_core::CallSyntax;
@@ -132,7 +133,17 @@ impl<'s> CallChoice<'s> {
             }
         });
         self.margin = Some(best_call - best_other);
-        if self.bias != 0.0 {
+        if self.bias == f32::INFINITY {
+            // A call for sure: every other allowed token is out.
+            let tokens = self.tokens;
+            mask.iter_set_entries(|t| {
+                if !tokens.contains(&(t as u32))
+                    && let Some(l) = logits.get_mut(t)
+                {
+                    *l = f32::NEG_INFINITY;
+                }
+            });
+        } else if self.bias != 0.0 {
             for &t in self.tokens {
                 if let Some(l) = logits.get_mut(t as usize) {
                     *l += self.bias;
@@ -202,6 +213,22 @@ mod tests {
         assert_eq!(logits[..2], [3.5, 3.0]);
         choice.at_step(&mask(&[0, 1]), b"Hi", &mut logits);
         assert_eq!(logits[0], 3.5, "later steps are left alone");
+    }
+
+    #[test]
+    fn an_infinite_bias_leaves_only_the_counts_of_a_plan() {
+        let hermes = syntax::by_name("hermes").expect("hermes");
+        let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
+        let mut logits = vec![0.0, 0.0, 0.0, 5.0, 1.0, 0.5, 0.0, 0.0, 0.0];
+        let mut planned = CallChoice::new(&starts, true, f32::INFINITY);
+        planned.at_step(&mask(&[3, 4, 5]), PLAN_PREFIX.as_bytes(), &mut logits);
+        assert_eq!(planned.margin, Some(-4.0), "the lean is measured before");
+        assert_eq!(logits[3], f32::NEG_INFINITY, "0 is out");
+        assert_eq!(
+            (logits[4], logits[5]),
+            (1.0, 0.5),
+            "the counts keep their logits"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
-use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::define::request::{Mode, Plan, Think};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolChoice, ToolSet};
 
@@ -38,8 +38,8 @@ pub struct CallShape {
     pub think: Think,
     /// Most calls one reply may make (`None`: no bound but the token limit).
     pub max_calls: Option<usize>,
-    /// Plan, then calls ([`CompileOptions::plan`]).
-    pub plan: bool,
+    /// Plan, then calls ([`CompileOptions::plan`], and how call or text is chosen).
+    pub plan: Plan,
     /// The JSON Schema a reply without calls must match (a response format beside the
     /// tools: [`CompileOptions::answer`]).
     pub answer: Option<serde_json::Value>,
@@ -52,6 +52,9 @@ pub struct CompiledCall {
     plan: CompiledGrammar,
     /// The grammar in its start state; each attempt decodes under a deep clone.
     fresh: Mutex<Matcher>,
+    /// Under [`Plan::Calls`] where the reply may call or not: the same pool without the plan,
+    /// under which the reply's call-or-text choice is made first.
+    decider: Option<Box<CompiledCall>>,
     compile_ms: f64,
 }
 
@@ -84,6 +87,12 @@ impl CompiledCall {
     /// keywords: some were left to the validator.
     pub fn defers_keywords(&self) -> bool {
         !self.plan.deferred.is_empty()
+    }
+
+    /// The unplanned grammar whose reply chooses call or text before a plan counts the
+    /// calls ([`Plan::Calls`]); `None` where the reply is not planned or must call.
+    pub(crate) fn decider(&self) -> Option<&CompiledCall> {
+        self.decider.as_deref()
     }
 
     /// A matcher in the grammar's start state.
@@ -142,7 +151,7 @@ impl Grammars {
             mode: shape.mode,
             think: shape.think,
             max_calls: shape.max_calls,
-            plan: shape.plan,
+            plan: shape.plan.is_on(),
             answer: shape.answer.clone(),
             ..self.opts.clone()
         }
@@ -171,10 +180,21 @@ impl Grammars {
         if let Some(why) = &plan.args_fallback {
             tracing::warn!(refused = %why, "llguidance refused an argument schema; using toolgram's own schema grammar");
         }
+        let decider = if shape.plan == Plan::Calls && plan.planned && !shape.choice.requires_call()
+        {
+            let unplanned = CallShape {
+                plan: Plan::Off,
+                ..shape.clone()
+            };
+            Some(Box::new(self.compile_call(tools, &unplanned)?))
+        } else {
+            None
+        };
         Ok(CompiledCall {
             shape: shape.clone(),
             plan,
             fresh: Mutex::new(fresh),
+            decider,
             compile_ms: started.elapsed().as_secs_f64() * 1e3,
         })
     }

@@ -55,6 +55,7 @@ pub mod models;
 mod prefix;
 mod sample;
 mod session;
+pub mod speed;
 pub mod template;
 mod template_filters;
 mod template_lists;
@@ -71,8 +72,8 @@ pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_gr
 pub use loop_guard::CutCall;
 pub use prefix::{PrefixStore, Stored};
 pub use session::{
-    CallRequest, CallResponse, DecodeObserver, FinishReason, PLAN_CALL_BIAS, Sampling, Session,
-    Timings, TruncatedCall, call_id, state_tag,
+    AGENT_CALL_BIAS, AGENT_POOL, CallRequest, CallResponse, DecodeObserver, FinishReason,
+    PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall, call_id, state_tag,
 };
 pub use threads::default_threads;
 

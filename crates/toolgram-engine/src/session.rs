@@ -3,6 +3,8 @@
 //! step, fast-forward of forced tokens, and KV-cache reuse of the longest common prompt prefix
 //! between calls. A planned reply whose plan line counts one call or none has that line taken
 //! out of the context once written (its text kept), so the call is chosen from the prompt alone.
+//! Under [`Plan::Calls`] the unplanned reply is decoded first; only one that calls is decoded
+//! again under the plan, its count at least one.
 //!
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
@@ -29,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use toolgram_core::compile::{self, CompiledGrammar, PLAN_PREFIX};
 pub use toolgram_core::define::reply::FinishReason;
-use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::define::request::{Mode, Plan, Think};
 use toolgram_core::parse::lenient::{
     self, LenientOptions, LenientOutput, ReasoningFormat, SyntaxChoice,
 };
@@ -82,11 +84,12 @@ pub struct Sampling {
     /// stage also turns it on for a request that forbids repeats.
     pub cut_runaways: bool,
     /// Plan, then calls ([`toolgram_core::compile::CompileOptions::plan`]): where several
-    /// calls may be made, the reply first says how many, then makes exactly that many.
-    pub plan: bool,
+    /// calls may be made, the reply first says how many, then makes exactly that many; and
+    /// whether that count or the unplanned reply chooses call or text ([`Plan`]).
+    pub plan: Plan,
     /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
-    /// (under `auto`; under a plan, to the counts 1–9): > 0 calls more often, < 0 declines
-    /// more often (see `call_bias`); `None`: [`Self::call_bias`]'s default.
+    /// (under `auto`; under [`Plan::Count`], to the counts 1–9): > 0 calls more often, < 0
+    /// declines more often (see `call_bias`); `None`: [`Self::call_bias`]'s default.
     pub call_bias: Option<f32>,
 }
 
@@ -95,11 +98,36 @@ pub struct Sampling {
 /// bias of -2 on the counts 1–9 wins back most declines at no measured cost to calls.
 pub const PLAN_CALL_BIAS: f32 = -2.0;
 
+/// Tools offered from which a pool counts as an agent's ([`AGENT_CALL_BIAS`]). BFCL's
+/// categories offer 1 to 4; Claude Code about 17, Codex CLI about 10.
+pub const AGENT_POOL: usize = 8;
+
+/// The call bias of a request offering an agent's pool ([`AGENT_POOL`] tools or more) when it
+/// names none: an agent's user asks for actions, and a coding model asked for a file leans to
+/// writing it as text — Claude Code's first turn on the default model by 3.8 logits, which
+/// +4 tips to its `Write` call (docs/clients.md, docs/eval.md "Right by default").
+pub const AGENT_CALL_BIAS: f32 = 4.0;
+
 impl Sampling {
-    /// The call bias in force: the request's, else [`PLAN_CALL_BIAS`] under a plan, else 0.
+    /// The call bias in force for a pool of `tools` tools: the request's; else
+    /// [`AGENT_CALL_BIAS`] for an agent's pool (unless the count chooses); else
+    /// [`Self::call_bias`]'s default.
+    pub fn call_bias_for(&self, tools: usize) -> f32 {
+        match self.call_bias {
+            Some(b) => b,
+            None if tools >= AGENT_POOL && self.plan != Plan::Count => AGENT_CALL_BIAS,
+            None => self.call_bias(),
+        }
+    }
+
+    /// The call bias in force: the request's, else [`PLAN_CALL_BIAS`] where the count
+    /// chooses ([`Plan::Count`]), else 0.
     pub fn call_bias(&self) -> f32 {
-        self.call_bias
-            .unwrap_or(if self.plan { PLAN_CALL_BIAS } else { 0.0 })
+        self.call_bias.unwrap_or(if self.plan == Plan::Count {
+            PLAN_CALL_BIAS
+        } else {
+            0.0
+        })
     }
 }
 
@@ -117,7 +145,7 @@ impl Default for Sampling {
             think_budget: None,
             max_calls: None,
             cut_runaways: false,
-            plan: false,
+            plan: Plan::Off,
             call_bias: None,
         }
     }
@@ -196,6 +224,10 @@ pub struct Timings {
 pub struct CallResponse {
     /// The reasoning block's text, when thinking was on and the model wrote one.
     pub reasoning_content: Option<String>,
+    /// A planned reply's plan line (`Number of tool calls needed: 2`): the model's own account
+    /// of what it will do, not the answer; the run stage shows it as reasoning to a client
+    /// that asked for reasoning or for the plan.
+    pub plan: Option<String>,
     /// Text before (or instead of) the calls.
     pub content: Option<String>,
     /// Parsed, validated calls.
@@ -327,6 +359,38 @@ impl<'e> Session<'e> {
         self.cached.len()
     }
 
+    /// Time a prompt of [`crate::speed::PROMPT_TOKENS`] tokens and [`crate::speed::STEPS`]
+    /// decode steps on this lane, then forget them (the cache is cleared before and after).
+    pub fn measure_speed(&mut self) -> Result<crate::speed::Speed, EngineError> {
+        use crate::speed::{PROMPT_TOKENS, STEPS, Speed};
+        let text = "The quick brown fox jumps over the lazy dog, and the dog sleeps on. ";
+        let mut tokens = self
+            .engine
+            .client
+            .tokenize(&self.engine.model, &text.repeat(64));
+        tokens.truncate(PROMPT_TOKENS + STEPS);
+        if tokens.len() < PROMPT_TOKENS + STEPS {
+            return Err(EngineError::Decode("too few tokens to time".into()));
+        }
+        self.clear_cache();
+        let t0 = Instant::now();
+        let timed = self
+            .evaluate(&tokens[..PROMPT_TOKENS], true)
+            .and_then(|()| {
+                let prefill = t0.elapsed().as_secs_f64();
+                let t1 = Instant::now();
+                for t in &tokens[PROMPT_TOKENS..] {
+                    self.decode(std::slice::from_ref(t), true)?;
+                }
+                Ok(Speed {
+                    prefill_per_s: PROMPT_TOKENS as f64 / prefill.max(1e-6),
+                    decode_per_s: STEPS as f64 / t1.elapsed().as_secs_f64().max(1e-6),
+                })
+            });
+        self.clear_cache();
+        timed
+    }
+
     /// Forget the KV cache (the next call evaluates its whole prompt).
     pub fn clear_cache(&mut self) {
         self.lane.with_ctx(|ctx, seq| {
@@ -369,22 +433,29 @@ impl<'e> Session<'e> {
         let given = req.compiled.filter(|c| *c.shape() == shape);
         // The grammar is built before the prompt is evaluated, so a refusal costs nothing.
         let made_here;
-        let (compiled, matcher) = match given {
+        let call = match given {
+            Some(c) => Some(c),
+            None if unconstrained => None,
+            None => {
+                made_here = engine.grammars.compile_call(req.tools, &shape)?;
+                Some(&made_here)
+            }
+        };
+        let (compiled, matcher) = match call {
             Some(c) => (
                 Cow::Borrowed(c.plan()),
                 (!unconstrained).then(|| c.matcher()).transpose()?,
             ),
-            None if unconstrained => {
+            None => {
                 let opts = engine.grammars.call_options(&shape);
                 let plan =
                     compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
                 (Cow::Owned(plan), None)
             }
-            None => {
-                made_here = engine.grammars.compile_call(req.tools, &shape)?;
-                (Cow::Borrowed(made_here.plan()), Some(made_here.matcher()?))
-            }
         };
+        let decider = call
+            .filter(|_| !unconstrained)
+            .and_then(CompiledCall::decider);
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
         // Client text is escaped before toolgram's instructions join it: their example calls
@@ -411,44 +482,28 @@ impl<'e> Session<'e> {
         };
         self.prefill_timed(&tokens, keep, &mut timings)?;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
-        let watch = (req.think != Think::Off && !unconstrained).then(|| {
-            ThinkWatch::new(
-                req.sampling
-                    .think_budget
-                    .unwrap_or(req.sampling.max_tokens * 3 / 4),
-                engine.syntax.reasoning(),
-            )
-        });
         let t1 = Instant::now();
-        // Only a reply that may hold several calls can loop on one.
-        let mut guard = req.parallel.then(|| {
-            let reading = Reading {
-                syntax: engine.syntax,
-                tools: req.tools,
-                choice: &compiled.choice,
-                think: req.think,
-            };
-            LoopGuard::new(reading, req.messages, req.sampling.cut_runaways)
-        });
-        let outcome = self.generate(
-            matcher,
-            &req.sampling,
-            watch,
-            guard.as_mut(),
+        let decoding = Decoding {
+            req,
+            choice: &compiled.choice,
             budget,
-            &mut timings,
-        );
-        let cut_call = guard.and_then(|g| g.cut);
+            constrained: !unconstrained,
+            planned: compiled.planned,
+        };
+        let outcome = match (decider, matcher) {
+            (Some(d), Some(planned)) => self.decide_then_plan(&decoding, d, planned, &mut timings),
+            (_, matcher) => self.decode_reply(&decoding, matcher, &req.sampling, &mut timings),
+        };
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
-        let (completion_tokens, hit_limit) = match outcome {
+        let (completion_tokens, hit_limit, cut_call) = match outcome {
             Ok(done) => done,
             Err(e) => return self.cut_reply(req, &compiled, e, tokens.len(), timings),
         };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
-        let (reasoning_content, answer) = with_plan(
+        let (reasoning_content, plan, answer) = with_plan(
             parse::split_reasoning(&raw, req.think, engine.syntax.reasoning()),
-            req.sampling.plan,
+            req.sampling.plan.is_on(),
         );
         let parsed = if req.sampling.unconstrained {
             ParsedOutput {
@@ -488,6 +543,7 @@ impl<'e> Session<'e> {
         };
         Ok(CallResponse {
             reasoning_content,
+            plan,
             content: parsed.content,
             tool_calls: calls,
             finish_reason,
@@ -543,9 +599,9 @@ impl<'e> Session<'e> {
         let engine = self.engine;
         let usage = usage(max_tokens);
         let raw = String::from_utf8_lossy(&self.text).into_owned();
-        let (reasoning_content, answer) = with_plan(
+        let (reasoning_content, plan, answer) = with_plan(
             parse::split_reasoning(&raw, req.think, engine.syntax.reasoning()),
-            req.sampling.plan,
+            req.sampling.plan.is_on(),
         );
         let read = read_leniently(answer, engine.syntax, req.tools, true)
             .ok()
@@ -568,6 +624,7 @@ impl<'e> Session<'e> {
             read.tool_calls.into_iter().partition(|c| !c.partial);
         Ok(CallResponse {
             reasoning_content,
+            plan,
             content: Some(read.content).filter(|c| !c.is_empty()),
             tool_calls: complete
                 .into_iter()
@@ -725,6 +782,84 @@ impl<'e> Session<'e> {
         Ok(())
     }
 
+    /// Decode one reply of `d.req` under `matcher` and `sampling`, with its think watch and,
+    /// where several calls may be made, its loop guard: (tokens, hit the limit, a cut call).
+    fn decode_reply(
+        &mut self,
+        d: &Decoding<'_, '_>,
+        matcher: Option<Matcher>,
+        sampling: &Sampling,
+        timings: &mut Timings,
+    ) -> Result<Decoded, EngineError> {
+        let req = d.req;
+        // A plan asked for where only one call may be made has no plan line; the call bias
+        // is settled for the pool here.
+        let mut settled = Sampling {
+            plan: if d.planned { sampling.plan } else { Plan::Off },
+            ..sampling.clone()
+        };
+        settled.call_bias = Some(settled.call_bias_for(req.tools.tools().len()));
+        let sampling = &settled;
+        let watch = (req.think != Think::Off && d.constrained).then(|| {
+            ThinkWatch::new(
+                sampling.think_budget.unwrap_or(sampling.max_tokens * 3 / 4),
+                self.engine.syntax.reasoning(),
+            )
+        });
+        // Only a reply that may hold several calls can loop on one.
+        let mut guard = req.parallel.then(|| {
+            let reading = Reading {
+                syntax: self.engine.syntax,
+                tools: req.tools,
+                choice: d.choice,
+                think: req.think,
+            };
+            LoopGuard::new(reading, req.messages, sampling.cut_runaways)
+        });
+        let (n, hit) =
+            self.generate(matcher, sampling, watch, guard.as_mut(), d.budget, timings)?;
+        Ok((n, hit, guard.and_then(|g| g.cut)))
+    }
+
+    /// [`Plan::Calls`]: the reply is decoded without the plan (`decider`'s grammar), so call
+    /// or text is the model's unplanned choice (and the request's `call_bias` acts there); a
+    /// reply that calls is then taken out of the context and decoded again under the plan
+    /// (`planned`) with a count of at least one, which writes the calls. Text stays as it
+    /// is. The tokens of both decodes are counted; the margin is the first decode's.
+    fn decide_then_plan(
+        &mut self,
+        d: &Decoding<'_, '_>,
+        decider: &CompiledCall,
+        planned: Matcher,
+        timings: &mut Timings,
+    ) -> Result<Decoded, EngineError> {
+        let reply_start = self.cached.len();
+        let unplanned = Sampling {
+            plan: Plan::Off,
+            ..d.req.sampling.clone()
+        };
+        let first = self.decode_reply(d, Some(decider.matcher()?), &unplanned, timings)?;
+        let raw = String::from_utf8_lossy(&self.text);
+        let syntax = self.engine.syntax;
+        let (_, answer) = parse::split_reasoning(&raw, d.req.think, syntax.reasoning());
+        let read = parse::parse_output(answer, syntax, d.req.tools, d.choice);
+        if !read.is_ok_and(|r| !r.tool_calls.is_empty()) {
+            return Ok(first);
+        }
+        let margin = self.call_margin;
+        let td = Instant::now();
+        self.unsee_reply(reply_start, &[])?;
+        timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
+        let counted = Sampling {
+            plan: Plan::Count,
+            call_bias: Some(MUST_CALL),
+            ..d.req.sampling.clone()
+        };
+        let (n, hit, cut) = self.decode_reply(d, Some(planned), &counted, timings)?;
+        self.call_margin = margin;
+        Ok((first.0 + n, hit, cut))
+    }
+
     /// Take the reply so far out of the context, keeping its text, and go on from the prompt's
     /// last token with `rest` (tokens the grammar forced after what is taken out): the next
     /// token is chosen as if the reply had not started. See [`after_plan_of_one`].
@@ -740,7 +875,7 @@ impl<'e> Session<'e> {
             .with_ctx(|ctx, seq| ctx.clear_kv_cache_seq(Some(seq), Some(from), None));
         if !cut.unwrap_or(false) {
             return Err(EngineError::Decode(
-                "llama.cpp could not take the plan line out of the context".into(),
+                "llama.cpp could not take the reply out of the context".into(),
             ));
         }
         self.cached.truncate(reply_start - 1);
@@ -789,10 +924,10 @@ impl<'e> Session<'e> {
         });
         let mut rng = Rng::new(seed);
         let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
-        let mut choice = CallChoice::new(&engine.call_starts, s.plan, s.call_bias());
+        let mut choice = CallChoice::new(&engine.call_starts, s.plan.is_on(), s.call_bias());
         // Where the reply starts in the context; a plan of one call or none leaves it (below).
         let reply_start = self.cached.len();
-        let mut plan_open = s.plan;
+        let mut plan_open = s.plan.is_on();
         self.call_margin = None;
         self.text.clear();
         if let Some(o) = self.observer.as_mut() {
@@ -959,6 +1094,25 @@ impl<'e> Session<'e> {
         Ok((produced, true))
     }
 }
+
+/// A call bias that leaves the call-starting tokens alone at the choice: the count of a reply
+/// already known to call ([`Session::decide_then_plan`]).
+const MUST_CALL: f32 = f32::INFINITY;
+
+/// What one request's decodes share: the request, its grammar's tool choice, the token budget,
+/// and whether a grammar constrains them.
+struct Decoding<'r, 'a> {
+    req: &'r CallRequest<'a>,
+    choice: &'r ToolChoice,
+    budget: usize,
+    constrained: bool,
+    /// Whether the grammar opens the reply with a plan line (a plan asked for where only one
+    /// call may be made has none: the call bias then acts at the call opener).
+    planned: bool,
+}
+
+/// A decode's tokens, whether the limit ended it, and the runaway call its guard cut.
+type Decoded = (usize, bool, Option<CutCall>);
 
 /// Where a plan of one call or none ends in this step (`step`, whose text starts at
 /// `step_start` of the reply `text`): the index of the step's first token after the plan line,
@@ -1159,20 +1313,16 @@ fn read_free_text(
     })
 }
 
-/// A planned reply's plan line (`Number of tool calls needed: 2`) joins its reasoning: it is
+/// A planned reply's plan line (`Number of tool calls needed: 2`) taken from its answer: it is
 /// the model's own account of what it will do, not the answer.
-fn with_plan((reasoning, answer): (Option<String>, &str), plan: bool) -> (Option<String>, &str) {
-    let (Some(line), rest) = parse::split_plan(answer) else {
-        return (reasoning, answer);
-    };
-    if !plan {
-        return (reasoning, answer);
+fn with_plan(
+    (reasoning, answer): (Option<String>, &str),
+    plan: bool,
+) -> (Option<String>, Option<String>, &str) {
+    match parse::split_plan(answer) {
+        (Some(line), rest) if plan => (reasoning, Some(line), rest),
+        _ => (reasoning, None, answer),
     }
-    let joined = match reasoning {
-        Some(r) => format!("{r}\n{line}"),
-        None => line,
-    };
-    (Some(joined), rest)
 }
 
 /// How a finished reply is read: its syntax, its grammar's plan, the pool, and whether the
@@ -1227,5 +1377,32 @@ impl Read<'_> {
                 text: raw.to_owned(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agents_pool_gets_its_call_bias_unless_the_request_or_the_count_names_one() {
+        let s = Sampling::default();
+        assert_eq!(s.call_bias_for(AGENT_POOL - 1), 0.0);
+        assert_eq!(s.call_bias_for(AGENT_POOL), AGENT_CALL_BIAS);
+        let named = Sampling {
+            call_bias: Some(-1.0),
+            ..Sampling::default()
+        };
+        assert_eq!(named.call_bias_for(40), -1.0);
+        let counted = Sampling {
+            plan: Plan::Count,
+            ..Sampling::default()
+        };
+        assert_eq!(counted.call_bias_for(40), PLAN_CALL_BIAS);
+        let calls = Sampling {
+            plan: Plan::Calls,
+            ..Sampling::default()
+        };
+        assert_eq!(calls.call_bias_for(40), AGENT_CALL_BIAS);
     }
 }

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use toolgram_core::ToolChoice;
+use toolgram_core::define::request::Plan;
 use toolgram_engine::{FinishReason, Sampling};
 
 fn greedy() -> Sampling {
@@ -219,6 +220,17 @@ fn planned_reply(
     choice: ToolChoice,
     sampling: Sampling,
 ) -> toolgram_engine::CallResponse {
+    reply_under(s, tools, prompt, choice, Plan::Count, sampling)
+}
+
+fn reply_under(
+    s: &mut toolgram_engine::Session<'_>,
+    tools: &toolgram_core::ToolSet,
+    prompt: &str,
+    choice: ToolChoice,
+    plan: Plan,
+    sampling: Sampling,
+) -> toolgram_engine::CallResponse {
     let messages = [toolgram_core::ChatMessage::text("user", prompt)];
     s.reply(&toolgram_engine::CallRequest {
         messages: &messages,
@@ -228,10 +240,7 @@ fn planned_reply(
         mode: Default::default(),
         think: Default::default(),
         few_shot: false,
-        sampling: Sampling {
-            plan: true,
-            ..sampling
-        },
+        sampling: Sampling { plan, ..sampling },
         compiled: None,
         answer: None,
     })
@@ -253,11 +262,11 @@ fn under_a_plan_call_bias_tips_the_count_between_none_and_some() {
         planned_reply(&mut s, &tools, prompt, ToolChoice::Auto, sampling)
     };
     let none = planned(-100.0);
-    let plan = none.reasoning_content.clone().unwrap_or_default();
+    let plan = none.plan.clone().unwrap_or_default();
     assert!(plan.ends_with(": 0"), "{plan:?} ({:?})", none.raw);
     assert!(none.call_margin.is_some());
     let some = planned(100.0);
-    let plan = some.reasoning_content.clone().unwrap_or_default();
+    let plan = some.plan.clone().unwrap_or_default();
     assert!(
         !plan.ends_with(": 0") && !some.tool_calls.is_empty(),
         "{plan:?} {some:?}"
@@ -288,7 +297,7 @@ fn a_plan_of_one_call_leaves_the_context_once_written() {
         "What's the weather like in Paris right now?",
         ToolChoice::Required,
     );
-    let plan = one.reasoning_content.clone().unwrap_or_default();
+    let plan = one.plan.clone().unwrap_or_default();
     assert!(plan.ends_with(": 1"), "{plan:?}: {}", one.raw);
     assert_eq!(one.tool_calls.len(), 1, "{}", one.raw);
     assert!(
@@ -299,10 +308,44 @@ fn a_plan_of_one_call_leaves_the_context_once_written() {
         "What is the weather in Paris and in Rome?",
         ToolChoice::Required,
     );
-    let plan = two.reasoning_content.clone().unwrap_or_default();
+    let plan = two.plan.clone().unwrap_or_default();
     assert!(plan.ends_with(": 2"), "{plan:?}: {}", two.raw);
     assert!(
         unheld < line,
         "a plan of two stays in view: {unheld} tokens unheld"
+    );
+}
+
+/// Under `Plan::Calls` call or text is the unplanned reply's choice: a reply in text is the
+/// unplanned reply itself (no plan line, the same text), and a reply that calls is decoded
+/// again under the plan — two calls for two cities, where the unplanned reply stops after
+/// one — its tokens counting both decodes.
+#[test]
+fn under_plan_calls_text_stays_unplanned_and_a_calling_reply_is_counted() {
+    let _g = lock();
+    let tools = tools();
+    let mut s = engine("default").session().expect("session");
+    let mut reply = |prompt: &str, plan: Plan| {
+        let sampling = Sampling {
+            max_tokens: 200,
+            ..greedy()
+        };
+        reply_under(&mut s, &tools, prompt, ToolChoice::Auto, plan, sampling)
+    };
+    let hello = "Hi! In one sentence, who are you?";
+    let (text, unplanned) = (reply(hello, Plan::Calls), reply(hello, Plan::Off));
+    assert!(text.tool_calls.is_empty(), "{}", text.raw);
+    assert_eq!((text.plan.as_deref(), &text.raw), (None, &unplanned.raw));
+    let two = "What is the weather in Paris and in Rome?";
+    let (counted, unplanned) = (reply(two, Plan::Calls), reply(two, Plan::Off));
+    assert_eq!(unplanned.tool_calls.len(), 1, "{}", unplanned.raw);
+    let plan = counted.plan.clone().unwrap_or_default();
+    assert!(plan.ends_with(": 2"), "{plan:?}: {}", counted.raw);
+    assert_eq!(counted.tool_calls.len(), 2, "{}", counted.raw);
+    assert!(
+        counted.completion_tokens > unplanned.completion_tokens + 2 * 10,
+        "both decodes counted: {} against {} unplanned",
+        counted.completion_tokens,
+        unplanned.completion_tokens
     );
 }

@@ -38,6 +38,8 @@ pub mod report;
 pub mod run;
 pub mod tools;
 
+pub use toolgram_core::define::request::Plan;
+
 pub use error::EvalError;
 
 /// Whose rules a run follows; every record and table row names it.
@@ -84,9 +86,9 @@ pub struct RunOptions {
     pub max_attempts: usize,
     /// Whose rules.
     pub protocol: Protocol,
-    /// Plan, then calls on the embedded model (the reply states how many calls it will make,
-    /// then makes exactly that many).
-    pub plan: bool,
+    /// Plan, then calls on the embedded model (a reply states how many calls it will make,
+    /// then makes exactly that many; [`Plan`] says what chooses call or text).
+    pub plan: Plan,
     /// Added to a call's opening tokens where the reply may call or not, on the embedded
     /// model (docs/eval.md, "Call or text"); `None`: the runtime's default.
     pub call_bias: Option<f32>,
@@ -118,7 +120,7 @@ impl Default for RunOptions {
             max_tokens: None,
             max_attempts: 3,
             protocol: Protocol::Toolgram,
-            plan: false,
+            plan: Plan::Off,
             call_bias: None,
             votes: 1,
         }

@@ -155,6 +155,7 @@ fn run_one(
     req.few_shot = mode.few_shot();
     req.sampling.max_tokens = options.embedded_max_tokens();
     req.sampling.plan = options.plan;
+    req.show_plan = true;
     req.sampling.call_bias = options.call_bias;
     req.votes = options.votes;
     req.retry = RetryPolicy {

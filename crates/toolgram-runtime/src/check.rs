@@ -105,7 +105,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         think: req.think,
         lenient,
         max_calls: req.sampling.max_calls,
-        plan: req.sampling.plan,
+        plan: req.sampling.plan.is_on(),
         answer: answer.as_ref().map(|(_, schema)| schema.clone()),
         ..CompileOptions::default()
     };

@@ -114,6 +114,9 @@ pub struct EmbeddedConfig {
     /// Keep evaluated prompt prefixes on disk, for later requests and later processes
     /// (`None`: only in memory, for this runtime's life).
     pub prefix_cache: Option<prefix_cache::PrefixCacheConfig>,
+    /// Time a prompt and a few decode steps once the model is loaded
+    /// ([`Runtime::speed`]; a few seconds on a CPU): a server sizes its deadline from it.
+    pub measure_speed: bool,
 }
 
 impl Default for EmbeddedConfig {
@@ -125,6 +128,7 @@ impl Default for EmbeddedConfig {
             parallel: 1,
             max_queue: 64,
             prefix_cache: None,
+            measure_speed: false,
         }
     }
 }
@@ -169,6 +173,7 @@ impl Runtime {
                     max_sessions: cfg.max_sessions,
                     parallel: cfg.parallel,
                     max_queue: cfg.max_queue,
+                    measure_speed: cfg.measure_speed,
                 };
                 let store = match &cfg.prefix_cache {
                     Some(c) => {
@@ -218,6 +223,15 @@ impl Runtime {
         match &*self.inner {
             Inner::Embedded(e) => e.reasons,
             Inner::Remote(_) => false,
+        }
+    }
+
+    /// How fast this machine runs the embedded model ([`EmbeddedConfig::measure_speed`]):
+    /// `None` for a provider, before the measurement ends, or when it was not asked for.
+    pub fn speed(&self) -> Option<toolgram_engine::speed::Speed> {
+        match &*self.inner {
+            Inner::Embedded(e) => e.speed.get().copied(),
+            Inner::Remote(_) => None,
         }
     }
 

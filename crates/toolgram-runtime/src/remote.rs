@@ -47,6 +47,18 @@ fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
     crate::user_files::named_syntax(name.unwrap_or("hermes"))
 }
 
+/// What a provider is not sent though it is on by default, said in the reply's warnings: the
+/// plan (on by default where several calls may be made; a provider runs its own grammar).
+fn unsent_defaults(req: &Request) -> Vec<String> {
+    let planned = req.sampling.plan.is_on() && req.parallel_tool_calls;
+    planned
+        .then(|| {
+            "`plan` is off for this request: a provider is not sent the plan yet (the embedded engine plans where several calls may be made)".to_owned()
+        })
+        .into_iter()
+        .collect()
+}
+
 /// Options providers are not sent yet are refused by name, never dropped.
 fn refuse_unsent(req: &Request) -> Result<(), RunError> {
     let d = Sampling::default();
@@ -61,6 +73,8 @@ fn refuse_unsent(req: &Request) -> Result<(), RunError> {
         ("few_shot", req.few_shot && req.mode != Mode::Prompt),
         ("unconstrained", s.unconstrained),
         ("no_fast_forward", s.no_fast_forward),
+        // One decision step's bias: a provider's `logit_bias` acts at every step.
+        ("call_bias", s.call_bias.is_some()),
     ];
     match unsent.iter().find(|(_, set)| *set) {
         Some((name, _)) => Err(RunError::InvalidRequest(format!(
@@ -167,6 +181,7 @@ impl Remote {
             usage: outcome.usage,
             attempts: outcome.attempts,
             failed_attempts: outcome.failed,
+            warnings: unsent_defaults(req),
             ..Response::ran(
                 path,
                 path_reason,
@@ -193,5 +208,21 @@ mod tests {
         // Prompt mode sends its instructions anyway: nothing is lost.
         req.mode = Mode::Prompt;
         assert!(refuse_unsent(&req).is_ok());
+    }
+
+    #[test]
+    fn a_call_bias_is_refused_by_name_and_the_default_plan_is_said_off() {
+        let tools = ToolSet::from_json_str("[]").expect("an empty pool");
+        let mut req = Request::new(Vec::new(), tools);
+        req.sampling.call_bias = Some(4.0);
+        let e = refuse_unsent(&req).expect_err("refused").to_string();
+        assert!(e.contains("`call_bias`"), "{e}");
+        req.sampling.plan = toolgram_core::define::request::Plan::Calls;
+        assert!(
+            unsent_defaults(&req).is_empty(),
+            "one call at most: no plan"
+        );
+        req.parallel_tool_calls = true;
+        assert!(unsent_defaults(&req)[0].contains("`plan` is off"));
     }
 }

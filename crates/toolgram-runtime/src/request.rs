@@ -59,6 +59,10 @@ pub struct Request {
     /// Call syntax for a provider's grammar and prompt paths (default `hermes`); the
     /// embedded engine speaks its model's own syntax.
     pub syntax: Option<String>,
+    /// Return a planned reply's plan line (`Number of tool calls needed: 2`) as reasoning: for
+    /// a client that asked for reasoning or for the plan. Otherwise the line is dropped: a
+    /// plan on by default is the server's way to a right count, not text the client asked for.
+    pub show_plan: bool,
     /// Tools the front end left out before the pool was built (hosted tools it cannot run),
     /// each with why; the reply lists them first under `filtered_out`.
     pub not_offered: Vec<FilteredTool>,
@@ -146,6 +150,7 @@ impl Request {
             repeats: Repeats::List,
             response_format: None,
             syntax: None,
+            show_plan: false,
             not_offered: Vec::new(),
             cancel: Cancel::default(),
         }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Semaphore, watch};
 use toolgram_core::ChatMessage;
+use toolgram_core::define::request::Plan;
 use toolgram_runtime::{ModelSet, Response, Runtime};
 
 /// Most ballots one request may ask for unless the operator says otherwise: about what the
@@ -36,7 +37,7 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Longest a request may take, from its arrival: loading its model, its check, its wait
     /// in the queue and its run under one deadline (504 past it).
-    pub timeout: Duration,
+    pub timeout: Timeout,
     /// Stored Responses kept for `previous_response_id`.
     pub max_stored_responses: usize,
     /// Bytes the stored Responses may hold together (their JSON), oldest dropped first; a
@@ -69,8 +70,9 @@ pub struct ServerConfig {
     /// Most calls one reply may make under `parallel_tool_calls` (`None`: unbounded).
     pub max_calls_per_reply: Option<usize>,
     /// Plan, then calls by default (a request's `plan` field overrides it): where several
-    /// calls may be made, the reply first states how many, then makes exactly that many.
-    pub plan: bool,
+    /// calls may be made, a reply that calls first states how many, then makes exactly that
+    /// many (`Plan::Calls`, the default; docs/eval.md, "Right by default").
+    pub plan: Plan,
     /// Added to the logits of a call's opening tokens where a reply may call or not, by
     /// default (a request's `call_bias` field overrides it; -100 to 100); `None`: the
     /// runtime's default (`Sampling::call_bias`).
@@ -107,7 +109,7 @@ impl Default for ServerConfig {
             port: 8080,
             api_key: None,
             max_body_bytes: 4 << 20,
-            timeout: Duration::from_secs(300),
+            timeout: Timeout::Sized,
             max_stored_responses: 256,
             max_stored_bytes: 64 << 20,
             max_connections: 256,
@@ -119,7 +121,7 @@ impl Default for ServerConfig {
             strict_model_names: false,
             hosted_tools: HostedTools::Filter,
             max_calls_per_reply: Some(8),
-            plan: false,
+            plan: Plan::Calls,
             call_bias: None,
             votes: 1,
             max_votes: DEFAULT_MAX_VOTES,
@@ -193,6 +195,37 @@ impl ServerConfig {
     }
 }
 
+/// How long a request may take, from its arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeout {
+    /// Sized to this machine: what a prompt filling the model's context and a
+    /// [`crate::params::DEFAULT_MAX_TOKENS`]-token reply take at the model's measured speed
+    /// (`Runtime::speed`), [`MIN_SIZED_TIMEOUT`] at least — and that until the model is
+    /// loaded and timed, or where it cannot be (a provider).
+    Sized,
+    /// This long, whatever the model (`--timeout-s`).
+    Fixed(Duration),
+}
+
+/// The least a sized deadline gives a request (and what it gives before its model is timed).
+pub const MIN_SIZED_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl Timeout {
+    /// The time a request on `runtime` gets (`None`: its model is not loaded yet).
+    pub fn on(self, runtime: Option<&Runtime>) -> Duration {
+        match self {
+            Self::Fixed(d) => d,
+            Self::Sized => runtime
+                .and_then(|r| Some((r.speed()?, r.context_size()?)))
+                .map(|(speed, n_ctx)| {
+                    let s = speed.seconds_for(n_ctx, crate::params::DEFAULT_MAX_TOKENS);
+                    Duration::from_secs_f64(s.ceil().min(1e7))
+                })
+                .map_or(MIN_SIZED_TIMEOUT, |d| d.max(MIN_SIZED_TIMEOUT)),
+        }
+    }
+}
+
 /// The model a request runs on: its id (replies name it), its runtime, the most tokens a
 /// reply gets from it, and the request's deadline.
 #[derive(Clone)]
@@ -203,7 +236,9 @@ pub struct Served {
     pub runtime: Runtime,
     /// `--max-tokens`, or its context (a provider's: [`DEFAULT_PROVIDER_MAX_TOKENS`]).
     pub max_tokens: usize,
-    /// When the request's time is up (`--timeout-s` after it arrived).
+    /// The time the request has ([`Timeout::on`] its model).
+    pub timeout: Duration,
+    /// When the request's time is up (`timeout` after it arrived).
     pub deadline: tokio::time::Instant,
 }
 
@@ -295,8 +330,9 @@ impl App {
             .map_or("toolgram", |m| m.id.as_str())
     }
 
-    /// The model at `index` as a request with `deadline` runs on it.
-    pub fn served(&self, index: usize, runtime: Runtime, deadline: tokio::time::Instant) -> Served {
+    /// The model at `index` as a request that arrived at `arrival` runs on it.
+    pub fn served(&self, index: usize, runtime: Runtime, arrival: tokio::time::Instant) -> Served {
+        let timeout = self.config.timeout.on(Some(&runtime));
         let id = self
             .models
             .models()
@@ -312,7 +348,8 @@ impl App {
             id,
             runtime,
             max_tokens,
-            deadline,
+            timeout,
+            deadline: arrival + timeout,
         }
     }
 

@@ -59,10 +59,11 @@ pub(crate) async fn read_checked<A: Send + 'static>(
     route: &'static str,
     read: Reader<A>,
 ) -> Result<Checked<A>, ApiError> {
-    let deadline = Instant::now() + app.config.timeout;
+    let arrival = Instant::now();
+    let deadline = arrival + app.config.timeout.on(None);
     let (index, r) = read_unloaded(app, req, read, deadline).await?;
-    let served = served(app, index, deadline).await?;
-    off_worker(app, deadline, move |app| {
+    let served = served(app, index, arrival, deadline).await?;
+    off_worker(app, served.deadline, move |app| {
         let Read {
             mut req,
             asks,
@@ -92,9 +93,11 @@ pub(crate) async fn read_then<A: Send + 'static, T: Send + 'static>(
     read: Reader<A>,
     then: impl FnOnce(&Served, toolgram_runtime::Request) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let deadline = Instant::now() + app.config.timeout;
+    let arrival = Instant::now();
+    let deadline = arrival + app.config.timeout.on(None);
     let (index, r) = read_unloaded(app, req, read, deadline).await?;
-    let served = served(app, index, deadline).await?;
+    let served = served(app, index, arrival, deadline).await?;
+    let deadline = served.deadline;
     let Read {
         mut req,
         asks,
@@ -139,7 +142,7 @@ fn past_deadline(app: &App, what: &str) -> ApiError {
         "timeout",
         format!(
             "{what} took longer than {} s (--timeout-s, for the whole request)",
-            app.config.timeout.as_secs()
+            app.config.timeout.on(None).as_secs()
         ),
     )
 }
@@ -197,7 +200,12 @@ async fn json_body(app: &App, req: Request) -> Result<Value, ApiError> {
 /// load at a time in arrival order; a request for a model that is loading waits for it),
 /// within the request's deadline: past it the request gets a 504 and leaves the loading
 /// queue.
-async fn served(app: &Arc<App>, index: usize, deadline: Instant) -> Result<Served, ApiError> {
+async fn served(
+    app: &Arc<App>,
+    index: usize,
+    arrival: Instant,
+    deadline: Instant,
+) -> Result<Served, ApiError> {
     let loader = Arc::clone(app);
     let until = deadline.into_std();
     let load = tokio::task::spawn_blocking(move || loader.models.get_within(index, until));
@@ -208,7 +216,7 @@ async fn served(app: &Arc<App>, index: usize, deadline: Instant) -> Result<Serve
             past_deadline(app, &format!("loading the model `{id}`"))
         })?
         .map_err(|e| ApiError::internal("loading the model", e))??;
-    Ok(app.served(index, runtime, deadline))
+    Ok(app.served(index, runtime, arrival))
 }
 
 /// Check a request before it is queued: the pool offered for it and, on the engine, its

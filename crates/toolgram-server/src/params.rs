@@ -8,7 +8,7 @@ use crate::clip::cut;
 use crate::error::ApiError;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use toolgram_core::define::request::Think;
+use toolgram_core::define::request::{Plan, Think};
 use toolgram_core::{DefinitionError, Tool, ToolSet};
 use toolgram_runtime::{FilteredTool, Request, ResponseFormat, RetryPolicy, RunError, Sampling};
 use toolgram_wire::chat;
@@ -52,6 +52,23 @@ pub fn ignored_fields(o: &Map<String, Value>, honoured: &[&str], accepted: &[&st
 pub fn object(body: &Value) -> Result<&Map<String, Value>, ApiError> {
     body.as_object()
         .ok_or_else(|| ApiError::invalid("", "the request body must be a JSON object"))
+}
+
+/// The `plan` field: `true` (= `"on"`), `false` (= `"off"`), or `"on"`, `"off"`, `"count"`.
+pub fn opt_plan(o: &Map<String, Value>) -> Result<Option<Plan>, ApiError> {
+    let plan = match o.get("plan") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Bool(true)) => Some(Plan::Calls),
+        Some(Value::Bool(false)) => Some(Plan::Off),
+        Some(Value::String(name)) => Plan::from_name(name),
+        Some(_) => None,
+    };
+    plan.map(Some).ok_or_else(|| {
+        ApiError::invalid(
+            "plan",
+            "`plan` must be true, false, \"on\", \"off\" or \"count\"".to_owned(),
+        )
+    })
 }
 
 /// An optional boolean.
@@ -134,6 +151,9 @@ pub struct ModelAsks {
     pub think: Option<(&'static str, Think)>,
     /// The reasoning budget asked for (Anthropic's `thinking.budget_tokens`).
     pub think_budget: Option<usize>,
+    /// The request turned the plan on itself (its `plan` field): its line is returned as
+    /// reasoning, as it is to a client that asks for reasoning.
+    pub plan_asked: bool,
 }
 
 impl ModelAsks {
@@ -163,6 +183,7 @@ impl ModelAsks {
                 Think::Off
             }
         };
+        req.show_plan = self.plan_asked || self.think.is_some();
         let max = req.sampling.max_tokens;
         req.sampling.think_budget = self
             .think_budget
@@ -180,10 +201,12 @@ pub fn sampling(
     limits: &crate::app::ServerConfig,
     asks: &mut ModelAsks,
 ) -> Result<Sampling, ApiError> {
+    let asked_plan = opt_plan(o)?;
+    asks.plan_asked = asked_plan.is_some_and(Plan::is_on);
     let mut s = Sampling {
         max_tokens: DEFAULT_MAX_TOKENS,
         max_calls: limits.max_calls_per_reply,
-        plan: opt_bool(o, "plan")?.unwrap_or(limits.plan),
+        plan: asked_plan.unwrap_or(limits.plan),
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
             .map(|b| b as f32)
             .or(limits.call_bias),
@@ -653,6 +676,7 @@ pub(crate) mod tests {
             id: "m".into(),
             runtime,
             max_tokens,
+            timeout: std::time::Duration::from_secs(1),
             deadline: tokio::time::Instant::now(),
         }
     }

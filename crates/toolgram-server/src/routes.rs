@@ -5,7 +5,7 @@
 //!
 //! This module must not read a request body: the APIs' handlers do.
 
-use crate::app::App;
+use crate::app::{App, Timeout};
 use crate::error::ApiError;
 use crate::{anthropic, chat, guard, metrics, responses};
 use axum::extract::{MatchedPath, Request, State};
@@ -137,7 +137,8 @@ async fn count(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
 }
 
 /// `GET /health`: answered without a key (load balancers probe it), but then with its
-/// status alone; the models, their loads and where their layers are only with the key.
+/// status alone; the models, their loads, where their layers are, their measured speed and
+/// the time a request on each gets only with the key.
 async fn health(State(app): State<Arc<App>>, headers: axum::http::HeaderMap) -> Json<Value> {
     let states = app.models.states();
     let loaded = |s: &toolgram_runtime::ModelState| s.runtime.clone();
@@ -169,12 +170,21 @@ async fn health(State(app): State<Arc<App>>, headers: axum::http::HeaderMap) -> 
                 "lanes_failed": r.as_ref().map_or(0, |r| r.lanes_failed()),
                 "loads": s.loads, "unloads": s.unloads,
                 "last_load_seconds": s.last_load.map(|d| d.as_secs_f64()),
+                "context_tokens": r.as_ref().and_then(toolgram_runtime::Runtime::context_size),
+                "timeout_s": app.config.timeout.on(r.as_ref()).as_secs(),
+                "speed": r.as_ref().and_then(toolgram_runtime::Runtime::speed).map(|s| json!({
+                    "prefill_tokens_per_s": s.prefill_per_s.round(),
+                    "decode_tokens_per_s": (s.decode_per_s * 10.0).round() / 10.0})),
                 "offload": r.as_ref().and_then(|r| r.offload().map(toolgram_runtime::Offload::to_json))})
         })
         .collect();
     let offload = models.first().map_or(Value::Null, |m| m["offload"].clone());
     Json(
         json!({"status": status, "model": app.model_id(), "queue_depth": queued,
+        "timeout": match app.config.timeout {
+            Timeout::Sized => "sized to each model's measured speed (--timeout-s to fix it)",
+            Timeout::Fixed(_) => "fixed (--timeout-s)",
+        },
         "lanes_failed": failed, "offload": offload, "models": models}),
     )
 }

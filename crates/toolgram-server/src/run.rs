@@ -83,7 +83,7 @@ pub async fn run(
         done = tokio::time::timeout_at(served.deadline, &mut task) => match done {
             Ok(Ok(result)) => return Ok(result),
             Ok(Err(join)) => return Err(ApiError::internal("the run", join)),
-            Err(_) => timed_out(app.config.timeout),
+            Err(_) => timed_out(served.timeout),
         },
         () = drain_over(app) => shut_down(app),
     };
@@ -111,8 +111,8 @@ pub struct Events {
 /// Why a run was stopped from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
-    /// The request's deadline passed.
-    Deadline,
+    /// The request's deadline passed (the time it had).
+    Deadline(Duration),
     /// The server's drain ended.
     Drain,
 }
@@ -128,7 +128,7 @@ impl Events {
     fn stopped_error(&self, app: &App, e: RunError) -> ApiError {
         let stopped = match self.stopped.get() {
             Some(Stop::Drain) => shut_down(app),
-            Some(Stop::Deadline) => timed_out(app.config.timeout),
+            Some(Stop::Deadline(had)) => timed_out(*had),
             None => return e.into(),
         };
         stopped.with_details(e.details())
@@ -142,14 +142,14 @@ pub fn stream(app: &Arc<App>, served: &Served, req: Ready) -> Result<Events, Run
     let events = served.runtime.stream(&req)?;
     let ran = Arc::clone(app);
     let (tx, rx) = mpsc::channel(64);
-    let deadline = served.deadline;
+    let (deadline, had) = (served.deadline, served.timeout);
     let timer_cancel = cancel.clone();
     let timer_app = Arc::clone(app);
     let stopped = Arc::new(OnceLock::new());
     let why = Arc::clone(&stopped);
     tokio::spawn(async move {
         let stop = tokio::select! {
-            () = tokio::time::sleep_until(deadline) => Stop::Deadline,
+            () = tokio::time::sleep_until(deadline) => Stop::Deadline(had),
             () = drain_over(&timer_app) => Stop::Drain,
         };
         let _ = why.set(stop);

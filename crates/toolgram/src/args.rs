@@ -7,7 +7,7 @@
 /// `toolgram_engine::default_threads`).
 const THREADS_HELP: &str = "CPU threads [default: one per physical core this process \
 may use — llama.cpp's rule: hyperthreads of one core count once; on a GPU they only feed it]";
-use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::define::request::{Mode, Plan, Think};
 use toolgram_engine::EngineOptions;
 use toolgram_engine::gpu::{GpuLayers, GpuOptions, SplitMode};
 
@@ -40,15 +40,20 @@ impl EngineArgs {
 /// request's `plan`, `call_bias` and `votes` fields override them.
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct LeverArgs {
-    /// Plan, then calls: where several calls may be made, the reply first states how many it
-    /// will make (returned as reasoning), then makes exactly that many (docs/eval.md, "Plan,
-    /// then calls").
-    #[arg(long)]
-    pub plan: bool,
+    /// Plan, then calls, where several calls may be made: `on` (the default) — call or text is
+    /// chosen as without a plan, and a reply that calls is decoded again after `Number of tool
+    /// calls needed: N` (N of 1-9), which makes exactly N calls; `count` — that count chooses
+    /// call or text too (0: text); `off` — no plan. PLAN_FIGURES. Given here or in a request,
+    /// its line is returned as reasoning; on by default, it is not.
+    #[arg(long, value_name = "on|off|count", num_args = 0..=1, require_equals = true,
+        default_missing_value = "on", value_parser = plan)]
+    pub plan: Option<Plan>,
     /// Added to the logits of the tokens that open a call where the reply may call or not
-    /// (tool_choice auto; under --plan, to the counts 1-9), -100 to 100: above 0 calls more
-    /// often, below 0 declines more often (default: -2 under --plan, else 0; docs/eval.md,
-    /// "Call or text").
+    /// (tool_choice auto; under --plan count, to the counts 1-9), -100 to 100: above 0 calls
+    /// more often, below 0 declines more often. Default: +4 where 8 tools or more are offered
+    /// (an agent's pool: Claude Code's first turn leans to text by 3.8 logits on the default
+    /// model; BFCL offers 1 to 4), -2 under --plan count, else 0 (docs/eval.md, "Call or
+    /// text").
     #[arg(long, allow_negative_numbers = true, value_parser = call_bias)]
     pub call_bias: Option<f32>,
     /// Ballots: answer each request this many times at once (the first as asked, the others
@@ -107,6 +112,23 @@ pub(crate) fn votes(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(k) if (1..=max).contains(&k) => Ok(k),
         _ => Err(format!("`{s}`: a number of ballots from 1 to {max}")),
+    }
+}
+
+/// `--plan on|off|count`.
+pub(crate) fn plan(s: &str) -> Result<Plan, String> {
+    Plan::from_name(s).ok_or_else(|| format!("`{s}`: on, off or count"))
+}
+
+impl LeverArgs {
+    /// The plan in force: as given, else [`Plan::Calls`].
+    pub(crate) fn plan(&self) -> Plan {
+        self.plan.unwrap_or(Plan::Calls)
+    }
+
+    /// Whether the plan was asked for by name (its line is then shown as reasoning).
+    pub(crate) fn plan_asked(&self) -> bool {
+        self.plan.is_some_and(Plan::is_on)
     }
 }
 

@@ -150,11 +150,12 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         temperature: args.temperature,
         seed: args.seed,
         think_budget: args.think_budget,
-        plan: args.levers.plan,
+        plan: args.levers.plan(),
         call_bias: args.levers.call_bias,
         ..Sampling::default()
     };
     req.votes = args.levers.votes;
+    req.show_plan = args.levers.plan_asked();
     req.retry = RetryPolicy {
         max_attempts: args.max_attempts,
         consecutive_blocked: args.consecutive_blocked,
@@ -195,6 +196,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                 parallel: args.levers.votes,
                 max_queue: args.levers.votes,
                 prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
+                measure_speed: false,
             })
         }
     };

@@ -84,6 +84,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         parallel: 1,
         max_queue: 1,
         prefix_cache: None,
+        measure_speed: false,
     }))?;
     let r = runtime.run(&runtime.check(req)?)?;
     let mut msg = r.to_json();

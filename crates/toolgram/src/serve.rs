@@ -12,7 +12,7 @@ use toolgram_runtime::{
     read_models_file,
 };
 use toolgram_server::ServerConfig;
-use toolgram_server::app::HostedTools;
+use toolgram_server::app::{HostedTools, Timeout};
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {
@@ -69,9 +69,15 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Longest a request may take, in seconds, from its arrival: loading its model, its
-    /// check, its wait in the queue and its run under one deadline (504 past it).
-    #[arg(long, default_value_t = 300)]
-    pub timeout_s: u64,
+    /// check, its wait in the queue and its run under one deadline (504 past it). Default:
+    /// sized to this machine — each model is timed when it loads (a 256-token prompt and 8
+    /// decode steps), and a request gets what a prompt filling its context and a 2,048-token
+    /// reply take at those rates (a prompt's per-token time doubling every 6,000 tokens of
+    /// it, as measured), 300 s at least; `/health` says each model's rates and deadline. On
+    /// 2 CPU cores the default model's is about 16 minutes: Claude Code's first turn (18.9k
+    /// tokens) took 320 s there, past the fixed 300 s this replaced.
+    #[arg(long)]
+    pub timeout_s: Option<u64>,
     /// The most tokens a reply is given (a request asking for more is capped, and the reply
     /// says so). Default: the model's context (--ctx-size), so what a client asks for is
     /// honoured wherever the prompt leaves room for it. A request that names no limit gets
@@ -194,6 +200,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
                 parallel: args.parallel,
                 max_queue: args.max_queue,
                 prefix_cache: (!args.no_cache).then(PrefixCacheConfig::default),
+                // The default deadline is sized from it.
+                measure_speed: args.timeout_s.is_none(),
             };
             embedded_entries(&declared(&args)?, &base)?
         }
@@ -213,9 +221,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         drain_timeout: Duration::from_secs(args.drain_timeout_s),
         max_stored_bytes: args.max_stored_bytes,
         max_tokens: args.max_tokens.map_or(0, |n| n.max(1)),
-        timeout: Duration::from_secs(args.timeout_s.max(1)),
+        timeout: args.timeout_s.map_or(Timeout::Sized, |s| {
+            Timeout::Fixed(Duration::from_secs(s.max(1)))
+        }),
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
-        plan: args.levers.plan,
+        plan: args.levers.plan(),
         call_bias: args.levers.call_bias,
         votes: args.levers.votes,
         repeats: args.repeats,

@@ -355,7 +355,7 @@ fn eval_tools_runs_both_forms_executes_the_calls_and_resumes() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// No reply hides a call in its text: the default model under the plan on `irrelevance` (where
+/// No reply hides a call in its text: the default model under the count plan on `irrelevance` (where
 /// the stored runs hid most: `docs/eval.md`, "Calls hidden in text"), four items spread over
 /// the file, each reply without a structured call judged by core's detector against the tools
 /// its item offered.
@@ -374,7 +374,7 @@ fn no_reply_without_a_call_hides_one_in_its_text() {
         "4",
         "--protocol",
         "bfcl",
-        "--plan",
+        "--plan=count",
         "--out",
         &outs,
     ]);

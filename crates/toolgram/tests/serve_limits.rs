@@ -4,7 +4,8 @@
 //! tokens never holds up a request the check refuses; a request's ballots are admitted
 //! together and, when every one fails, the reply carries all their tokens; a schema the
 //! grammar engine refuses is a 4xx before the queue; a stream the drain ends before its first
-//! event gets 503; a models file's path outside its folder is refused.
+//! event gets 503; a models file's path outside its folder is refused; the default deadline
+//! is sized to the machine, and `/health` says how.
 
 mod common;
 use common::{ServeChild, body_json, status};
@@ -387,4 +388,50 @@ fn a_models_file_path_outside_its_folder_is_refused_unless_the_operator_allows_i
     ]);
     assert_ne!(code, 0);
     assert!(stderr.contains("outside"), "{stderr}");
+}
+
+/// With no `--timeout-s` a request's time is sized to the machine: `/health` shows each
+/// model's measured speed and the deadline it gives — what a prompt filling the context
+/// (its per-token time doubling every 6,000 tokens) and a 2,048-token reply take at those
+/// rates, 300 s at least; with
+/// `--timeout-s` it is that, and nothing is timed.
+#[test]
+fn the_default_deadline_is_sized_to_the_machine_and_health_says_it() {
+    let _one = serial();
+    let server = test_model(&[]);
+    let model = (0..60)
+        .find_map(|_| {
+            let (reply, _) = server.ask("GET", "/health", "");
+            let m = body_json(&reply)["models"][0].clone();
+            if m["speed"].is_object() {
+                return Some(m);
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            None
+        })
+        .expect("the model is timed within 30 s");
+    let speed = &model["speed"];
+    let prefill = speed["prefill_tokens_per_s"]
+        .as_f64()
+        .expect("prefill rate");
+    let decode = speed["decode_tokens_per_s"].as_f64().expect("decode rate");
+    assert!(prefill > 0.0 && decode > 0.0, "{model}");
+    let n_ctx = model["context_tokens"].as_f64().expect("context");
+    let sized = (n_ctx / prefill * (1.0 + n_ctx / 6000.0) + 2048.0 / decode).max(300.0);
+    let given = model["timeout_s"].as_f64().expect("timeout");
+    assert!(
+        (given - sized).abs() <= sized * 0.05 + 1.0,
+        "{given} s given, {sized} s at the rates shown: {model}"
+    );
+    drop(server);
+    let fixed = test_model(&["--timeout-s", "7"]);
+    let (reply, _) = fixed.ask("GET", "/health", "");
+    let health = body_json(&reply);
+    assert_eq!(health["models"][0]["timeout_s"], 7, "{health}");
+    assert!(health["models"][0]["speed"].is_null(), "{health}");
+    assert!(
+        health["timeout"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("fixed"))
+    );
 }

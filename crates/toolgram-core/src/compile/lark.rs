@@ -84,8 +84,10 @@ pub fn compile(
             keyword: k.keyword.clone(),
         });
     }
+    let planned = union::planned(opts, parallel, syntax, &u.callable).is_some();
     Ok(CompiledGrammar {
         lark: write(&u, &externs),
+        planned,
         choice: choice.clone(),
         callable: u.callable,
         parallel,

@@ -82,6 +82,9 @@ pub struct CompiledGrammar {
     pub callable: Vec<usize>,
     /// Whether several calls may be made.
     pub parallel: bool,
+    /// Whether the reply opens with a plan line ([`PLAN_PREFIX`] and its count): asked for
+    /// ([`CompileOptions::plan`]) where several calls may be made.
+    pub planned: bool,
     /// Keywords the grammar does not express and the validator enforces after parsing.
     pub deferred: Vec<DeferredKeyword>,
     /// Unknown keywords left out under `lenient` (without it they are an error).

@@ -138,7 +138,7 @@ fn not_a_bare_call() -> Text {
 /// The most calls a plan may name, where the reply is planned: several calls allowed, a
 /// syntax whose calls sit in a plain section (not Harmony's messages, not one the prompt
 /// opens, and no response format beside the tools).
-fn planned(
+pub(crate) fn planned(
     opts: &super::CompileOptions,
     parallel: bool,
     syntax: &CallSyntax,

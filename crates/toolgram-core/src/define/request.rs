@@ -28,6 +28,40 @@ impl Think {
     }
 }
 
+/// Plan, then calls: where several calls may be made, whether the reply first says how many
+/// (`Number of tool calls needed: N`) and then makes exactly that many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Plan {
+    /// No plan line: the model ends its reply when it will (the default model after one
+    /// call: BFCL's `parallel` 0 of 200).
+    #[default]
+    Off,
+    /// Call or text is chosen as without a plan (the unplanned reply is decoded first); a
+    /// reply that calls is then decoded again under the plan with a count of 1 to 9, so
+    /// declines stay the model's own unplanned choice and only a calling reply is counted.
+    Calls,
+    /// The count chooses call or text too: a count of 0 is a reply in text (the count's
+    /// `call_bias` defaults to -2; a model asked "how many" rarely says 0).
+    Count,
+}
+
+impl Plan {
+    /// Read `on` (= [`Plan::Calls`]), `off` or `count`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "on" => Some(Self::Calls),
+            "off" => Some(Self::Off),
+            "count" => Some(Self::Count),
+            _ => None,
+        }
+    }
+
+    /// Whether a reply may open with a plan line.
+    pub fn is_on(self) -> bool {
+        self != Self::Off
+    }
+}
+
 /// How much of a call the grammar enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {

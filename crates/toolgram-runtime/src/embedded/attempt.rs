@@ -164,7 +164,10 @@ fn call(
     Ok(Response {
         raw: outcome.reply.raw,
         content: outcome.reply.content,
-        reasoning: outcome.reply.reasoning_content,
+        reasoning: with_plan_line(
+            outcome.reply.reasoning_content,
+            last.plan.filter(|_| req.show_plan),
+        ),
         tool_calls: typed_calls(&req.tools, outcome.reply.tool_calls),
         finish_reason,
         usage: outcome.usage,
@@ -193,6 +196,15 @@ fn call(
             engine.model_name(),
         )
     })
+}
+
+/// The reasoning a client gets: the model's reasoning block, then the plan line where it is
+/// shown ([`Request::show_plan`]).
+fn with_plan_line(reasoning: Option<String>, plan: Option<String>) -> Option<String> {
+    match (reasoning, plan) {
+        (Some(r), Some(line)) => Some(format!("{r}\n{line}")),
+        (r, line) => r.or(line),
+    }
 }
 
 /// A reply whose text hides a call to `hidden.tool`, decoded again with a call to that tool

@@ -27,9 +27,9 @@ use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 use toolgram_core::ToolChoice;
@@ -37,6 +37,7 @@ use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Session;
 use toolgram_engine::gpu::Offload;
+use toolgram_engine::speed::Speed;
 use toolgram_engine::{
     Batch, CompiledCall, DecodeObserver, Engine, EngineOptions, Grammars, PrefixStore,
 };
@@ -114,6 +115,8 @@ pub(crate) struct Embedded {
     pub grammars: Arc<Grammars>,
     /// The context window in tokens (prompt and reply together).
     pub n_ctx: usize,
+    /// How fast this machine runs the model, once measured ([`WorkerLimits::measure_speed`]).
+    pub speed: Arc<OnceLock<Speed>>,
 }
 
 /// How the worker keeps its state.
@@ -124,6 +127,8 @@ pub(crate) struct WorkerLimits {
     /// Requests decoding at once, in one batch.
     pub parallel: usize,
     pub max_queue: usize,
+    /// Time a prompt and a few decode steps on a lane before the first job is served.
+    pub measure_speed: bool,
 }
 
 impl Embedded {
@@ -144,6 +149,8 @@ impl Embedded {
         let worker_waiting = Arc::clone(&waiting);
         let lanes_failed = Arc::new(AtomicUsize::new(0));
         let worker_failed = Arc::clone(&lanes_failed);
+        let speed = Arc::new(OnceLock::new());
+        let worker_speed = Arc::clone(&speed);
         let path = path.to_owned();
         let worker = std::thread::Builder::new()
             .name("toolgram-engine".into())
@@ -169,6 +176,7 @@ impl Embedded {
                     engine: &engine,
                     waiting: worker_waiting,
                     failed: &failed,
+                    speed: worker_speed,
                 };
                 worker.work(&queue, limits, worker_stats, store);
             })
@@ -192,6 +200,7 @@ impl Embedded {
             stats,
             grammars,
             n_ctx,
+            speed,
         })
     }
 
@@ -316,6 +325,7 @@ struct Worker<'e> {
     engine: &'e Engine,
     waiting: Arc<AtomicUsize>,
     failed: &'e AtomicUsize,
+    speed: Arc<OnceLock<Speed>>,
 }
 
 impl<'e> Worker<'e> {
@@ -345,6 +355,9 @@ impl<'e> Worker<'e> {
                 return;
             }
         };
+        if limits.measure_speed {
+            self.measure_speed(&batch);
+        }
         let mut slots = Slots::new(lanes, stats);
         let (done_tx, done) = mpsc::channel::<usize>();
         std::thread::scope(|scope| {
@@ -422,6 +435,23 @@ impl<'e> Worker<'e> {
             }
             drop(lane_jobs);
         });
+    }
+
+    /// Time this model on a lane of `batch` (freed after), said on stderr and kept for
+    /// [`crate::Runtime::speed`]; a failure is logged and leaves the speed unknown.
+    fn measure_speed(&self, batch: &Arc<Batch<'e>>) {
+        match batch.session().and_then(|mut s| s.measure_speed()) {
+            Ok(speed) => {
+                tracing::info!(
+                    model = self.engine.model_name(),
+                    prefill_tokens_per_s = speed.prefill_per_s.round(),
+                    decode_tokens_per_s = (speed.decode_per_s * 10.0).round() / 10.0,
+                    "measured this machine's speed on the model"
+                );
+                let _ = self.speed.set(speed);
+            }
+            Err(e) => tracing::warn!(error = %e, "could not time the model"),
+        }
     }
 
     /// Run `job` on lane `i`'s `session` (opened first if the lane has none). A panic while
@@ -587,7 +617,7 @@ impl Reply {
 fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
     // An answer in a response format beside the tools, or a plan line read back as
     // reasoning, is known once the reply is.
-    let answer = req.response_format.is_some() || req.sampling.plan;
+    let answer = req.response_format.is_some() || req.sampling.plan.is_on();
     if answer || req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }

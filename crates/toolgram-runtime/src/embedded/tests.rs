@@ -31,6 +31,7 @@ fn start() -> (std::sync::MutexGuard<'static, ()>, Embedded) {
         max_sessions: 1,
         parallel: 1,
         max_queue: 1,
+        measure_speed: false,
     };
     let e = Embedded::start(&path, opts, limits, None).expect("the test model loads");
     (lock, e)

@@ -64,7 +64,7 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             max_attempts: self.max_attempts,
             protocol: self.protocol(),
-            plan: self.levers.plan,
+            plan: self.levers.plan(),
             call_bias: self.levers.call_bias,
             votes: self.levers.votes,
         }
