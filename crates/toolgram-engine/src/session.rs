@@ -823,9 +823,10 @@ impl<'e> Session<'e> {
 
     /// [`Plan::Calls`]: the reply is decoded without the plan (`decider`'s grammar), so call
     /// or text is the model's unplanned choice (and the request's `call_bias` acts there); a
-    /// reply that calls is then taken out of the context and decoded again under the plan
-    /// (`planned`) with a count of at least one, which writes the calls. Text stays as it
-    /// is. The tokens of both decodes are counted; the margin is the first decode's.
+    /// reply that calls is then taken out of the context and the plan asked its count (1–9):
+    /// one, and the unplanned reply stands under the line `… needed: 1`; more, and the reply
+    /// is decoded again under the plan (`planned`), which writes that many calls. Text stays
+    /// as it is. The tokens of every decode are counted; the margin is the first decode's.
     fn decide_then_plan(
         &mut self,
         d: &Decoding<'_, '_>,
@@ -847,17 +848,56 @@ impl<'e> Session<'e> {
             return Ok(first);
         }
         let margin = self.call_margin;
+        let called = std::mem::take(&mut self.text);
         let td = Instant::now();
         self.unsee_reply(reply_start, &[])?;
-        timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
         let counted = Sampling {
             plan: Plan::Count,
             call_bias: Some(MUST_CALL),
             ..d.req.sampling.clone()
         };
+        let one = self.count_of_one(planned.deep_clone(), &counted)?;
+        timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
+        self.call_margin = margin;
+        if let Some(line) = one {
+            // One call: the unplanned reply stands, under its plan line.
+            self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
+            self.text.extend_from_slice(&called);
+            return Ok((first.0 + line, first.1, first.2));
+        }
+        self.unsee_reply(reply_start, &[])?;
         let (n, hit, cut) = self.decode_reply(d, Some(planned), &counted, timings)?;
         self.call_margin = margin;
         Ok((first.0 + n, hit, cut))
+    }
+
+    /// The plan's count for a reply known to call, read at the plan line's one choice (its
+    /// prefix fast-forwarded under `planned`, the count sampled among 1–9 as `s` says): the
+    /// line's tokens when it is 1, `None` when it is more (or when the grammar does not open
+    /// with the line alone, a think block first: then the plan decodes whole).
+    fn count_of_one(&mut self, mut m: Matcher, s: &Sampling) -> Result<Option<usize>, EngineError> {
+        let engine = self.engine;
+        let ff = m.compute_ff_tokens();
+        let spelled: Vec<u8> = ff
+            .iter()
+            .flat_map(|&t| engine.tok.piece(t))
+            .copied()
+            .collect();
+        if spelled != PLAN_PREFIX.as_bytes() {
+            return Ok(None);
+        }
+        m.consume_tokens(&ff).map_err(|e| matcher_err(&m, e))?;
+        let toks: Vec<LlamaToken> = ff.iter().map(|&t| LlamaToken::new(t as i32)).collect();
+        self.decode(&toks, true)?;
+        let mask = m.compute_mask().map_err(|e| matcher_err(&m, e))?;
+        let mut choice = CallChoice::new(&engine.call_starts, true, MUST_CALL);
+        choice.at_step(&mask, PLAN_PREFIX.as_bytes(), &mut self.logits);
+        let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
+        let mut rng = Rng::new(s.seed.unwrap_or(1));
+        let sampling = (&bias, s.temperature, s.top_p);
+        let token = pick_nucleus(&self.logits, &mask, sampling, &mut rng, &mut self.scratch)
+            .ok_or_else(|| EngineError::Constraint("the grammar allows no count here".into()))?;
+        Ok((engine.tok.piece(token) == b"1").then_some(ff.len() + 1))
     }
 
     /// Take the reply so far out of the context, keeping its text, and go on from the prompt's

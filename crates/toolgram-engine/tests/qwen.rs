@@ -317,9 +317,10 @@ fn a_plan_of_one_call_leaves_the_context_once_written() {
 }
 
 /// Under `Plan::Calls` call or text is the unplanned reply's choice: a reply in text is the
-/// unplanned reply itself (no plan line, the same text), and a reply that calls is decoded
-/// again under the plan — two calls for two cities, where the unplanned reply stops after
-/// one — its tokens counting both decodes.
+/// unplanned reply itself (no plan line, the same text); a reply that calls is counted — one
+/// call and the unplanned reply stands under its plan line (a few tokens more), two cities
+/// and it is decoded again under the plan, two calls where the unplanned reply stops after
+/// one, its tokens counting both decodes.
 #[test]
 fn under_plan_calls_text_stays_unplanned_and_a_calling_reply_is_counted() {
     let _g = lock();
@@ -336,6 +337,27 @@ fn under_plan_calls_text_stays_unplanned_and_a_calling_reply_is_counted() {
     let (text, unplanned) = (reply(hello, Plan::Calls), reply(hello, Plan::Off));
     assert!(text.tool_calls.is_empty(), "{}", text.raw);
     assert_eq!((text.plan.as_deref(), &text.raw), (None, &unplanned.raw));
+    let paris = "What's the weather like in Paris right now?";
+    let (one, unplanned) = (reply(paris, Plan::Calls), reply(paris, Plan::Off));
+    let plan = one.plan.clone().unwrap_or_default();
+    assert!(plan.ends_with(": 1"), "{plan:?}: {}", one.raw);
+    assert!(
+        one.raw.ends_with(&unplanned.raw),
+        "{} / {}",
+        one.raw,
+        unplanned.raw
+    );
+    assert_eq!(one.tool_calls.len(), 1, "{}", one.raw);
+    assert_eq!(
+        one.tool_calls[0].arguments,
+        unplanned.tool_calls[0].arguments
+    );
+    assert!(
+        one.completion_tokens < unplanned.completion_tokens + 20,
+        "a count of one costs its line: {} against {}",
+        one.completion_tokens,
+        unplanned.completion_tokens
+    );
     let two = "What is the weather in Paris and in Rome?";
     let (counted, unplanned) = (reply(two, Plan::Calls), reply(two, Plan::Off));
     assert_eq!(unplanned.tool_calls.len(), 1, "{}", unplanned.raw);
