@@ -212,17 +212,7 @@ fn call_bias_tips_the_call_or_text_choice_and_the_margin_is_the_models_lean() {
     );
 }
 
-/// A reply to `prompt` under a plan (several calls allowed), sampled as `sampling` says.
-fn planned_reply(
-    s: &mut toolgram_engine::Session<'_>,
-    tools: &toolgram_core::ToolSet,
-    prompt: &str,
-    choice: ToolChoice,
-    sampling: Sampling,
-) -> toolgram_engine::CallResponse {
-    reply_under(s, tools, prompt, choice, Plan::Count, sampling)
-}
-
+/// A reply to `prompt` under `plan` (several calls allowed), sampled as `sampling` says.
 fn reply_under(
     s: &mut toolgram_engine::Session<'_>,
     tools: &toolgram_core::ToolSet,
@@ -259,7 +249,14 @@ fn under_a_plan_call_bias_tips_the_count_between_none_and_some() {
             ..greedy()
         };
         let prompt = "What is the weather in Paris and in Rome?";
-        planned_reply(&mut s, &tools, prompt, ToolChoice::Auto, sampling)
+        reply_under(
+            &mut s,
+            &tools,
+            prompt,
+            ToolChoice::Auto,
+            Plan::Count,
+            sampling,
+        )
     };
     let none = planned(-100.0);
     let plan = none.plan.clone().unwrap_or_default();
@@ -287,7 +284,7 @@ fn a_plan_of_one_call_leaves_the_context_once_written() {
             max_tokens: 200,
             ..greedy()
         };
-        let r = planned_reply(&mut s, &tools, prompt, choice, sampling);
+        let r = reply_under(&mut s, &tools, prompt, choice, Plan::Count, sampling);
         // What was written and is not held: the plan line if it left, else at most the
         // last step (never decoded: nothing comes after it).
         let unheld = r.prompt_tokens + r.completion_tokens - s.cached_tokens();

@@ -41,9 +41,9 @@ impl EngineArgs {
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct LeverArgs {
     /// Plan, then calls, where several calls may be made: `on` (the default) — call or text is
-    /// chosen as without a plan, and a reply that calls is decoded again after `Number of tool
-    /// calls needed: N` (N of 1-9), which makes exactly N calls; `count` — that count chooses
-    /// call or text too (0: text); `off` — no plan. Measured on BFCL (the default model, 50
+    /// chosen as without a plan, and a reply that calls is then counted (`Number of tool calls
+    /// needed: N`, N of 1-9): at 1 it stands, at more it is decoded again and makes exactly N
+    /// calls; `count` — that count chooses call or text too (0: text); `off` — no plan. Measured on BFCL (the default model, 50
     /// items per category, ours): `on` 52.5 by BFCL's formula with irrelevance 42 (real
     /// declines), `off` 37.5 (parallel 0), `count` 52.0 but 0 of 20 real declines (docs/eval.md,
     /// "Right by default"). Given here or in a request, its line is returned as reasoning; on

@@ -3,7 +3,8 @@
 //! (true, as in OpenAI's API) gets the plan — two cities, two calls, where the unplanned
 //! reply stops after one — and its plan line is not sent to a client that asked for neither
 //! reasoning nor the plan; one that sets `plan` gets the line as reasoning; `plan: false` is
-//! the unplanned reply; a `plan` the server cannot read is a 400 naming the field.
+//! the unplanned reply; a `plan` the server cannot read is a 400 naming the field; streamed,
+//! the planned reply's deltas carry its calls and never the plan line.
 
 mod common;
 use common::{ServeChild, body_json, status};
@@ -73,4 +74,33 @@ fn the_plan_is_on_by_default_and_its_line_goes_only_to_a_client_that_asks() {
     let (reply, _) = server.ask("POST", CHAT, &weather_request(&[("plan", json!("yes"))]));
     assert_eq!(status(&reply), 400, "{reply}");
     assert!(reply.contains("`plan`"), "{reply}");
+    let (streamed, _) = server.ask("POST", CHAT, &weather_request(&[("stream", json!(true))]));
+    assert_eq!(status(&streamed), 200, "{streamed}");
+    assert!(!streamed.contains("Number of tool calls"), "{streamed}");
+    let mut names = Vec::new();
+    let mut arguments = vec![String::new(); 2];
+    for data in streamed.lines().filter_map(|l| l.strip_prefix("data: ")) {
+        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
+        let calls = chunk["choices"][0]["delta"]["tool_calls"]
+            .as_array()
+            .cloned();
+        for call in calls.unwrap_or_default() {
+            let i = call["index"].as_u64().unwrap_or(0) as usize;
+            if let Some(name) = call["function"]["name"].as_str() {
+                names.push(name.to_owned());
+            }
+            if let (Some(a), Some(all)) =
+                (call["function"]["arguments"].as_str(), arguments.get_mut(i))
+            {
+                all.push_str(a);
+            }
+        }
+    }
+    assert_eq!(names, ["get_weather", "get_weather"], "{streamed}");
+    assert!(
+        arguments[0].contains("Paris") && arguments[1].contains("Rome"),
+        "{arguments:?}"
+    );
 }

@@ -615,9 +615,13 @@ impl Reply {
 /// mode that leaves the schema to the validator, keywords the grammar left to it, a grammar
 /// tool's executor check, or calls the repeat policy may leave out.
 fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
-    // An answer in a response format beside the tools, or a plan line read back as
-    // reasoning, is known once the reply is.
-    let answer = req.response_format.is_some() || req.sampling.plan.is_on();
+    // An answer in a response format beside the tools is known once the reply is; so is a
+    // reply the plan may count (it may be decoded again, or open with its plan line).
+    let planned = req.sampling.plan.is_on()
+        && req.parallel_tool_calls
+        && !req.tools.is_empty()
+        && req.tool_choice != ToolChoice::None;
+    let answer = req.response_format.is_some() || planned;
     if answer || req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }

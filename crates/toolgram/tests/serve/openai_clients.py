@@ -160,8 +160,10 @@ DICE = 'start: roll\nroll: COUNT "d" SIDES\nCOUNT: /[1-9]/\nSIDES: "4" | "6" | "
 def responses_api():
     tools = [{"type": "custom", "name": "roll_dice", "description": "Roll dice, e.g. 2d6.",
               "format": {"type": "grammar", "syntax": "lark", "definition": DICE}}]
+    # One call each (the plan, on where several calls may be made, would count two dice).
     r = client.responses.create(model="toolgram", input="Roll two six-sided dice.", tools=tools,
-                                tool_choice={"type": "custom", "name": "roll_dice"}, max_output_tokens=40)
+                                tool_choice={"type": "custom", "name": "roll_dice"}, max_output_tokens=40,
+                                parallel_tool_calls=False)
     items = [i for i in r.output if i.type == "custom_tool_call"]
     check(len(items) == 1, f"one custom call: {r.output}")
     import re
@@ -170,7 +172,7 @@ def responses_api():
     kinds, inputs = [], ""
     with client.responses.stream(model="toolgram", input="Roll two six-sided dice.", tools=tools,
                                  tool_choice={"type": "custom", "name": "roll_dice"},
-                                 max_output_tokens=40) as stream:
+                                 max_output_tokens=40, parallel_tool_calls=False) as stream:
         for event in stream:
             kinds.append(event.type)
             if event.type == "response.custom_tool_call_input.delta":
@@ -183,7 +185,8 @@ def responses_api():
     rtool = [{"type": "custom", "name": "roll_dice", "description": "Roll dice, e.g. 2d6.",
               "format": {"type": "grammar", "syntax": "regex", "definition": "[1-9]d(4|6|8|20)"}}]
     r = client.responses.create(model="toolgram", input="Roll two six-sided dice.", tools=rtool,
-                                tool_choice={"type": "custom", "name": "roll_dice"}, max_output_tokens=40)
+                                tool_choice={"type": "custom", "name": "roll_dice"}, max_output_tokens=40,
+                                parallel_tool_calls=False)
     items = [i for i in r.output if i.type == "custom_tool_call"]
     check(len(items) == 1 and re.fullmatch(r"[1-9]d(4|6|8|20)", items[0].input), f"regex tool: {r.output}")
     # Function tools, multi-turn through previous_response_id.
