@@ -57,7 +57,7 @@ pub struct ServerConfig {
     /// connections are closed and their runs cancelled.
     pub drain_timeout: Duration,
     /// The most tokens a reply is given (a request asking for more is capped, and the reply
-    /// says so; one naming none gets [`crate::params::DEFAULT_MAX_TOKENS`] or this if lower).
+    /// says so; one naming none gets [`DEFAULT_MAX_TOKENS`] or this if lower).
     /// 0: each model's context ([`App::served`] reads it from its runtime), so an agent's own
     /// limit is honoured wherever the prompt leaves room (the engine never decodes past the
     /// context).
@@ -195,11 +195,16 @@ impl ServerConfig {
     }
 }
 
+/// Tokens a reply gets when its request names no limit (BFCL's client sends none): a small
+/// model's runaway string then ends here rather than at the context's end. A request that
+/// names a limit gets it, up to the server's (`--max-tokens`, by default the context).
+pub const DEFAULT_MAX_TOKENS: usize = 2048;
+
 /// How long a request may take, from its arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Timeout {
     /// Sized to this machine: what a prompt filling the model's context and a
-    /// [`crate::params::DEFAULT_MAX_TOKENS`]-token reply take at the model's measured speed
+    /// [`DEFAULT_MAX_TOKENS`]-token reply take at the model's measured speed
     /// (`Runtime::speed`), [`MIN_SIZED_TIMEOUT`] at least — and that until the model is
     /// loaded and timed, or where it cannot be (a provider).
     Sized,
@@ -218,7 +223,7 @@ impl Timeout {
             Self::Sized => runtime
                 .and_then(|r| Some((r.speed()?, r.context_size()?)))
                 .map(|(speed, n_ctx)| {
-                    let s = speed.seconds_for(n_ctx, crate::params::DEFAULT_MAX_TOKENS);
+                    let s = speed.seconds_for(n_ctx, DEFAULT_MAX_TOKENS);
                     Duration::from_secs_f64(s.ceil().min(1e7))
                 })
                 .map_or(MIN_SIZED_TIMEOUT, |d| d.max(MIN_SIZED_TIMEOUT)),

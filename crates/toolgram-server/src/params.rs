@@ -134,10 +134,7 @@ pub fn votes(o: &Map<String, Value>, limits: &crate::app::ServerConfig) -> Resul
     }
 }
 
-/// Tokens a reply gets when its request names no limit (BFCL's client sends none): a small
-/// model's runaway string then ends here rather than at the context's end. A request that
-/// names a limit gets it, up to the server's (`--max-tokens`, by default the context).
-pub const DEFAULT_MAX_TOKENS: usize = 2048;
+pub use crate::app::DEFAULT_MAX_TOKENS;
 
 /// What a request asks that only its model can settle, read before the model is loaded
 /// (so a request that cannot be read loads nothing) and applied to the request once it is
