@@ -99,7 +99,7 @@ pub struct Sampling {
 pub const PLAN_CALL_BIAS: f32 = -2.0;
 
 /// Tools offered from which a pool counts as an agent's ([`AGENT_CALL_BIAS`]). BFCL's
-/// categories offer 1 to 4; Claude Code about 17, Codex CLI about 10.
+/// non-live categories offer 1 to 4; coding agents send tens (`serve`'s `MAX_TOOLS` note).
 pub const AGENT_POOL: usize = 8;
 
 /// The call bias of a request offering an agent's pool ([`AGENT_POOL`] tools or more) when it

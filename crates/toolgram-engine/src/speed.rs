@@ -22,7 +22,8 @@ pub struct Speed {
 
 /// Tokens of context at which evaluating a prompt takes twice what the short measured prompt
 /// predicts per token (attention grows with the context). Measured: Claude Code's first turn,
-/// 18.9k tokens, took 3.8× what the 256-token rate predicts (the default model, 2 CPU cores,
+/// 18.9k tokens evaluated, took about 3.8× what the 256-token rate predicts (inferred from
+/// the run's 334.6 s for two requests, the second cached; the rate read on another start) (the default model, 2 CPU cores,
 /// 2026-11-29), i.e. 1 + 18.9k / 6.8k.
 pub const ATTENTION_DOUBLES_AT: f64 = 6000.0;
 

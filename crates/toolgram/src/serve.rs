@@ -75,7 +75,8 @@ pub(crate) struct ServeArgs {
     /// reply take at those rates (a prompt's per-token time doubling every 6,000 tokens of
     /// it, as measured), 300 s at least; `/health` says each model's rates and deadline. On
     /// 2 CPU cores the default model's is about 16 minutes: Claude Code's first turn (18.9k
-    /// tokens) took 320 s there, past the fixed 300 s this replaced.
+    /// tokens) took about 320 s there (inferred: its two requests
+    /// took 334.6 s together, the second cached), past the fixed 300 s this replaced.
     #[arg(long)]
     pub timeout_s: Option<u64>,
     /// The most tokens a reply is given (a request asking for more is capped, and the reply

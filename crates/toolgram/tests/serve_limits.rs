@@ -398,7 +398,9 @@ fn a_models_file_path_outside_its_folder_is_refused_unless_the_operator_allows_i
 #[test]
 fn the_default_deadline_is_sized_to_the_machine_and_health_says_it() {
     let _one = serial();
-    let server = test_model(&[]);
+    // A context large enough that its sized deadline is above the 300 s floor here, so the
+    // test tells a sized deadline from a fixed one.
+    let server = test_model(&["--ctx-size", "32768"]);
     let model = (0..60)
         .find_map(|_| {
             let (reply, _) = server.ask("GET", "/health", "");
@@ -419,6 +421,10 @@ fn the_default_deadline_is_sized_to_the_machine_and_health_says_it() {
     let n_ctx = model["context_tokens"].as_f64().expect("context");
     let sized = (n_ctx / prefill * (1.0 + n_ctx / 6000.0) + 2048.0 / decode).max(300.0);
     let given = model["timeout_s"].as_f64().expect("timeout");
+    assert!(
+        sized > 300.0,
+        "the context must size past the floor: {model}"
+    );
     assert!(
         (given - sized).abs() <= sized * 0.05 + 1.0,
         "{given} s given, {sized} s at the rates shown: {model}"
