@@ -50,7 +50,7 @@ fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
 /// What a provider is not sent though it is on by default, said in the reply's warnings: the
 /// plan (on by default where several calls may be made; a provider runs its own grammar).
 fn unsent_defaults(req: &Request) -> Vec<String> {
-    let planned = req.sampling.plan.is_on() && req.parallel_tool_calls;
+    let planned = req.sampling.plan.is_on() && req.parallel_tool_calls && !req.tools.is_empty();
     planned
         .then(|| {
             "`plan` is off for this request: a provider is not sent the plan yet (the embedded engine plans where several calls may be made)".to_owned()
@@ -223,6 +223,12 @@ mod tests {
             "one call at most: no plan"
         );
         req.parallel_tool_calls = true;
+        assert!(
+            unsent_defaults(&req).is_empty(),
+            "no tools: nothing to plan"
+        );
+        let one = r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]"#;
+        req.tools = std::sync::Arc::new(ToolSet::from_json_str(one).expect("a pool"));
         assert!(unsent_defaults(&req)[0].contains("`plan` is off"));
     }
 }
