@@ -554,6 +554,7 @@ mod tests {
             truncated_call: None,
             cut_call: None,
             call_margin: None,
+            count_margin: None,
         }
     }
 

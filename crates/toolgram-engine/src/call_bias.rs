@@ -9,7 +9,9 @@
 //!   JSON, and the counts 1–9 of a plan (`Number of tool calls needed: N`).
 //! - [`CallChoice`]: one reply's choice — the first step whose mask allows a call-starting
 //!   token beside any other; later steps (a further call after one, a call after text) are
-//!   left to the model.
+//!   left to the model. Under a plan the same step is the count: there the lean of more than
+//!   one call against one is measured too ([`CallChoice::count_margin`]) and the request's
+//!   `count_bias` added to the counts 2–9.
 //!
 //! This module must not change which tokens are allowed: the bias is added to logits and the
 //! mask still decides (an infinite bias leaves only the call-starting tokens' logits finite,
@@ -26,6 +28,8 @@ pub(crate) struct CallStarts {
     opener: Vec<u32>,
     /// Tokens that begin a plan's non-zero count (`1`–`9`).
     counts: Vec<u32>,
+    /// Those of [`Self::counts`] that begin a count of more than one (`2`–`9`).
+    more: Vec<u32>,
 }
 
 impl CallStarts {
@@ -70,6 +74,9 @@ impl CallStarts {
             if matches!(piece.first(), Some(b'1'..=b'9')) {
                 starts.counts.push(id);
             }
+            if matches!(piece.first(), Some(b'2'..=b'9')) {
+                starts.more.push(id);
+            }
         }
         starts
     }
@@ -79,26 +86,38 @@ impl CallStarts {
 #[derive(Debug)]
 pub(crate) struct CallChoice<'s> {
     tokens: &'s [u32],
+    /// The counts of more than one call (under a plan; empty otherwise).
+    more: &'s [u32],
     /// Under a plan, the choice is the count right after the plan's prefix.
     planned: bool,
     bias: f32,
+    /// Added to the counts of more than one call (`f32::INFINITY`: more than one for sure).
+    count_bias: f32,
     /// Still looking for the choice.
     open: bool,
     /// The model's lean at the choice, before the bias: the best call-starting token's logit
     /// less the best other allowed token's (> 0: the model would call).
     pub(crate) margin: Option<f32>,
+    /// Under a plan, the lean at its count, before the biases: the best count of more than
+    /// one call less the logit of one (> 0: the model would plan several calls); `None` where
+    /// the mask left no such choice.
+    pub(crate) count_margin: Option<f32>,
 }
 
 impl<'s> CallChoice<'s> {
     /// The choice of a reply decoded under `plan` or not, with `bias` added to the
-    /// call-starting tokens there.
-    pub(crate) fn new(starts: &'s CallStarts, plan: bool, bias: f32) -> Self {
+    /// call-starting tokens there and, under a plan, `count_bias` to its counts of more than
+    /// one call.
+    pub(crate) fn new(starts: &'s CallStarts, plan: bool, bias: f32, count_bias: f32) -> Self {
         Self {
             tokens: if plan { &starts.counts } else { &starts.opener },
+            more: if plan { &starts.more } else { &[] },
             planned: plan,
             bias,
+            count_bias,
             open: true,
             margin: None,
+            count_margin: None,
         }
     }
 
@@ -123,6 +142,7 @@ impl<'s> CallChoice<'s> {
         }
         self.open = false;
         if mask.num_set() == starts_allowed {
+            self.count(mask, logits);
             return; // a call is the only way on: no choice
         }
         let mut best_other = f32::NEG_INFINITY;
@@ -133,6 +153,7 @@ impl<'s> CallChoice<'s> {
             }
         });
         self.margin = Some(best_call - best_other);
+        self.count(mask, logits);
         if self.bias == f32::INFINITY {
             // A call for sure: every other allowed token is out.
             let tokens = self.tokens;
@@ -147,6 +168,34 @@ impl<'s> CallChoice<'s> {
             for &t in self.tokens {
                 if let Some(l) = logits.get_mut(t as usize) {
                     *l += self.bias;
+                }
+            }
+        }
+    }
+
+    /// A plan's count, one call or more: measure the lean ([`Self::count_margin`]) and add
+    /// the count bias to the counts of more than one.
+    fn count(&mut self, mask: &SimpleVob, logits: &mut [f32]) {
+        let logit = |t: u32| logits.get(t as usize).copied().unwrap_or(f32::NEG_INFINITY);
+        let (mut best_one, mut best_more) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+        for &t in self.tokens.iter().filter(|&&t| mask.is_allowed(t)) {
+            if self.more.contains(&t) {
+                best_more = best_more.max(logit(t));
+            } else {
+                best_one = best_one.max(logit(t));
+            }
+        }
+        if best_one == f32::NEG_INFINITY || best_more == f32::NEG_INFINITY {
+            return; // one call, or only more: no choice between them
+        }
+        self.count_margin = Some(best_more - best_one);
+        for &t in self.tokens {
+            let more = self.more.contains(&t);
+            if let Some(l) = logits.get_mut(t as usize) {
+                if self.count_bias == f32::INFINITY && !more {
+                    *l = f32::NEG_INFINITY;
+                } else if more && self.count_bias != f32::INFINITY {
+                    *l += self.count_bias;
                 }
             }
         }
@@ -204,7 +253,7 @@ mod tests {
     fn the_first_step_allowing_a_call_and_something_else_is_measured_and_biased_once() {
         let hermes = syntax::by_name("hermes").expect("hermes");
         let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
-        let mut choice = CallChoice::new(&starts, false, 2.5);
+        let mut choice = CallChoice::new(&starts, false, 2.5, 0.0);
         let mut logits = vec![1.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5];
         choice.at_step(&mask(&[1, 2]), b"", &mut logits);
         assert_eq!(choice.margin, None, "no call allowed: not the choice");
@@ -220,7 +269,7 @@ mod tests {
         let hermes = syntax::by_name("hermes").expect("hermes");
         let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
         let mut logits = vec![0.0, 0.0, 0.0, 5.0, 1.0, 0.5, 0.0, 0.0, 0.0];
-        let mut planned = CallChoice::new(&starts, true, f32::INFINITY);
+        let mut planned = CallChoice::new(&starts, true, f32::INFINITY, 0.0);
         planned.at_step(&mask(&[3, 4, 5]), PLAN_PREFIX.as_bytes(), &mut logits);
         assert_eq!(planned.margin, Some(-4.0), "the lean is measured before");
         assert_eq!(logits[3], f32::NEG_INFINITY, "0 is out");
@@ -235,16 +284,40 @@ mod tests {
     fn a_forced_call_is_no_choice_and_a_plan_chooses_at_its_count() {
         let hermes = syntax::by_name("hermes").expect("hermes");
         let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
-        let mut forced = CallChoice::new(&starts, false, 1.0);
+        let mut forced = CallChoice::new(&starts, false, 1.0, 0.0);
         let mut logits = vec![0.0; 8];
         forced.at_step(&mask(&[0]), b"", &mut logits);
         assert_eq!((forced.margin, logits[0]), (None, 0.0));
-        let mut planned = CallChoice::new(&starts, true, -1.0);
+        let mut planned = CallChoice::new(&starts, true, -1.0, 0.0);
         let mut logits = vec![0.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0];
         planned.at_step(&mask(&[3, 4]), b"", &mut logits);
         assert_eq!(planned.margin, None, "before the plan's prefix");
         planned.at_step(&mask(&[3, 4]), PLAN_PREFIX.as_bytes(), &mut logits);
         assert_eq!(planned.margin, Some(-1.0));
         assert_eq!(logits[3..5], [2.0, 0.0]);
+    }
+
+    #[test]
+    fn a_plans_count_measures_more_against_one_and_biases_more() {
+        let hermes = syntax::by_name("hermes").expect("hermes");
+        let starts = CallStarts::find(vocab().into_iter(), |_| None, hermes);
+        assert_eq!(starts.more, vec![5], "`23` begins a count of more than one");
+        let mut logits = vec![0.0, 0.0, 0.0, 5.0, 1.0, 0.5, 0.0, 0.0, 0.0];
+        let mut biased = CallChoice::new(&starts, true, f32::INFINITY, 2.0);
+        biased.at_step(&mask(&[3, 4, 5]), PLAN_PREFIX.as_bytes(), &mut logits);
+        assert_eq!(biased.count_margin, Some(-0.5), "measured before the bias");
+        assert_eq!((logits[4], logits[5]), (1.0, 2.5));
+        let mut logits = vec![0.0, 0.0, 0.0, 5.0, 1.0, 0.5, 0.0, 0.0, 0.0];
+        let mut sure = CallChoice::new(&starts, true, f32::INFINITY, f32::INFINITY);
+        sure.at_step(&mask(&[3, 4, 5]), PLAN_PREFIX.as_bytes(), &mut logits);
+        assert_eq!(
+            (logits[4], logits[5]),
+            (f32::NEG_INFINITY, 0.5),
+            "one is out"
+        );
+        let mut logits = vec![0.0, 0.0, 0.0, 5.0, 1.0, 0.5, 0.0, 0.0, 0.0];
+        let mut one_only = CallChoice::new(&starts, true, 0.0, 2.0);
+        one_only.at_step(&mask(&[3, 4]), PLAN_PREFIX.as_bytes(), &mut logits);
+        assert_eq!((one_only.count_margin, logits[4]), (None, 1.0), "no choice");
     }
 }

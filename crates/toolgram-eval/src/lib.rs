@@ -92,6 +92,9 @@ pub struct RunOptions {
     /// Added to a call's opening tokens where the reply may call or not, on the embedded
     /// model (docs/eval.md, "Call or text"); `None`: the runtime's default.
     pub call_bias: Option<f32>,
+    /// Added to a plan's counts of more than one call, on the embedded model; `None`: the
+    /// runtime's default.
+    pub count_bias: Option<f32>,
     /// Ballots per item on the embedded model (1: one greedy run).
     pub votes: usize,
 }
@@ -122,6 +125,7 @@ impl Default for RunOptions {
             protocol: Protocol::Toolgram,
             plan: Plan::Off,
             call_bias: None,
+            count_bias: None,
             votes: 1,
         }
     }

@@ -63,6 +63,10 @@ pub struct ItemRecord {
     /// `Response::call_margin`); absent where the reply had no such choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_margin: Option<f32>,
+    /// The plan's lean at its count, more than one call against one, in logits (the
+    /// runtime's `Response::count_margin`); absent where no plan counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_margin: Option<f32>,
     /// What ran it: the commit and the CPU ([`provenance`]); absent in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
@@ -126,6 +130,7 @@ impl ItemRecord {
             outcome: None,
             protocol: toolgram_protocol(),
             call_margin: None,
+            count_margin: None,
             run: None,
         }
     }
@@ -146,6 +151,7 @@ impl ItemRecord {
         self.cached_tokens = resp.usage.map(|u| u.cached_prompt_tokens);
         self.attempts = resp.attempts;
         self.call_margin = resp.call_margin;
+        self.count_margin = resp.count_margin;
     }
 
     /// The key `--resume` skips on.

@@ -157,6 +157,7 @@ fn run_one(
     req.sampling.plan = options.plan;
     req.show_plan = true;
     req.sampling.call_bias = options.call_bias;
+    req.sampling.count_bias = options.count_bias;
     req.votes = options.votes;
     req.retry = RetryPolicy {
         max_attempts: options.attempts(),

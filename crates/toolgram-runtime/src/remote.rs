@@ -75,6 +75,7 @@ fn refuse_unsent(req: &Request) -> Result<(), RunError> {
         ("no_fast_forward", s.no_fast_forward),
         // One decision step's bias: a provider's `logit_bias` acts at every step.
         ("call_bias", s.call_bias.is_some()),
+        ("count_bias", s.count_bias.is_some()),
     ];
     match unsent.iter().find(|(_, set)| *set) {
         Some((name, _)) => Err(RunError::InvalidRequest(format!(

@@ -160,6 +160,9 @@ pub struct Response {
     /// call). `None` where the reply had no such choice (a call required, none allowed, a
     /// provider).
     pub call_margin: Option<f32>,
+    /// The plan's lean at its count, in logits, before `count_bias`: the best count of more
+    /// than one call less the logit of one (> 0: several calls). `None` where no plan counted.
+    pub count_margin: Option<f32>,
     /// How the votes went, when the request asked for several ballots.
     pub votes: Option<Tally>,
     /// A call the first reply hid in its text, decoded again as a call to that tool.
@@ -225,6 +228,7 @@ impl Response {
             truncated_call: None,
             cut_call: None,
             call_margin: None,
+            count_margin: None,
             votes: None,
             hidden_call: None,
             timings: RunTimings::default(),
@@ -286,6 +290,7 @@ impl Response {
             "warnings": self.warnings,
             "response_format_branch": self.format_branch.map(Branch::as_str),
             "call_margin": self.call_margin.map(|m| (f64::from(m) * 1000.0).round() / 1000.0),
+            "count_margin": self.count_margin.map(|m| (f64::from(m) * 1000.0).round() / 1000.0),
             "votes": self.votes.as_ref().map(|v| json!({"cast": v.cast, "failed": v.failed,
                 "answers": v.answers})),
             "hidden_call": self.hidden_call.as_ref().map(|h| json!({"tool": h.tool,

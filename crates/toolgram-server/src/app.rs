@@ -77,6 +77,10 @@ pub struct ServerConfig {
     /// default (a request's `call_bias` field overrides it; -100 to 100); `None`: the
     /// runtime's default (`Sampling::call_bias`).
     pub call_bias: Option<f32>,
+    /// Added to a plan's counts of more than one call at its count, by default (a request's
+    /// `count_bias` field overrides it; -100 to 100); `None`: the runtime's default
+    /// (`Sampling::count_bias`).
+    pub count_bias: Option<f32>,
     /// Ballots per reply by default (a request's `votes` field overrides it): the answer
     /// most of them give is returned.
     pub votes: usize,
@@ -123,6 +127,7 @@ impl Default for ServerConfig {
             max_calls_per_reply: Some(8),
             plan: Plan::Calls,
             call_bias: None,
+            count_bias: None,
             votes: 1,
             max_votes: DEFAULT_MAX_VOTES,
             repeats: toolgram_runtime::Repeats::Forbid,

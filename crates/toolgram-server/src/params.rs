@@ -207,6 +207,9 @@ pub fn sampling(
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
             .map(|b| b as f32)
             .or(limits.call_bias),
+        count_bias: opt_number(o, "count_bias", -100.0, 100.0)?
+            .map(|b| b as f32)
+            .or(limits.count_bias),
         ..Sampling::default()
     };
     for key in max_keys {

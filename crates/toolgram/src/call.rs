@@ -152,6 +152,7 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         think_budget: args.think_budget,
         plan: args.levers.plan(),
         call_bias: args.levers.call_bias,
+        count_bias: args.levers.count_bias,
         ..Sampling::default()
     };
     req.votes = args.levers.votes;

@@ -228,6 +228,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_calls_per_reply: (args.max_calls_per_reply > 0).then_some(args.max_calls_per_reply),
         plan: args.levers.plan(),
         call_bias: args.levers.call_bias,
+        count_bias: args.levers.count_bias,
         votes: args.levers.votes,
         repeats: args.repeats,
         strict_schemas: args.strict_schemas,

@@ -186,6 +186,7 @@ fn call(
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
         call_margin: last.call_margin,
+        count_margin: last.count_margin,
         hidden_call: hidden.as_ref().map(post::hidden_note),
         timings: timings(&last.timings),
         ..Response::ran(

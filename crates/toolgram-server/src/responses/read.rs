@@ -50,6 +50,7 @@ const HONOURED: &[&str] = &[
     "max_attempts",
     "plan",
     "call_bias",
+    "count_bias",
     "votes",
     "repeats",
     "strict_schemas",

@@ -66,6 +66,7 @@ impl RunArgs {
             protocol: self.protocol(),
             plan: self.levers.plan(),
             call_bias: self.levers.call_bias,
+            count_bias: self.levers.count_bias,
             votes: self.levers.votes,
         }
     }
