@@ -27,7 +27,8 @@ pub(crate) struct ParseArgs {
     #[arg(long)]
     pub tools: Option<PathBuf>,
     /// Was the template rendered with thinking on (the reply may start inside a block)?
-    #[arg(long, default_value = "off",
+    // `Set`: a `bool` field is otherwise a switch, and `--thinking on` would not parse.
+    #[arg(long, default_value = "off", action = clap::ArgAction::Set,
         value_parser = PossibleValuesParser::new(["on", "off"]).map(|s| s == "on"))]
     pub thinking: bool,
     /// Where reasoning goes: `none` leaves it in content; `auto`/`deepseek` extract it.

@@ -9,10 +9,14 @@
 //!   operator (`|`, `&&`, `;`, `&`, redirections) or comment.
 //! - The test: each one goes through clap as `main` parses it, so a renamed flag, a removed
 //!   subcommand or a placeholder left in a runnable block (`[--limit N]`, `FILE`) fails CI.
-//!   Synopsis blocks (plain ``` fences) are not read. It must not run the commands: most load a
-//!   model or reach a server.
+//!   Synopsis blocks (plain ``` fences) are not read there. It must not run the commands: most
+//!   load a model or reach a server.
+//! - [`synopses`]: the synopses — inline `` `toolgram … --flag …` `` spans and plain ``` blocks
+//!   opening with `toolgram` — and [`check_synopsis`]: every flag a synopsis names exists on
+//!   its subcommand, takes a value where the synopsis shows one, and accepts every literal value
+//!   it shows (`on|off`, `lark|gbnf`; placeholders in capitals are not tried).
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
 use toolgram::Cli;
 
@@ -173,4 +177,220 @@ fn invocations_are_found_inside_pipes_substitutions_and_cargo_run() {
     assert_eq!(found, vec![vec!["call", "--tools", "f", "a b"]]);
     let blocks = shell_blocks("```sh\ntoolgram a \\\n  --b\n```\n```\ntoolgram synopsis\n```\n");
     assert_eq!(blocks, vec![(2, "toolgram a  --b".to_owned())]);
+}
+
+/// `(line number, synopsis)`: each inline code span that starts with `toolgram ` and names a
+/// flag, and each plain ``` block whose first line starts with `toolgram ` (joined whole).
+fn synopses(markdown: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fence: Option<(usize, bool, String)> = None;
+    let mut prose = String::new();
+    let mut prose_lines = Vec::new();
+    for (i, line) in markdown.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(lang) = trimmed.strip_prefix("```") {
+            fence = match fence.take() {
+                Some((start, true, text)) => {
+                    out.push((start, text));
+                    None
+                }
+                Some(_) => None,
+                None if lang.trim().is_empty() => Some((i + 2, false, String::new())),
+                None => Some((i + 2, false, "-".to_owned())),
+            };
+            continue;
+        }
+        match &mut fence {
+            Some((_, synopsis, text)) if text.is_empty() => {
+                *synopsis = trimmed.starts_with("toolgram ");
+                text.push_str(trimmed);
+            }
+            Some((_, _, text)) => {
+                text.push(' ');
+                text.push_str(trimmed);
+            }
+            None => {
+                prose_lines.push((prose.len(), i + 1));
+                prose.push_str(line);
+                prose.push('\n');
+            }
+        }
+    }
+    let line_at = |at: usize| {
+        prose_lines
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= at)
+            .map_or(0, |(_, n)| *n)
+    };
+    let mut rest = prose.as_str();
+    let mut offset = 0;
+    while let Some(open) = rest.find("`toolgram ") {
+        let span = &rest[open + 1..];
+        let Some(close) = span.find('`') else { break };
+        let text = span[..close]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if text.contains("--") {
+            out.push((line_at(offset + open), text));
+        }
+        offset += open + 1 + close + 1;
+        rest = &span[close + 1..];
+    }
+    out
+}
+
+/// What is wrong with one synopsis: each flag checked against the subcommand it belongs to.
+fn check_synopsis(synopsis: &str) -> Vec<String> {
+    let root = Cli::command();
+    let words: Vec<&str> = synopsis.split_whitespace().skip(1).collect();
+    let mut problems = Vec::new();
+    // The subcommand path: words naming subcommands; a lone `|` starts a sibling form.
+    let mut path: Vec<clap::Command> = vec![root.clone()];
+    let mut reading_path = true;
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        if word == "|" {
+            if path.len() > 2 {
+                path.truncate(path.len() - 1);
+            }
+            reading_path = true;
+            i += 1;
+            continue;
+        }
+        if reading_path && !word.starts_with(['-', '[', '(', '<', '"']) {
+            let parent = path.last().expect("a command");
+            let names: Vec<&str> = word.split('|').collect();
+            if let Some(sub) = parent.find_subcommand(names[0]) {
+                for other in &names[1..] {
+                    if parent.find_subcommand(other).is_none() {
+                        problems.push(format!("no subcommand `{other}`"));
+                    }
+                }
+                path.push(sub.clone());
+                i += 1;
+                continue;
+            }
+        }
+        reading_path = false;
+        let bare = word.trim_start_matches(['[', '(']);
+        if let Some(flag) = bare.strip_prefix("--") {
+            let closed = flag.ends_with([']', ')']);
+            let flag = flag.trim_end_matches([']', ')', '…']);
+            let (name, inline) = match flag.split_once('=') {
+                Some((n, v)) => (
+                    n.trim_end_matches('['),
+                    Some(v.trim_start_matches('<').trim_end_matches('>')),
+                ),
+                None => (flag.split('[').next().unwrap_or(flag), None),
+            };
+            let shown = inline.or_else(|| {
+                let next = words.get(i + 1)?;
+                (!closed && !next.starts_with(['-', '[', '(', '|', '<'])).then_some(*next)
+            });
+            problems.extend(check_flag(&path, name, shown, inline.is_some()));
+        }
+        i += 1;
+    }
+    problems
+}
+
+/// One flag of a synopsis on the deepest command of `path` (or a global one above it), with
+/// the value the synopsis shows (after `=` when `equals`).
+fn check_flag(
+    path: &[clap::Command],
+    name: &str,
+    shown: Option<&str>,
+    equals: bool,
+) -> Vec<String> {
+    let Some(arg) = path
+        .iter()
+        .rev()
+        .find_map(|c| c.get_arguments().find(|a| a.get_long() == Some(name)))
+    else {
+        let cmd = path.last().map_or("toolgram", clap::Command::get_name);
+        return vec![format!("`{cmd}` has no `--{name}`")];
+    };
+    let Some(value) = shown.map(|v| v.trim_matches(['[', ']', '(', ')', '…'])) else {
+        return Vec::new();
+    };
+    if value.is_empty() || value.starts_with(['"', '$', '…']) {
+        return Vec::new();
+    }
+    if !arg.get_action().takes_values() {
+        return vec![format!(
+            "`--{name}` is shown with a value (`{value}`) but takes none"
+        )];
+    }
+    let literal = |v: &&str| !v.is_empty() && !v.chars().any(|c| c.is_ascii_uppercase());
+    // The flag alone in a command of its own: what its value parser says of each value.
+    let alone = clap::Command::new("toolgram").arg(arg.clone().required(false));
+    let mut problems = Vec::new();
+    for alternative in value.split('|').filter(literal) {
+        let mut argv = vec!["toolgram".to_owned(), format!("--{name}")];
+        if equals {
+            argv[1] = format!("--{name}={alternative}");
+        } else {
+            argv.push(alternative.to_owned());
+        }
+        if let Err(e) = alone.clone().try_get_matches_from(argv) {
+            let why = e.to_string();
+            let why = why.lines().next().unwrap_or_default().to_owned();
+            problems.push(format!("`--{name} {alternative}`: {why}"));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_flag_of_every_synopsis_exists_and_takes_the_values_shown() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (mut checked, mut failures) = (0, Vec::new());
+    for doc in documents(&repo) {
+        let text = std::fs::read_to_string(&doc).expect("readable document");
+        for (line, synopsis) in synopses(&text) {
+            checked += 1;
+            for problem in check_synopsis(&synopsis) {
+                failures.push(format!("{}:{line}: {problem}", doc.display()));
+            }
+        }
+    }
+    assert!(checked >= 15, "only {checked} synopses found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_synopsis_is_read_flag_by_flag_and_a_switch_shown_with_a_value_is_caught() {
+    let found = synopses(
+        "- `toolgram parse [--thinking on|off]` — x\n```\ntoolgram serve [--port 8080]\n  [--plan[=on|off|count]]\n```\n```sh\ntoolgram call --tools f x\n```\n",
+    );
+    assert_eq!(
+        found,
+        vec![
+            (
+                3,
+                "toolgram serve [--port 8080] [--plan[=on|off|count]]".to_owned()
+            ),
+            (1, "toolgram parse [--thinking on|off]".to_owned()),
+        ]
+    );
+    assert_eq!(
+        check_synopsis("toolgram serve [--port 8080] [--plan[=on|off|count]]"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        check_synopsis("toolgram serve [--plan=sometimes] [--nope N]").len(),
+        2,
+        "an unknown value and an unknown flag"
+    );
+    assert_eq!(
+        check_synopsis("toolgram devices --json yes"),
+        vec!["`--json` is shown with a value (`yes`) but takes none".to_owned()]
+    );
+    assert!(
+        check_synopsis("toolgram tools list | grammar NAME --format gbnf | run NAME --input -")
+            .is_empty()
+    );
 }
