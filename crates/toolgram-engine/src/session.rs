@@ -41,9 +41,11 @@ use toolgram_core::syntax::prompt;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, ToolSet};
 
-/// The engine settings that shape a saved KV state, for naming stored prefixes.
-pub fn state_tag() -> String {
-    format!("b{BATCH}")
+/// The engine settings that shape a saved KV state, for naming stored prefixes: the batch
+/// size and the context's `lanes` (one KV stream each: llama.cpp refuses a state saved
+/// with another stream count, so a server with `--parallel 2` and `call` keep apart).
+pub fn state_tag(lanes: usize) -> String {
+    format!("b{BATCH}-s{lanes}")
 }
 
 /// Sampling settings.

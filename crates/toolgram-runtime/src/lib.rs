@@ -181,7 +181,7 @@ impl Runtime {
                         let model = format!(
                             "{}-{}",
                             &id[..16.min(id.len())],
-                            toolgram_engine::state_tag()
+                            toolgram_engine::state_tag(limits.lanes())
                         );
                         let store: Arc<dyn toolgram_engine::PrefixStore> =
                             Arc::new(prefix_cache::DiskPrefixCache::new(c, &model));

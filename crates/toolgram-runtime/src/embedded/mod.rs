@@ -131,6 +131,13 @@ pub(crate) struct WorkerLimits {
     pub measure_speed: bool,
 }
 
+impl WorkerLimits {
+    /// The lanes of the engine's context: one KV stream each.
+    pub(crate) fn lanes(&self) -> usize {
+        self.max_sessions.max(self.parallel.max(1))
+    }
+}
+
 impl Embedded {
     /// Load the model on a new worker thread; its load error comes back here.
     pub(crate) fn start(
@@ -339,7 +346,7 @@ impl<'e> Worker<'e> {
         store: Option<Arc<dyn PrefixStore>>,
     ) {
         let parallel = limits.parallel.max(1);
-        let lanes = limits.max_sessions.max(parallel);
+        let lanes = limits.lanes();
         let batch = match self.engine.batch(lanes) {
             Ok(b) => b,
             Err(e) => {
