@@ -48,15 +48,18 @@ fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
 }
 
 /// What a provider is not sent though it is on by default, said in the reply's warnings: the
-/// plan (on by default where several calls may be made; a provider runs its own grammar).
+/// plan and the bound on calls per reply (`serve --max-calls-per-reply`), where several calls
+/// may be made (a provider runs its own grammar).
 fn unsent_defaults(req: &Request) -> Vec<String> {
-    let planned = req.sampling.plan.is_on() && req.parallel_tool_calls && !req.tools.is_empty();
-    planned
-        .then(|| {
-            "`plan` is off for this request: a provider is not sent the plan yet (the embedded engine plans where several calls may be made)".to_owned()
-        })
-        .into_iter()
-        .collect()
+    let several = req.parallel_tool_calls && !req.tools.is_empty();
+    let mut warnings = Vec::new();
+    if several && req.sampling.plan.is_on() {
+        warnings.push("`plan` is off for this request: a provider is not sent the plan yet (the embedded engine plans where several calls may be made)".to_owned());
+    }
+    if let Some(most) = req.sampling.max_calls.filter(|_| several) {
+        warnings.push(format!("the bound of {most} calls per reply is not sent to a provider yet: its reply may hold more"));
+    }
+    warnings
 }
 
 /// Options providers are not sent yet are refused by name, never dropped.
@@ -212,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn a_call_bias_is_refused_by_name_and_the_default_plan_is_said_off() {
+    fn a_call_bias_is_refused_by_name_and_the_default_plan_and_call_bound_are_said_unsent() {
         let tools = ToolSet::from_json_str("[]").expect("an empty pool");
         let mut req = Request::new(Vec::new(), tools);
         req.sampling.call_bias = Some(4.0);
@@ -231,5 +234,7 @@ mod tests {
         let one = r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]"#;
         req.tools = std::sync::Arc::new(ToolSet::from_json_str(one).expect("a pool"));
         assert!(unsent_defaults(&req)[0].contains("`plan` is off"));
+        req.sampling.max_calls = Some(8);
+        assert!(unsent_defaults(&req)[1].contains("bound of 8 calls"));
     }
 }
