@@ -886,33 +886,34 @@ impl<'e> Session<'e> {
             count_bias: Some(d.req.sampling.count_bias_for(d.req.tools.tools().len())),
             ..d.req.sampling.clone()
         };
-        let one = self.count_of_one(planned.deep_clone(), &counted)?;
+        let count = self.count_of_one(planned.deep_clone(), &counted)?;
         timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
         self.call_margin = margin;
         let count_margin = self.count_margin;
-        if let Some(line) = one {
-            // One call: the unplanned reply stands, under its plan line.
-            self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
-            self.text.extend_from_slice(&called);
-            return Ok((first.0 + line, first.1, first.2));
-        }
-        self.unsee_reply(reply_start, &[])?;
-        // More than one call was counted: the decode under the plan keeps that.
-        let several = Sampling {
-            count_bias: Some(f32::INFINITY),
-            ..counted
+        let under_plan = match count {
+            Count::One(line) => {
+                // One call: the unplanned reply stands, under its plan line.
+                self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
+                self.text.extend_from_slice(&called);
+                return Ok((first.0 + line, first.1, first.2));
+            }
+            // More than one call was counted: the decode under the plan keeps that.
+            Count::Several => Sampling {
+                count_bias: Some(f32::INFINITY),
+                ..counted
+            },
+            Count::Unread => counted,
         };
-        let (n, hit, cut) = self.decode_reply(d, Some(planned), &several, timings)?;
+        self.unsee_reply(reply_start, &[])?;
+        let (n, hit, cut) = self.decode_reply(d, Some(planned), &under_plan, timings)?;
         self.call_margin = margin;
         self.count_margin = count_margin;
         Ok((first.0 + n, hit, cut))
     }
 
     /// The plan's count for a reply known to call, read at the plan line's one choice (its
-    /// prefix fast-forwarded under `planned`, the count sampled among 1–9 as `s` says): the
-    /// line's tokens when it is 1, `None` when it is more (or when the grammar does not open
-    /// with the line alone, a think block first: then the plan decodes whole).
-    fn count_of_one(&mut self, mut m: Matcher, s: &Sampling) -> Result<Option<usize>, EngineError> {
+    /// prefix fast-forwarded under `planned`, the count sampled among 1–9 as `s` says).
+    fn count_of_one(&mut self, mut m: Matcher, s: &Sampling) -> Result<Count, EngineError> {
         let engine = self.engine;
         let ff = m.compute_ff_tokens();
         let spelled: Vec<u8> = ff
@@ -921,7 +922,7 @@ impl<'e> Session<'e> {
             .copied()
             .collect();
         if spelled != PLAN_PREFIX.as_bytes() {
-            return Ok(None);
+            return Ok(Count::Unread);
         }
         m.consume_tokens(&ff).map_err(|e| matcher_err(&m, e))?;
         let toks: Vec<LlamaToken> = ff.iter().map(|&t| LlamaToken::new(t as i32)).collect();
@@ -936,7 +937,11 @@ impl<'e> Session<'e> {
         let sampling = (&bias, s.temperature, s.top_p);
         let token = pick_nucleus(&self.logits, &mask, sampling, &mut rng, &mut self.scratch)
             .ok_or_else(|| EngineError::Constraint("the grammar allows no count here".into()))?;
-        Ok((engine.tok.piece(token) == b"1").then_some(ff.len() + 1))
+        Ok(if engine.tok.piece(token) == b"1" {
+            Count::One(ff.len() + 1)
+        } else {
+            Count::Several
+        })
     }
 
     /// Take the reply so far out of the context, keeping its text, and go on from the prompt's
@@ -1407,6 +1412,17 @@ fn read_free_text(
 
 /// A planned reply's plan line (`Number of tool calls needed: 2`) taken from its answer: it is
 /// the model's own account of what it will do, not the answer.
+/// What [`Session::count_of_one`] read of a calling reply's plan.
+enum Count {
+    /// One call: the line's tokens.
+    One(usize),
+    /// More than one.
+    Several,
+    /// Not read alone: the grammar does not open with the line (a think block first), so the
+    /// plan decodes whole.
+    Unread,
+}
+
 fn with_plan(
     (reasoning, answer): (Option<String>, &str),
     plan: bool,
