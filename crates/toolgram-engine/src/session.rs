@@ -122,10 +122,16 @@ pub const ONE_TOOL_COUNT_BIAS: f32 = 1.5;
 
 impl Sampling {
     /// The count bias in force for a pool of `tools` tools: the request's; else
-    /// [`ONE_TOOL_COUNT_BIAS`] for one tool; else 0.
+    /// [`ONE_TOOL_COUNT_BIAS`] for one tool under [`Plan::Calls`] (where the count comes after
+    /// call or text is decided; under [`Plan::Count`] a bias on 2–9 would also move that
+    /// choice, which `PLAN_CALL_BIAS` was measured without); else 0.
     pub fn count_bias_for(&self, tools: usize) -> f32 {
         self.count_bias
-            .unwrap_or(if tools == 1 { ONE_TOOL_COUNT_BIAS } else { 0.0 })
+            .unwrap_or(if tools == 1 && self.plan == Plan::Calls {
+                ONE_TOOL_COUNT_BIAS
+            } else {
+                0.0
+            })
     }
 
     /// The call bias in force for a pool of `tools` tools: the request's; else
@@ -907,7 +913,8 @@ impl<'e> Session<'e> {
         self.unsee_reply(reply_start, &[])?;
         let (n, hit, cut) = self.decode_reply(d, Some(planned), &under_plan, timings)?;
         self.call_margin = margin;
-        self.count_margin = count_margin;
+        // Unread by the count step, the count was measured by the decode under the plan.
+        self.count_margin = count_margin.or(self.count_margin);
         Ok((first.0 + n, hit, cut))
     }
 
@@ -937,7 +944,8 @@ impl<'e> Session<'e> {
         let sampling = (&bias, s.temperature, s.top_p);
         let token = pick_nucleus(&self.logits, &mask, sampling, &mut rng, &mut self.scratch)
             .ok_or_else(|| EngineError::Constraint("the grammar allows no count here".into()))?;
-        Ok(if engine.tok.piece(token) == b"1" {
+        // As `CallStarts` sorts them: a count token is read by its first byte.
+        Ok(if engine.tok.piece(token).first() == Some(&b'1') {
             Count::One(ff.len() + 1)
         } else {
             Count::Several
@@ -1410,8 +1418,6 @@ fn read_free_text(
     })
 }
 
-/// A planned reply's plan line (`Number of tool calls needed: 2`) taken from its answer: it is
-/// the model's own account of what it will do, not the answer.
 /// What [`Session::count_of_one`] read of a calling reply's plan.
 enum Count {
     /// One call: the line's tokens.
@@ -1423,6 +1429,8 @@ enum Count {
     Unread,
 }
 
+/// A planned reply's plan line (`Number of tool calls needed: 2`) taken from its answer: it is
+/// the model's own account of what it will do, not the answer.
 fn with_plan(
     (reasoning, answer): (Option<String>, &str),
     plan: bool,
@@ -1516,9 +1524,21 @@ mod tests {
 
     #[test]
     fn a_pool_of_one_tool_gets_its_count_bias_unless_the_request_names_one() {
-        let s = Sampling::default();
+        let s = Sampling {
+            plan: Plan::Calls,
+            ..Sampling::default()
+        };
         assert_eq!(s.count_bias_for(1), ONE_TOOL_COUNT_BIAS);
         assert_eq!(s.count_bias_for(2), 0.0);
+        let counted = Sampling {
+            plan: Plan::Count,
+            ..Sampling::default()
+        };
+        assert_eq!(
+            counted.count_bias_for(1),
+            0.0,
+            "the count chooses call or text"
+        );
         let named = Sampling {
             count_bias: Some(-0.5),
             ..Sampling::default()

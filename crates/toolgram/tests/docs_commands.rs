@@ -48,10 +48,10 @@ fn shell_blocks(markdown: &str) -> Vec<(usize, String)> {
     let mut pending: Option<(usize, String)> = None;
     for (i, line) in markdown.lines().enumerate() {
         let trimmed = line.trim_start();
-        if let Some(lang) = trimmed.strip_prefix("```") {
+        if let Some(lang) = fence(line) {
             in_shell = match in_shell {
                 Some(_) => None,
-                None => Some(matches!(lang.trim(), "sh" | "bash" | "shell" | "console")),
+                None => Some(matches!(lang, "sh" | "bash" | "shell" | "console")),
             };
             continue;
         }
@@ -179,36 +179,44 @@ fn invocations_are_found_inside_pipes_substitutions_and_cargo_run() {
     assert_eq!(blocks, vec![(2, "toolgram a  --b".to_owned())]);
 }
 
+/// The info string of a line that opens or closes a code fence (CommonMark: three backticks
+/// or more, and no backtick after them), `None` for any other line.
+fn fence(line: &str) -> Option<&str> {
+    let info = line.trim_start().strip_prefix("```")?;
+    (!info.contains('`')).then_some(info.trim())
+}
+
 /// `(line number, synopsis)`: each inline code span that starts with `toolgram ` and names a
-/// flag, and each plain ``` block whose first line starts with `toolgram ` (joined whole).
+/// flag, and each line of a plain ``` block that starts with `toolgram ` (its continuation
+/// lines joined).
 fn synopses(markdown: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut fence: Option<(usize, bool, String)> = None;
+    // Inside a fence: whether it is plain, and the synopsis being read.
+    let mut block: Option<(bool, Option<(usize, String)>)> = None;
     let mut prose = String::new();
     let mut prose_lines = Vec::new();
     for (i, line) in markdown.lines().enumerate() {
         let trimmed = line.trim_start();
-        if let Some(lang) = trimmed.strip_prefix("```") {
-            fence = match fence.take() {
-                Some((start, true, text)) => {
-                    out.push((start, text));
+        if let Some(info) = fence(line) {
+            block = match block.take() {
+                Some((_, current)) => {
+                    out.extend(current);
                     None
                 }
-                Some(_) => None,
-                None if lang.trim().is_empty() => Some((i + 2, false, String::new())),
-                None => Some((i + 2, false, "-".to_owned())),
+                None => Some((info.is_empty(), None)),
             };
             continue;
         }
-        match &mut fence {
-            Some((_, synopsis, text)) if text.is_empty() => {
-                *synopsis = trimmed.starts_with("toolgram ");
-                text.push_str(trimmed);
+        match &mut block {
+            Some((true, current)) if trimmed.starts_with("toolgram ") => {
+                out.extend(current.take());
+                *current = Some((i + 1, trimmed.to_owned()));
             }
-            Some((_, _, text)) => {
+            Some((true, Some((_, text)))) => {
                 text.push(' ');
                 text.push_str(trimmed);
             }
+            Some(_) => {}
             None => {
                 prose_lines.push((prose.len(), i + 1));
                 prose.push_str(line);
@@ -228,11 +236,15 @@ fn synopses(markdown: &str) -> Vec<(usize, String)> {
     while let Some(open) = rest.find("`toolgram ") {
         let span = &rest[open + 1..];
         let Some(close) = span.find('`') else { break };
+        // A span opened with two backticks (`` `toolgram …` ``) talks about synopses; it is
+        // not one.
+        let before = rest[..open].trim_end_matches(' ');
+        let quoted = before.ends_with('`');
         let text = span[..close]
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        if text.contains("--") {
+        if text.contains("--") && !quoted {
             out.push((line_at(offset + open), text));
         }
         offset += open + 1 + close + 1;
@@ -246,17 +258,23 @@ fn check_synopsis(synopsis: &str) -> Vec<String> {
     let root = Cli::command();
     let words: Vec<&str> = synopsis.split_whitespace().skip(1).collect();
     let mut problems = Vec::new();
-    // The subcommand path: words naming subcommands; a lone `|` starts a sibling form.
+    // The subcommand path: words naming subcommands.
     let mut path: Vec<clap::Command> = vec![root.clone()];
     let mut reading_path = true;
     let mut i = 0;
     while i < words.len() {
         let word = words[i];
+        // A lone `|` before a sibling subcommand starts that subcommand's form; elsewhere it
+        // separates alternative flags.
+        let sibling = path.len() > 2
+            && words
+                .get(i + 1)
+                .is_some_and(|w| path[path.len() - 2].find_subcommand(w).is_some());
         if word == "|" {
-            if path.len() > 2 {
+            if sibling {
                 path.truncate(path.len() - 1);
+                reading_path = true;
             }
-            reading_path = true;
             i += 1;
             continue;
         }
@@ -364,7 +382,7 @@ fn every_flag_of_every_synopsis_exists_and_takes_the_values_shown() {
 #[test]
 fn a_synopsis_is_read_flag_by_flag_and_a_switch_shown_with_a_value_is_caught() {
     let found = synopses(
-        "- `toolgram parse [--thinking on|off]` — x\n```\ntoolgram serve [--port 8080]\n  [--plan[=on|off|count]]\n```\n```sh\ntoolgram call --tools f x\n```\n",
+        "- `toolgram parse [--thinking on|off]` — x, not `` `toolgram … --flag` ``\n```\ntoolgram serve [--port 8080]\n  [--plan[=on|off|count]]\ntoolgram devices [--json]\n```\n```sh\ntoolgram call --tools f x\n```\n",
     );
     assert_eq!(
         found,
@@ -373,6 +391,7 @@ fn a_synopsis_is_read_flag_by_flag_and_a_switch_shown_with_a_value_is_caught() {
                 3,
                 "toolgram serve [--port 8080] [--plan[=on|off|count]]".to_owned()
             ),
+            (5, "toolgram devices [--json]".to_owned()),
             (1, "toolgram parse [--thinking on|off]".to_owned()),
         ]
     );
@@ -392,5 +411,14 @@ fn a_synopsis_is_read_flag_by_flag_and_a_switch_shown_with_a_value_is_caught() {
     assert!(
         check_synopsis("toolgram tools list | grammar NAME --format gbnf | run NAME --input -")
             .is_empty()
+    );
+    assert!(
+        check_synopsis("toolgram eval bfcl [--model M | --provider P | --base-url URL]").is_empty(),
+        "a `|` between flags"
+    );
+    assert_eq!(
+        fence("  ```` fence) (docs)"),
+        None,
+        "inline code, not a fence"
     );
 }
