@@ -73,8 +73,7 @@ pub use loop_guard::CutCall;
 pub use prefix::{PrefixStore, Stored};
 pub use session::{
     AGENT_CALL_BIAS, AGENT_POOL, CallRequest, CallResponse, DecodeObserver, FinishReason,
-    ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall, call_id,
-    state_tag,
+    PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall, call_id, state_tag,
 };
 pub use threads::default_threads;
 

@@ -94,7 +94,7 @@ pub struct Sampling {
     /// declines more often (see `call_bias`); `None`: [`Self::call_bias`]'s default.
     pub call_bias: Option<f32>,
     /// Added to a plan's counts of more than one call against one, at its count (> 0:
-    /// several calls more often); `None`: [`Self::count_bias_for`]'s default.
+    /// several calls more often); `None`: 0 (see [`Self::count_bias`]).
     pub count_bias: Option<f32>,
 }
 
@@ -113,25 +113,15 @@ pub const AGENT_POOL: usize = 8;
 /// +4 tips to its `Write` call (docs/clients.md, docs/eval.md "Right by default").
 pub const AGENT_CALL_BIAS: f32 = 4.0;
 
-/// The count bias of a plan over a pool of one tool when the request names none. Measured on
-/// BFCL (docs/eval.md, "The count"), the default model's count undercounts the calls of one
-/// tool (BFCL's `parallel`: 34 % right at 0, 56 % at +1.5) at little cost to one call (its
-/// `simple` categories: 54.0 → 52.0), while over several tools it already leans to more
-/// calls than are due (`multiple`, one call due: 74 % at 0, 62 % at +1): there it stays 0.
-pub const ONE_TOOL_COUNT_BIAS: f32 = 1.5;
-
 impl Sampling {
-    /// The count bias in force for a pool of `tools` tools: the request's; else
-    /// [`ONE_TOOL_COUNT_BIAS`] for one tool under [`Plan::Calls`] (where the count comes after
-    /// call or text is decided; under [`Plan::Count`] a bias on 2–9 would also move that
-    /// choice, which `PLAN_CALL_BIAS` was measured without); else 0.
-    pub fn count_bias_for(&self, tools: usize) -> f32 {
-        self.count_bias
-            .unwrap_or(if tools == 1 && self.plan == Plan::Calls {
-                ONE_TOOL_COUNT_BIAS
-            } else {
-                0.0
-            })
+    /// The count bias in force: the request's, else 0. Measured on BFCL (docs/eval.md, "The
+    /// count"), +1.5 on a pool of one tool lifts `parallel` from 32 to 51 on BFCL's own
+    /// harness; it is not the default because on single requests it makes small models call
+    /// twice (the test model called `get_weather(Paris)` twice for the Agents SDK, and a
+    /// reply of two calls ran past pydantic-ai's 80-token limit) — a second decode that can
+    /// only add calls needs a guard against a repeated call first.
+    pub fn count_bias(&self) -> f32 {
+        self.count_bias.unwrap_or(0.0)
     }
 
     /// The call bias in force for a pool of `tools` tools: the request's; else
@@ -833,7 +823,6 @@ impl<'e> Session<'e> {
             ..sampling.clone()
         };
         settled.call_bias = Some(settled.call_bias_for(req.tools.tools().len()));
-        settled.count_bias = Some(settled.count_bias_for(req.tools.tools().len()));
         let sampling = &settled;
         let watch = (req.think != Think::Off && d.constrained).then(|| {
             ThinkWatch::new(
@@ -889,7 +878,6 @@ impl<'e> Session<'e> {
         let counted = Sampling {
             plan: Plan::Count,
             call_bias: Some(MUST_CALL),
-            count_bias: Some(d.req.sampling.count_bias_for(d.req.tools.tools().len())),
             ..d.req.sampling.clone()
         };
         let count = self.count_of_one(planned.deep_clone(), &counted)?;
@@ -935,8 +923,7 @@ impl<'e> Session<'e> {
         let toks: Vec<LlamaToken> = ff.iter().map(|&t| LlamaToken::new(t as i32)).collect();
         self.decode(&toks, true)?;
         let mask = m.compute_mask().map_err(|e| matcher_err(&m, e))?;
-        let count_bias = s.count_bias.unwrap_or_default();
-        let mut choice = CallChoice::new(&engine.call_starts, true, MUST_CALL, count_bias);
+        let mut choice = CallChoice::new(&engine.call_starts, true, MUST_CALL, s.count_bias());
         choice.at_step(&mask, PLAN_PREFIX.as_bytes(), &mut self.logits);
         self.count_margin = choice.count_margin;
         let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
@@ -1020,8 +1007,7 @@ impl<'e> Session<'e> {
             &engine.call_starts,
             s.plan.is_on(),
             s.call_bias(),
-            // Settled for the pool by `decode_reply`.
-            s.count_bias.unwrap_or_default(),
+            s.count_bias(),
         );
         // Where the reply starts in the context; a plan of one call or none leaves it (below).
         let reply_start = self.cached.len();
@@ -1094,7 +1080,7 @@ impl<'e> Session<'e> {
             if self.count_margin.is_none()
                 && let Some(margin) = choice.count_margin
             {
-                tracing::debug!(margin, bias = s.count_bias, "the plan's count");
+                tracing::debug!(margin, bias = s.count_bias(), "the plan's count");
                 self.count_margin = Some(margin);
             }
             let logits = self.logits.as_slice();
@@ -1520,29 +1506,5 @@ mod tests {
             ..Sampling::default()
         };
         assert_eq!(calls.call_bias_for(40), AGENT_CALL_BIAS);
-    }
-
-    #[test]
-    fn a_pool_of_one_tool_gets_its_count_bias_unless_the_request_names_one() {
-        let s = Sampling {
-            plan: Plan::Calls,
-            ..Sampling::default()
-        };
-        assert_eq!(s.count_bias_for(1), ONE_TOOL_COUNT_BIAS);
-        assert_eq!(s.count_bias_for(2), 0.0);
-        let counted = Sampling {
-            plan: Plan::Count,
-            ..Sampling::default()
-        };
-        assert_eq!(
-            counted.count_bias_for(1),
-            0.0,
-            "the count chooses call or text"
-        );
-        let named = Sampling {
-            count_bias: Some(-0.5),
-            ..Sampling::default()
-        };
-        assert_eq!(named.count_bias_for(1), -0.5);
     }
 }
