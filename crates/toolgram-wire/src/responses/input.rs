@@ -126,8 +126,15 @@ pub fn read(
                 }
             }
             "function_call_output" | "custom_tool_call_output" => {
-                let call_id = s("call_id")
-                    .ok_or_else(|| WireError::invalid(&at, "an output needs `call_id`"))?;
+                // Codex CLI sends its goal as an output answering no call (`name`, no `call_id`):
+                // no chat template can place it, so it is said and left out.
+                let Some(call_id) = s("call_id") else {
+                    let name = s("name").map(|n| format!(" (`{n}`)")).unwrap_or_default();
+                    notes.push(format!(
+                        "{at}: a `{kind}`{name} without `call_id` answers no call and was left out"
+                    ));
+                    continue;
+                };
                 let output = item.get("output").and_then(text_of).unwrap_or_default();
                 let mut m = ChatMessage::text("tool", output);
                 m.tool_call_id = Some(call_id.to_owned());
@@ -197,6 +204,23 @@ mod tests {
         let read_back = read(&write(&conversation), &mut tools, &mut notes).expect("reads");
         assert_eq!(read_back, conversation);
         assert!(tools.is_empty() && notes.is_empty());
+    }
+
+    /// Codex CLI's goal rides in an output with a `name` and no `call_id` (seen on its second
+    /// request): it answers no call, so it is left out and said.
+    #[test]
+    fn an_output_answering_no_call_is_left_out_and_said() {
+        let input = json!([{"role": "user", "content": "hi"},
+            {"type": "function_call_output", "name": "goal_objective", "namespace": "agent",
+             "output": "Create hello.py"}]);
+        let mut notes = Vec::new();
+        let read_back = read(&input, &mut Vec::new(), &mut notes).expect("reads");
+        assert_eq!(read_back, vec![ChatMessage::text("user", "hi")]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("`goal_objective`") && notes[0].contains("left out"),
+            "{notes:?}"
+        );
     }
 
     #[test]
