@@ -115,8 +115,8 @@ pub const AGENT_CALL_BIAS: f32 = 4.0;
 
 impl Sampling {
     /// The count bias in force: the request's, else 0. Measured on BFCL (docs/eval.md, "The
-    /// count"), +1.5 on a pool of one tool lifts `parallel` from 32 to 51 on BFCL's own
-    /// harness; it is not the default because on single requests it makes small models call
+    /// count"), +1.5 on a pool of one tool gave `parallel` 51.0 on BFCL's own harness (34.0 at
+    /// 0 on a sample, not the same run); it is not the default because on single requests it makes small models call
     /// twice (the test model called `get_weather(Paris)` twice for the Agents SDK, and a
     /// reply of two calls ran past pydantic-ai's 80-token limit) — a second decode that can
     /// only add calls needs a guard against a repeated call first.
