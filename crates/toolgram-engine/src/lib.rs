@@ -73,7 +73,8 @@ pub use loop_guard::CutCall;
 pub use prefix::{PrefixStore, Stored};
 pub use session::{
     AGENT_CALL_BIAS, AGENT_POOL, CallRequest, CallResponse, DecodeObserver, FinishReason,
-    PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall, call_id, state_tag,
+    ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall, call_id,
+    state_tag,
 };
 pub use threads::default_threads;
 

@@ -113,15 +113,38 @@ pub const AGENT_POOL: usize = 8;
 /// +4 tips to its `Write` call (docs/clients.md, docs/eval.md "Right by default").
 pub const AGENT_CALL_BIAS: f32 = 4.0;
 
+/// The count bias of a plan over a pool of one tool when the request names none. Measured on
+/// BFCL (docs/eval.md, "The count"), the default model's count undercounts the calls of one
+/// tool (BFCL's `parallel`: 34 % right at 0 on a sample, 51.0 at +1.5 on BFCL's own harness)
+/// at little cost to one call (`simple` on the sample: 54.0 → 52.0), while over several tools
+/// it already leans to more calls than are due (`multiple`, one call due: 74 % at 0, 62 % at
+/// +1): there it stays 0. A second decode it causes that repeats a call or runs out of tokens
+/// gives way to the reply of one call ([`Session::decide_then_plan`]).
+pub const ONE_TOOL_COUNT_BIAS: f32 = 1.5;
+
 impl Sampling {
-    /// The count bias in force: the request's, else 0. Measured on BFCL (docs/eval.md, "The
-    /// count"), +1.5 on a pool of one tool gave `parallel` 51.0 on BFCL's own harness (34.0 at
-    /// 0 on a sample, not the same run); it is not the default because on single requests it makes small models call
-    /// twice (the test model called `get_weather(Paris)` twice for the Agents SDK, and a
-    /// reply of two calls ran past pydantic-ai's 80-token limit) — a second decode that can
-    /// only add calls needs a guard against a repeated call first.
+    /// The count bias in force: the request's, else 0 (see [`Self::count_bias_for`]).
     pub fn count_bias(&self) -> f32 {
         self.count_bias.unwrap_or(0.0)
+    }
+
+    /// The count bias in force for a pool of `tools` tools: the request's; else
+    /// [`ONE_TOOL_COUNT_BIAS`] for one tool under [`Plan::Calls`] (where the count comes after
+    /// call or text is decided; under [`Plan::Count`] a bias on 2–9 would also move that
+    /// choice, which [`PLAN_CALL_BIAS`] was measured without); else 0.
+    pub fn count_bias_for(&self, tools: usize) -> f32 {
+        self.count_bias
+            .unwrap_or(if tools == 1 && self.plan == Plan::Calls {
+                ONE_TOOL_COUNT_BIAS
+            } else {
+                0.0
+            })
+    }
+
+    /// Whether [`ONE_TOOL_COUNT_BIAS`] is in force (the request names no count bias): then a
+    /// count of several whose reply repeats a call or runs out of tokens gives way to one call.
+    pub fn counts_up_by_default(&self, tools: usize) -> bool {
+        self.count_bias.is_none() && self.count_bias_for(tools) > 0.0
     }
 
     /// The call bias in force for a pool of `tools` tools: the request's; else
@@ -514,6 +537,12 @@ impl<'e> Session<'e> {
         };
         let outcome = match (decider, matcher) {
             (Some(d), Some(planned)) => self.decide_then_plan(&decoding, d, planned, &mut timings),
+            (None, Some(planned))
+                if compiled.planned
+                    && req.sampling.counts_up_by_default(req.tools.tools().len()) =>
+            {
+                self.planned_or_one(&decoding, planned, &mut timings)
+            }
             (_, matcher) => self.decode_reply(&decoding, matcher, &req.sampling, &mut timings),
         };
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
@@ -823,6 +852,7 @@ impl<'e> Session<'e> {
             ..sampling.clone()
         };
         settled.call_bias = Some(settled.call_bias_for(req.tools.tools().len()));
+        settled.count_bias = Some(settled.count_bias_for(req.tools.tools().len()));
         let sampling = &settled;
         let watch = (req.think != Think::Off && d.constrained).then(|| {
             ThinkWatch::new(
@@ -878,6 +908,7 @@ impl<'e> Session<'e> {
         let counted = Sampling {
             plan: Plan::Count,
             call_bias: Some(MUST_CALL),
+            count_bias: Some(d.req.sampling.count_bias_for(d.req.tools.tools().len())),
             ..d.req.sampling.clone()
         };
         let count = self.count_of_one(planned.deep_clone(), &counted)?;
@@ -899,11 +930,99 @@ impl<'e> Session<'e> {
             Count::Unread => counted,
         };
         self.unsee_reply(reply_start, &[])?;
-        let (n, hit, cut) = self.decode_reply(d, Some(planned), &under_plan, timings)?;
+        let guarded = matches!(count, Count::Several)
+            && d.req
+                .sampling
+                .counts_up_by_default(d.req.tools.tools().len());
+        let decoded = self.decode_reply(d, Some(planned), &under_plan, timings);
         self.call_margin = margin;
+        if guarded && self.gives_way(d, &decoded) {
+            // The unplanned reply of one call stands.
+            self.count_margin = count_margin;
+            self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
+            self.text.extend_from_slice(&called);
+            return Ok((first.0 + spent(&decoded, d.budget), first.1, first.2));
+        }
+        let (n, hit, cut) = decoded?;
         // Unread by the count step, the count was measured by the decode under the plan.
         self.count_margin = count_margin.or(self.count_margin);
         Ok((first.0 + n, hit, cut))
+    }
+
+    /// A planned reply under [`ONE_TOOL_COUNT_BIAS`] with no unplanned reply to fall back on
+    /// (the request requires a call): decoded under the plan; where it counted several and
+    /// [gives way](Self::gives_way), decoded again with one call counted.
+    fn planned_or_one(
+        &mut self,
+        d: &Decoding<'_, '_>,
+        planned: Matcher,
+        timings: &mut Timings,
+    ) -> Result<Decoded, EngineError> {
+        let reply_start = self.cached.len();
+        let again = planned.deep_clone();
+        let decoded = self.decode_reply(d, Some(planned), &d.req.sampling, timings);
+        if !self.counted_several(d) || !self.gives_way(d, &decoded) {
+            return decoded;
+        }
+        let n = spent(&decoded, d.budget);
+        let margins = (self.call_margin, self.count_margin);
+        self.unsee_reply(reply_start, &[])?;
+        let one = Sampling {
+            count_bias: Some(f32::NEG_INFINITY),
+            ..d.req.sampling.clone()
+        };
+        let (m, hit, cut) = self.decode_reply(d, Some(again), &one, timings)?;
+        (self.call_margin, self.count_margin) = margins;
+        Ok((n + m, hit, cut))
+    }
+
+    /// Whether a reply counted at several under the default count bias gives way to one call:
+    /// it ran out of tokens (ended by the limit, or cut inside a call), or it makes one call twice (same tool, same arguments) —
+    /// calls the count added that are no calls.
+    fn gives_way(&self, d: &Decoding<'_, '_>, decoded: &Result<Decoded, EngineError>) -> bool {
+        let hit = match decoded {
+            Ok((_, hit, _)) => *hit,
+            Err(EngineError::Truncated { .. }) => true,
+            Err(_) => return false,
+        };
+        let calls = self.reply_calls(d);
+        let repeats = calls.iter().enumerate().any(|(i, a)| {
+            calls[..i]
+                .iter()
+                .any(|b| a.name == b.name && a.arguments == b.arguments)
+        });
+        if hit || repeats {
+            tracing::info!(
+                ran_out = hit,
+                repeats,
+                "the plan counted several calls by the default count bias, and its reply \
+                 repeated a call or ran out of tokens: one call stands"
+            );
+        }
+        hit || repeats
+    }
+
+    /// Whether the reply just decoded has a plan line counting more than one call.
+    fn counted_several(&self, d: &Decoding<'_, '_>) -> bool {
+        let raw = String::from_utf8_lossy(&self.text);
+        let reasoning = self.engine.syntax.reasoning();
+        let (_, answer) = parse::split_reasoning(&raw, d.req.think, reasoning);
+        parse::split_plan(answer).0.is_some_and(|line| {
+            line.strip_prefix(PLAN_PREFIX.trim_end())
+                .and_then(|n| n.trim().parse::<u32>().ok())
+                .is_some_and(|n| n > 1)
+        })
+    }
+
+    /// The calls of the reply just decoded, as far as they read (none where they do not).
+    fn reply_calls(&self, d: &Decoding<'_, '_>) -> Vec<ToolCall> {
+        let raw = String::from_utf8_lossy(&self.text);
+        let syntax = self.engine.syntax;
+        let (_, answer) = parse::split_reasoning(&raw, d.req.think, syntax.reasoning());
+        let (_, calls) = parse::split_plan(answer);
+        parse::parse_output(calls, syntax, d.req.tools, d.choice)
+            .map(|r| r.tool_calls)
+            .unwrap_or_default()
     }
 
     /// The plan's count for a reply known to call, read at the plan line's one choice (its
@@ -1404,6 +1523,11 @@ fn read_free_text(
     })
 }
 
+/// The tokens a decode spent: its count, or all of `budget` where the limit cut it.
+fn spent(decoded: &Result<Decoded, EngineError>, budget: usize) -> usize {
+    decoded.as_ref().map_or(budget, |d| d.0)
+}
+
 /// What [`Session::count_of_one`] read of a calling reply's plan.
 enum Count {
     /// One call: the line's tokens.
@@ -1506,5 +1630,29 @@ mod tests {
             ..Sampling::default()
         };
         assert_eq!(calls.call_bias_for(40), AGENT_CALL_BIAS);
+    }
+
+    #[test]
+    fn a_pool_of_one_tool_gets_its_count_bias_unless_the_request_names_one() {
+        let s = Sampling {
+            plan: Plan::Calls,
+            ..Sampling::default()
+        };
+        assert_eq!(s.count_bias_for(1), ONE_TOOL_COUNT_BIAS);
+        assert_eq!(s.count_bias_for(2), 0.0);
+        let counted = Sampling {
+            plan: Plan::Count,
+            ..Sampling::default()
+        };
+        assert_eq!(
+            counted.count_bias_for(1),
+            0.0,
+            "the count chooses call or text"
+        );
+        let named = Sampling {
+            count_bias: Some(-0.5),
+            ..Sampling::default()
+        };
+        assert_eq!(named.count_bias_for(1), -0.5);
     }
 }

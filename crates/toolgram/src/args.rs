@@ -60,12 +60,12 @@ pub(crate) struct LeverArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = call_bias)]
     pub call_bias: Option<f32>,
     /// Added to a plan's counts of more than one call (2-9) against one, at its count, -100 to
-    /// 100: above 0 several calls more often. Default: 0. Measured on BFCL (the default model,
-    /// ours): with one tool the count says 1 where several calls are due; at +1.5 `parallel`
-    /// scored 51.0 on BFCL's own harness (all 200 items; 34.0 at 0 on a 50-item sample, 32.0
-    /// in the count plan's run of another build); over several tools it already counts high (`multiple`, one call due: 74 % at
-    /// 0, 62 % at +1, a sample). Not the default: on single requests it makes small models
-    /// call twice (docs/eval.md, "The count").
+    /// 100: above 0 several calls more often. Default: +1.5 where one tool is offered, else 0.
+    /// Measured on BFCL (the default model, ours): with one tool the count says 1 where several
+    /// calls are due, and +1.5 lifts `parallel` from 32.0 to 51.0 on BFCL's own harness (all
+    /// 200 items); over several tools it already counts high (`multiple`, one call due: 74 % at
+    /// 0, 62 % at +1, a sample). Under that default a reply counted at several that repeats a
+    /// call or runs out of tokens gives way to one call (docs/eval.md, "The count").
     #[arg(long, allow_negative_numbers = true, value_parser = call_bias)]
     pub count_bias: Option<f32>,
     /// Ballots: answer each request this many times at once (the first as asked, the others
