@@ -43,9 +43,11 @@ pub(crate) struct LeverArgs {
     /// Plan, then calls, where several calls may be made: `on` (the default) — call or text is
     /// chosen as without a plan, and a reply that calls is then counted (`Number of tool calls
     /// needed: N`, N of 1-9): at 1 it stands, at more it is decoded again and makes exactly N
-    /// calls; `count` — that count chooses call or text too (0: text); `off` — no plan. Measured on BFCL (the default model, 50
-    /// items per category, ours): `on` 52.5 by BFCL's formula with irrelevance 42 (real
-    /// declines), `off` 37.5 (parallel 0), `count` 52.0 but 0 of 20 real declines (docs/eval.md,
+    /// calls; `count` — that count chooses call or text too (0: text); `off` — no plan.
+    /// Measured through BFCL's own harness (the default model, all 1,390 non-live items, ours):
+    /// the defaults (`on`, with the count bias) 51.9 by BFCL's formula, parallel 51.0,
+    /// irrelevance 40.4 in real declines; `off` 32.2 (parallel 0); `count` 47.2, but 80 of its
+    /// declines were calls hidden in text (docs/eval.md,
     /// "Right by default"). Given here or in a request, its line is returned as reasoning; on
     /// by default, it is not.
     #[arg(long, value_name = "on|off|count", num_args = 0..=1, require_equals = true,
