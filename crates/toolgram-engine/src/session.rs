@@ -4,7 +4,8 @@
 //! between calls. A planned reply whose plan line counts one call or none has that line taken
 //! out of the context once written (its text kept), so the call is chosen from the prompt alone.
 //! Under [`Plan::Calls`] the unplanned reply is decoded first; only one that calls is decoded
-//! again under the plan, its count at least one.
+//! again under the plan, its count at least one. Under the default count bias a reply counted
+//! at several that repeats a call or runs out of tokens gives way to one call.
 //!
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
@@ -977,8 +978,8 @@ impl<'e> Session<'e> {
     }
 
     /// Whether a reply counted at several under the default count bias gives way to one call:
-    /// it ran out of tokens (ended by the limit, or cut inside a call), or it makes one call twice (same tool, same arguments) —
-    /// calls the count added that are no calls.
+    /// it ran out of tokens (ended by the limit, or cut inside a call), or it makes one call
+    /// twice (same tool, same arguments) — calls the count added that are no calls.
     fn gives_way(&self, d: &Decoding<'_, '_>, decoded: &Result<Decoded, EngineError>) -> bool {
         let hit = match decoded {
             Ok((_, hit, _)) => *hit,
