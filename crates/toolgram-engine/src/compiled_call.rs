@@ -21,29 +21,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
-use toolgram_core::define::request::{Mode, Plan, Think};
+pub use toolgram_core::define::request::CallShape;
+use toolgram_core::define::request::Plan;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolChoice, ToolSet};
-
-/// What a pool's call grammar is compiled for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallShape {
-    /// Which calls may or must be made.
-    pub choice: ToolChoice,
-    /// Whether several calls may be made.
-    pub parallel: bool,
-    /// How much of the call the grammar enforces.
-    pub mode: Mode,
-    /// Whether a `<think>` block may or must open the reply.
-    pub think: Think,
-    /// Most calls one reply may make (`None`: no bound but the token limit).
-    pub max_calls: Option<usize>,
-    /// Plan, then calls ([`CompileOptions::plan`], and how call or text is chosen).
-    pub plan: Plan,
-    /// The JSON Schema a reply without calls must match (a response format beside the
-    /// tools: [`CompileOptions::answer`]).
-    pub answer: Option<serde_json::Value>,
-}
 
 /// A pool's call grammar for one [`CallShape`]: the plan core compiled (what is callable,
 /// what the validator must still check) and its llguidance grammar, ready to decode.
@@ -147,14 +128,7 @@ impl Grammars {
 
     /// The options a call grammar of `shape` is compiled with.
     pub(crate) fn call_options(&self, shape: &CallShape) -> CompileOptions {
-        CompileOptions {
-            mode: shape.mode,
-            think: shape.think,
-            max_calls: shape.max_calls,
-            plan: shape.plan.is_on(),
-            answer: shape.answer.clone(),
-            ..self.opts.clone()
-        }
+        shape.options(&self.opts)
     }
 
     /// Compile `tools` for `shape` into the grammar the reply decodes under; a schema neither
@@ -182,11 +156,7 @@ impl Grammars {
         }
         let decider = if shape.plan == Plan::Calls && plan.planned && !shape.choice.requires_call()
         {
-            let unplanned = CallShape {
-                plan: Plan::Off,
-                ..shape.clone()
-            };
-            Some(Box::new(self.compile_call(tools, &unplanned)?))
+            Some(Box::new(self.compile_call(tools, &shape.unplanned())?))
         } else {
             None
         };

@@ -1,12 +1,16 @@
 //! A provider as a model the retry loop (`toolgram-retry`) drives: each attempt renders the
-//! conversation for the chosen path, sends it and reads the reply.
+//! conversation for the chosen path, sends it and reads the reply. Under [`Plan::Calls`] on
+//! the grammar path an attempt is the embedded engine's two steps as two requests: the reply
+//! without a plan chooses call or text, and one that calls is asked again under the plan with
+//! a call required; the counted reply replaces it where it counts several calls. It must not
+//! validate (the retry loop does) or choose the path (the run stage does).
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
 use crate::spec::{ReadError, RenderInput};
-use toolgram_core::define::request::Path;
+use toolgram_core::define::request::{CallShape, Path, Plan};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
+use toolgram_core::{ChatMessage, ToolSet};
 use toolgram_retry::{AttemptError, CallModel, ModelReply};
 
 /// A provider with a fixed request, as a model the retry loop drives.
@@ -17,10 +21,8 @@ pub struct ProviderModel<'a, P: Provider> {
     pub model: Option<String>,
     /// The pool.
     pub tools: &'a ToolSet,
-    /// The choice.
-    pub choice: ToolChoice,
-    /// Several calls allowed.
-    pub parallel: bool,
+    /// What the call grammar is compiled for (choice, parallel calls, plan, bound on calls).
+    pub shape: CallShape,
     /// The path chosen by capability gating.
     pub path: Path,
     /// Call syntax for the grammar and prompt paths.
@@ -31,14 +33,36 @@ pub struct ProviderModel<'a, P: Provider> {
     pub max_tokens: Option<usize>,
     /// Stream the reply (assembled before it is read).
     pub stream: bool,
+    /// Return a planned reply's plan line as its reasoning (a client that asked for the plan
+    /// or for reasoning); otherwise it is dropped, as on the embedded engine.
+    pub show_plan: bool,
 }
 
-impl<P: Provider> CallModel for ProviderModel<'_, P> {
-    type Error = ProviderError;
+impl<P: Provider> ProviderModel<'_, P> {
+    /// The shape of an attempt's first request: without the plan where [`Plan::Calls`] lets
+    /// the unplanned reply choose call or text first.
+    pub fn first_shape(&self) -> CallShape {
+        if self.decides_first() {
+            self.shape.unplanned()
+        } else {
+            self.shape.clone()
+        }
+    }
 
-    fn attempt(
-        &mut self,
+    /// Whether an attempt asks twice: the grammar path, a plan of [`Plan::Calls`] that applies
+    /// to this pool, and a reply that may call or not.
+    fn decides_first(&self) -> bool {
+        self.path == Path::Grammar
+            && self.shape.plan == Plan::Calls
+            && !self.shape.choice.requires_call()
+            && self.shape.plans(self.tools, self.syntax)
+    }
+
+    /// One request of `shape` for `messages`, sent and read.
+    fn ask(
+        &self,
         messages: &[ChatMessage],
+        shape: &CallShape,
     ) -> Result<ModelReply, AttemptError<ProviderError>> {
         let rendered = self
             .provider
@@ -46,8 +70,7 @@ impl<P: Provider> CallModel for ProviderModel<'_, P> {
                 kind: self.provider.kind(),
                 messages,
                 tools: self.tools,
-                choice: &self.choice,
-                parallel: self.parallel,
+                shape,
                 model: self.model.as_deref(),
                 path: self.path,
                 syntax: self.syntax,
@@ -61,10 +84,169 @@ impl<P: Provider> CallModel for ProviderModel<'_, P> {
             .send(&rendered, self.stream)
             .map_err(AttemptError::Fatal)?;
         self.provider
-            .parse(&reply, self.path, self.tools, &self.choice, self.syntax)
+            .parse(&reply, self.path, self.tools, shape, self.syntax)
             .map_err(|e| match e {
                 ReadError::Unreadable { raw, message } => AttemptError::Unreadable { raw, message },
                 ReadError::Shape(e) => AttemptError::Fatal(e),
             })
+    }
+}
+
+impl<P: Provider> CallModel for ProviderModel<'_, P> {
+    type Error = ProviderError;
+
+    fn attempt(
+        &mut self,
+        messages: &[ChatMessage],
+    ) -> Result<ModelReply, AttemptError<ProviderError>> {
+        let first = self.ask(messages, &self.first_shape())?;
+        let mut reply = if self.decides_first() && !first.tool_calls.is_empty() {
+            let counted = self.ask(messages, &self.shape.calling())?;
+            let usage = match (first.usage, counted.usage) {
+                (Some(mut a), Some(b)) => {
+                    a += b;
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
+            // Counted at one, the unplanned reply stands (the embedded engine's rule), with
+            // the count's line.
+            let plan = counted.reasoning_content.clone();
+            let mut kept = if counted.tool_calls.len() > 1 {
+                counted
+            } else {
+                first
+            };
+            kept.usage = usage;
+            kept.reasoning_content = plan;
+            kept
+        } else {
+            first
+        };
+        // Under our grammar the only reasoning is the plan line.
+        if self.path == Path::Grammar && !self.show_plan {
+            reply.reasoning_content = None;
+        }
+        Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{Rendered, render};
+    use crate::spec::{Capabilities, Kind};
+    use serde_json::{Value, json};
+    use std::cell::RefCell;
+    use toolgram_core::ToolChoice;
+    use toolgram_core::compile::PLAN_PREFIX;
+
+    /// A llama-server whose replies are scripted (Chat Completions' documented shape); the
+    /// requests it is sent are kept. Rendering and reading are the real ones.
+    struct Scripted {
+        replies: RefCell<Vec<&'static str>>,
+        sent: RefCell<Vec<Value>>,
+    }
+
+    impl Provider for &Scripted {
+        fn kind(&self) -> Kind {
+            crate::lookup("llama-server").expect("llama-server")
+        }
+        fn capabilities(&self) -> Capabilities {
+            self.kind().capabilities()
+        }
+        fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError> {
+            render(input)
+        }
+        fn send(&self, rendered: &Rendered, _: bool) -> Result<Value, ProviderError> {
+            self.sent.borrow_mut().push(rendered.body.clone());
+            let text = self.replies.borrow_mut().remove(0);
+            Ok(json!({"choices": [{"message": {"role": "assistant", "content": text}}]}))
+        }
+        fn parse(
+            &self,
+            body: &Value,
+            path: Path,
+            tools: &ToolSet,
+            shape: &CallShape,
+            syntax: &'static CallSyntax,
+        ) -> Result<ModelReply, ReadError> {
+            crate::reply::read_reply(self.kind(), path, body, tools, shape, syntax)
+        }
+    }
+
+    const PARIS: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+    const TWO: &str = "Number of tool calls needed: 2\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}\n</tool_call>";
+    const ONE: &str = "Number of tool calls needed: 1\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}\n</tool_call>";
+
+    fn weather() -> ToolSet {
+        ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]"#,
+        )
+        .expect("a pool")
+    }
+
+    /// Run one attempt of a planned (`Plan::Calls`), parallel request over `replies`.
+    fn attempt(replies: Vec<&'static str>, show_plan: bool) -> (ModelReply, Vec<String>) {
+        let script = Scripted {
+            replies: RefCell::new(replies),
+            sent: RefCell::new(Vec::new()),
+        };
+        let tools = weather();
+        let mut model = ProviderModel {
+            provider: &script,
+            model: None,
+            tools: &tools,
+            shape: CallShape {
+                choice: ToolChoice::Auto,
+                parallel: true,
+                plan: Plan::Calls,
+                max_calls: Some(3),
+                ..CallShape::default()
+            },
+            path: Path::Grammar,
+            syntax: toolgram_core::syntax::by_name("hermes").expect("hermes"),
+            temperature: None,
+            max_tokens: None,
+            stream: false,
+            show_plan,
+        };
+        let reply = model
+            .attempt(&[ChatMessage::text("user", "Weather in Paris and Lima?")])
+            .unwrap_or_else(|_| panic!("an attempt"));
+        let grammars = script
+            .sent
+            .borrow()
+            .iter()
+            .map(|b| b["grammar"].as_str().expect("our GBNF").to_owned())
+            .collect();
+        (reply, grammars)
+    }
+
+    #[test]
+    fn a_calling_reply_is_counted_under_the_plan_in_a_second_request_and_a_text_reply_is_not() {
+        let (reply, grammars) = attempt(vec![PARIS, TWO], false);
+        assert_eq!(grammars.len(), 2);
+        assert!(!grammars[0].contains(PLAN_PREFIX), "{}", grammars[0]);
+        // The plan, a call required (no count of 0), and the bound of 3 in the grammar.
+        assert!(grammars[1].contains(PLAN_PREFIX), "{}", grammars[1]);
+        assert!(!grammars[1].contains("\"0\\n\""), "{}", grammars[1]);
+        assert!(grammars[1].contains("\"3\\n\"") && !grammars[1].contains("\"4\\n\""));
+        assert_eq!(reply.tool_calls.len(), 2, "{reply:?}");
+        assert_eq!(
+            reply.reasoning_content, None,
+            "the plan line is not asked for"
+        );
+        // Counted at one: the unplanned reply stands, with the count's line where asked.
+        let (reply, _) = attempt(vec![PARIS, ONE], true);
+        assert_eq!(reply.tool_calls[0].arguments["city"], "Paris");
+        assert_eq!(
+            reply.reasoning_content.as_deref(),
+            Some("Number of tool calls needed: 1")
+        );
+        // Text: one request.
+        let (reply, grammars) = attempt(vec!["It is sunny."], true);
+        assert_eq!(grammars.len(), 1);
+        assert!(reply.tool_calls.is_empty() && reply.reasoning_content.is_none());
     }
 }

@@ -10,9 +10,9 @@ use crate::reply::read_reply;
 use crate::spec::{Capabilities, Kind, ReadError, RenderInput};
 use crate::stream::assemble;
 use serde_json::Value;
-use toolgram_core::define::request::Path;
+use toolgram_core::ToolSet;
+use toolgram_core::define::request::{CallShape, Path};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_core::{ToolChoice, ToolSet};
 use toolgram_retry::ModelReply;
 
 /// What every provider does.
@@ -25,13 +25,13 @@ pub trait Provider {
     fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError>;
     /// Send a rendered request; a streamed reply comes back assembled.
     fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError>;
-    /// Read a reply body into calls.
+    /// Read a reply body into calls; `shape` is the one its request was rendered for.
     fn parse(
         &self,
         body: &Value,
         path: Path,
         tools: &ToolSet,
-        choice: &ToolChoice,
+        shape: &CallShape,
         syntax: &'static CallSyntax,
     ) -> Result<ModelReply, ReadError>;
 }
@@ -80,10 +80,10 @@ impl Provider for Endpoint {
         body: &Value,
         path: Path,
         tools: &ToolSet,
-        choice: &ToolChoice,
+        shape: &CallShape,
         syntax: &'static CallSyntax,
     ) -> Result<ModelReply, ReadError> {
-        let mut reply = read_reply(self.kind, path, body, tools, choice, syntax)?;
+        let mut reply = read_reply(self.kind, path, body, tools, shape, syntax)?;
         reply.usage = crate::usage::read_usage(self.kind, body);
         Ok(reply)
     }

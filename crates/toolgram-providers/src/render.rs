@@ -25,6 +25,7 @@ pub struct Rendered {
 pub fn render(input: &RenderInput) -> Result<Rendered, ProviderError> {
     let mut notes = Vec::new();
     let callable = input
+        .shape
         .choice
         .callable(input.tools)
         .map_err(|e| ProviderError::Compile(e.to_string()))?;

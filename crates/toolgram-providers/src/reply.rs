@@ -9,32 +9,41 @@ use crate::error::ProviderError;
 use crate::profile::restore_arguments;
 use crate::spec::{Kind, ReadError, Strict};
 use serde_json::Value;
-use toolgram_core::define::request::Path;
+use toolgram_core::define::request::{CallShape, Path};
 use toolgram_core::parse::lenient::{LenientOptions, SyntaxChoice};
-use toolgram_core::parse::parse_output;
+use toolgram_core::parse::{parse_output, split_plan};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_core::{ToolCall, ToolChoice, ToolSet};
+use toolgram_core::{ToolCall, ToolSet};
 use toolgram_retry::ModelReply;
 use toolgram_wire::read::call;
 
-/// Read a reply body for the path the request took.
+/// Read a reply body for the path the request took, rendered for `shape`. Under our grammar a
+/// planned reply's plan line is split off first and returned as its reasoning (the caller
+/// decides whether a client sees it).
 pub fn read_reply(
     kind: Kind,
     path: Path,
     body: &Value,
     tools: &ToolSet,
-    choice: &ToolChoice,
+    shape: &CallShape,
     syntax: &'static CallSyntax,
 ) -> Result<ModelReply, ReadError> {
     let text = kind.dialect.reply_text(kind, body)?;
     match path {
         Path::Grammar => {
-            let out =
-                parse_output(&text, syntax, tools, choice).map_err(|e| ReadError::Unreadable {
+            let (plan, rest) = if shape.plans(tools, syntax) {
+                split_plan(&text)
+            } else {
+                (None, text.as_str())
+            };
+            let out = parse_output(rest, syntax, tools, &shape.choice).map_err(|e| {
+                ReadError::Unreadable {
                     raw: text.clone(),
                     message: e.to_string(),
-                })?;
+                }
+            })?;
             Ok(ModelReply {
+                reasoning_content: plan,
                 content: out.content,
                 tool_calls: out.tool_calls,
                 raw: text,

@@ -7,9 +7,9 @@
 use crate::error::ProviderError;
 use crate::profile::Profile;
 use serde_json::Value;
-use toolgram_core::define::request::Path;
+use toolgram_core::define::request::{CallShape, Path};
 use toolgram_core::syntax::CallSyntax;
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_core::{ChatMessage, ToolCall, ToolSet};
 
 /// A registered provider: its row of the registry ([`crate::REGISTRY`]).
 pub type Kind = &'static ProviderInfo;
@@ -45,10 +45,10 @@ pub struct RenderInput<'a> {
     pub messages: &'a [ChatMessage],
     /// The pool.
     pub tools: &'a ToolSet,
-    /// Which calls may or must be made.
-    pub choice: &'a ToolChoice,
-    /// Whether several calls may be made.
-    pub parallel: bool,
+    /// What the call grammar is compiled for: the choice, parallel calls, the plan and the
+    /// bound on calls (the grammar path compiles all of it into its GBNF; the other paths
+    /// send the choice and parallel calls).
+    pub shape: &'a CallShape,
     /// The model id, if the provider wants it in the body.
     pub model: Option<&'a str>,
     /// The path chosen.

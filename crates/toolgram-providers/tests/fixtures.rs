@@ -4,7 +4,7 @@
 //! fields — including the OpenAI-strict profile rules and explicit `parallel_tool_calls`.
 
 use serde_json::{Value, json};
-use toolgram_core::define::request::Path;
+use toolgram_core::define::request::{CallShape, Path};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_providers::{
     Capabilities, Kind, RenderInput, choose_path, lookup, read_reply, render,
@@ -34,8 +34,11 @@ fn body(kind: Kind, choice: ToolChoice, parallel: bool, path: Path) -> Value {
         kind,
         messages: &messages,
         tools: &tools(),
-        choice: &choice,
-        parallel,
+        shape: &CallShape {
+            choice,
+            parallel,
+            ..CallShape::default()
+        },
         model: Some("m"),
         path,
         syntax: syntax::by_name("hermes").expect("hermes"),
@@ -75,8 +78,15 @@ fn documented_replies_become_tool_calls() {
                 .as_str()
                 .is_some_and(|s| s.starts_with("https://"))
         );
-        let reply = read_reply(kind, path, &f["body"], &tools(), &ToolChoice::Auto, hermes)
-            .unwrap_or_else(|_| panic!("{file}: readable"));
+        let reply = read_reply(
+            kind,
+            path,
+            &f["body"],
+            &tools(),
+            &CallShape::default(),
+            hermes,
+        )
+        .unwrap_or_else(|_| panic!("{file}: readable"));
         let got: Vec<Value> = reply
             .tool_calls
             .iter()
@@ -317,7 +327,7 @@ fn documented_streams_assemble_into_the_same_calls() {
         let text = std::fs::read_to_string(&path_str).expect("fixture");
         assert!(text.starts_with("source: https://"), "{file}");
         let body = assemble(kind, &text).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let reply = read_reply(kind, path, &body, &tools(), &ToolChoice::Auto, hermes)
+        let reply = read_reply(kind, path, &body, &tools(), &CallShape::default(), hermes)
             .unwrap_or_else(|_| panic!("{file}: readable"));
         assert_eq!(reply.tool_calls.len(), 1, "{file}: {body}");
         let call = &reply.tool_calls[0];
@@ -355,8 +365,11 @@ fn freeform_grammar_tools_go_native_only_where_the_model_takes_them() {
             kind,
             messages: &messages,
             tools: &tools,
-            choice: &ToolChoice::Auto,
-            parallel: false,
+            shape: &CallShape {
+                choice: ToolChoice::Auto,
+                parallel: false,
+                ..CallShape::default()
+            },
             model: Some(model),
             path: Path::StrictJson,
             syntax: syntax::by_name("hermes").expect("hermes"),
@@ -400,7 +413,7 @@ fn freeform_grammar_tools_go_native_only_where_the_model_takes_them() {
         Path::StrictJson,
         &f["body"],
         &tools,
-        &ToolChoice::Auto,
+        &CallShape::default(),
         syntax::by_name("hermes").expect("hermes"),
     )
     .unwrap_or_else(|_| panic!("readable"));

@@ -7,7 +7,8 @@ use crate::error::RunError;
 use crate::post::typed_calls;
 use crate::request::Request;
 use crate::response::{FinishReason, Response};
-use toolgram_core::define::request::{Mode, Path, Think};
+use toolgram_core::ToolChoice;
+use toolgram_core::define::request::{CallShape, Mode, Path, Think};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_engine::Sampling;
 use toolgram_providers::{
@@ -33,6 +34,12 @@ pub struct RenderedRequest {
     pub url: String,
     /// The request.
     pub rendered: Rendered,
+    /// The request sent next when the first reply calls, under [`Plan::Calls`](toolgram_core::define::request::Plan::Calls) on the grammar
+    /// path: the same under the plan with a call required, whose reply replaces the first
+    /// where it counts several calls.
+    pub counted: Option<Rendered>,
+    /// Levers on by default that this provider is not sent, off for the request.
+    pub warnings: Vec<String>,
 }
 
 fn wanted(mode: Mode) -> Path {
@@ -47,17 +54,39 @@ fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
     crate::user_files::named_syntax(name.unwrap_or("hermes"))
 }
 
-/// What a provider is not sent though it is on by default, said in the reply's warnings: the
-/// plan and the bound on calls per reply (`serve --max-calls-per-reply`), where several calls
-/// may be made (a provider runs its own grammar).
-fn unsent_defaults(req: &Request) -> Vec<String> {
-    let several = req.parallel_tool_calls && !req.tools.is_empty();
+/// Levers on by default that a provider cannot take, off for this request and said in the
+/// reply's warnings: the plan and the bound on calls per reply (`serve --max-calls-per-reply`)
+/// off the grammar path (on it both are compiled into the GBNF), and the default call and
+/// count biases, which act at one decoding step (a provider's `logit_bias` acts at every one).
+fn unsent_defaults(
+    req: &Request,
+    shape: &CallShape,
+    path: Path,
+    syntax: &CallSyntax,
+) -> Vec<String> {
     let mut warnings = Vec::new();
-    if several && req.sampling.plan.is_on() {
-        warnings.push("`plan` is off for this request: a provider is not sent the plan yet (the embedded engine plans where several calls may be made)".to_owned());
+    let planned = shape.plans(&req.tools, syntax);
+    let several = shape.parallel && !req.tools.is_empty();
+    if path != Path::Grammar {
+        if planned {
+            warnings.push(format!("`plan` is off for this request: the {} path has no grammar to plan in (the grammar path compiles it into its GBNF)", path.name()));
+        }
+        if let Some(most) = shape.max_calls.filter(|_| several) {
+            warnings.push(format!("the bound of {most} calls per reply is off for this request: the {} path has no grammar to bound them in, so the reply may hold more", path.name()));
+        }
     }
-    if let Some(most) = req.sampling.max_calls.filter(|_| several) {
-        warnings.push(format!("the bound of {most} calls per reply is not sent to a provider yet: its reply may hold more"));
+    let n = req.tools.tools().len();
+    let call_bias = req.sampling.call_bias_for(n);
+    if call_bias != 0.0
+        && !shape.choice.requires_call()
+        && shape.choice != ToolChoice::None
+        && n > 0
+    {
+        warnings.push(format!("the default call bias {call_bias:+} is off for this request: it acts at one decoding step, which a provider's `logit_bias` cannot say"));
+    }
+    let count_bias = req.sampling.count_bias_for(n);
+    if count_bias != 0.0 && planned && path == Path::Grammar {
+        warnings.push(format!("the default count bias {count_bias:+} is off for this request: it acts at the plan's count, which a provider's `logit_bias` cannot say"));
     }
     warnings
 }
@@ -102,6 +131,7 @@ impl Remote {
     fn input<'a>(
         &'a self,
         req: &'a Request,
+        shape: &'a CallShape,
         path: Path,
         syntax: &'static CallSyntax,
     ) -> RenderInput<'a> {
@@ -109,8 +139,7 @@ impl Remote {
             kind: self.provider.kind,
             messages: &req.messages,
             tools: &req.tools,
-            choice: &req.tool_choice,
-            parallel: req.parallel_tool_calls,
+            shape,
             model: self.provider.model.as_deref(),
             path,
             syntax,
@@ -120,11 +149,25 @@ impl Remote {
         }
     }
 
-    /// The exact request `run` would send first.
+    /// The exact request `run` would send first, and the one it sends next when that reply
+    /// calls under [`Plan::Calls`](toolgram_core::define::request::Plan::Calls) on the grammar path (counted under the plan).
+    /// What `run` refuses, `render` refuses too.
     pub(crate) fn render(&self, req: &Request) -> Result<RenderedRequest, RunError> {
+        refuse_unsent(req)?;
         let (path, path_reason) = self.path(req)?;
         let syntax = call_syntax(req.syntax.as_deref())?;
-        let rendered = render(&self.input(req, path, syntax))?;
+        let model = self.model(req, path, syntax)?;
+        let rendered = render(&self.input(req, &model.first_shape(), path, syntax))?;
+        let counted = if model.first_shape() != model.shape {
+            Some(render(&self.input(
+                req,
+                &model.shape.calling(),
+                path,
+                syntax,
+            ))?)
+        } else {
+            None
+        };
         Ok(RenderedRequest {
             path,
             path_reason,
@@ -134,16 +177,20 @@ impl Remote {
                 rendered.endpoint
             ),
             rendered,
+            counted,
+            warnings: unsent_defaults(req, &model.shape, path, syntax),
         })
     }
 
-    /// Run `req` under the retry loop.
-    pub(crate) fn run(&self, req: &Request) -> Result<Response, RunError> {
-        refuse_unsent(req)?;
-        let (path, path_reason) = self.path(req)?;
-        let syntax = call_syntax(req.syntax.as_deref())?;
+    /// The provider as the model the retry loop drives, for `req` on `path`.
+    fn model<'a>(
+        &self,
+        req: &'a Request,
+        path: Path,
+        syntax: &'static CallSyntax,
+    ) -> Result<ProviderModel<'a, Endpoint>, RunError> {
         let p = &self.provider;
-        let mut model = ProviderModel {
+        Ok(ProviderModel {
             provider: Endpoint {
                 kind: p.kind,
                 base_url: p.base_url.clone(),
@@ -155,14 +202,23 @@ impl Remote {
             },
             model: p.model.clone(),
             tools: &req.tools,
-            choice: req.tool_choice.clone(),
-            parallel: req.parallel_tool_calls,
+            shape: crate::check::shape(req)?,
             path,
             syntax,
             temperature: Some(req.sampling.temperature),
             max_tokens: Some(req.sampling.max_tokens),
             stream: self.stream,
-        };
+            show_plan: req.show_plan,
+        })
+    }
+
+    /// Run `req` under the retry loop.
+    pub(crate) fn run(&self, req: &Request) -> Result<Response, RunError> {
+        refuse_unsent(req)?;
+        let (path, path_reason) = self.path(req)?;
+        let syntax = call_syntax(req.syntax.as_deref())?;
+        let p = &self.provider;
+        let mut model = self.model(req, path, syntax)?;
         let outcome = toolgram_retry::run(
             &mut model,
             &req.tools,
@@ -185,7 +241,7 @@ impl Remote {
             usage: outcome.usage,
             attempts: outcome.attempts,
             failed_attempts: outcome.failed,
-            warnings: unsent_defaults(req),
+            warnings: unsent_defaults(req, &model.shape, path, syntax),
             ..Response::ran(
                 path,
                 path_reason,
@@ -215,26 +271,45 @@ mod tests {
     }
 
     #[test]
-    fn a_call_bias_is_refused_by_name_and_the_default_plan_and_call_bound_are_said_unsent() {
+    fn a_call_bias_is_refused_by_name_and_defaults_a_path_cannot_take_are_said_off() {
         let tools = ToolSet::from_json_str("[]").expect("an empty pool");
         let mut req = Request::new(Vec::new(), tools);
         req.sampling.call_bias = Some(4.0);
         let e = refuse_unsent(&req).expect_err("refused").to_string();
         assert!(e.contains("`call_bias`"), "{e}");
+        req.sampling.call_bias = None;
         req.sampling.plan = toolgram_core::define::request::Plan::Calls;
+        let hermes = call_syntax(None).expect("hermes");
+        let said = |req: &Request, path| {
+            unsent_defaults(
+                req,
+                &crate::check::shape(req).expect("a shape"),
+                path,
+                hermes,
+            )
+        };
         assert!(
-            unsent_defaults(&req).is_empty(),
+            said(&req, Path::StrictJson).is_empty(),
             "one call at most: no plan"
         );
         req.parallel_tool_calls = true;
         assert!(
-            unsent_defaults(&req).is_empty(),
+            said(&req, Path::StrictJson).is_empty(),
             "no tools: nothing to plan"
         );
         let one = r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]"#;
         req.tools = std::sync::Arc::new(ToolSet::from_json_str(one).expect("a pool"));
-        assert!(unsent_defaults(&req)[0].contains("`plan` is off"));
         req.sampling.max_calls = Some(8);
-        assert!(unsent_defaults(&req)[1].contains("bound of 8 calls"));
+        let strict = said(&req, Path::StrictJson);
+        assert!(strict[0].contains("`plan` is off"), "{strict:?}");
+        assert!(strict[1].contains("bound of 8 calls"), "{strict:?}");
+        // The grammar path compiles the plan and the bound; only the count's default bias,
+        // which acts at one decoding step, is off.
+        let grammar = said(&req, Path::Grammar);
+        assert_eq!(grammar.len(), 1, "{grammar:?}");
+        assert!(
+            grammar[0].contains("default count bias +1.5"),
+            "{grammar:?}"
+        );
     }
 }

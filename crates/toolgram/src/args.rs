@@ -144,6 +144,15 @@ impl LeverArgs {
     pub(crate) fn plan_asked(&self) -> bool {
         self.plan.is_some_and(Plan::is_on)
     }
+
+    /// Set these levers on a request (`call`, `render`).
+    pub(crate) fn apply(&self, req: &mut toolgram_runtime::Request) {
+        req.sampling.plan = self.plan();
+        req.sampling.call_bias = self.call_bias;
+        req.sampling.count_bias = self.count_bias;
+        req.votes = self.votes;
+        req.show_plan = self.plan_asked();
+    }
 }
 
 /// `--call-bias B` (`call`, `serve`, `eval`): a finite logit offset from -100 to 100, as

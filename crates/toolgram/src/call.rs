@@ -150,13 +150,9 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
         temperature: args.temperature,
         seed: args.seed,
         think_budget: args.think_budget,
-        plan: args.levers.plan(),
-        call_bias: args.levers.call_bias,
-        count_bias: args.levers.count_bias,
         ..Sampling::default()
     };
-    req.votes = args.levers.votes;
-    req.show_plan = args.levers.plan_asked();
+    args.levers.apply(&mut req);
     req.retry = RetryPolicy {
         max_attempts: args.max_attempts,
         consecutive_blocked: args.consecutive_blocked,

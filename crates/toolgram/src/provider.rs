@@ -95,6 +95,8 @@ pub(crate) struct RenderArgs {
     pub model: Option<String>,
     #[command(flatten)]
     pub provider: ProviderArgs,
+    #[command(flatten)]
+    pub levers: crate::args::LeverArgs,
     /// The user's request.
     #[arg(default_value = "")]
     pub prompt: String,
@@ -111,12 +113,28 @@ pub(crate) fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
     req.parallel_tool_calls = args.parallel_tool_calls;
     req.mode = args.mode;
     req.syntax = args.syntax.clone();
+    args.levers.apply(&mut req);
     let r = Runtime::new(Backend::Provider(provider))?.render(&req)?;
     eprintln!("path: {} ({})", r.path.name(), r.path_reason);
     eprintln!("endpoint: POST {}", r.url);
     for n in &r.rendered.notes {
         eprintln!("note: {n}");
     }
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    if req.votes > 1 {
+        eprintln!(
+            "note: {} ballots: this request is sent {} times (each after the first sampled)",
+            req.votes, req.votes
+        );
+    }
     say!("{}", serde_json::to_string_pretty(&r.rendered.body)?)?;
+    if let Some(counted) = &r.counted {
+        eprintln!(
+            "then, where that reply calls: the second body, under the plan with a call required (its reply is kept where it counts several calls)"
+        );
+        say!("{}", serde_json::to_string_pretty(&counted.body)?)?;
+    }
     Ok(())
 }

@@ -520,6 +520,58 @@ fn render_reads_named_providers_from_the_config_file() {
 }
 
 #[test]
+fn render_shows_the_plan_in_the_grammar_a_provider_is_sent_and_refuses_a_call_bias() {
+    let render = |extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            "--provider",
+            "llama-server",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--tools",
+            "examples/weather.json",
+            "--parallel-tool-calls",
+        ];
+        args.extend_from_slice(extra);
+        args.push("Weather in Paris and Lima?");
+        toolgram(&args)
+    };
+    let grammars = |out: &str| -> Vec<String> {
+        serde_json::Deserializer::from_str(out)
+            .into_iter::<Value>()
+            .map(|b| {
+                b.expect("JSON body")["grammar"]
+                    .as_str()
+                    .expect("GBNF")
+                    .to_owned()
+            })
+            .collect()
+    };
+    let plan = "Number of tool calls needed: ";
+    // The plan on by default (`auto`): call or text first, then the calling reply counted.
+    let (code, out, err) = render(&[]);
+    assert_eq!(code, 0, "{err}");
+    let g = grammars(&out);
+    assert_eq!(g.len(), 2, "{out}");
+    assert!(!g[0].contains(plan) && g[1].contains(plan), "{out}");
+    assert!(err.contains("then, where that reply calls"), "{err}");
+    // A call required: one request, planned.
+    let (code, out, err) = render(&["--tool-choice", "required"]);
+    assert_eq!(code, 0, "{err}");
+    let g = grammars(&out);
+    assert!(g.len() == 1 && g[0].contains(plan), "{out}");
+    // Off: no plan anywhere.
+    let (code, out, err) = render(&["--plan=off"]);
+    assert_eq!(code, 0, "{err}");
+    let g = grammars(&out);
+    assert!(g.len() == 1 && !g[0].contains(plan), "{out}");
+    // What run refuses, render refuses.
+    let (code, _, err) = render(&["--call-bias", "4"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("`call_bias`"), "{err}");
+}
+
+#[test]
 fn chat_template_file_selects_the_call_syntax() {
     // SmolLM2's vocabulary has no <tool_call> token: the markers are plain text, and the
     // syntax comes from the given template, not the GGUF's.

@@ -172,6 +172,59 @@ fn llama_server_becomes_a_reliable_tool_caller_on_every_path() {
     assert_eq!(last["error"]["type"], "capability_missing", "{err}");
 }
 
+/// The warnings of a reply's `toolgram` object, as text.
+fn warnings(msg: &Value) -> String {
+    msg["toolgram"]["warnings"].to_string()
+}
+
+#[test]
+fn the_plan_reaches_llama_server_in_its_grammar_and_a_call_bias_is_refused_by_name() {
+    let server = start_server();
+    let q = "What's the weather like in Paris and in Lima today?";
+    // A call required: one planned request; the count the grammar made it write is the
+    // number of calls it then made.
+    let (code, out, err) = call(
+        &server,
+        &[
+            "--parallel-tool-calls",
+            "--plan",
+            "--tool-choice",
+            "required",
+        ],
+        q,
+    );
+    assert_eq!(code, 0, "{err}");
+    let msg = valid_weather_call(&out, "grammar");
+    let plan = msg["reasoning_content"].as_str().unwrap_or_default();
+    let count: usize = plan
+        .strip_prefix("Number of tool calls needed: ")
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the plan line, asked for, is returned as reasoning: {msg}"));
+    assert_eq!(
+        msg["tool_calls"].as_array().map(Vec::len),
+        Some(count),
+        "{msg}"
+    );
+    assert!(!warnings(&msg).contains("`plan` is off"), "{msg}");
+    // `auto`, the plan on by default: call or text first, a call counted in a second request;
+    // the plan line, not asked for, stays out of the reply.
+    let (code, out, err) = call(&server, &["--parallel-tool-calls"], q);
+    assert_eq!(code, 0, "{err}");
+    let msg: Value = serde_json::from_str(&out).expect("one JSON object");
+    assert!(msg["reasoning_content"].is_null(), "{msg}");
+    assert!(!warnings(&msg).contains("`plan` is off"), "{msg}");
+    // A call bias acts at one decoding step, which no provider field can say: refused.
+    let (code, _, err) = call(&server, &["--call-bias", "4"], q);
+    assert_ne!(code, 0);
+    let last: Value = serde_json::from_str(err.lines().last().unwrap_or("")).expect("JSON error");
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`call_bias`")),
+        "{err}"
+    );
+}
+
 /// A JSON value's shape: keys and types, array items by their first element.
 fn shape(v: &Value) -> Value {
     match v {
@@ -295,6 +348,13 @@ fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
             "tools":{tools},"tool_choice":"required","parallel_tool_calls":false}}"#
     );
     let reply = common::post_raw(&addr, "/v1/chat/completions", &body);
+    // Several calls allowed: `serve`'s bound on calls per reply and its plan go into the
+    // grammar llama-server runs, so neither is said to be off.
+    let several = body.replace(
+        r#""parallel_tool_calls":false"#,
+        r#""parallel_tool_calls":true"#,
+    );
+    let planned = common::post_raw(&addr, "/v1/chat/completions", &several);
     let _ = gateway.kill();
     let _ = gateway.wait();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -310,6 +370,18 @@ fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
     );
     assert_eq!(json["toolgram"]["provider"], "llama-server", "{json}");
     assert_eq!(json["toolgram"]["path"], "grammar", "{json}");
+    assert!(planned.starts_with("HTTP/1.1 200"), "{planned}");
+    let planned: Value =
+        serde_json::from_str(planned.split("\r\n\r\n").nth(1).unwrap_or("")).expect("JSON body");
+    assert!(
+        planned["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "get_weather",
+        "{planned}"
+    );
+    let said = warnings(&planned);
+    assert!(
+        !said.contains("bound of") && !said.contains("`plan` is off"),
+        "{planned}"
+    );
 }
 
 #[test]

@@ -1,7 +1,51 @@
 //! What a request asks of the stages besides its tools and messages — how much of a call the
 //! grammar enforces ([`Mode`]), whether a reasoning block may or must open the reply
-//! ([`Think`]) — and what a reply took ([`Path`]). Shared by compile, parse, decode, the
-//! providers and run; this module must not act on them.
+//! ([`Think`]), the plan ([`Plan`]), all of it carried together as the [`CallShape`] a call
+//! grammar is compiled for — and what a reply took ([`Path`]). Shared by compile, parse,
+//! decode, the providers and run; this module must not act on them.
+
+use crate::define::tool::ToolChoice;
+
+/// What a pool's call grammar is compiled for, defined once and carried whole from a
+/// request's reader to whoever compiles it (the embedded engine, or a provider's GBNF).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallShape {
+    /// Which calls may or must be made.
+    pub choice: ToolChoice,
+    /// Whether several calls may be made.
+    pub parallel: bool,
+    /// How much of the call the grammar enforces.
+    pub mode: Mode,
+    /// Whether a reasoning block may or must open the reply.
+    pub think: Think,
+    /// Most calls one reply may make (`None`: no bound but the token limit).
+    pub max_calls: Option<usize>,
+    /// Plan, then calls, and how call or text is chosen under it.
+    pub plan: Plan,
+    /// The JSON Schema a reply without calls must match (a response format beside the
+    /// tools); `None` leaves the text branch free.
+    pub answer: Option<serde_json::Value>,
+}
+
+impl CallShape {
+    /// The same shape with a call required ([`ToolChoice::with_call_required`]): what a
+    /// [`Plan::Calls`] reply that chose to call is counted under.
+    pub fn calling(&self) -> Self {
+        Self {
+            choice: self.choice.with_call_required(),
+            ..self.clone()
+        }
+    }
+
+    /// The same shape without a plan: the reply under which [`Plan::Calls`] chooses call or
+    /// text.
+    pub fn unplanned(&self) -> Self {
+        Self {
+            plan: Plan::Off,
+            ..self.clone()
+        }
+    }
+}
 
 /// Whether the reply may or must open with a reasoning block (`CallSyntax::reasoning`: the
 /// family's own, `<think>` by default; `<think>` under a user grammar).

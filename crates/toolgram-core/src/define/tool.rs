@@ -345,6 +345,19 @@ impl ToolChoice {
         Ok(idx)
     }
 
+    /// The same choice with a call required: `auto` becomes `required`, `allowed_tools`
+    /// required; `none` and the choices that already require one stay as they are.
+    pub fn with_call_required(&self) -> Self {
+        match self {
+            Self::Auto => Self::Required,
+            Self::AllowedTools { tools, .. } => Self::AllowedTools {
+                tools: tools.clone(),
+                required: true,
+            },
+            other => other.clone(),
+        }
+    }
+
     /// Whether the output must contain a call.
     pub fn requires_call(&self) -> bool {
         match self {

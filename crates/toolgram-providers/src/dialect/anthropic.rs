@@ -70,9 +70,9 @@ fn strict(
         .into_iter()
         .map(|(name, description, schema)| tools::write(&name, &description, schema))
         .collect();
-    if *input.choice != ToolChoice::None {
+    if input.shape.choice != ToolChoice::None {
         body["tools"] = Value::Array(items);
     }
-    body["tool_choice"] = tools::write_choice(input.choice, input.parallel);
+    body["tool_choice"] = tools::write_choice(&input.shape.choice, input.shape.parallel);
     Ok(body)
 }

@@ -85,8 +85,8 @@ fn strict(
         .map(|(name, description, parameters)| gemini::declaration(name, description, parameters))
         .collect();
     let names: Vec<String> = pool.tools().iter().map(|t| t.name.clone()).collect();
-    let config = gemini::calling_config(input.choice, names);
-    if !input.parallel && *input.choice != ToolChoice::None {
+    let config = gemini::calling_config(&input.shape.choice, names);
+    if !input.shape.parallel && input.shape.choice != ToolChoice::None {
         notes.push(
             "gemini has no parallel-calls switch: extra calls in a reply are refused by toolgram"
                 .into(),

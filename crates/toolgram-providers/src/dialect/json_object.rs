@@ -20,9 +20,9 @@ pub(crate) fn request(
     pool: &ToolSet,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<Value>, Value), ProviderError> {
-    let union = call_union_schema(pool, input.parallel, Profile::OpenAiStrict)?;
+    let union = call_union_schema(pool, input.shape.parallel, Profile::OpenAiStrict)?;
     note_deferred(&union.enforced_after_parse, notes);
-    let shape = if input.parallel {
+    let shape = if input.shape.parallel {
         r#"{"calls": [{"name": …, "arguments": {…}}, …]}"#
     } else {
         r#"{"call": {"name": …, "arguments": {…}}}"#

@@ -67,7 +67,7 @@ pub fn native_body(
 /// The tools sent: `allowed_tools` needs the whole pool in `tools`; otherwise only the
 /// callable ones go.
 pub(crate) fn sent<'a>(input: &'a RenderInput, pool: &'a ToolSet) -> &'a ToolSet {
-    match input.choice {
+    match &input.shape.choice {
         ToolChoice::AllowedTools { .. } => input.tools,
         _ => pool,
     }
@@ -98,7 +98,7 @@ pub(crate) fn openai_tools(
     notes: &mut Vec<String>,
     shape: &ToolShape,
 ) -> Result<Option<Vec<Value>>, ProviderError> {
-    if *input.choice == ToolChoice::None {
+    if input.shape.choice == ToolChoice::None {
         return Ok(None);
     }
     let sent = sent(input, pool);
@@ -118,16 +118,17 @@ pub(crate) fn openai_tools(
 }
 
 /// Grammar path: the messages of a request whose whole reply is under our GBNF (in the
-/// model's syntax), and that GBNF; the caller puts it in its provider's field. The tools are
+/// model's syntax), and that GBNF — the whole call shape in it: the plan line and the bound on
+/// calls as on the embedded engine; the caller puts it in its provider's field. The tools are
 /// described in the system prompt: the server renders its template without `tools` (never
 /// a grammar with `tools`).
 fn grammar(input: &RenderInput, notes: &mut Vec<String>) -> Result<(Value, String), ProviderError> {
     let ir = compile_ir(
         input.tools,
-        input.choice,
-        input.parallel,
+        &input.shape.choice,
+        input.shape.parallel,
         input.syntax,
-        &CompileOptions::default(),
+        &input.shape.options(&CompileOptions::default()),
         false,
     )
     .map_err(|e| ProviderError::Compile(e.to_string()))?;
@@ -168,8 +169,8 @@ impl Dialect for ChatCompletions {
         let freeform = self.freeform && freeform_model(input.model);
         if let Some(items) = openai_tools(input, pool, freeform, notes, &CHAT_TOOLS)? {
             body["tools"] = Value::Array(items);
-            body["tool_choice"] = tools::write_choice(input.choice);
-            body["parallel_tool_calls"] = json!(input.parallel);
+            body["tool_choice"] = tools::write_choice(&input.shape.choice);
+            body["parallel_tool_calls"] = json!(input.shape.parallel);
         }
         Ok(body)
     }

@@ -37,8 +37,8 @@ impl Dialect for Responses {
         let freeform = chat::freeform_model(input.model);
         if let Some(items) = chat::openai_tools(input, pool, freeform, notes, &FLAT_TOOLS)? {
             body["tools"] = Value::Array(items);
-            body["tool_choice"] = tools::write_choice(input.choice);
-            body["parallel_tool_calls"] = json!(input.parallel);
+            body["tool_choice"] = tools::write_choice(&input.shape.choice);
+            body["parallel_tool_calls"] = json!(input.shape.parallel);
         }
         Ok(body)
     }

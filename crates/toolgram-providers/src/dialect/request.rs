@@ -33,7 +33,13 @@ pub(crate) fn prompt_system(input: &RenderInput, pool: &ToolSet) -> String {
     format!(
         "{}\n\n{}",
         tools_prompt(pool, input.syntax),
-        few_shot(pool, input.choice, input.parallel, input.syntax, &|_| {})
+        few_shot(
+            pool,
+            &input.shape.choice,
+            input.shape.parallel,
+            input.syntax,
+            &|_| {}
+        )
     )
 }
 

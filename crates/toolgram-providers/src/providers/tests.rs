@@ -5,7 +5,7 @@ use super::{REGISTRY, lookup, names};
 use crate::render::render;
 use crate::spec::RenderInput;
 use std::collections::BTreeSet;
-use toolgram_core::define::request::Path;
+use toolgram_core::define::request::{CallShape, Path};
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 
 fn one_tool() -> ToolSet {
@@ -43,8 +43,11 @@ fn every_registered_provider_is_named_once_has_a_url_and_renders_a_one_tool_requ
                 kind: p,
                 messages: &messages,
                 tools: &tools,
-                choice: &ToolChoice::Required,
-                parallel: false,
+                shape: &CallShape {
+                    choice: ToolChoice::Required,
+                    parallel: false,
+                    ..CallShape::default()
+                },
                 model: Some("m"),
                 path,
                 syntax: syntax::by_name("hermes").expect("hermes"),
@@ -74,8 +77,11 @@ fn every_registered_provider_is_named_once_has_a_url_and_renders_a_one_tool_requ
                 kind: p,
                 messages: &messages,
                 tools: &tools,
-                choice: &ToolChoice::Auto,
-                parallel: false,
+                shape: &CallShape {
+                    choice: ToolChoice::Auto,
+                    parallel: false,
+                    ..CallShape::default()
+                },
                 model: None,
                 path: Path::Json,
                 syntax: syntax::by_name("hermes").expect("hermes"),
