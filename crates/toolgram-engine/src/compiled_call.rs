@@ -14,6 +14,7 @@
 //! This module must not decode or render prompts: the session does.
 
 use crate::error::EngineError;
+use crate::generate::{CompiledGeneration, UserGrammar, generation_grammar};
 use crate::grammar_cache::GrammarCache;
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
@@ -22,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use toolgram_core::compile::{self, CompileOptions, CompiledGrammar};
 pub use toolgram_core::define::request::CallShape;
-use toolgram_core::define::request::Plan;
+use toolgram_core::define::request::{Plan, Think};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolChoice, ToolSet};
 
@@ -91,6 +92,9 @@ pub struct GrammarStats {
     /// Call grammars compiled ([`Grammars::compile_call`]): one per request that reached the
     /// engine with a pool, however many attempts it took.
     pub calls_compiled: u64,
+    /// Free-generation grammars compiled ([`Grammars::compile_generation`]): one per request
+    /// with a response format alone, however many attempts it took.
+    pub generations_compiled: u64,
     /// Grammar texts llguidance built a parser for (compiled-grammar cache misses).
     pub parsers_built: u64,
     /// Grammar texts found already built (cache hits).
@@ -104,6 +108,7 @@ pub struct Grammars {
     opts: CompileOptions,
     syntax: &'static CallSyntax,
     calls_compiled: AtomicU64,
+    generations_compiled: AtomicU64,
 }
 
 impl Grammars {
@@ -118,6 +123,7 @@ impl Grammars {
             opts,
             syntax,
             calls_compiled: AtomicU64::new(0),
+            generations_compiled: AtomicU64::new(0),
         }
     }
 
@@ -176,6 +182,23 @@ impl Grammars {
         crate::sample::check_bias_ids(entries, n_vocab)
     }
 
+    /// Compile a user grammar (a response format alone, `toolgram generate`) for free
+    /// generation under `think`, once per request; its error is the grammar's.
+    pub fn compile_generation(
+        &self,
+        user: &UserGrammar,
+        think: Think,
+    ) -> Result<CompiledGeneration, EngineError> {
+        self.generations_compiled.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let matcher = self.parser(generation_grammar(user, think, &self.opts))?;
+        Ok(CompiledGeneration::new(
+            think,
+            matcher,
+            started.elapsed().as_secs_f64() * 1e3,
+        ))
+    }
+
     /// A matcher for a Lark grammar in its start state, from the compiled-grammar cache.
     pub(crate) fn matcher(&self, lark: &str) -> Result<Matcher, EngineError> {
         self.cache.get(lark, || {
@@ -197,6 +220,7 @@ impl Grammars {
         let (cache_hits, parsers_built) = self.cache.stats();
         GrammarStats {
             calls_compiled: self.calls_compiled.load(Ordering::Relaxed),
+            generations_compiled: self.generations_compiled.load(Ordering::Relaxed),
             parsers_built,
             cache_hits,
         }

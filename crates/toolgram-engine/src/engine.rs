@@ -296,11 +296,6 @@ impl Engine {
             .tokenize(text.as_bytes(), false, false)
             .len()
     }
-
-    /// A fresh matcher for any llguidance grammar (not cached), or the grammar's error.
-    pub(crate) fn matcher(&self, grammar: TopLevelGrammar) -> Result<Matcher, EngineError> {
-        self.grammars.parser(grammar)
-    }
 }
 
 fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {

@@ -7,8 +7,10 @@
 use crate::error::EngineError;
 use crate::session::{FinishReason, Sampling, Session, Timings};
 use crate::think::ThinkWatch;
+use llguidance::Matcher;
 use llguidance::api::{GrammarWithLexer, TopLevelGrammar};
 use serde_json::Value;
+use std::sync::Mutex;
 use std::time::Instant;
 use toolgram_core::compile::{CompileOptions, around_answer};
 use toolgram_core::define::request::Think;
@@ -50,14 +52,52 @@ pub fn generation_grammar(
     }
 }
 
+/// A user grammar (with its think setting) compiled once for the model's vocabulary
+/// ([`crate::Grammars::compile_generation`]): each attempt decodes under a deep clone of its
+/// start state, so a request's check compiles it and its run never does.
+pub struct CompiledGeneration {
+    think: Think,
+    fresh: Mutex<Matcher>,
+    compile_ms: f64,
+}
+
+impl CompiledGeneration {
+    pub(crate) fn new(think: Think, matcher: Matcher, compile_ms: f64) -> Self {
+        Self {
+            think,
+            fresh: Mutex::new(matcher),
+            compile_ms,
+        }
+    }
+
+    /// What compiling it took.
+    pub fn compile_ms(&self) -> f64 {
+        self.compile_ms
+    }
+
+    /// A matcher in the grammar's start state.
+    fn matcher(&self) -> Result<Matcher, EngineError> {
+        self.fresh
+            .lock()
+            .map(|m| m.deep_clone())
+            .map_err(|_| EngineError::Grammar("a compiled grammar's lock was poisoned".into()))
+    }
+}
+
+impl std::fmt::Debug for CompiledGeneration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledGeneration")
+            .field("think", &self.think)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A free-generation request.
 pub struct GenerateRequest<'a> {
     /// The conversation (usually one user message).
     pub messages: &'a [ChatMessage],
-    /// The grammar the reply must match.
-    pub grammar: &'a UserGrammar,
-    /// Whether a `<think>` block may or must come first.
-    pub think: Think,
+    /// The grammar the reply must match, compiled with its think setting.
+    pub grammar: &'a CompiledGeneration,
     /// Sampling settings.
     pub sampling: Sampling,
 }
@@ -95,11 +135,10 @@ impl Session<'_> {
         req: &GenerateRequest<'_>,
     ) -> Result<GenerateResponse, EngineError> {
         let engine = self.engine();
-        let grammar = generation_grammar(req.grammar, req.think, engine.compile_options());
+        let think = req.grammar.think;
         let no_tools = ToolSet::new(Vec::new())?;
         let t_grammar = Instant::now();
-        // Built before the prompt is evaluated, so a refused grammar costs nothing.
-        let matcher = self.engine().matcher(grammar)?;
+        let matcher = req.grammar.matcher()?;
         let grammar_ms = t_grammar.elapsed().as_secs_f64() * 1e3;
         let t_template = Instant::now();
         let tokens = engine.prompt(req.messages, &no_tools)?;
@@ -117,7 +156,7 @@ impl Session<'_> {
         };
         self.prefill_timed(&tokens, 0, &mut timings)?;
         let budget = req.sampling.max_tokens.min(n_ctx - tokens.len());
-        let watch = (req.think != Think::Off).then(|| {
+        let watch = (think != Think::Off).then(|| {
             ThinkWatch::new(
                 req.sampling
                     .think_budget
@@ -142,7 +181,7 @@ impl Session<'_> {
             other => other?,
         };
         let raw = String::from_utf8_lossy(&self.text).into_owned();
-        let (reasoning_content, answer) = parse::split_reasoning(&raw, req.think, Reasoning::THINK);
+        let (reasoning_content, answer) = parse::split_reasoning(&raw, think, Reasoning::THINK);
         let content = match reasoning_content {
             Some(_) => answer.trim_start_matches([' ', '\n']).to_owned(),
             None => answer.to_owned(),

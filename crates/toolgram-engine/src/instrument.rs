@@ -36,7 +36,9 @@ impl Engine {
             tokens: tokens.len(),
             ..MaskTimes::default()
         };
-        let mut m = self.matcher(TopLevelGrammar::from_lark(lark.to_owned()))?;
+        let mut m = self
+            .grammars
+            .parser(TopLevelGrammar::from_lark(lark.to_owned()))?;
         let refused = |who: &str, i: usize| {
             EngineError::Constraint(format!("{who} refuses token {i} of the replayed text"))
         };

@@ -68,7 +68,9 @@ pub use call_model::EngineModel;
 pub use compiled_call::{CallShape, CompiledCall, GrammarStats, Grammars};
 pub use engine::{ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request};
 pub use error::EngineError;
-pub use generate::{GenerateRequest, GenerateResponse, UserGrammar, generation_grammar};
+pub use generate::{
+    CompiledGeneration, GenerateRequest, GenerateResponse, UserGrammar, generation_grammar,
+};
 pub use loop_guard::CutCall;
 pub use prefix::{PrefixStore, Stored};
 pub use session::{

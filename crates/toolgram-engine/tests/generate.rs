@@ -47,11 +47,15 @@ fn every_sample_gbnf_runs_and_its_output_is_accepted_by_llama_cpp() {
             "user",
             format!("Write one short example of {stem}, then stop."),
         )];
+        let compiled = s
+            .engine()
+            .grammars()
+            .compile_generation(&grammar, Think::Off)
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let r = s
             .generate_text(&GenerateRequest {
                 messages: &messages,
-                grammar: &grammar,
-                think: Think::Off,
+                grammar: &compiled,
                 sampling: Sampling {
                     max_tokens: 160,
                     logit_bias: stop_bias.clone(),

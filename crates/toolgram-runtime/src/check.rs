@@ -7,7 +7,7 @@
 //! never computes again. This module must not load a model or run one.
 
 use crate::error::RunError;
-use crate::format::{answer_beside_tools, prepare, refuse_unknown};
+use crate::format::{Prepared, answer_beside_tools, answer_schema, prepare, refuse_unknown};
 use crate::pool;
 use crate::request::Request;
 use crate::response::FilteredTool;
@@ -15,7 +15,8 @@ use std::sync::Arc;
 use toolgram_core::compile::{CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_engine::{
-    ByteChecker, CallShape, CompiledCall, Grammars, check_request, generation_grammar,
+    ByteChecker, CallShape, CompiledCall, CompiledGeneration, Grammars, check_request,
+    generation_grammar,
 };
 
 /// What a checked request leaves to say.
@@ -25,6 +26,16 @@ pub struct Checked {
     pub warnings: Vec<String>,
     /// How the grammar was built, where it matters to the user.
     pub notes: Vec<String>,
+}
+
+/// A response format as its check made it ready: prepared (keyword pass, after-check,
+/// warnings) once, and where it stands alone (no tools) its grammar compiled for the model.
+#[derive(Debug)]
+pub(crate) struct ReadyFormat {
+    /// The format's grammar, its after-check and its warnings.
+    pub prepared: Prepared,
+    /// The free-generation grammar of a format without tools.
+    pub alone: Option<CompiledGeneration>,
 }
 
 /// A request checked for its run ([`crate::Runtime::check`]): the pool offered for it, the
@@ -40,6 +51,9 @@ pub struct Ready {
     /// The call grammar: on the embedded engine for every request with tools (in prompt mode
     /// too: its parser reads the plan); `None` for a response format alone or a provider.
     pub(crate) call: Option<Arc<CompiledCall>>,
+    /// The response format, prepared once on the embedded engine (and compiled there when
+    /// it stands alone); `None` without one or on a provider.
+    pub(crate) format: Option<Arc<ReadyFormat>>,
     /// What the check has to say.
     pub(crate) checked: Checked,
 }
@@ -62,22 +76,24 @@ impl Ready {
             req,
             filtered_out,
             call: None,
+            format: None,
             checked: Checked::default(),
         })
     }
 }
 
-/// What `req`'s call grammar is compiled for.
-pub(crate) fn shape(req: &Request) -> Result<CallShape, RunError> {
-    Ok(CallShape {
+/// What `req`'s call grammar is compiled for, `answer` the schema of a response format
+/// beside its tools ([`answer_schema`]).
+pub(crate) fn shape(req: &Request, answer: Option<serde_json::Value>) -> CallShape {
+    CallShape {
         choice: req.tool_choice.clone(),
         parallel: req.parallel_tool_calls,
         mode: req.mode,
         think: req.think,
         max_calls: req.sampling.max_calls,
         plan: req.sampling.plan,
-        answer: answer_beside_tools(req)?.map(|(_, schema)| schema),
-    })
+        answer,
+    }
 }
 
 /// Check `req` as the embedded engine would compile it in `syntax`, before any model is
@@ -100,15 +116,11 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
     }
     let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
     let answer = answer_beside_tools(req)?;
-    let opts = CompileOptions {
-        mode: req.mode,
-        think: req.think,
-        lenient,
-        max_calls: req.sampling.max_calls,
-        plan: req.sampling.plan.is_on(),
-        answer: answer.as_ref().map(|(_, schema)| schema.clone()),
-        ..CompileOptions::default()
-    };
+    let opts =
+        shape(req, answer.as_ref().map(|(_, schema)| schema.clone())).options(&CompileOptions {
+            lenient,
+            ..CompileOptions::default()
+        });
     let plan = check_request(
         &offered.tools,
         &req.tool_choice,
@@ -133,39 +145,60 @@ pub fn check_offer(req: &Request) -> Result<(), RunError> {
     req.tool_choice
         .callable(&offered.tools)
         .map_err(toolgram_engine::EngineError::from)?;
-    shape(req)?;
+    answer_beside_tools(req)?;
     Ok(())
 }
 
-/// Check `req` with the loaded engine's compiler (`grammars`, speaking `syntax`): the pool
-/// offered for it and its call grammar, compiled once, carried to its run.
-pub(crate) fn ready(
-    grammars: &Grammars,
-    syntax: &'static CallSyntax,
-    req: Request,
-) -> Result<Ready, RunError> {
+/// Check `req` with the loaded engine's compiler (`grammars`): the pool offered for it, its
+/// response format prepared and its grammar (the call grammar, or the format's alone)
+/// compiled, each once, carried to its run.
+pub(crate) fn ready(grammars: &Grammars, req: Request) -> Result<Ready, RunError> {
     grammars.check_logit_bias(&req.sampling.logit_bias)?;
     let (req, filtered_out) = pool::offer(req)?;
+    let prepared = req
+        .response_format
+        .as_ref()
+        .map(|f| prepare(f, !req.strict_schemas))
+        .transpose()?;
     if req.format_only() {
-        let checked = check(&req, syntax)?;
+        let prepared =
+            prepared.ok_or_else(|| RunError::InvalidRequest("no response_format".into()))?;
+        let alone = grammars
+            .compile_generation(&prepared.grammar, req.think)
+            .map_err(|e| refused(e, &req))?;
+        let checked = Checked {
+            warnings: prepared.warnings.clone(),
+            notes: Vec::new(),
+        };
         return Ok(Ready {
             req,
             filtered_out,
             call: None,
+            format: Some(Arc::new(ReadyFormat {
+                prepared,
+                alone: Some(alone),
+            })),
             checked,
         });
     }
+    let answer = prepared.as_ref().map(answer_schema).transpose()?;
     let call = grammars
-        .compile_call(&req.tools, &shape(&req)?)
+        .compile_call(&req.tools, &shape(&req, answer))
         .map_err(|e| refused(e, &req))?;
     let mut checked = checked_plan(call.plan(), !req.strict_schemas)?;
-    if let Some((prepared, _)) = answer_beside_tools(&req)? {
-        checked.warnings.extend(prepared.warnings);
+    if let Some(p) = &prepared {
+        checked.warnings.extend(p.warnings.iter().cloned());
     }
     Ok(Ready {
         req,
         filtered_out,
         call: Some(Arc::new(call)),
+        format: prepared.map(|prepared| {
+            Arc::new(ReadyFormat {
+                prepared,
+                alone: None,
+            })
+        }),
         checked,
     })
 }

@@ -12,6 +12,7 @@ use toolgram_core::define::arguments::post_parse_validator;
 use toolgram_engine::UserGrammar;
 
 /// A format made ready to decode under.
+#[derive(Debug)]
 pub(crate) struct Prepared {
     /// The grammar.
     pub grammar: UserGrammar,
@@ -102,11 +103,15 @@ pub(crate) fn answer_beside_tools(req: &Request) -> Result<Option<(Prepared, Val
         return Ok(None);
     };
     let prepared = prepare(format, !req.strict_schemas)?;
+    let schema = answer_schema(&prepared)?;
+    Ok(Some((prepared, schema)))
+}
+
+/// The schema a response format beside tools puts in the call grammar's text branch; a Lark
+/// format beside tools is refused by name.
+pub(crate) fn answer_schema(prepared: &Prepared) -> Result<Value, RunError> {
     match &prepared.grammar {
-        UserGrammar::JsonSchema(schema) => {
-            let schema = schema.clone();
-            Ok(Some((prepared, schema)))
-        }
+        UserGrammar::JsonSchema(schema) => Ok(schema.clone()),
         UserGrammar::Lark(_) => Err(RunError::InvalidRequest(
             "a Lark response_format beside tools is not supported: send a JSON Schema format (json_schema or json_object) with the tools, or the Lark format without them".into(),
         )),

@@ -292,7 +292,7 @@ impl Runtime {
                     e.capacity()
                 )))
             }
-            Inner::Embedded(e) => check::ready(&e.grammars, e.syntax, req),
+            Inner::Embedded(e) => check::ready(&e.grammars, req),
             Inner::Remote(_) => Ready::remote(req),
         }
     }

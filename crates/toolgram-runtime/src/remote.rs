@@ -156,7 +156,7 @@ impl Remote {
         refuse_unsent(req)?;
         let (path, path_reason) = self.path(req)?;
         let syntax = call_syntax(req.syntax.as_deref())?;
-        let model = self.model(req, path, syntax)?;
+        let model = self.model(req, path, syntax);
         let rendered = render(&self.input(req, &model.first_shape(), path, syntax))?;
         let counted = if model.first_shape() != model.shape {
             Some(render(&self.input(
@@ -188,9 +188,9 @@ impl Remote {
         req: &'a Request,
         path: Path,
         syntax: &'static CallSyntax,
-    ) -> Result<ProviderModel<'a, Endpoint>, RunError> {
+    ) -> ProviderModel<'a, Endpoint> {
         let p = &self.provider;
-        Ok(ProviderModel {
+        ProviderModel {
             provider: Endpoint {
                 kind: p.kind,
                 base_url: p.base_url.clone(),
@@ -202,14 +202,14 @@ impl Remote {
             },
             model: p.model.clone(),
             tools: &req.tools,
-            shape: crate::check::shape(req)?,
+            shape: crate::check::shape(req, None),
             path,
             syntax,
             temperature: Some(req.sampling.temperature),
             max_tokens: Some(req.sampling.max_tokens),
             stream: self.stream,
             show_plan: req.show_plan,
-        })
+        }
     }
 
     /// Run `req` under the retry loop.
@@ -218,7 +218,7 @@ impl Remote {
         let (path, path_reason) = self.path(req)?;
         let syntax = call_syntax(req.syntax.as_deref())?;
         let p = &self.provider;
-        let mut model = self.model(req, path, syntax)?;
+        let mut model = self.model(req, path, syntax);
         let outcome = toolgram_retry::run(
             &mut model,
             &req.tools,
@@ -281,12 +281,7 @@ mod tests {
         req.sampling.plan = toolgram_core::define::request::Plan::Calls;
         let hermes = call_syntax(None).expect("hermes");
         let said = |req: &Request, path| {
-            unsent_defaults(
-                req,
-                &crate::check::shape(req).expect("a shape"),
-                path,
-                hermes,
-            )
+            unsent_defaults(req, &crate::check::shape(req, None), path, hermes)
         };
         assert!(
             said(&req, Path::StrictJson).is_empty(),

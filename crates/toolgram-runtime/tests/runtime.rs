@@ -320,6 +320,50 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
     );
 }
 
+/// A response format is compiled once per request too: beside tools it is the call
+/// grammar's text branch (one call grammar, none of its own); alone (`toolgram generate`) its
+/// grammar is compiled by the check and the run decodes under it without compiling again.
+#[test]
+fn a_response_format_beside_tools_or_alone_is_compiled_once_per_request() {
+    let rt = runtime();
+    let stats = |rt: &Runtime| {
+        let s = rt.grammar_stats().expect("embedded");
+        (s.calls_compiled, s.generations_compiled)
+    };
+    let (calls, generations) = stats(&rt);
+    let mut beside = request(WEATHER, "What's the weather in Paris?");
+    beside.tool_choice = ToolChoice::Auto;
+    beside.sampling.max_tokens = 48;
+    beside.response_format = Some(ResponseFormat::JsonSchema(json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": 40}},
+        "required": ["answer"]
+    })));
+    let ready = rt.check(beside).expect("the request checks");
+    let _ = rt.run(&ready);
+    let _ = gather_ready(&rt, &ready);
+    assert_eq!(stats(&rt), (calls + 1, generations), "beside tools");
+
+    let mut alone = request("[]", "Say hello as JSON.");
+    alone.tool_choice = ToolChoice::Auto;
+    alone.sampling.max_tokens = 24;
+    alone.response_format = Some(ResponseFormat::JsonObject);
+    let ready = rt.check(alone).expect("the request checks");
+    assert_eq!(
+        stats(&rt),
+        (calls + 1, generations + 1),
+        "the check compiles it"
+    );
+    let reply = rt.run(&ready).expect("generated");
+    assert!(reply.content.is_some_and(|c| c.starts_with('{')));
+    let _ = gather_ready(&rt, &ready);
+    assert_eq!(
+        stats(&rt),
+        (calls + 1, generations + 1),
+        "a run compiled it again"
+    );
+}
+
 #[test]
 fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
     let rt = Runtime::new(Backend::Embedded(EmbeddedConfig {

@@ -6,8 +6,9 @@
 //! the result as the run stage's [`Response`]. This module must not queue, cache or stream:
 //! its callers do.
 
+use crate::check::ReadyFormat;
 use crate::error::RunError;
-use crate::format::{answer_beside_tools, check_output, prepare, warning_texts};
+use crate::format::{Prepared, check_output, warning_texts};
 use crate::post::{self, typed_calls};
 use crate::request::{Repeats, Request};
 use crate::response::{Branch, FinishReason, Response, RunTimings, Usage};
@@ -54,17 +55,19 @@ fn path_reason(mode: Mode) -> &'static str {
 }
 
 /// Run `req` on `session`, its calls under `compiled` (the request's call grammar, compiled
-/// by its check; every request with tools has one).
+/// by its check; every request with tools has one), its response format as `format` (prepared
+/// by its check, and compiled there when it stands alone).
 pub(crate) fn run(
     session: &mut Session<'_>,
     req: &Request,
     compiled: Option<&CompiledCall>,
+    format: Option<&ReadyFormat>,
 ) -> Result<Response, RunError> {
     if !req.format_only() {
         let compiled = compiled.ok_or_else(|| {
             RunError::Stopped("a request with tools reached its lane without its grammar".into())
         })?;
-        return call(session, req, compiled);
+        return call(session, req, compiled, format.map(|f| &f.prepared));
     }
     if req.few_shot {
         return Err(RunError::InvalidRequest(
@@ -72,16 +75,19 @@ pub(crate) fn run(
                 .into(),
         ));
     }
-    generate(session, req)
+    let format = format.ok_or_else(|| {
+        RunError::Stopped("a response format reached its lane without its grammar".into())
+    })?;
+    generate(session, req, format)
 }
 
 fn call(
     session: &mut Session<'_>,
     req: &Request,
     compiled: &CompiledCall,
+    answer: Option<&Prepared>,
 ) -> Result<Response, RunError> {
     let engine = session.engine();
-    let answer = answer_beside_tools(req)?;
     let request = CallRequest {
         messages: &[],
         tools: &req.tools,
@@ -91,7 +97,7 @@ fn call(
         think: req.think,
         few_shot: req.few_shot,
         sampling: sampling(req),
-        answer: answer.as_ref().map(|(_, schema)| schema.clone()),
+        answer: compiled.shape().answer.clone(),
         compiled: Some(compiled),
     };
     let mut model = EngineModel::new(session, request);
@@ -151,7 +157,7 @@ fn call(
     };
     let mut warnings = warning_texts(&last.ignored);
     let answered = outcome.reply.tool_calls.is_empty();
-    if let Some((prepared, _)) = &answer {
+    if let Some(prepared) = answer {
         warnings.extend(prepared.warnings.iter().cloned());
         // The answer's keywords the grammar left out, on the finished text.
         if let (Some(v), Some(text), FinishReason::Stop) =
@@ -271,15 +277,18 @@ fn merged(first: Outcome, second: Outcome) -> Outcome {
     }
 }
 
-fn generate(session: &mut Session<'_>, req: &Request) -> Result<Response, RunError> {
-    let Some(format) = &req.response_format else {
-        return Err(RunError::InvalidRequest("no response_format".into()));
-    };
-    let prepared = prepare(format, !req.strict_schemas)?;
+fn generate(
+    session: &mut Session<'_>,
+    req: &Request,
+    format: &ReadyFormat,
+) -> Result<Response, RunError> {
+    let prepared = &format.prepared;
+    let grammar = format.alone.as_ref().ok_or_else(|| {
+        RunError::Stopped("a response format alone reached its lane uncompiled".into())
+    })?;
     let r = session.generate_text(&GenerateRequest {
         messages: &req.messages,
-        grammar: &prepared.grammar,
-        think: req.think,
+        grammar,
         sampling: sampling(req),
     })?;
     // Keywords the grammar left out are checked on the finished text.
@@ -299,7 +308,7 @@ fn generate(session: &mut Session<'_>, req: &Request) -> Result<Response, RunErr
             completion_tokens: r.completion_tokens,
             cached_prompt_tokens: r.prompt_tokens.saturating_sub(r.timings.prompt_evaluated),
         }),
-        warnings: prepared.warnings,
+        warnings: prepared.warnings.clone(),
         timings: timings(&r.timings),
         ..Response::ran(
             Path::Grammar,

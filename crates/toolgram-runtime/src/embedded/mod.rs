@@ -16,7 +16,7 @@ mod tests;
 
 pub use cache::CacheStats;
 
-use crate::check::Ready;
+use crate::check::{Ready, ReadyFormat};
 use crate::error::RunError;
 use crate::post;
 use crate::request::{Cancel, Repeats, Request};
@@ -39,7 +39,8 @@ use toolgram_engine::Session;
 use toolgram_engine::gpu::Offload;
 use toolgram_engine::speed::Speed;
 use toolgram_engine::{
-    Batch, CompiledCall, DecodeObserver, Engine, EngineOptions, Grammars, PrefixStore,
+    Batch, CompiledCall, CompiledGeneration, DecodeObserver, Engine, EngineOptions, Grammars,
+    PrefixStore,
 };
 
 /// Where a job's result goes.
@@ -61,6 +62,8 @@ pub(crate) struct Job {
     /// The call grammar its check compiled; `None` only for a response format alone or a
     /// count.
     pub call: Option<Arc<CompiledCall>>,
+    /// The response format its check prepared (and compiled, alone); `None` without one.
+    pub format: Option<Arc<ReadyFormat>>,
     pub reply: Reply,
     pub queued_at: Instant,
     /// Its place among the admitted jobs, given back when the job is dropped (answered,
@@ -75,6 +78,7 @@ impl Job {
             req: ready.req,
             filtered_out: ready.filtered_out,
             call: ready.call,
+            format: ready.format,
             reply,
             queued_at,
             admitted: None,
@@ -263,6 +267,7 @@ impl Embedded {
             req,
             filtered_out: Vec::new(),
             call: None,
+            format: None,
             reply: Reply::Count(tx),
             queued_at: Instant::now(),
             admitted: None,
@@ -507,6 +512,7 @@ impl<'e> Worker<'e> {
             req,
             filtered_out,
             call: compiled,
+            format,
             reply,
             queued_at,
             admitted: _admitted,
@@ -541,13 +547,17 @@ impl<'e> Worker<'e> {
             stream: state.clone(),
             cancel: req.cancel.clone(),
         })));
-        let result = attempt::run(session, &req, compiled.as_deref());
+        let result = attempt::run(session, &req, compiled.as_deref(), format.as_deref());
         session.set_observer(None);
         let result = result
             .and_then(|r| post::finish(&req, &filtered_out, started, r))
             .map(|mut r| {
                 r.timings.queue_ms = queue_ms;
-                r.timings.grammar_ms += compiled.as_ref().map_or(0.0, |c| c.compile_ms());
+                r.timings.grammar_ms += compiled.as_ref().map_or(0.0, |c| c.compile_ms())
+                    + format
+                        .as_ref()
+                        .and_then(|f| f.alone.as_ref())
+                        .map_or(0.0, CompiledGeneration::compile_ms);
                 r.offload = Some(Arc::clone(engine.offload()));
                 r
             });

@@ -41,7 +41,7 @@ fn ask(e: &Embedded) -> Result<Response, RunError> {
     let tools = ToolSet::new(Vec::new()).expect("an empty pool");
     let mut req = Request::new(vec![ChatMessage::text("user", "Hi")], tools);
     req.sampling.max_tokens = 4;
-    let ready = crate::check::ready(&e.grammars, e.syntax, req)?;
+    let ready = crate::check::ready(&e.grammars, req)?;
     e.ask(ready, Instant::now(), None)
 }
 
