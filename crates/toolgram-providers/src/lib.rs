@@ -48,7 +48,7 @@ pub use http::{HttpOptions, post_json};
 pub use model::ProviderModel;
 pub use provider::{Endpoint, Provider};
 pub use providers::{REGISTRY, lookup, names};
-pub use render::{Rendered, render};
+pub use render::{RenderPlan, Rendered, render, render_planned};
 pub use reply::read_reply;
 pub use spec::{
     Auth, Body, Capabilities, Dialect, Kind, ProviderInfo, ReadError, RenderInput, Strict,

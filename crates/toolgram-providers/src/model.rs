@@ -7,6 +7,7 @@
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
+use crate::render::RenderPlan;
 use crate::spec::{ReadError, RenderInput};
 use toolgram_core::define::request::{CallShape, Path, Plan};
 use toolgram_core::syntax::CallSyntax;
@@ -36,6 +37,9 @@ pub struct ProviderModel<'a, P: Provider> {
     /// Return a planned reply's plan line as its reasoning (a client that asked for the plan
     /// or for reasoning); otherwise it is dropped, as on the embedded engine.
     pub show_plan: bool,
+    /// The render plans made so far, one per shape asked ([`RenderPlan`]: the pool and the
+    /// GBNF compiled once, whatever the number of attempts); start with none.
+    pub plans: Vec<(CallShape, RenderPlan)>,
 }
 
 impl<P: Provider> ProviderModel<'_, P> {
@@ -58,26 +62,42 @@ impl<P: Provider> ProviderModel<'_, P> {
             && self.shape.plans(self.tools, self.syntax)
     }
 
-    /// One request of `shape` for `messages`, sent and read.
+    /// The render plans made so far: one per distinct call shape (the first request's and,
+    /// under [`Plan::Calls`], the counted one's), however many attempts there were.
+    pub fn plans_made(&self) -> usize {
+        self.plans.len()
+    }
+
+    /// One request of `shape` for `messages`, sent and read; its render plan made on the
+    /// shape's first request and kept.
     fn ask(
-        &self,
+        &mut self,
         messages: &[ChatMessage],
         shape: &CallShape,
     ) -> Result<ModelReply, AttemptError<ProviderError>> {
+        let input = RenderInput {
+            kind: self.provider.kind(),
+            messages,
+            tools: self.tools,
+            shape,
+            model: self.model.as_deref(),
+            path: self.path,
+            syntax: self.syntax,
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            stream: self.stream,
+        };
+        let at = match self.plans.iter().position(|(s, _)| s == shape) {
+            Some(at) => at,
+            None => {
+                let plan = RenderPlan::new(&input).map_err(AttemptError::Fatal)?;
+                self.plans.push((shape.clone(), plan));
+                self.plans.len() - 1
+            }
+        };
         let rendered = self
             .provider
-            .render(&RenderInput {
-                kind: self.provider.kind(),
-                messages,
-                tools: self.tools,
-                shape,
-                model: self.model.as_deref(),
-                path: self.path,
-                syntax: self.syntax,
-                temperature: self.temperature,
-                max_tokens: self.max_tokens,
-                stream: self.stream,
-            })
+            .render(&input, &self.plans[at].1)
             .map_err(AttemptError::Fatal)?;
         let reply = self
             .provider
@@ -134,7 +154,7 @@ impl<P: Provider> CallModel for ProviderModel<'_, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::{Rendered, render};
+    use crate::render::{Rendered, render_planned};
     use crate::spec::{Capabilities, Kind};
     use serde_json::{Value, json};
     use std::cell::RefCell;
@@ -155,8 +175,12 @@ mod tests {
         fn capabilities(&self) -> Capabilities {
             self.kind().capabilities()
         }
-        fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError> {
-            render(input)
+        fn render(
+            &self,
+            input: &RenderInput,
+            plan: &RenderPlan,
+        ) -> Result<Rendered, ProviderError> {
+            render_planned(input, plan)
         }
         fn send(&self, rendered: &Rendered, _: bool) -> Result<Value, ProviderError> {
             self.sent.borrow_mut().push(rendered.body.clone());
@@ -186,30 +210,47 @@ mod tests {
         .expect("a pool")
     }
 
-    /// Run one attempt of a planned (`Plan::Calls`), parallel request over `replies`.
-    fn attempt(replies: Vec<&'static str>, show_plan: bool) -> (ModelReply, Vec<String>) {
-        let script = Scripted {
-            replies: RefCell::new(replies),
-            sent: RefCell::new(Vec::new()),
-        };
-        let tools = weather();
-        let mut model = ProviderModel {
-            provider: &script,
+    fn model<'a>(
+        script: &'a Scripted,
+        tools: &'a ToolSet,
+        shape: CallShape,
+    ) -> ProviderModel<'a, &'a Scripted> {
+        ProviderModel {
+            provider: script,
             model: None,
-            tools: &tools,
-            shape: CallShape {
-                choice: ToolChoice::Auto,
-                parallel: true,
-                plan: Plan::Calls,
-                max_calls: Some(3),
-                ..CallShape::default()
-            },
+            tools,
+            shape,
             path: Path::Grammar,
             syntax: toolgram_core::syntax::by_name("hermes").expect("hermes"),
             temperature: None,
             max_tokens: None,
             stream: false,
+            show_plan: false,
+            plans: Vec::new(),
+        }
+    }
+
+    fn script(replies: Vec<&'static str>) -> Scripted {
+        Scripted {
+            replies: RefCell::new(replies),
+            sent: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Run one attempt of a planned (`Plan::Calls`), parallel request over `replies`.
+    fn attempt(replies: Vec<&'static str>, show_plan: bool) -> (ModelReply, Vec<String>) {
+        let script = script(replies);
+        let tools = weather();
+        let shape = CallShape {
+            choice: ToolChoice::Auto,
+            parallel: true,
+            plan: Plan::Calls,
+            max_calls: Some(3),
+            ..CallShape::default()
+        };
+        let mut model = ProviderModel {
             show_plan,
+            ..model(&script, &tools, shape)
         };
         let reply = model
             .attempt(&[ChatMessage::text("user", "Weather in Paris and Lima?")])
@@ -248,5 +289,48 @@ mod tests {
         let (reply, grammars) = attempt(vec!["It is sunny."], true);
         assert_eq!(grammars.len(), 1);
         assert!(reply.tool_calls.is_empty() && reply.reasoning_content.is_none());
+    }
+
+    #[test]
+    fn a_request_is_planned_once_per_shape_however_many_attempts_it_takes() {
+        let script = script(vec!["Sunny, I think.", "Still no call.", PARIS]);
+        let tools = weather();
+        let shape = CallShape {
+            choice: ToolChoice::Required,
+            ..CallShape::default()
+        };
+        let mut retried = model(&script, &tools, shape.clone());
+        let messages = [ChatMessage::text("user", "Weather in Paris?")];
+        let policy = toolgram_retry::RetryPolicy {
+            max_attempts: 3,
+            consecutive_blocked: 3,
+        };
+        let outcome = toolgram_retry::run(&mut retried, &tools, &shape.choice, &messages, policy)
+            .unwrap_or_else(|_| panic!("the third attempt calls"));
+        assert_eq!(outcome.attempts, 3);
+        assert_eq!(script.sent.borrow().len(), 3);
+        assert_eq!(
+            retried.plans_made(),
+            1,
+            "the GBNF was compiled again for an attempt"
+        );
+        // The plan's two shapes: two plans for the two requests of one attempt.
+        let script = script_two();
+        let mut planned = model(
+            &script,
+            &tools,
+            CallShape {
+                choice: ToolChoice::Auto,
+                parallel: true,
+                plan: Plan::Calls,
+                ..CallShape::default()
+            },
+        );
+        let _ = planned.attempt(&messages);
+        assert_eq!(planned.plans_made(), 2);
+    }
+
+    fn script_two() -> Scripted {
+        script(vec![PARIS, TWO])
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::error::ProviderError;
 use crate::http::{HttpOptions, post, post_json};
-use crate::render::{Rendered, render};
+use crate::render::{RenderPlan, Rendered, render_planned};
 use crate::reply::read_reply;
 use crate::spec::{Capabilities, Kind, ReadError, RenderInput};
 use crate::stream::assemble;
@@ -21,8 +21,9 @@ pub trait Provider {
     fn kind(&self) -> Kind;
     /// What it can enforce.
     fn capabilities(&self) -> Capabilities;
-    /// The request for `input`.
-    fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError>;
+    /// The request for `input`, around its `plan` ([`RenderPlan::new`] of the same input's
+    /// pool, shape and path).
+    fn render(&self, input: &RenderInput, plan: &RenderPlan) -> Result<Rendered, ProviderError>;
     /// Send a rendered request; a streamed reply comes back assembled.
     fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError>;
     /// Read a reply body into calls; `shape` is the one its request was rendered for.
@@ -58,8 +59,8 @@ impl Provider for Endpoint {
         self.capabilities
     }
 
-    fn render(&self, input: &RenderInput) -> Result<Rendered, ProviderError> {
-        render(input)
+    fn render(&self, input: &RenderInput, plan: &RenderPlan) -> Result<Rendered, ProviderError> {
+        render_planned(input, plan)
     }
 
     fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError> {

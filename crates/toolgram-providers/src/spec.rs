@@ -230,13 +230,10 @@ pub trait Dialect: std::fmt::Debug + Sync {
         let _ = (pool, notes);
         Err(unsupported_here(input, "strict function tools"))
     }
-    /// The grammar path: the body, and our GBNF the caller puts in its provider's field.
-    fn grammar(
-        &self,
-        input: &RenderInput,
-        notes: &mut Vec<String>,
-    ) -> Result<(Value, String), ProviderError> {
-        let _ = notes;
+    /// The grammar path's body for the callable `pool`; the caller puts our GBNF in its
+    /// provider's field.
+    fn grammar(&self, input: &RenderInput, pool: &ToolSet) -> Body {
+        let _ = pool;
         Err(unsupported_here(input, "a grammar for the whole reply"))
     }
     /// The fields every path sends (model, sampling, token limit, streaming) added to `body`,

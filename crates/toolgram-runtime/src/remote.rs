@@ -209,6 +209,7 @@ impl Remote {
             max_tokens: Some(req.sampling.max_tokens),
             stream: self.stream,
             show_plan: req.show_plan,
+            plans: Vec::new(),
         }
     }
 

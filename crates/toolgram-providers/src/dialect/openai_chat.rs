@@ -12,10 +12,7 @@ use crate::error::ProviderError;
 use crate::profile::Profile;
 use crate::spec::{Body, Dialect, Kind, ReadError, RenderInput};
 use serde_json::{Value, json};
-use toolgram_core::compile::CompileOptions;
-use toolgram_core::compile::ir::compile_ir;
 use toolgram_core::{ToolCall, ToolChoice, ToolSet};
-use toolgram_grammar::gbnf;
 use toolgram_wire::chat::{messages, reply, stream, tools};
 
 /// Where Chat Completions requests go.
@@ -117,36 +114,6 @@ pub(crate) fn openai_tools(
     Ok(Some(tools))
 }
 
-/// Grammar path: the messages of a request whose whole reply is under our GBNF (in the
-/// model's syntax), and that GBNF — the whole call shape in it: the plan line and the bound on
-/// calls as on the embedded engine; the caller puts it in its provider's field. The tools are
-/// described in the system prompt: the server renders its template without `tools` (never
-/// a grammar with `tools`).
-fn grammar(input: &RenderInput, notes: &mut Vec<String>) -> Result<(Value, String), ProviderError> {
-    let ir = compile_ir(
-        input.tools,
-        &input.shape.choice,
-        input.shape.parallel,
-        input.syntax,
-        &input.shape.options(&CompileOptions::default()),
-        false,
-    )
-    .map_err(|e| ProviderError::Compile(e.to_string()))?;
-    for (tool, n) in &ir.notes {
-        notes.push(format!(
-            "tool `{tool}` at {}: `{}` enforced after parsing",
-            n.pointer, n.keyword
-        ));
-    }
-    let grammar = gbnf::emit(&ir.grammar);
-    let callable: Vec<usize> = ir.callable;
-    let pool = input
-        .tools
-        .subset(&callable)
-        .map_err(|e| ProviderError::Compile(e.to_string()))?;
-    Ok((prompt(input, &pool), grammar))
-}
-
 /// Chat Completions, as every provider speaking it takes and returns it.
 #[derive(Debug)]
 pub(crate) struct ChatCompletions {
@@ -175,12 +142,12 @@ impl Dialect for ChatCompletions {
         Ok(body)
     }
 
-    fn grammar(
-        &self,
-        input: &RenderInput,
-        notes: &mut Vec<String>,
-    ) -> Result<(Value, String), ProviderError> {
-        grammar(input, notes)
+    /// The messages of a request whose whole reply is under our GBNF (in the model's
+    /// syntax, the whole call shape compiled in: [`crate::render::RenderPlan`]). The tools are
+    /// described in the system prompt: the server renders its template without `tools`
+    /// (never a grammar with `tools`).
+    fn grammar(&self, input: &RenderInput, pool: &ToolSet) -> Body {
+        Ok(prompt(input, pool))
     }
 
     fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
