@@ -5,7 +5,6 @@
 //! This module must not generate: the decode loop lives in `session`.
 
 use crate::backend::Backend;
-use crate::call_bias::CallStarts;
 use crate::client_text::ClientText;
 use crate::compiled_call::{Grammars, PoolRequest, compile_pool};
 use crate::error::EngineError;
@@ -13,6 +12,7 @@ use crate::gpu::{GpuOptions, Offload};
 use crate::template::ChatTemplate;
 use crate::threads::default_threads;
 use crate::tokenizer::{LlamaTokEnv, Vocab};
+use crate::tokens::call_starts::CallStarts;
 use llama_cpp_2::model::LlamaModel;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::TokEnv;

@@ -35,42 +35,33 @@
 //! This crate must not parse or validate on its own terms: it uses `toolgram-core`'s compiler,
 //! parser and validator, so the grammar and the parser come from one declaration.
 
-mod backend;
-mod batch;
-mod call_bias;
-mod call_model;
-mod client_text;
-mod compiled_call;
+mod decode;
+mod device;
 mod engine;
 mod error;
-pub mod gbnf_check;
-mod generate;
-mod gguf_vocab;
-pub mod gpu;
-mod grammar_cache;
-pub mod hf;
-pub mod instrument;
-mod loop_guard;
-pub mod models;
-mod prefix;
-mod sample;
-mod session;
-pub mod speed;
+mod fetch;
+mod grammar;
 pub mod template;
-mod template_filters;
-mod template_lists;
-mod think;
-mod threads;
-mod tokenizer;
+mod tokens;
+
+pub use decode::instrument;
+pub(crate) use decode::{
+    batch, call_bias, call_model, generate, loop_guard, prefix, sample, session, think,
+};
+pub(crate) use device::{backend, threads};
+pub use device::{gpu, speed};
+pub use fetch::{hf, models};
+pub use grammar::gbnf_check;
+pub(crate) use grammar::{compiled_call, grammar_cache};
+pub(crate) use tokens::{client_text, gguf_vocab, tokenizer};
 
 pub use batch::{Batch, BatchStats};
 pub use call_model::EngineModel;
 pub use compiled_call::{CallShape, CompiledCall, GrammarStats, Grammars};
 pub use engine::{ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request};
 pub use error::EngineError;
-pub use generate::{
-    CompiledGeneration, GenerateRequest, GenerateResponse, UserGrammar, generation_grammar,
-};
+pub use generate::{GenerateRequest, GenerateResponse};
+pub use grammar::generation::{CompiledGeneration, UserGrammar, generation_grammar};
 pub use loop_guard::CutCall;
 pub use prefix::{PrefixStore, Stored};
 pub use session::{

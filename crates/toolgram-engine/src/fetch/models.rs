@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use thiserror::Error;
 
-const REGISTRY_TOML: &str = include_str!("../models.toml");
+const REGISTRY_TOML: &str = include_str!("../../models.toml");
 
 /// A model the registry knows.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,96 +1,15 @@
-//! Free generation under any grammar, not only tool calls: a user's Lark grammar, a GBNF
-//! grammar already read into Lark, or a JSON Schema, optionally after a `<think>` block.
-//!
-//! The user's grammar runs unchanged as an llguidance sub-grammar (`@user`) below our
-//! optional think wrapper; this module must not edit or re-interpret the grammar text.
+//! Free generation under any grammar, not only tool calls: a session decodes a reply under a
+//! user grammar compiled once ([`crate::CompiledGeneration`], `grammar/generation.rs`),
+//! optionally after a `<think>` block. This module must not compile or edit the grammar.
 
 use crate::error::EngineError;
+use crate::grammar::generation::CompiledGeneration;
 use crate::session::{FinishReason, Sampling, Session, Timings};
 use crate::think::ThinkWatch;
-use llguidance::Matcher;
-use llguidance::api::{GrammarWithLexer, TopLevelGrammar};
-use serde_json::Value;
-use std::sync::Mutex;
 use std::time::Instant;
-use toolgram_core::compile::{CompileOptions, around_answer};
 use toolgram_core::define::request::Think;
 use toolgram_core::syntax::Reasoning;
 use toolgram_core::{ChatMessage, ToolSet, parse};
-
-/// The grammar free generation runs under.
-#[derive(Debug, Clone)]
-pub enum UserGrammar {
-    /// Lark text (llguidance dialect; GBNF is read into it by `toolgram-core`).
-    Lark(String),
-    /// A JSON Schema.
-    JsonSchema(Value),
-}
-
-/// The whole llguidance grammar for a user grammar and a think setting: the user's grammar
-/// alone when thinking is off, else `start: think? @user` with the grammar as `user`.
-pub fn generation_grammar(
-    user: &UserGrammar,
-    think: Think,
-    special_tokens: &CompileOptions,
-) -> TopLevelGrammar {
-    let mut inner = match user {
-        UserGrammar::Lark(text) => GrammarWithLexer::from_lark(text.clone()),
-        UserGrammar::JsonSchema(schema) => GrammarWithLexer::from_json_schema(schema.clone()),
-    };
-    if think == Think::Off {
-        return TopLevelGrammar::from_grammar(inner);
-    }
-    inner.name = Some("user".to_owned());
-    let opts = CompileOptions {
-        think,
-        ..special_tokens.clone()
-    };
-    let top = around_answer(&opts, "user");
-    TopLevelGrammar {
-        grammars: vec![GrammarWithLexer::from_lark(top), inner],
-        max_tokens: None,
-    }
-}
-
-/// A user grammar (with its think setting) compiled once for the model's vocabulary
-/// ([`crate::Grammars::compile_generation`]): each attempt decodes under a deep clone of its
-/// start state, so a request's check compiles it and its run never does.
-pub struct CompiledGeneration {
-    think: Think,
-    fresh: Mutex<Matcher>,
-    compile_ms: f64,
-}
-
-impl CompiledGeneration {
-    pub(crate) fn new(think: Think, matcher: Matcher, compile_ms: f64) -> Self {
-        Self {
-            think,
-            fresh: Mutex::new(matcher),
-            compile_ms,
-        }
-    }
-
-    /// What compiling it took.
-    pub fn compile_ms(&self) -> f64 {
-        self.compile_ms
-    }
-
-    /// A matcher in the grammar's start state.
-    fn matcher(&self) -> Result<Matcher, EngineError> {
-        self.fresh
-            .lock()
-            .map(|m| m.deep_clone())
-            .map_err(|_| EngineError::Grammar("a compiled grammar's lock was poisoned".into()))
-    }
-}
-
-impl std::fmt::Debug for CompiledGeneration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledGeneration")
-            .field("think", &self.think)
-            .finish_non_exhaustive()
-    }
-}
 
 /// A free-generation request.
 pub struct GenerateRequest<'a> {
@@ -135,7 +54,7 @@ impl Session<'_> {
         req: &GenerateRequest<'_>,
     ) -> Result<GenerateResponse, EngineError> {
         let engine = self.engine();
-        let think = req.grammar.think;
+        let think = req.grammar.think();
         let no_tools = ToolSet::new(Vec::new())?;
         let t_grammar = Instant::now();
         let matcher = req.grammar.matcher()?;

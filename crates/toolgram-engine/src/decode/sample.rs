@@ -22,7 +22,7 @@ impl Bias {
         if entries.is_empty() {
             return Ok(Self::default());
         }
-        check_bias_ids(entries, n_vocab)?;
+        crate::tokenizer::check_bias_ids(entries, n_vocab)?;
         let mut dense = vec![0.0; n_vocab];
         for &(id, b) in entries {
             dense[id as usize] += b;
@@ -32,14 +32,6 @@ impl Bias {
 
     fn at(&self, t: usize) -> f32 {
         self.0.get(t).copied().unwrap_or(0.0)
-    }
-}
-
-/// Every id of `entries` within a vocabulary of `n_vocab` tokens, or the first one outside it.
-pub(crate) fn check_bias_ids(entries: &[(u32, f32)], n_vocab: usize) -> Result<(), EngineError> {
-    match entries.iter().find(|(id, _)| *id as usize >= n_vocab) {
-        Some(&(id, _)) => Err(EngineError::LogitBias { id, n_vocab }),
-        None => Ok(()),
     }
 }
 

@@ -14,7 +14,7 @@
 //! This module must not decode or render prompts: the session does.
 
 use crate::error::EngineError;
-use crate::generate::{CompiledGeneration, UserGrammar, generation_grammar};
+use crate::grammar::generation::{CompiledGeneration, UserGrammar, generation_grammar};
 use crate::grammar_cache::GrammarCache;
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
@@ -179,7 +179,7 @@ impl Grammars {
     /// is queued, so a bad id is a 400 rather than a failed run).
     pub fn check_logit_bias(&self, entries: &[(u32, f32)]) -> Result<(), EngineError> {
         let n_vocab = self.factory.tok_env().tok_trie().vocab_size();
-        crate::sample::check_bias_ids(entries, n_vocab)
+        crate::tokenizer::check_bias_ids(entries, n_vocab)
     }
 
     /// Compile a user grammar (a response format alone, `toolgram generate`) for free

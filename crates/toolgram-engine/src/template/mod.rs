@@ -15,6 +15,9 @@
 //! template adds them to a string and so fails on an object (R1-Distill-Llama, functionary
 //! v3.2). This module must not tokenize or decode.
 
+mod filters;
+mod lists;
+
 use crate::client_text::ClientText;
 use minijinja::value::Value as JValue;
 use minijinja::{Environment, Error as JError, ErrorKind};
@@ -48,13 +51,13 @@ impl ChatTemplate {
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-        env.add_filter("tojson", crate::template_filters::tojson);
-        env.add_filter("indent", crate::template_filters::indent);
+        env.add_filter("tojson", filters::tojson);
+        env.add_filter("indent", filters::indent);
         env.add_function("raise_exception", |msg: String| -> Result<JValue, JError> {
             Err(JError::new(ErrorKind::InvalidOperation, msg))
         });
-        env.add_function("strftime_now", crate::template_filters::strftime_now);
-        env.add_function("namespace", crate::template_lists::namespace);
+        env.add_function("strftime_now", filters::strftime_now);
+        env.add_function("namespace", lists::namespace);
         env.add_template_owned(TEMPLATE_NAME, without_generation_tags(source))
             .map_err(|e| format!("chat template does not compile: {e:#}"))?;
         Ok(Self {
@@ -201,7 +204,7 @@ enum Args {
 /// Today's date in UTC, `Nov 25 2026` (day resolution keeps a prompt, and so the prefix
 /// cache, the same all day).
 fn today() -> String {
-    crate::template_filters::strftime("%b %d %Y", time::OffsetDateTime::now_utc())
+    filters::strftime("%b %d %Y", time::OffsetDateTime::now_utc())
 }
 
 fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool, as_: Args) -> Value {

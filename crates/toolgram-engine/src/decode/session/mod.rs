@@ -1,11 +1,10 @@
 //! The decode loop: one sequence of a llama.cpp context (a lane of a [`crate::Batch`], shared
 //! with concurrent sessions or alone), an llguidance mask per token, our own sample/accept
 //! step, fast-forward of forced tokens, and KV-cache reuse of the longest common prompt prefix
-//! between calls. A planned reply whose plan line counts one call or none has that line taken
-//! out of the context once written (its text kept), so the call is chosen from the prompt alone.
-//! Under [`Plan::Calls`] the unplanned reply is decoded first; only one that calls is decoded
-//! again under the plan, its count at least one. Under the default count bias a reply counted
-//! at several that repeats a call or runs out of tokens gives way to one call.
+//! between calls, and the reading of a finished reply. Beside it: [`plan`] (the plan's decodes:
+//! call or text first under [`Plan::Calls`], the count, a plan line of one call or none taken
+//! out of the context, the count bias's guard), [`request`] (what a session is asked and
+//! answers) and [`sampling`] (the settings and the levers' defaults).
 //!
 //! End-of-generation can only be sampled where the grammar accepts (it is in the mask only
 //! then); a token the matcher rejects is an error value, never an abort; reaching the token
@@ -14,9 +13,16 @@
 //! [`DecodeObserver`] sees each step's bytes as they are decoded (streaming); this module
 //! must not interpret them.
 
+mod plan;
+mod request;
+mod sampling;
+
+pub use request::{CallRequest, CallResponse, DecodeObserver, Timings, TruncatedCall};
+pub use sampling::{AGENT_CALL_BIAS, AGENT_POOL, ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling};
+
 use crate::batch::{BATCH, Batch, LaneHandle};
 use crate::call_bias::CallChoice;
-use crate::compiled_call::{CallShape, CompiledCall};
+use crate::compiled_call::CompiledCall;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::loop_guard::{CutCall, LoopGuard, Reading};
@@ -47,282 +53,6 @@ use toolgram_core::{CallSyntax, ChatMessage, ParseError, ToolCall, ToolChoice, T
 /// with another stream count, so a server with `--parallel 2` and `call` keep apart).
 pub fn state_tag(lanes: usize) -> String {
     format!("b{BATCH}-s{lanes}")
-}
-
-/// Sampling settings.
-#[derive(Debug, Clone)]
-pub struct Sampling {
-    /// Most tokens to generate.
-    pub max_tokens: usize,
-    /// 0 = greedy.
-    pub temperature: f32,
-    /// Nucleus sampling: only the most likely allowed tokens whose probabilities add up to
-    /// this are drawn from (1 = all).
-    pub top_p: f32,
-    /// Seed for temperature sampling; `None` = from the clock.
-    pub seed: Option<u64>,
-    /// Stop sequences: the reply ends right after one of them is generated where the grammar
-    /// may end (never inside a call); the sequence itself is not part of the text.
-    pub stop: Vec<String>,
-    /// Added to logits before the mask (OpenAI `logit_bias`).
-    pub logit_bias: Vec<(u32, f32)>,
-    /// Generate without any constraint: no grammar mask at all, the reply parsed afterwards
-    /// (and refused if it is not a valid call). For comparing constrained decoding against
-    /// free decoding on the same model and prompt (`toolgram bench call`); tool choice is
-    /// ignored.
-    pub unconstrained: bool,
-    /// Sample every token, forced ones included, instead of appending forced tokens in one
-    /// batch — for checking that fast-forward changes nothing but speed (`toolgram bench
-    /// e2e`).
-    pub no_fast_forward: bool,
-    /// Most tokens of an open `<think>` block before its closing marker is forced in;
-    /// `None` = three quarters of `max_tokens`.
-    pub think_budget: Option<usize>,
-    /// Most calls one reply may make when several are allowed: the grammar ends the calls
-    /// section after this many (`None`: no bound but `max_tokens`).
-    pub max_calls: Option<usize>,
-    /// Cut a runaway call from a reply that may hold several (a repeat of an earlier call of
-    /// the reply, or a counter of numbers the conversation never wrote) and end the reply
-    /// before it; off, only a repeat ends the reply, and it stays (see `loop_guard`). The run
-    /// stage also turns it on for a request that forbids repeats.
-    pub cut_runaways: bool,
-    /// Plan, then calls ([`toolgram_core::compile::CompileOptions::plan`]): where several
-    /// calls may be made, the reply first says how many, then makes exactly that many; and
-    /// whether that count or the unplanned reply chooses call or text ([`Plan`]).
-    pub plan: Plan,
-    /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
-    /// (under `auto`; under [`Plan::Count`], to the counts 1–9): > 0 calls more often, < 0
-    /// declines more often (see `call_bias`); `None`: [`Self::call_bias`]'s default.
-    pub call_bias: Option<f32>,
-    /// Added to a plan's counts of more than one call against one, at its count (> 0:
-    /// several calls more often); `None`: 0 (see [`Self::count_bias`]).
-    pub count_bias: Option<f32>,
-}
-
-/// The call bias of a planned reply when the request names none: measured on BFCL (docs/eval.md,
-/// "Call or text"), asked "how many calls", the default model names 0 almost never, and a
-/// bias of -2 on the counts 1–9 wins back most declines at no measured cost to calls.
-pub const PLAN_CALL_BIAS: f32 = -2.0;
-
-/// Tools offered from which a pool counts as an agent's ([`AGENT_CALL_BIAS`]). BFCL's
-/// non-live categories offer 1 to 4; coding agents send tens (`serve`'s `MAX_TOOLS` note).
-pub const AGENT_POOL: usize = 8;
-
-/// The call bias of a request offering an agent's pool ([`AGENT_POOL`] tools or more) when it
-/// names none: an agent's user asks for actions, and a coding model asked for a file leans to
-/// writing it as text — Claude Code's first turn on the default model by 3.8 logits, which
-/// +4 tips to its `Write` call (docs/clients.md, docs/eval.md "Right by default").
-pub const AGENT_CALL_BIAS: f32 = 4.0;
-
-/// The count bias of a plan over a pool of one tool when the request names none. Measured on
-/// BFCL (docs/eval.md, "The count"), the default model's count undercounts the calls of one
-/// tool (BFCL's `parallel`: 34 % right at 0 on a sample, 51.0 at +1.5 on BFCL's own harness)
-/// at little cost to one call (`simple` on the sample: 54.0 → 52.0), while over several tools
-/// it already leans to more calls than are due (`multiple`, one call due: 74 % at 0, 62 % at
-/// +1): there it stays 0. A second decode it causes that repeats a call or runs out of tokens
-/// gives way to the reply of one call ([`Session::decide_then_plan`]).
-pub const ONE_TOOL_COUNT_BIAS: f32 = 1.5;
-
-impl Sampling {
-    /// The count bias in force: the request's, else 0 (see [`Self::count_bias_for`]).
-    pub fn count_bias(&self) -> f32 {
-        self.count_bias.unwrap_or(0.0)
-    }
-
-    /// The count bias in force for a pool of `tools` tools: the request's; else
-    /// [`ONE_TOOL_COUNT_BIAS`] for one tool under [`Plan::Calls`] (where the count comes after
-    /// call or text is decided; under [`Plan::Count`] a bias on 2–9 would also move that
-    /// choice, which [`PLAN_CALL_BIAS`] was measured without); else 0.
-    pub fn count_bias_for(&self, tools: usize) -> f32 {
-        self.count_bias
-            .unwrap_or(if tools == 1 && self.plan == Plan::Calls {
-                ONE_TOOL_COUNT_BIAS
-            } else {
-                0.0
-            })
-    }
-
-    /// Whether [`ONE_TOOL_COUNT_BIAS`] is in force (the request names no count bias): then a
-    /// count of several whose reply repeats a call or runs out of tokens gives way to one call.
-    pub fn counts_up_by_default(&self, tools: usize) -> bool {
-        self.count_bias.is_none() && self.count_bias_for(tools) > 0.0
-    }
-
-    /// The call bias in force for a pool of `tools` tools: the request's; else
-    /// [`AGENT_CALL_BIAS`] for an agent's pool (unless the count chooses); else
-    /// [`Self::call_bias`]'s default.
-    pub fn call_bias_for(&self, tools: usize) -> f32 {
-        match self.call_bias {
-            Some(b) => b,
-            None if tools >= AGENT_POOL && self.plan != Plan::Count => AGENT_CALL_BIAS,
-            None => self.call_bias(),
-        }
-    }
-
-    /// The call bias in force: the request's, else [`PLAN_CALL_BIAS`] where the count
-    /// chooses ([`Plan::Count`]), else 0.
-    pub fn call_bias(&self) -> f32 {
-        self.call_bias.unwrap_or(if self.plan == Plan::Count {
-            PLAN_CALL_BIAS
-        } else {
-            0.0
-        })
-    }
-}
-
-impl Default for Sampling {
-    fn default() -> Self {
-        Self {
-            max_tokens: 512,
-            temperature: 0.0,
-            top_p: 1.0,
-            seed: None,
-            stop: Vec::new(),
-            logit_bias: Vec::new(),
-            unconstrained: false,
-            no_fast_forward: false,
-            think_budget: None,
-            max_calls: None,
-            cut_runaways: false,
-            plan: Plan::Off,
-            call_bias: None,
-            count_bias: None,
-        }
-    }
-}
-
-/// One call request.
-#[derive(Clone)]
-pub struct CallRequest<'a> {
-    /// The conversation so far.
-    pub messages: &'a [ChatMessage],
-    /// The tool pool.
-    pub tools: &'a ToolSet,
-    /// Which calls may or must be made.
-    pub choice: ToolChoice,
-    /// Whether several calls may be made.
-    pub parallel: bool,
-    /// How much of the call the grammar enforces.
-    pub mode: Mode,
-    /// Whether a `<think>` block may or must open the reply.
-    pub think: Think,
-    /// Write prompt mode's instructions (what the tool choice demands and an example call for each
-    /// of the first three tools, in the model's syntax) into the system prompt in grammar and json modes too;
-    /// prompt mode always has them. Same prompt, constraint on or off: an A/B of the grammar
-    /// alone (`toolgram eval bfcl --mode grammar`).
-    pub few_shot: bool,
-    /// Sampling settings.
-    pub sampling: Sampling,
-    /// The JSON Schema a reply without calls must match ([`CallShape::answer`]).
-    pub answer: Option<serde_json::Value>,
-    /// The call grammar already compiled for this request ([`crate::Grammars::compile_call`]):
-    /// used when its shape is this request's (the pool must be `tools`); `None`, or another
-    /// shape, compiles it here.
-    pub compiled: Option<&'a CompiledCall>,
-}
-
-impl CallRequest<'_> {
-    /// What its call grammar is compiled for.
-    pub fn shape(&self) -> CallShape {
-        CallShape {
-            choice: self.choice.clone(),
-            parallel: self.parallel,
-            mode: self.mode,
-            think: self.think,
-            max_calls: self.sampling.max_calls,
-            plan: self.sampling.plan,
-            answer: self.answer.clone(),
-        }
-    }
-}
-
-/// Measurements of one call.
-#[derive(Debug, Clone, Default)]
-pub struct Timings {
-    /// Compiling the request's grammar and building its matcher; for a grammar compiled
-    /// before the request reached the session, a copy of its matcher.
-    pub grammar_ms: f64,
-    /// Prompt tokens actually evaluated (the rest came from the KV cache).
-    pub prompt_evaluated: usize,
-    /// Time to evaluate them.
-    pub prompt_ms: f64,
-    /// Rendering the prompt and tokenizing it (with the probe that finds its reusable prefix).
-    pub template_ms: f64,
-    /// Time spent generating (masks, sampling, decoding).
-    pub generate_ms: f64,
-    /// The part of `generate_ms` spent handing steps to the batch and waiting for their
-    /// logits: llama.cpp's decode, and on a shared batch the wait for the other lanes.
-    pub decode_ms: f64,
-    /// Mask computation time of each sampled step, in µs.
-    pub mask_us: Vec<u32>,
-    /// Tokens appended by fast-forward without sampling.
-    pub forced_tokens: usize,
-}
-
-/// The reply: text and calls, ready to print as an OpenAI assistant message.
-#[derive(Debug, Clone)]
-pub struct CallResponse {
-    /// The reasoning block's text, when thinking was on and the model wrote one.
-    pub reasoning_content: Option<String>,
-    /// A planned reply's plan line (`Number of tool calls needed: 2`): the model's own account
-    /// of what it will do, not the answer; the run stage shows it as reasoning to a client
-    /// that asked for reasoning or for the plan.
-    pub plan: Option<String>,
-    /// Text before (or instead of) the calls.
-    pub content: Option<String>,
-    /// Parsed, validated calls.
-    pub tool_calls: Vec<ToolCall>,
-    /// Why generation ended.
-    pub finish_reason: FinishReason,
-    /// Prompt length in tokens.
-    pub prompt_tokens: usize,
-    /// Generated tokens (sampled and forced).
-    pub completion_tokens: usize,
-    /// The raw generated text.
-    pub raw: String,
-    /// Measurements.
-    pub timings: Timings,
-    /// The constraint mode that produced the reply (the path taken).
-    pub mode: Mode,
-    /// Schema keywords the grammar left to the post-parse validator.
-    pub deferred: Vec<toolgram_core::define::arguments::DeferredKeyword>,
-    /// Unknown schema keywords left out of the grammar as annotations (refusing them is the
-    /// run stage's check).
-    pub ignored: Vec<toolgram_core::define::arguments::DeferredKeyword>,
-    /// The call the token limit cut, when calls before it were complete.
-    pub truncated_call: Option<TruncatedCall>,
-    /// The runaway call the loop guard cut (see [`Sampling::cut_runaways`]).
-    pub cut_call: Option<CutCall>,
-    /// The model's lean at the reply's call-or-text choice, before [`Sampling::call_bias`]:
-    /// the best call-opening token's logit less the best other allowed token's (> 0: it would
-    /// call); `None` where the reply had no such choice.
-    pub call_margin: Option<f32>,
-    /// The plan's lean at its count, before [`Sampling::count_bias`]: the best count of more
-    /// than one call less the logit of one (> 0: several calls); `None` where no plan counted.
-    pub count_margin: Option<f32>,
-}
-
-/// A call the token limit cut: what of it was written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TruncatedCall {
-    /// The tool's name (empty when the cut came before the name was whole).
-    pub name: String,
-    /// The arguments as written so far (the generated text, when no name was read).
-    pub partial: String,
-}
-
-/// Sees the bytes of each decode step as they are generated (for streaming).
-pub trait DecodeObserver {
-    /// A new generation starts (each attempt of a retried call starts one).
-    fn started(&mut self);
-    /// The bytes one step appended (a sampled token and the tokens forced after it); a
-    /// multi-byte character may be split across steps.
-    fn piece(&mut self, bytes: &[u8]);
-    /// Whether to stop now ([`EngineError::Cancelled`]); asked before every step and
-    /// between prompt batches.
-    fn cancelled(&self) -> bool {
-        false
-    }
 }
 
 /// One sequence of a llama.cpp context over an [`Engine`], keeping the evaluated tokens for
@@ -876,189 +606,6 @@ impl<'e> Session<'e> {
         Ok((n, hit, guard.and_then(|g| g.cut)))
     }
 
-    /// [`Plan::Calls`]: the reply is decoded without the plan (`decider`'s grammar), so call
-    /// or text is the model's unplanned choice (and the request's `call_bias` acts there); a
-    /// reply that calls is then taken out of the context and the plan asked its count (1–9):
-    /// one, and the unplanned reply stands under the line `… needed: 1`; more, and the reply
-    /// is decoded again under the plan (`planned`), which writes that many calls. Text stays
-    /// as it is. The tokens of every decode are counted; the margin is the first decode's.
-    fn decide_then_plan(
-        &mut self,
-        d: &Decoding<'_, '_>,
-        decider: &CompiledCall,
-        planned: Matcher,
-        timings: &mut Timings,
-    ) -> Result<Decoded, EngineError> {
-        let reply_start = self.cached.len();
-        let unplanned = Sampling {
-            plan: Plan::Off,
-            ..d.req.sampling.clone()
-        };
-        let first = self.decode_reply(d, Some(decider.matcher()?), &unplanned, timings)?;
-        let raw = String::from_utf8_lossy(&self.text);
-        let syntax = self.engine.syntax;
-        let (_, answer) = parse::split_reasoning(&raw, d.req.think, syntax.reasoning());
-        let read = parse::parse_output(answer, syntax, d.req.tools, d.choice);
-        if !read.is_ok_and(|r| !r.tool_calls.is_empty()) {
-            return Ok(first);
-        }
-        let margin = self.call_margin;
-        let called = std::mem::take(&mut self.text);
-        let td = Instant::now();
-        self.unsee_reply(reply_start, &[])?;
-        let counted = Sampling {
-            plan: Plan::Count,
-            call_bias: Some(MUST_CALL),
-            count_bias: Some(d.req.sampling.count_bias_for(d.req.tools.tools().len())),
-            ..d.req.sampling.clone()
-        };
-        let count = self.count_of_one(planned.deep_clone(), &counted)?;
-        timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
-        self.call_margin = margin;
-        let count_margin = self.count_margin;
-        let under_plan = match count {
-            Count::One(line) => {
-                // One call: the unplanned reply stands, under its plan line.
-                self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
-                self.text.extend_from_slice(&called);
-                return Ok((first.0 + line, first.1, first.2));
-            }
-            // More than one call was counted: the decode under the plan keeps that.
-            Count::Several => Sampling {
-                count_bias: Some(f32::INFINITY),
-                ..counted
-            },
-            Count::Unread => counted,
-        };
-        self.unsee_reply(reply_start, &[])?;
-        let guarded = matches!(count, Count::Several)
-            && d.req
-                .sampling
-                .counts_up_by_default(d.req.tools.tools().len());
-        let decoded = self.decode_reply(d, Some(planned), &under_plan, timings);
-        self.call_margin = margin;
-        if guarded && self.gives_way(d, &decoded) {
-            // The unplanned reply of one call stands.
-            self.count_margin = count_margin;
-            self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
-            self.text.extend_from_slice(&called);
-            return Ok((first.0 + spent(&decoded, d.budget), first.1, first.2));
-        }
-        let (n, hit, cut) = decoded?;
-        // Unread by the count step, the count was measured by the decode under the plan.
-        self.count_margin = count_margin.or(self.count_margin);
-        Ok((first.0 + n, hit, cut))
-    }
-
-    /// A planned reply under [`ONE_TOOL_COUNT_BIAS`] with no unplanned reply to fall back on
-    /// (the request requires a call): decoded under the plan; where it counted several and
-    /// [gives way](Self::gives_way), decoded again with one call counted.
-    fn planned_or_one(
-        &mut self,
-        d: &Decoding<'_, '_>,
-        planned: Matcher,
-        timings: &mut Timings,
-    ) -> Result<Decoded, EngineError> {
-        let reply_start = self.cached.len();
-        let again = planned.deep_clone();
-        let decoded = self.decode_reply(d, Some(planned), &d.req.sampling, timings);
-        if !self.counted_several(d) || !self.gives_way(d, &decoded) {
-            return decoded;
-        }
-        let n = spent(&decoded, d.budget);
-        let margins = (self.call_margin, self.count_margin);
-        self.unsee_reply(reply_start, &[])?;
-        let one = Sampling {
-            count_bias: Some(f32::NEG_INFINITY),
-            ..d.req.sampling.clone()
-        };
-        let (m, hit, cut) = self.decode_reply(d, Some(again), &one, timings)?;
-        (self.call_margin, self.count_margin) = margins;
-        Ok((n + m, hit, cut))
-    }
-
-    /// Whether a reply counted at several under the default count bias gives way to one call:
-    /// it ran out of tokens (ended by the limit, or cut inside a call), or it makes one call
-    /// twice (same tool, same arguments) — calls the count added that are no calls.
-    fn gives_way(&self, d: &Decoding<'_, '_>, decoded: &Result<Decoded, EngineError>) -> bool {
-        let hit = match decoded {
-            Ok((_, hit, _)) => *hit,
-            Err(EngineError::Truncated { .. }) => true,
-            Err(_) => return false,
-        };
-        let calls = self.reply_calls(d);
-        let repeats = calls.iter().enumerate().any(|(i, a)| {
-            calls[..i]
-                .iter()
-                .any(|b| a.name == b.name && a.arguments == b.arguments)
-        });
-        if hit || repeats {
-            tracing::info!(
-                ran_out = hit,
-                repeats,
-                "the plan counted several calls by the default count bias, and its reply \
-                 repeated a call or ran out of tokens: one call stands"
-            );
-        }
-        hit || repeats
-    }
-
-    /// Whether the reply just decoded has a plan line counting more than one call.
-    fn counted_several(&self, d: &Decoding<'_, '_>) -> bool {
-        let raw = String::from_utf8_lossy(&self.text);
-        let reasoning = self.engine.syntax.reasoning();
-        let (_, answer) = parse::split_reasoning(&raw, d.req.think, reasoning);
-        parse::split_plan(answer).0.is_some_and(|line| {
-            line.strip_prefix(PLAN_PREFIX.trim_end())
-                .and_then(|n| n.trim().parse::<u32>().ok())
-                .is_some_and(|n| n > 1)
-        })
-    }
-
-    /// The calls of the reply just decoded, as far as they read (none where they do not).
-    fn reply_calls(&self, d: &Decoding<'_, '_>) -> Vec<ToolCall> {
-        let raw = String::from_utf8_lossy(&self.text);
-        let syntax = self.engine.syntax;
-        let (_, answer) = parse::split_reasoning(&raw, d.req.think, syntax.reasoning());
-        let (_, calls) = parse::split_plan(answer);
-        parse::parse_output(calls, syntax, d.req.tools, d.choice)
-            .map(|r| r.tool_calls)
-            .unwrap_or_default()
-    }
-
-    /// The plan's count for a reply known to call, read at the plan line's one choice (its
-    /// prefix fast-forwarded under `planned`, the count sampled among 1–9 as `s` says).
-    fn count_of_one(&mut self, mut m: Matcher, s: &Sampling) -> Result<Count, EngineError> {
-        let engine = self.engine;
-        let ff = m.compute_ff_tokens();
-        let spelled: Vec<u8> = ff
-            .iter()
-            .flat_map(|&t| engine.tok.piece(t))
-            .copied()
-            .collect();
-        if spelled != PLAN_PREFIX.as_bytes() {
-            return Ok(Count::Unread);
-        }
-        m.consume_tokens(&ff).map_err(|e| matcher_err(&m, e))?;
-        let toks: Vec<LlamaToken> = ff.iter().map(|&t| LlamaToken::new(t as i32)).collect();
-        self.decode(&toks, true)?;
-        let mask = m.compute_mask().map_err(|e| matcher_err(&m, e))?;
-        let mut choice = CallChoice::new(&engine.call_starts, true, MUST_CALL, s.count_bias());
-        choice.at_step(&mask, PLAN_PREFIX.as_bytes(), &mut self.logits);
-        self.count_margin = choice.count_margin;
-        let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
-        let mut rng = Rng::new(s.seed.unwrap_or(1));
-        let sampling = (&bias, s.temperature, s.top_p);
-        let token = pick_nucleus(&self.logits, &mask, sampling, &mut rng, &mut self.scratch)
-            .ok_or_else(|| EngineError::Constraint("the grammar allows no count here".into()))?;
-        // As `CallStarts` sorts them: a count token is read by its first byte.
-        Ok(if engine.tok.piece(token).first() == Some(&b'1') {
-            Count::One(ff.len() + 1)
-        } else {
-            Count::Several
-        })
-    }
-
     /// Take the reply so far out of the context, keeping its text, and go on from the prompt's
     /// last token with `rest` (tokens the grammar forced after what is taken out): the next
     /// token is chosen as if the reply had not started. See [`after_plan_of_one`].
@@ -1306,10 +853,6 @@ impl<'e> Session<'e> {
     }
 }
 
-/// A call bias that leaves the call-starting tokens alone at the choice: the count of a reply
-/// already known to call ([`Session::decide_then_plan`]).
-const MUST_CALL: f32 = f32::INFINITY;
-
 /// What one request's decodes share: the request, its grammar's tool choice, the token budget,
 /// and whether a grammar constrains them.
 struct Decoding<'r, 'a> {
@@ -1355,6 +898,18 @@ fn after_plan_of_one(
         at += engine.tok.piece(t.0 as u32).len();
     }
     (at == line).then_some(step.len())
+}
+
+/// A planned reply's plan line (`Number of tool calls needed: 2`) taken from its answer: it is
+/// the model's own account of what it will do, not the answer.
+fn with_plan(
+    (reasoning, answer): (Option<String>, &str),
+    plan: bool,
+) -> (Option<String>, Option<String>, &str) {
+    match parse::split_plan(answer) {
+        (Some(line), rest) if plan => (reasoning, Some(line), rest),
+        _ => (reasoning, None, answer),
+    }
 }
 
 /// The matcher's next mask, its time recorded.
@@ -1524,34 +1079,6 @@ fn read_free_text(
     })
 }
 
-/// The tokens a decode spent: its count, or all of `budget` where the limit cut it.
-fn spent(decoded: &Result<Decoded, EngineError>, budget: usize) -> usize {
-    decoded.as_ref().map_or(budget, |d| d.0)
-}
-
-/// What [`Session::count_of_one`] read of a calling reply's plan.
-enum Count {
-    /// One call: the line's tokens.
-    One(usize),
-    /// More than one.
-    Several,
-    /// Not read alone: the grammar does not open with the line (a think block first), so the
-    /// plan decodes whole.
-    Unread,
-}
-
-/// A planned reply's plan line (`Number of tool calls needed: 2`) taken from its answer: it is
-/// the model's own account of what it will do, not the answer.
-fn with_plan(
-    (reasoning, answer): (Option<String>, &str),
-    plan: bool,
-) -> (Option<String>, Option<String>, &str) {
-    match parse::split_plan(answer) {
-        (Some(line), rest) if plan => (reasoning, Some(line), rest),
-        _ => (reasoning, None, answer),
-    }
-}
-
 /// How a finished reply is read: its syntax, its grammar's plan, the pool, and whether the
 /// token limit ended it (`budget` tokens).
 struct Read<'a> {
@@ -1604,56 +1131,5 @@ impl Read<'_> {
                 text: raw.to_owned(),
             }),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_agents_pool_gets_its_call_bias_unless_the_request_or_the_count_names_one() {
-        let s = Sampling::default();
-        assert_eq!(s.call_bias_for(AGENT_POOL - 1), 0.0);
-        assert_eq!(s.call_bias_for(AGENT_POOL), AGENT_CALL_BIAS);
-        let named = Sampling {
-            call_bias: Some(-1.0),
-            ..Sampling::default()
-        };
-        assert_eq!(named.call_bias_for(40), -1.0);
-        let counted = Sampling {
-            plan: Plan::Count,
-            ..Sampling::default()
-        };
-        assert_eq!(counted.call_bias_for(40), PLAN_CALL_BIAS);
-        let calls = Sampling {
-            plan: Plan::Calls,
-            ..Sampling::default()
-        };
-        assert_eq!(calls.call_bias_for(40), AGENT_CALL_BIAS);
-    }
-
-    #[test]
-    fn a_pool_of_one_tool_gets_its_count_bias_unless_the_request_names_one() {
-        let s = Sampling {
-            plan: Plan::Calls,
-            ..Sampling::default()
-        };
-        assert_eq!(s.count_bias_for(1), ONE_TOOL_COUNT_BIAS);
-        assert_eq!(s.count_bias_for(2), 0.0);
-        let counted = Sampling {
-            plan: Plan::Count,
-            ..Sampling::default()
-        };
-        assert_eq!(
-            counted.count_bias_for(1),
-            0.0,
-            "the count chooses call or text"
-        );
-        let named = Sampling {
-            count_bias: Some(-0.5),
-            ..Sampling::default()
-        };
-        assert_eq!(named.count_bias_for(1), -0.5);
     }
 }

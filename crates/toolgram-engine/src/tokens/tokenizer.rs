@@ -174,6 +174,17 @@ impl TokenizerEnv for LlamaTokEnv {
     }
 }
 
+/// Every id of `entries` within a vocabulary of `n_vocab` tokens, or the first one outside it.
+pub(crate) fn check_bias_ids(
+    entries: &[(u32, f32)],
+    n_vocab: usize,
+) -> Result<(), crate::EngineError> {
+    match entries.iter().find(|(id, _)| *id as usize >= n_vocab) {
+        Some(&(id, _)) => Err(crate::EngineError::LogitBias { id, n_vocab }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
