@@ -75,7 +75,7 @@ pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, HiddenCallNote,
     Response, RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
 };
-pub use stream::{Event, EventStream};
+pub use stream::{Event, EventStream, Sink};
 pub use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{GrammarStats, PLAN_CALL_BIAS, Sampling};
 pub use tools::{read_tools_file, tools_from_json};
@@ -350,13 +350,26 @@ impl Runtime {
     /// winning answer is sent once every ballot is in (the ballots admitted before this
     /// returns, together or not at all).
     pub fn stream(&self, ready: &Ready) -> Result<EventStream, RunError> {
+        let (tx, rx) = mpsc::channel();
+        self.stream_to(
+            ready,
+            Sink::new(move |e| {
+                // A consumer that went away only stops listening; the run goes on.
+                let _ = tx.send(e);
+            }),
+        )?;
+        Ok(EventStream { rx })
+    }
+
+    /// [`Runtime::stream`] into `sink`, called with each event on the thread that runs the
+    /// request: nothing between the run and its consumer but the sink.
+    pub fn stream_to(&self, ready: &Ready, sink: Sink) -> Result<(), RunError> {
         if ready.req.votes > 1 {
-            return self.stream_votes(ready);
+            return self.stream_votes(ready, sink);
         }
         let started = Instant::now();
-        let (tx, rx) = mpsc::channel();
         match &*self.inner {
-            Inner::Embedded(e) => e.submit(Job::new(ready.clone(), Reply::Stream(tx), started))?,
+            Inner::Embedded(e) => e.submit(Job::new(ready.clone(), Reply::Stream(sink), started)),
             Inner::Remote(r) => {
                 let r = r.clone();
                 let Ready {
@@ -366,34 +379,33 @@ impl Runtime {
                 std::thread::Builder::new()
                     .name("toolgram-provider".into())
                     .spawn(move || {
-                        let state = stream::StreamState::new(tx, None, custom, false);
+                        let state = stream::StreamState::new(sink, None, custom, false);
                         let result = remote_reply(&r, &req)
                             .and_then(|resp| post::finish(&req, &filtered_out, started, resp));
                         state.finish(result);
                     })
-                    .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
+                    .map(|_| ())
+                    .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))
             }
         }
-        Ok(EventStream { rx })
     }
 
-    fn stream_votes(&self, ready: &Ready) -> Result<EventStream, RunError> {
-        let (tx, rx) = mpsc::channel();
+    fn stream_votes(&self, ready: &Ready, sink: Sink) -> Result<(), RunError> {
         let (runtime, ready) = (self.clone(), ready.clone());
         let custom = post::custom_names(&ready.req.tools);
         let seats = std::sync::Mutex::new(self.seats(ready.req.votes)?);
         std::thread::Builder::new()
             .name("toolgram-votes".into())
             .spawn(move || {
-                let state = stream::StreamState::new(tx, None, custom, false);
+                let state = stream::StreamState::new(sink, None, custom, false);
                 let cast = |ballot: &Ready| {
                     let seat = seats.lock().ok().and_then(|mut s| s.pop());
                     runtime.run_one(ballot, seat)
                 };
                 state.finish(votes::run(cast, &ready));
             })
-            .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))?;
-        Ok(EventStream { rx })
+            .map(|_| ())
+            .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))
     }
 
     /// How many tokens `req`'s prompt has (its conversation and offered tools, rendered by the

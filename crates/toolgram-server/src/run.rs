@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use toolgram_runtime::{Cancel, Event, Ready, Response, RunError};
+use toolgram_runtime::{Cancel, Event, Ready, Response, RunError, Sink};
 
 /// Cancels the request when dropped: a handler dropped mid-run means its client is gone.
 pub struct CancelOnDrop(pub Cancel);
@@ -99,10 +99,10 @@ pub async fn run(
     out
 }
 
-/// A run's events as they come; dropped (its client went away, before or after the first
-/// event), it cancels the run at once.
+/// A run's events as they come, straight from the run's sink; dropped (its client went away,
+/// before or after the first event), it cancels the run at once.
 pub struct Events {
-    rx: mpsc::Receiver<Event>,
+    rx: mpsc::UnboundedReceiver<Event>,
     /// Set when the run was stopped by its deadline or the drain's end: why.
     stopped: Arc<OnceLock<Stop>>,
     _cancel: CancelOnDrop,
@@ -135,13 +135,28 @@ impl Events {
     }
 }
 
-/// Start streaming the checked `req`: the events arrive through the returned [`Events`]; the
-/// request is cancelled when they are dropped, its deadline passes or the drain ends.
+/// Start streaming the checked `req`: the run hands each event to the returned [`Events`]
+/// through one channel (the run's sink sends, the client's body receives: no thread or task
+/// between them); the request is cancelled when they are dropped, its deadline passes or the
+/// drain ends. The channel never makes a lane wait: a client reading slowly holds at most its
+/// reply's events, and the connection's write deadline closes one that stops reading.
 pub fn stream(app: &Arc<App>, served: &Served, req: Ready) -> Result<Events, RunError> {
     let cancel = req.request().cancel.clone();
-    let events = served.runtime.stream(&req)?;
+    let (tx, rx) = mpsc::unbounded_channel();
     let ran = Arc::clone(app);
-    let (tx, rx) = mpsc::channel(64);
+    let gone = cancel.clone();
+    served.runtime.stream_to(
+        &req,
+        Sink::new(move |event| {
+            if let Event::Failed(e) = &event {
+                ran.metrics.cancelled(e);
+            }
+            if tx.send(event).is_err() {
+                // The client went away: stop decoding, let the run wind down.
+                gone.cancel();
+            }
+        }),
+    )?;
     let (deadline, had) = (served.deadline, served.timeout);
     let timer_cancel = cancel.clone();
     let timer_app = Arc::clone(app);
@@ -155,41 +170,46 @@ pub fn stream(app: &Arc<App>, served: &Served, req: Ready) -> Result<Events, Run
         let _ = why.set(stop);
         timer_cancel.cancel();
     });
-    let on_drop = CancelOnDrop(cancel.clone());
-    tokio::task::spawn_blocking(move || {
-        for event in events {
-            if let Event::Failed(e) = &event {
-                ran.metrics.cancelled(e);
-            }
-            if tx.blocking_send(event).is_err() {
-                // The client went away: stop decoding, let the run wind down.
-                cancel.cancel();
-            }
-        }
-    });
     Ok(Events {
         rx,
         stopped,
-        _cancel: on_drop,
+        _cancel: CancelOnDrop(cancel),
     })
 }
 
-/// Frames a stream may have written and its client not yet taken: a client that stops
-/// reading holds at most these (and the connection's write deadline closes it).
-const FRAMES_IN_FLIGHT: usize = 16;
+/// A stream's frames as its response body pulls them: `start` first, then `frames_of` of each
+/// event (the route records its metrics there, with the stream's clock) until the run ends.
+/// Dropped before the end (the client went away), it counts a disconnect and its events
+/// cancel the run.
+struct Frames<F, M> {
+    events: Events,
+    pending: std::collections::VecDeque<F>,
+    frames_of: M,
+    clock: StreamClock,
+    app: Arc<App>,
+    ended: bool,
+}
 
-/// Stream `req` as a route's frames: `start` first, then `frames_of` of each event (the route
-/// records its metrics there, with the stream's clock) until the run ends. An error before
-/// anything was decoded is still an HTTP error, not a stream (a run stopped by the drain's
-/// end a 503, by its deadline a 504); a client that goes away cancels the run (its events are
+impl<F, M> Drop for Frames<F, M> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.app.metrics.disconnect();
+        }
+    }
+}
+
+/// Stream `req` as a route's frames: `start` first, then `frames_of` of each event until the
+/// run ends, made as the response body asks for them. An error before anything was decoded
+/// is still an HTTP error, not a stream (a run stopped by the drain's end a 503, by its
+/// deadline a 504); a client that goes away cancels the run (its body, holding the events, is
 /// dropped).
 pub async fn forward<F: Send + 'static>(
     app: &Arc<App>,
     served: &Served,
     req: Ready,
     start: Vec<F>,
-    mut frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
-) -> Result<mpsc::Receiver<F>, ApiError> {
+    frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
+) -> Result<impl futures_util::Stream<Item = F> + Send + 'static, ApiError> {
     let mut events = stream(app, served, req)?;
     let first = match events.recv().await {
         Some(Event::Failed(e)) if e.kind() == "cancelled" => {
@@ -202,38 +222,38 @@ pub async fn forward<F: Send + 'static>(
         }
         other => other,
     };
-    let (tx, rx) = mpsc::channel::<F>(FRAMES_IN_FLIGHT);
-    let app = Arc::clone(app);
-    tokio::spawn(async move {
-        let mut clock = StreamClock::start();
-        let mut pending = start;
-        let mut next = first;
+    let mut frames = Frames {
+        events,
+        pending: start.into(),
+        frames_of,
+        clock: StreamClock::start(),
+        app: Arc::clone(app),
+        ended: false,
+    };
+    frames.take(first);
+    Ok(futures_util::stream::unfold(frames, |mut f| async move {
         loop {
-            for f in pending {
-                if tx.send(f).await.is_err() {
-                    // The client went away; dropping `events` cancels the run.
-                    app.metrics.disconnect();
-                    return;
-                }
+            if let Some(frame) = f.pending.pop_front() {
+                return Some((frame, f));
             }
-            let Some(event) = next else { return };
-            clock.seen(&event);
-            let last = matches!(event, Event::Done(_) | Event::Failed(_));
-            pending = frames_of(event, &clock);
-            next = if last {
-                None
-            } else {
-                // A client gone while nothing is sent (a held reply, a long step) is seen
-                // here: returning drops `events`, which cancels the run.
-                tokio::select! {
-                    event = events.recv() => event,
-                    () = tx.closed() => {
-                        app.metrics.disconnect();
-                        return;
-                    }
-                }
-            };
+            if f.ended {
+                return None;
+            }
+            let next = f.events.recv().await;
+            f.take(next);
         }
-    });
-    Ok(rx)
+    }))
+}
+
+impl<F, M: FnMut(Event, &StreamClock) -> Vec<F>> Frames<F, M> {
+    /// The frames of `event`; none, and the end, when the run ended.
+    fn take(&mut self, event: Option<Event>) {
+        let Some(event) = event else {
+            self.ended = true;
+            return;
+        };
+        self.clock.seen(&event);
+        self.ended = matches!(event, Event::Done(_) | Event::Failed(_));
+        self.pending.extend((self.frames_of)(event, &self.clock));
+    }
 }

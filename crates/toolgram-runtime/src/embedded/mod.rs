@@ -21,7 +21,7 @@ use crate::error::RunError;
 use crate::post;
 use crate::request::{Cancel, Repeats, Request};
 use crate::response::Response;
-use crate::stream::{Event, ScanOptions, StreamState};
+use crate::stream::{Event, ScanOptions, Sink, StreamState};
 use cache::{Slots, prefix_key};
 use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
@@ -49,7 +49,7 @@ pub(crate) enum Reply {
     /// The whole result, once.
     Once(Sender<Result<Response, RunError>>),
     /// Events as they are decoded, then the result.
-    Stream(Sender<Event>),
+    Stream(Sink),
     /// Only the prompt's length in tokens (nothing is decoded).
     Count(Sender<Result<usize, RunError>>),
 }
@@ -569,8 +569,8 @@ impl<'e> Worker<'e> {
                 Ok(s) => s.into_inner().finish(result),
                 Err(_) => tracing::error!("the stream state is still shared after the run"),
             },
-            (Reply::Stream(tx), None) => {
-                let _ = tx.send(Event::Failed(RunError::Stopped("no stream state".into())));
+            (Reply::Stream(sink), None) => {
+                sink.send(Event::Failed(RunError::Stopped("no stream state".into())));
             }
             (Reply::Count(tx), _) => {
                 let _ = tx.send(result.map(|r| r.usage.map_or(0, |u| u.prompt_tokens)));
@@ -618,9 +618,7 @@ impl Reply {
             Self::Once(tx) => {
                 let _ = tx.send(Err(e));
             }
-            Self::Stream(tx) => {
-                let _ = tx.send(Event::Failed(e));
-            }
+            Self::Stream(sink) => sink.send(Event::Failed(e)),
             Self::Count(tx) => {
                 let _ = tx.send(Err(e));
             }

@@ -14,7 +14,8 @@ use crate::error::RunError;
 use crate::response::Response;
 pub(crate) use scanner::ScanOptions;
 use scanner::{Delta, Scanner};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
 
 /// One step of a streamed run.
 #[derive(Debug)]
@@ -60,6 +61,34 @@ pub enum Event {
     Failed(RunError),
 }
 
+/// Where a streamed run's events go, in order, the last [`Event::Done`] or [`Event::Failed`]:
+/// called on the thread that runs the request (a lane, a provider's or the ballots' thread),
+/// so it must hand each event on and return, never wait for a reader. The one channel from
+/// a run to its consumer: [`crate::Runtime::stream`] puts a `std` channel behind it, the
+/// server its client's response body.
+#[derive(Clone)]
+pub struct Sink(Arc<Mutex<dyn FnMut(Event) + Send>>);
+
+impl Sink {
+    /// A sink calling `f` with each event.
+    pub fn new(f: impl FnMut(Event) + Send + 'static) -> Self {
+        Self(Arc::new(Mutex::new(f)))
+    }
+
+    /// Hand `e` on.
+    pub(crate) fn send(&self, e: Event) {
+        if let Ok(mut f) = self.0.lock() {
+            f(e);
+        }
+    }
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sink")
+    }
+}
+
 /// The events of one run, in order; the last is [`Event::Done`] or [`Event::Failed`].
 pub struct EventStream {
     pub(crate) rx: Receiver<Event>,
@@ -97,7 +126,7 @@ struct SentCall {
 
 /// What one run has streamed so far, and the channel it streams to.
 pub(crate) struct StreamState {
-    tx: Sender<Event>,
+    sink: Sink,
     scan: Option<ScanOptions>,
     scanner: Option<Scanner>,
     custom: Vec<String>,
@@ -121,13 +150,13 @@ impl StreamState {
     /// wait until the next call starts or the run ends (the loop guard may cut the last
     /// call of a reply that holds several).
     pub(crate) fn new(
-        tx: Sender<Event>,
+        sink: Sink,
         scan: Option<ScanOptions>,
         custom: Vec<String>,
         hold: bool,
     ) -> Self {
         Self {
-            tx,
+            sink,
             scan,
             scanner: None,
             custom,
@@ -142,8 +171,7 @@ impl StreamState {
     }
 
     fn send(&self, e: Event) {
-        // A consumer that went away only stops listening; the run itself goes on.
-        let _ = self.tx.send(e);
+        self.sink.send(e);
     }
 
     /// Hold an event of call `index`, the last begun; at its end send what was held, unless
