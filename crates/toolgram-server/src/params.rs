@@ -22,14 +22,29 @@ pub const MAX_IGNORED_NOTES: usize = 16;
 /// The longest field name a note repeats; longer ones are cut (their length said).
 pub const MAX_NOTED_NAME: usize = 64;
 
-/// A note for each top-level field of `o` that is neither in `honoured` nor in `accepted`
-/// (fields clients send whose absence changes nothing here, such as `store` or `user`): at
-/// most [`MAX_IGNORED_NOTES`], each name cut to [`MAX_NOTED_NAME`] bytes, and one note
-/// counting the rest.
+/// toolgram's own fields, the same on every API and read by one reader
+/// ([`toolgram_fields`], and [`sampling`] for the levers): never ignored.
+pub const TOOLGRAM_FIELDS: &[&str] = &[
+    "max_attempts",
+    "plan",
+    "call_bias",
+    "count_bias",
+    "votes",
+    "repeats",
+    "strict_schemas",
+];
+
+/// A note for each top-level field of `o` that is neither toolgram's own
+/// ([`TOOLGRAM_FIELDS`]) nor in the API's `honoured` or `accepted` (fields clients send whose
+/// absence changes nothing here, such as `store` or `user`): at most [`MAX_IGNORED_NOTES`],
+/// each name cut to [`MAX_NOTED_NAME`] bytes, and one note counting the rest.
 pub fn ignored_fields(o: &Map<String, Value>, honoured: &[&str], accepted: &[&str]) -> Notes {
     let ignored: Vec<&String> = o
         .keys()
-        .filter(|k| !honoured.contains(&k.as_str()) && !accepted.contains(&k.as_str()))
+        .filter(|k| {
+            let k = k.as_str();
+            !TOOLGRAM_FIELDS.contains(&k) && !honoured.contains(&k) && !accepted.contains(&k)
+        })
         .collect();
     let mut notes: Notes = ignored
         .iter()
@@ -122,7 +137,7 @@ pub fn opt_str<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a st
 /// `votes`: ballots from 1 to the server's `--max-votes` (default: the server's `--votes`);
 /// more is a 400 naming the bound (the ballots of one request are admitted together, so the
 /// operator bounds what one request may take of the queue).
-pub fn votes(o: &Map<String, Value>, limits: &crate::app::ServerConfig) -> Result<usize, ApiError> {
+fn votes(o: &Map<String, Value>, limits: &crate::app::ServerConfig) -> Result<usize, ApiError> {
     let max = limits.max_votes;
     match opt_uint(o, "votes")? {
         None => Ok(limits.votes),
@@ -326,9 +341,24 @@ fn logit_bias(o: &Map<String, Value>) -> Result<Vec<(u32, f32)>, ApiError> {
     Ok(out)
 }
 
+/// toolgram's own fields besides the levers, read the same on every API: `votes`,
+/// `max_attempts`, `repeats`, `strict_schemas`, each defaulting to the server's.
+pub fn toolgram_fields(
+    o: &Map<String, Value>,
+    config: &crate::app::ServerConfig,
+    req: &mut Request,
+    notes: &mut Notes,
+) -> Result<(), ApiError> {
+    req.votes = votes(o, config)?;
+    req.retry = retry(o, notes)?;
+    req.repeats = repeats(o, config.repeats)?;
+    req.strict_schemas = strict_schemas(o, config.strict_schemas)?;
+    Ok(())
+}
+
 /// The repeat policy: toolgram's own `repeats` extension (`allow`, `list`, `forbid`), else the
 /// server's.
-pub fn repeats(
+fn repeats(
     o: &Map<String, Value>,
     default: toolgram_runtime::Repeats,
 ) -> Result<toolgram_runtime::Repeats, ApiError> {
@@ -341,7 +371,7 @@ pub fn repeats(
 
 /// Whether unknown schema keywords are refused: toolgram's own `strict_schemas` extension,
 /// else the server's `--strict-schemas`.
-pub fn strict_schemas(o: &Map<String, Value>, default: bool) -> Result<bool, ApiError> {
+fn strict_schemas(o: &Map<String, Value>, default: bool) -> Result<bool, ApiError> {
     Ok(opt_bool(o, "strict_schemas")?.unwrap_or(default))
 }
 
@@ -350,7 +380,7 @@ pub const MAX_ATTEMPTS: u64 = 8;
 
 /// The retry policy: toolgram's own `max_attempts` extension, default 3, from 1 to
 /// [`MAX_ATTEMPTS`] (a value outside is clamped, and the note says so).
-pub fn retry(o: &Map<String, Value>, notes: &mut Notes) -> Result<RetryPolicy, ApiError> {
+fn retry(o: &Map<String, Value>, notes: &mut Notes) -> Result<RetryPolicy, ApiError> {
     let mut p = RetryPolicy::default();
     if let Some(n) = opt_uint(o, "max_attempts")? {
         let kept = n.clamp(1, MAX_ATTEMPTS);

@@ -32,7 +32,7 @@ impl Dialect for Messages {
     }
 
     fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
-        common_fields(input, body, "max_tokens");
+        common_fields(input, body, toolgram_wire::anthropic::envelope::MAX_TOKENS);
         "/v1/messages".to_owned()
     }
 

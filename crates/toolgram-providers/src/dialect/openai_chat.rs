@@ -151,7 +151,7 @@ impl Dialect for ChatCompletions {
     }
 
     fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
-        common_fields(input, body, "max_tokens");
+        common_fields(input, body, toolgram_wire::chat::envelope::MAX_TOKENS_SENT);
         ENDPOINT.to_owned()
     }
 

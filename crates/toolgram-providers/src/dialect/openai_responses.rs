@@ -44,7 +44,7 @@ impl Dialect for Responses {
     }
 
     fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
-        common_fields(input, body, "max_output_tokens");
+        common_fields(input, body, toolgram_wire::responses::envelope::MAX_TOKENS);
         "/v1/responses".to_owned()
     }
 

@@ -11,9 +11,8 @@ use crate::error::ApiError;
 use crate::handler::Read;
 use crate::params::{self, ModelAsks};
 use serde_json::{Map, Value};
-use toolgram_core::define::request::Think;
 use toolgram_runtime::{Request, ResponseFormat};
-use toolgram_wire::anthropic::{messages, tools};
+use toolgram_wire::anthropic::{envelope, messages, tools};
 
 /// What a Messages reply needs from its request besides the runtime request.
 pub struct MessagesFields {
@@ -38,13 +37,6 @@ const HONOURED: &[&str] = &[
     "tool_choice",
     "thinking",
     "output_format",
-    "max_attempts",
-    "plan",
-    "call_bias",
-    "count_bias",
-    "votes",
-    "repeats",
-    "strict_schemas",
 ];
 
 /// Fields accepted that change nothing a single local model does.
@@ -60,38 +52,23 @@ const ACCEPTED: &[&str] = &[
     "diagnostics",
 ];
 
-/// `thinking` as the model's reasoning block, with its token budget: `enabled` demands the
-/// block (as Anthropic's models always write one), `adaptive` allows it; whether the model's
-/// template has one is settled once it is loaded ([`ModelAsks::apply`]).
+/// `thinking` ([`envelope::thinking`]) as the model's reasoning block, with its token budget:
+/// whether the model's template has one is settled once it is loaded ([`ModelAsks::apply`]).
 fn think(o: &Map<String, Value>) -> ModelAsks {
-    let Some(t) = o.get("thinking").filter(|t| !t.is_null()) else {
-        return ModelAsks::default();
-    };
-    let think = match t.get("type").and_then(Value::as_str) {
-        Some("enabled") => Think::Required,
-        Some("adaptive") => Think::Optional,
-        _ => return ModelAsks::default(),
-    };
-    ModelAsks {
-        think: Some(("thinking", think)),
-        think_budget: t
-            .get("budget_tokens")
-            .and_then(Value::as_u64)
-            .and_then(|b| usize::try_from(b).ok()),
-        ..ModelAsks::default()
+    match envelope::thinking(o) {
+        Some((think, budget)) => ModelAsks {
+            think: Some(("thinking", think)),
+            think_budget: budget,
+            ..ModelAsks::default()
+        },
+        None => ModelAsks::default(),
     }
 }
 
-/// Structured output: `output_config.format` (`{"type": "json_schema", "schema": …}`), or
-/// the beta's top-level `output_format` of the same shape.
+/// Structured output where [`envelope::output_format`] finds it.
 fn output_format(o: &Map<String, Value>) -> Result<Option<ResponseFormat>, ApiError> {
-    match o.get("output_format").filter(|f| !f.is_null()) {
-        Some(f) => params::response_format(Some(f), "output_format"),
-        None => {
-            let format = o.get("output_config").and_then(|c| c.get("format"));
-            params::response_format(format, "output_config.format")
-        }
-    }
+    let (format, param) = envelope::output_format(o);
+    params::response_format(format, param)
 }
 
 /// Read a Messages body (also `count_tokens`', which has no `max_tokens`).
@@ -110,29 +87,11 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     req.not_offered = pool.not_offered;
     (req.tool_choice, req.parallel_tool_calls) = tools::read_choice(o, has_tools)?;
     let mut asks = think(o);
-    let mut sampling = params::sampling(o, &["max_tokens"], &app.config, &mut asks)?;
-    let stop = match o.get("stop_sequences") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                ApiError::invalid("stop_sequences", "`stop_sequences` must be strings")
-            })?,
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "stop_sequences",
-                "`stop_sequences` must be an array of strings",
-            ));
-        }
-    };
+    let mut sampling = params::sampling(o, &[envelope::MAX_TOKENS], &app.config, &mut asks)?;
+    let stop = envelope::stop_sequences(o)?;
     sampling.stop = params::bounded_stop("stop_sequences", stop)?;
     req.sampling = sampling;
-    req.votes = params::votes(o, &app.config)?;
-    req.retry = params::retry(o, &mut notes)?;
-    req.repeats = params::repeats(o, app.config.repeats)?;
-    req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
+    params::toolgram_fields(o, &app.config, &mut req, &mut notes)?;
     req.response_format = output_format(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     Ok(Read {

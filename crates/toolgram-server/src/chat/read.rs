@@ -9,7 +9,7 @@ use crate::handler::Read;
 use crate::params::{self, ModelAsks};
 use serde_json::Value;
 use toolgram_runtime::Request;
-use toolgram_wire::chat::{messages, tools};
+use toolgram_wire::chat::{envelope, messages, tools};
 
 /// What a Chat Completions reply needs from its request besides the runtime request.
 pub struct ChatFields {
@@ -37,13 +37,6 @@ const HONOURED: &[&str] = &[
     "seed",
     "stop",
     "logit_bias",
-    "max_attempts",
-    "plan",
-    "call_bias",
-    "count_bias",
-    "votes",
-    "repeats",
-    "strict_schemas",
     "stream",
     "stream_options",
     "n",
@@ -77,16 +70,8 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(o.get("response_format"), "response_format")?;
     let mut asks = ModelAsks::default();
-    req.sampling = params::sampling(
-        o,
-        &["max_completion_tokens", "max_tokens"],
-        &app.config,
-        &mut asks,
-    )?;
-    req.votes = params::votes(o, &app.config)?;
-    req.retry = params::retry(o, &mut notes)?;
-    req.repeats = params::repeats(o, app.config.repeats)?;
-    req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
+    req.sampling = params::sampling(o, envelope::MAX_TOKENS_KEYS, &app.config, &mut asks)?;
+    params::toolgram_fields(o, &app.config, &mut req, &mut notes)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     let include_usage = o
         .get("stream_options")

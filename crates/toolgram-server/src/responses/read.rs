@@ -14,8 +14,8 @@ use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Think;
 use toolgram_runtime::Request;
 use toolgram_wire::chat::tools;
-use toolgram_wire::responses::input;
 use toolgram_wire::responses::reply::Asked;
+use toolgram_wire::responses::{envelope, input};
 
 /// What a Responses reply needs from its request besides the runtime request.
 pub struct ResponsesFields {
@@ -47,13 +47,6 @@ const HONOURED: &[&str] = &[
     "top_p",
     "seed",
     "stop",
-    "max_attempts",
-    "plan",
-    "call_bias",
-    "count_bias",
-    "votes",
-    "repeats",
-    "strict_schemas",
     "stream",
     "store",
     "reasoning",
@@ -162,15 +155,16 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     let mut asks = ModelAsks {
-        think: think(o.get("reasoning"))?.map(|t| ("reasoning", t)),
+        think: envelope::reasoning_asked(o)?
+            .filter(|asked| *asked)
+            .map(|_| ("reasoning", Think::Required)),
         ..ModelAsks::default()
     };
     req.tool_choice = tools::read_choice(o, has_tools)?;
     req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
-    req.response_format =
-        params::response_format(o.get("text").and_then(|t| t.get("format")), "text.format")?;
-    req.sampling = params::sampling(o, &["max_output_tokens"], &app.config, &mut asks)?;
-    req.votes = params::votes(o, &app.config)?;
+    req.response_format = params::response_format(envelope::format(o), envelope::FORMAT_PARAM)?;
+    req.sampling = params::sampling(o, &[envelope::MAX_TOKENS], &app.config, &mut asks)?;
+    params::toolgram_fields(o, &app.config, &mut req, &mut notes)?;
     let encrypted_reasoning = match o.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(a)) => a
@@ -178,9 +172,6 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
             .any(|v| v.as_str() == Some("reasoning.encrypted_content")),
         Some(_) => return Err(ApiError::invalid("include", "`include` must be an array")),
     };
-    req.retry = params::retry(o, &mut notes)?;
-    req.repeats = params::repeats(o, app.config.repeats)?;
-    req.strict_schemas = params::strict_schemas(o, app.config.strict_schemas)?;
     let echo: Map<String, Value> = [
         "instructions",
         "previous_response_id",
@@ -211,24 +202,4 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
             },
         },
     })
-}
-
-/// `reasoning: {effort}` as the model's reasoning block: demanded (as OpenAI's reasoning
-/// models always reason; none for effort `none` or `minimal`) where the model's template
-/// writes one, which is settled once the model is loaded ([`ModelAsks::apply`]).
-fn think(reasoning: Option<&Value>) -> Result<Option<Think>, ApiError> {
-    let Some(r) = reasoning.filter(|r| !r.is_null()) else {
-        return Ok(None);
-    };
-    let effort = match r.get("effort") {
-        None | Some(Value::Null) => "medium",
-        Some(Value::String(e)) => e.as_str(),
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "reasoning.effort",
-                "`reasoning.effort` must be a string",
-            ));
-        }
-    };
-    Ok((!matches!(effort, "none" | "minimal")).then_some(Think::Required))
 }

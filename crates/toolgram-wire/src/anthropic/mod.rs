@@ -1,6 +1,8 @@
 //! Anthropic Messages, both directions: what `toolgram serve` reads from a Messages client and
 //! writes back, and what the `anthropic` provider sends to api.anthropic.com and reads from it.
 //!
+//! - [`envelope`] — the token limit's key, `stop_sequences`, `thinking`, the output format's
+//!   place.
 //! - [`messages`] — `system` and `messages` read into chat messages, and written from them.
 //! - [`tools`] — a tool item read into a `Tool` and written from a profiled schema;
 //!   `tool_choice` (with `disable_parallel_tool_use`) read and written.
@@ -11,6 +13,7 @@
 //!
 //! This module must not touch HTTP, hold the server's limits or the provider's URL and key.
 
+pub mod envelope;
 pub mod messages;
 pub mod reply;
 pub mod stream;

@@ -1,5 +1,6 @@
 //! OpenAI's Chat Completions:
 //!
+//! - [`envelope`] — the token limit's keys.
 //! - [`tools`] — its tool items read into core [`toolgram_core::Tool`]s (the Responses API's
 //!   flat function shape too, which the same reader takes) and written; `tool_choice` read
 //!   (either API's spelling) and written.
@@ -10,6 +11,7 @@
 //!
 //! This module must not hold a server's limits or a provider's request policy.
 
+pub mod envelope;
 pub mod messages;
 pub mod reply;
 pub mod stream;

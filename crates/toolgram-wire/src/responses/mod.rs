@@ -2,6 +2,7 @@
 //! (coding agents: Codex) and writes back, and what the `openai-responses` provider sends and
 //! reads.
 //!
+//! - [`envelope`] — the token limit's key, `text.format`, `reasoning.effort`.
 //! - [`input`] — `input` items read into chat messages (and the tools of `additional_tools`
 //!   items), and written from them.
 //! - [`tools`] — flat function and custom tools and `tool_choice`, written (read by
@@ -15,6 +16,7 @@
 //! This module must not touch HTTP, store responses or hold a server's limits.
 
 pub mod encrypted;
+pub mod envelope;
 pub mod input;
 pub mod reply;
 pub mod stream;
