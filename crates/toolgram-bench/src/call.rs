@@ -10,7 +10,9 @@ use serde::Serialize;
 use std::path::Path;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::gpu::GpuOptions;
-use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, Timings};
+use toolgram_engine::{
+    CallGrammar, CallRequest, CallShape, Engine, EngineOptions, Sampling, Timings,
+};
 
 /// What `bench call` runs.
 pub struct CallBenchOptions<'a> {
@@ -126,10 +128,11 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, BenchError> {
             let r = session.call(&CallRequest {
                 messages: opts.messages,
                 tools: opts.tools,
-                choice: opts.choice.clone(),
-                parallel: opts.parallel,
-                mode: Default::default(),
-                think: Default::default(),
+                grammar: CallGrammar::Shape(CallShape {
+                    choice: opts.choice.clone(),
+                    parallel: opts.parallel,
+                    ..CallShape::default()
+                }),
                 few_shot: false,
                 sampling: Sampling {
                     max_tokens: opts.max_tokens,
@@ -137,8 +140,6 @@ pub fn run(opts: &CallBenchOptions<'_>) -> Result<CallBenchReport, BenchError> {
                     seed: Some(0),
                     ..Sampling::default()
                 },
-                compiled: None,
-                answer: None,
             })?;
             runs.push((r.timings, r.completion_tokens));
         }

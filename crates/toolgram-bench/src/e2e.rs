@@ -27,7 +27,9 @@ use std::process::Command;
 use std::time::Instant;
 use toolgram_core::validate::validate_call;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
-use toolgram_engine::{CallRequest, CallResponse, Engine, EngineOptions, Sampling, Session};
+use toolgram_engine::{
+    CallGrammar, CallRequest, CallResponse, CallShape, Engine, EngineOptions, Sampling, Session,
+};
 use toolgram_providers::native_chat_body;
 
 /// One tool pool of the fixed request set.
@@ -277,14 +279,12 @@ fn engine_rows(opts: &E2eOptions<'_>) -> Result<(Vec<RequestRow>, f64, Value), B
                 let r = session.reply(&CallRequest {
                     messages,
                     tools: &pool.tools,
-                    choice: ToolChoice::from_cli(choice),
-                    parallel: false,
-                    mode: Default::default(),
-                    think: Default::default(),
+                    grammar: CallGrammar::Shape(CallShape {
+                        choice: ToolChoice::from_cli(choice),
+                        ..CallShape::default()
+                    }),
                     few_shot: false,
                     sampling,
-                    compiled: None,
-                    answer: None,
                 });
                 (r, t0.elapsed().as_secs_f64() * 1e3)
             };

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Instant;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::gpu::GpuOptions;
-use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling};
+use toolgram_engine::{CallGrammar, CallRequest, CallShape, Engine, EngineOptions, Sampling};
 use toolgram_providers::native_chat_body;
 
 /// What `bench server-call` runs.
@@ -146,18 +146,17 @@ fn run_embedded(
         let r = session.call(&CallRequest {
             messages: opts.messages,
             tools: opts.tools,
-            choice: choice.clone(),
-            parallel: opts.parallel,
-            mode: Default::default(),
-            think: Default::default(),
+            grammar: CallGrammar::Shape(CallShape {
+                choice: choice.clone(),
+                parallel: opts.parallel,
+                ..CallShape::default()
+            }),
             few_shot: false,
             sampling: Sampling {
                 max_tokens: opts.max_tokens,
                 seed: Some(0),
                 ..Sampling::default()
             },
-            compiled: None,
-            answer: None,
         })?;
         if i > 0 {
             ms.push(t0.elapsed().as_secs_f64() * 1e3);

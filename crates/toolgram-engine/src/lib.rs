@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
-//! use toolgram_engine::{CallRequest, Engine, EngineOptions, Sampling, models};
+//! use toolgram_engine::{CallRequest, CallShape, Engine, EngineOptions, models};
 //!
 //! let tools = ToolSet::from_json_str(r#"[{"type": "function", "function": {
 //!     "name": "get_weather",
@@ -16,18 +16,12 @@
 //! let path = models::resolve(None)?;            // the default model, fetched once
 //! let engine = Engine::load(&path, &EngineOptions::default())?;
 //! let mut session = engine.session()?;
-//! let reply = session.call(&CallRequest {
-//!     messages: &[ChatMessage::text("user", "What's the weather in Paris?")],
-//!     tools: &tools,
+//! let messages = [ChatMessage::text("user", "What's the weather in Paris?")];
+//! let shape = CallShape {
 //!     choice: ToolChoice::Required,
-//!     parallel: false,
-//!     mode: Default::default(),
-//!     think: Default::default(),
-//!     few_shot: false,
-//!     sampling: Sampling::default(),
-//!     compiled: None,
-//!     answer: None,
-//! })?;
+//!     ..CallShape::default()
+//! };
+//! let reply = session.call(&CallRequest::new(&messages, &tools, shape))?;
 //! assert_eq!(reply.tool_calls[0].name, "get_weather");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -65,9 +59,9 @@ pub use grammar::generation::{CompiledGeneration, UserGrammar, generation_gramma
 pub use loop_guard::CutCall;
 pub use prefix::{PrefixStore, Stored};
 pub use session::{
-    AGENT_CALL_BIAS, AGENT_POOL, CallRequest, CallResponse, DecodeObserver, FinishReason,
-    ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall, call_id,
-    state_tag,
+    AGENT_CALL_BIAS, AGENT_POOL, CallGrammar, CallRequest, CallResponse, DecodeObserver,
+    FinishReason, ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall,
+    call_id, state_tag,
 };
 pub use threads::default_threads;
 

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use toolgram_core::ToolChoice;
 use toolgram_core::define::request::Plan;
-use toolgram_engine::{FinishReason, Sampling};
+use toolgram_engine::{CallGrammar, CallShape, FinishReason, Sampling};
 
 fn greedy() -> Sampling {
     Sampling {
@@ -225,14 +225,14 @@ fn reply_under(
     s.reply(&toolgram_engine::CallRequest {
         messages: &messages,
         tools,
-        choice,
-        parallel: true,
-        mode: Default::default(),
-        think: Default::default(),
+        grammar: CallGrammar::Shape(CallShape {
+            choice,
+            parallel: true,
+            plan,
+            ..CallShape::default()
+        }),
         few_shot: false,
-        sampling: Sampling { plan, ..sampling },
-        compiled: None,
-        answer: None,
+        sampling,
     })
     .expect("reply")
 }

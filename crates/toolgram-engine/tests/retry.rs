@@ -8,7 +8,7 @@ use common::*;
 use serde_json::json;
 use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
-use toolgram_engine::{CallRequest, EngineError, EngineModel, Sampling};
+use toolgram_engine::{CallGrammar, CallRequest, CallShape, EngineError, EngineModel, Sampling};
 use toolgram_retry::{AttemptError, CallModel, ModelReply, RetryError, RetryPolicy, run};
 
 fn greedy(max_tokens: usize) -> Sampling {
@@ -29,14 +29,14 @@ fn request(
     CallRequest {
         messages: &[],
         tools,
-        choice,
-        parallel: false,
-        mode,
-        think,
+        grammar: CallGrammar::Shape(CallShape {
+            choice,
+            mode,
+            think,
+            ..CallShape::default()
+        }),
         few_shot: false,
         sampling,
-        answer: None,
-        compiled: None,
     }
 }
 

@@ -5,10 +5,10 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use toolgram_core::define::request::{Mode, Think};
 use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_engine::{
-    CallRequest, Engine, EngineError, EngineOptions, FinishReason, Sampling, models,
+    CallGrammar, CallRequest, CallShape, Engine, EngineError, EngineOptions, FinishReason,
+    Sampling, models,
 };
 
 fn greedy(max_tokens: usize) -> Sampling {
@@ -225,14 +225,13 @@ fn a_cut_after_complete_calls_keeps_them_and_names_the_cut_one() {
         s.call(&CallRequest {
             messages: &messages,
             tools: &tools,
-            choice: ToolChoice::Required,
-            parallel: true,
-            mode: Mode::Grammar,
-            think: Think::Off,
+            grammar: CallGrammar::Shape(CallShape {
+                choice: ToolChoice::Required,
+                parallel: true,
+                ..CallShape::default()
+            }),
             few_shot: false,
             sampling: greedy(max_tokens),
-            compiled: None,
-            answer: None,
         })
     };
     let whole = ask(&mut s, 400).expect("a reply");
@@ -348,14 +347,13 @@ fn multi_turn_conversation_with_tool_results_continues() {
     let req = CallRequest {
         messages: &messages,
         tools: &tools,
-        choice: ToolChoice::Required,
-        parallel: true,
-        mode: Default::default(),
-        think: Default::default(),
+        grammar: CallGrammar::Shape(CallShape {
+            choice: ToolChoice::Required,
+            parallel: true,
+            ..CallShape::default()
+        }),
         few_shot: false,
         sampling: greedy(256),
-        compiled: None,
-        answer: None,
     };
     let r = s.call(&req).expect("reply");
     assert!(!r.tool_calls.is_empty());
@@ -444,14 +442,12 @@ fn few_shot_lengthens_the_prompt_and_keeps_the_grammar() {
     let req = |few_shot| CallRequest {
         messages: &messages,
         tools: &tools,
-        choice: ToolChoice::Required,
-        parallel: false,
-        mode: Default::default(),
-        think: Default::default(),
+        grammar: CallGrammar::Shape(CallShape {
+            choice: ToolChoice::Required,
+            ..CallShape::default()
+        }),
         few_shot,
         sampling: greedy(256),
-        compiled: None,
-        answer: None,
     };
     let plain = s.reply(&req(false)).expect("plain reply");
     let shown = s.reply(&req(true)).expect("few-shot reply");

@@ -149,12 +149,12 @@ fn run_one(
     options: RunOptions,
 ) -> Result<ItemRecord, EvalError> {
     let mut req = base.clone();
-    req.tool_choice = ToolChoice::Auto;
-    req.parallel_tool_calls = true;
-    req.mode = core;
+    req.shape.choice = ToolChoice::Auto;
+    req.shape.parallel = true;
+    req.shape.mode = core;
     req.few_shot = mode.few_shot();
     req.sampling.max_tokens = options.embedded_max_tokens();
-    req.sampling.plan = options.plan;
+    req.shape.plan = options.plan;
     req.show_plan = true;
     req.sampling.call_bias = options.call_bias;
     req.sampling.count_bias = options.count_bias;

@@ -26,7 +26,7 @@ fn main() -> Result<(), RunError> {
         ".".as_ref(),
     )?;
     let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
-    req.tool_choice = ToolChoice::Required;
+    req.shape.choice = ToolChoice::Required;
     println!("{}", runtime.run(&runtime.check(req.clone())?)?.to_json());
 
     req.messages = vec![ChatMessage::text("user", "And in Lima, in fahrenheit?")];

@@ -82,20 +82,6 @@ impl Ready {
     }
 }
 
-/// What `req`'s call grammar is compiled for, `answer` the schema of a response format
-/// beside its tools ([`answer_schema`]).
-pub(crate) fn shape(req: &Request, answer: Option<serde_json::Value>) -> CallShape {
-    CallShape {
-        choice: req.tool_choice.clone(),
-        parallel: req.parallel_tool_calls,
-        mode: req.mode,
-        think: req.think,
-        max_calls: req.sampling.max_calls,
-        plan: req.sampling.plan,
-        answer,
-    }
-}
-
 /// Check `req` as the embedded engine would compile it in `syntax`, before any model is
 /// loaded.
 pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunError> {
@@ -105,7 +91,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         ByteChecker::new()?
             .compile_grammar(generation_grammar(
                 &prepared.grammar,
-                req.think,
+                req.shape.think,
                 &CompileOptions::default(),
             ))
             .map_err(|e| refused(e, req))?;
@@ -114,17 +100,20 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
             notes: Vec::new(),
         });
     }
-    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let offered = pool::offered(&req.tools, &req.messages, &req.shape.choice)?;
     let answer = answer_beside_tools(req)?;
-    let opts =
-        shape(req, answer.as_ref().map(|(_, schema)| schema.clone())).options(&CompileOptions {
-            lenient,
-            ..CompileOptions::default()
-        });
+    let shape = CallShape {
+        answer: answer.as_ref().map(|(_, schema)| schema.clone()),
+        ..req.shape.clone()
+    };
+    let opts = shape.options(&CompileOptions {
+        lenient,
+        ..CompileOptions::default()
+    });
     let plan = check_request(
         &offered.tools,
-        &req.tool_choice,
-        req.parallel_tool_calls,
+        &req.shape.choice,
+        req.shape.parallel,
         syntax,
         &opts,
     )
@@ -141,8 +130,9 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
 /// The grammar itself is compiled once, by the loaded engine in the model's own syntax
 /// ([`crate::Runtime::check`]).
 pub fn check_offer(req: &Request) -> Result<(), RunError> {
-    let offered = pool::offered(&req.tools, &req.messages, &req.tool_choice)?;
-    req.tool_choice
+    let offered = pool::offered(&req.tools, &req.messages, &req.shape.choice)?;
+    req.shape
+        .choice
         .callable(&offered.tools)
         .map_err(toolgram_engine::EngineError::from)?;
     answer_beside_tools(req)?;
@@ -154,7 +144,7 @@ pub fn check_offer(req: &Request) -> Result<(), RunError> {
 /// compiled, each once, carried to its run.
 pub(crate) fn ready(grammars: &Grammars, req: Request) -> Result<Ready, RunError> {
     grammars.check_logit_bias(&req.sampling.logit_bias)?;
-    let (req, filtered_out) = pool::offer(req)?;
+    let (mut req, filtered_out) = pool::offer(req)?;
     let prepared = req
         .response_format
         .as_ref()
@@ -164,7 +154,7 @@ pub(crate) fn ready(grammars: &Grammars, req: Request) -> Result<Ready, RunError
         let prepared =
             prepared.ok_or_else(|| RunError::InvalidRequest("no response_format".into()))?;
         let alone = grammars
-            .compile_generation(&prepared.grammar, req.think)
+            .compile_generation(&prepared.grammar, req.shape.think)
             .map_err(|e| refused(e, &req))?;
         let checked = Checked {
             warnings: prepared.warnings.clone(),
@@ -181,9 +171,9 @@ pub(crate) fn ready(grammars: &Grammars, req: Request) -> Result<Ready, RunError
             checked,
         });
     }
-    let answer = prepared.as_ref().map(answer_schema).transpose()?;
+    req.shape.answer = prepared.as_ref().map(answer_schema).transpose()?;
     let call = grammars
-        .compile_call(&req.tools, &shape(&req, answer))
+        .compile_call(&req.tools, &req.shape)
         .map_err(|e| refused(e, &req))?;
     let mut checked = checked_plan(call.plan(), !req.strict_schemas)?;
     if let Some(p) = &prepared {

@@ -33,7 +33,7 @@
 //! let runtime = Runtime::new(Backend::Embedded(EmbeddedConfig::default()))?; // default model
 //! let tools = read_tools_file("examples/weather.json".as_ref())?;
 //! let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
-//! req.tool_choice = ToolChoice::Required;
+//! req.shape.choice = ToolChoice::Required;
 //! let reply = runtime.run(&runtime.check(req)?)?;
 //! println!("{}", reply.to_json());
 //! # Ok::<(), toolgram_runtime::RunError>(())

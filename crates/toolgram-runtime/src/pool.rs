@@ -23,7 +23,7 @@ pub(crate) fn offer(mut req: Request) -> Result<(Request, Vec<FilteredTool>), Ru
             "the conversation has no user message".into(),
         ));
     }
-    let offered = offered(&req.tools, &req.messages, &req.tool_choice)?;
+    let offered = offered(&req.tools, &req.messages, &req.shape.choice)?;
     let mut filtered_out = std::mem::take(&mut req.not_offered);
     filtered_out.extend(offered.out);
     req.tools = offered.tools;

@@ -100,7 +100,7 @@ pub(crate) fn hidden_call(
     if made_calls || req.response_format.is_some() {
         return None;
     }
-    let callable = req.tool_choice.callable(&req.tools).ok()?;
+    let callable = req.shape.choice.callable(&req.tools).ok()?;
     let offered: Vec<toolgram_core::Tool> = callable
         .iter()
         .map(|&i| req.tools.tools()[i].clone())
@@ -111,7 +111,7 @@ pub(crate) fn hidden_call(
 /// `req` with a call to `tool` required: the decode that replaces a reply hiding that call.
 pub(crate) fn forced(req: &Request, tool: &str) -> Request {
     let mut forced = req.clone();
-    forced.tool_choice = toolgram_core::ToolChoice::Named(tool.to_owned());
+    forced.shape.choice = toolgram_core::ToolChoice::Named(tool.to_owned());
     forced
 }
 

@@ -58,12 +58,8 @@ fn call_syntax(name: Option<&str>) -> Result<&'static CallSyntax, RunError> {
 /// reply's warnings: the plan and the bound on calls per reply (`serve --max-calls-per-reply`)
 /// off the grammar path (on it both are compiled into the GBNF), and the default call and
 /// count biases, which act at one decoding step (a provider's `logit_bias` acts at every one).
-fn unsent_defaults(
-    req: &Request,
-    shape: &CallShape,
-    path: Path,
-    syntax: &CallSyntax,
-) -> Vec<String> {
+fn unsent_defaults(req: &Request, path: Path, syntax: &CallSyntax) -> Vec<String> {
+    let shape = &req.shape;
     let mut warnings = Vec::new();
     let planned = shape.plans(&req.tools, syntax);
     let several = shape.parallel && !req.tools.is_empty();
@@ -76,7 +72,7 @@ fn unsent_defaults(
         }
     }
     let n = req.tools.tools().len();
-    let call_bias = req.sampling.call_bias_for(n);
+    let call_bias = req.sampling.call_bias_for(n, shape.plan);
     if call_bias != 0.0
         && !shape.choice.requires_call()
         && shape.choice != ToolChoice::None
@@ -84,7 +80,7 @@ fn unsent_defaults(
     {
         warnings.push(format!("the default call bias {call_bias:+} is off for this request: it acts at one decoding step, which a provider's `logit_bias` cannot say"));
     }
-    let count_bias = req.sampling.count_bias_for(n);
+    let count_bias = req.sampling.count_bias_for(n, shape.plan);
     if count_bias != 0.0 && planned && path == Path::Grammar {
         warnings.push(format!("the default count bias {count_bias:+} is off for this request: it acts at the plan's count, which a provider's `logit_bias` cannot say"));
     }
@@ -101,8 +97,8 @@ fn refuse_unsent(req: &Request) -> Result<(), RunError> {
         ("seed", s.seed.is_some()),
         ("stop", !s.stop.is_empty()),
         ("logit_bias", !s.logit_bias.is_empty()),
-        ("think", req.think != Think::Off),
-        ("few_shot", req.few_shot && req.mode != Mode::Prompt),
+        ("think", req.shape.think != Think::Off),
+        ("few_shot", req.few_shot && req.shape.mode != Mode::Prompt),
         ("unconstrained", s.unconstrained),
         ("no_fast_forward", s.no_fast_forward),
         // One decision step's bias: a provider's `logit_bias` acts at every step.
@@ -123,7 +119,7 @@ impl Remote {
         Ok(choose_path(
             p.kind,
             p.capabilities,
-            wanted(req.mode),
+            wanted(req.shape.mode),
             p.fallback,
         )?)
     }
@@ -178,7 +174,7 @@ impl Remote {
             ),
             rendered,
             counted,
-            warnings: unsent_defaults(req, &model.shape, path, syntax),
+            warnings: unsent_defaults(req, path, syntax),
         })
     }
 
@@ -202,7 +198,7 @@ impl Remote {
             },
             model: p.model.clone(),
             tools: &req.tools,
-            shape: crate::check::shape(req, None),
+            shape: req.shape.clone(),
             path,
             syntax,
             temperature: Some(req.sampling.temperature),
@@ -223,7 +219,7 @@ impl Remote {
         let outcome = toolgram_retry::run(
             &mut model,
             &req.tools,
-            &req.tool_choice,
+            &req.shape.choice,
             &req.messages,
             req.retry,
         )?;
@@ -242,7 +238,7 @@ impl Remote {
             usage: outcome.usage,
             attempts: outcome.attempts,
             failed_attempts: outcome.failed,
-            warnings: unsent_defaults(req, &model.shape, path, syntax),
+            warnings: unsent_defaults(req, path, syntax),
             ..Response::ran(
                 path,
                 path_reason,
@@ -267,7 +263,7 @@ mod tests {
         let e = refuse_unsent(&req).expect_err("refused").to_string();
         assert!(e.contains("`few_shot`"), "{e}");
         // Prompt mode sends its instructions anyway: nothing is lost.
-        req.mode = Mode::Prompt;
+        req.shape.mode = Mode::Prompt;
         assert!(refuse_unsent(&req).is_ok());
     }
 
@@ -279,23 +275,21 @@ mod tests {
         let e = refuse_unsent(&req).expect_err("refused").to_string();
         assert!(e.contains("`call_bias`"), "{e}");
         req.sampling.call_bias = None;
-        req.sampling.plan = toolgram_core::define::request::Plan::Calls;
+        req.shape.plan = toolgram_core::define::request::Plan::Calls;
         let hermes = call_syntax(None).expect("hermes");
-        let said = |req: &Request, path| {
-            unsent_defaults(req, &crate::check::shape(req, None), path, hermes)
-        };
+        let said = |req: &Request, path| unsent_defaults(req, path, hermes);
         assert!(
             said(&req, Path::StrictJson).is_empty(),
             "one call at most: no plan"
         );
-        req.parallel_tool_calls = true;
+        req.shape.parallel = true;
         assert!(
             said(&req, Path::StrictJson).is_empty(),
             "no tools: nothing to plan"
         );
         let one = r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]"#;
         req.tools = std::sync::Arc::new(ToolSet::from_json_str(one).expect("a pool"));
-        req.sampling.max_calls = Some(8);
+        req.shape.max_calls = Some(8);
         let strict = said(&req, Path::StrictJson);
         assert!(strict[0].contains("`plan` is off"), "{strict:?}");
         assert!(strict[1].contains("bound of 8 calls"), "{strict:?}");

@@ -1,12 +1,12 @@
 //! What every front end asks of the run stage: one [`Request`] — conversation, tool pool,
-//! choice, mode, sampling, retry policy, and an optional `response_format` for structured
+//! the call shape (choice, parallel, mode, think, bound, plan), sampling, retry policy, and an optional `response_format` for structured
 //! output without tools. Plain data: this module must not read files or run anything.
 
 use crate::response::FilteredTool;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::define::request::CallShape;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::Sampling;
 pub use toolgram_retry::RetryPolicy;
@@ -19,21 +19,19 @@ pub struct Request {
     /// The tool pool: function tools and grammar (custom) tools (shared: a checked pool
     /// holds compiled validators).
     pub tools: Arc<ToolSet>,
-    /// Which calls may or must be made (`auto`, `none`, `required`, a name, `allowed_tools`).
-    pub tool_choice: ToolChoice,
-    /// Whether several calls may be made in one reply.
-    pub parallel_tool_calls: bool,
-    /// How much of the call is enforced while decoding (grammar, json, prompt).
-    pub mode: Mode,
-    /// Whether a `<think>` block may or must open the reply.
-    pub think: Think,
+    /// What its call grammar is compiled for: which calls may or must be made (`auto`,
+    /// `none`, `required`, a name, `allowed_tools`), whether several, how much the grammar
+    /// enforces (grammar, json, prompt), the `<think>` block, the bound on calls and the plan.
+    /// Its `answer` is the check's to fill, from `response_format`.
+    pub shape: CallShape,
     /// Prompt mode's instructions (what the tool choice demands, an example call for each of the first three tools)
     /// in the system prompt in grammar and json modes too — the same prompt as prompt mode
     /// with the constraint on. Embedded engine only; prompt mode always has them.
     pub few_shot: bool,
     /// Sampling: the engine's settings, as OpenAI names them where it has a name
-    /// (`max_tokens`, `temperature`, `top_p`, `seed`, `stop`, `logit_bias`), and the levers
-    /// (`plan`, `call_bias`); a provider is sent what it can take ([`crate::Runtime::render`]).
+    /// (`max_tokens`, `temperature`, `top_p`, `seed`, `stop`, `logit_bias`), and the biases
+    /// (`call_bias`, `count_bias`); a provider is sent what it can take
+    /// ([`crate::Runtime::render`]).
     pub sampling: Sampling,
     /// Ballots: answer the request this many times at once and return the answer most of
     /// them give (1: one run; at most [`crate::votes::MAX_VOTES`]; docs/eval.md, "Votes").
@@ -104,7 +102,7 @@ impl Repeats {
     /// `auto`, and the conversation already holds calls.
     pub(crate) fn may_exclude(req: &Request) -> bool {
         req.repeats == Self::Forbid
-            && req.tool_choice == ToolChoice::Auto
+            && req.shape.choice == ToolChoice::Auto
             && req.messages.iter().any(|m| m.tool_calls.is_some())
     }
 }
@@ -137,10 +135,7 @@ impl Request {
         Self {
             messages,
             tools: Arc::new(tools),
-            tool_choice: ToolChoice::Auto,
-            parallel_tool_calls: false,
-            mode: Mode::Grammar,
-            think: Think::Off,
+            shape: CallShape::default(),
             few_shot: false,
             sampling: Sampling::default(),
             votes: 1,

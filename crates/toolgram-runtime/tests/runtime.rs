@@ -31,7 +31,7 @@ fn request(tools: &str, user: &str) -> Request {
         ],
         tools,
     );
-    req.tool_choice = ToolChoice::Required;
+    req.shape.choice = ToolChoice::Required;
     req.retry = RetryPolicy {
         max_attempts: 1,
         consecutive_blocked: 1,
@@ -152,13 +152,13 @@ fn a_streamed_run_gives_the_same_reply_and_its_deltas_add_up_to_it() {
         ..Sampling::default()
     };
     let mut calls = request(WEATHER, "Weather in Paris and in Rome, please.");
-    calls.parallel_tool_calls = true;
+    calls.shape.parallel = true;
     calls.sampling = sampled.clone();
     let mut text = request(WEATHER, "Say hello to Ada in one sentence.");
-    text.tool_choice = ToolChoice::None;
+    text.shape.choice = ToolChoice::None;
     text.sampling = sampled.clone();
     let mut structured = request("[]", "Give a city and its country as JSON.");
-    structured.tool_choice = ToolChoice::None;
+    structured.shape.choice = ToolChoice::None;
     structured.sampling = sampled;
     structured.response_format = Some(ResponseFormat::JsonSchema(json!({
         "type": "object",
@@ -192,7 +192,7 @@ fn a_streamed_run_gives_the_same_reply_and_its_deltas_add_up_to_it() {
 fn a_cancelled_run_stops_decoding_and_says_so() {
     let rt = runtime();
     let mut req = request(WEATHER, "Tell me a long story about the sea.");
-    req.tool_choice = ToolChoice::None;
+    req.shape.choice = ToolChoice::None;
     req.sampling.max_tokens = 400;
     let mut events = stream(&rt, &req);
     let first = events.next();
@@ -251,7 +251,7 @@ fn a_runaway_call_is_cut_and_never_streamed() {
         "description": "Read one page of the report.", "parameters": {"type": "object",
         "properties": {"page": {"type": "integer"}}, "required": ["page"]}}}]"#;
     let mut req = request(pages, "Read the report, page by page.");
-    req.parallel_tool_calls = true;
+    req.shape.parallel = true;
     req.repeats = Repeats::Forbid;
     req.sampling.max_tokens = 96;
     let plain = run(&runtime(), &req).expect("unstreamed run");
@@ -332,7 +332,7 @@ fn a_response_format_beside_tools_or_alone_is_compiled_once_per_request() {
     };
     let (calls, generations) = stats(&rt);
     let mut beside = request(WEATHER, "What's the weather in Paris?");
-    beside.tool_choice = ToolChoice::Auto;
+    beside.shape.choice = ToolChoice::Auto;
     beside.sampling.max_tokens = 48;
     beside.response_format = Some(ResponseFormat::JsonSchema(json!({
         "type": "object",
@@ -345,7 +345,7 @@ fn a_response_format_beside_tools_or_alone_is_compiled_once_per_request() {
     assert_eq!(stats(&rt), (calls + 1, generations), "beside tools");
 
     let mut alone = request("[]", "Say hello as JSON.");
-    alone.tool_choice = ToolChoice::Auto;
+    alone.shape.choice = ToolChoice::Auto;
     alone.sampling.max_tokens = 24;
     alone.response_format = Some(ResponseFormat::JsonObject);
     let ready = rt.check(alone).expect("the request checks");

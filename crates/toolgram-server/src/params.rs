@@ -185,7 +185,7 @@ impl ModelAsks {
             }
             None => limit.min(DEFAULT_MAX_TOKENS),
         };
-        req.think = match self.think {
+        req.shape.think = match self.think {
             None => Think::Off,
             Some((_, think)) if served.runtime.reasons() => think,
             Some((field, _)) => {
@@ -199,7 +199,7 @@ impl ModelAsks {
         let max = req.sampling.max_tokens;
         req.sampling.think_budget = self
             .think_budget
-            .filter(|_| req.think != Think::Off)
+            .filter(|_| req.shape.think != Think::Off)
             .map(|b| b.min(max.saturating_sub(1)).max(1));
     }
 }
@@ -213,12 +213,8 @@ pub fn sampling(
     limits: &crate::app::ServerConfig,
     asks: &mut ModelAsks,
 ) -> Result<Sampling, ApiError> {
-    let asked_plan = opt_plan(o)?;
-    asks.plan_asked = asked_plan.is_some_and(Plan::is_on);
     let mut s = Sampling {
         max_tokens: DEFAULT_MAX_TOKENS,
-        max_calls: limits.max_calls_per_reply,
-        plan: asked_plan.unwrap_or(limits.plan),
         call_bias: opt_number(o, "call_bias", -100.0, 100.0)?
             .map(|b| b as f32)
             .or(limits.call_bias),
@@ -341,14 +337,20 @@ fn logit_bias(o: &Map<String, Value>) -> Result<Vec<(u32, f32)>, ApiError> {
     Ok(out)
 }
 
-/// toolgram's own fields besides the levers, read the same on every API: `votes`,
-/// `max_attempts`, `repeats`, `strict_schemas`, each defaulting to the server's.
+/// toolgram's own fields besides the biases, read the same on every API: `plan` (and the
+/// server's bound on calls per reply beside it), `votes`, `max_attempts`, `repeats`,
+/// `strict_schemas`, each defaulting to the server's.
 pub fn toolgram_fields(
     o: &Map<String, Value>,
     config: &crate::app::ServerConfig,
     req: &mut Request,
+    asks: &mut ModelAsks,
     notes: &mut Notes,
 ) -> Result<(), ApiError> {
+    let asked_plan = opt_plan(o)?;
+    asks.plan_asked = asked_plan.is_some_and(Plan::is_on);
+    req.shape.plan = asked_plan.unwrap_or(config.plan);
+    req.shape.max_calls = config.max_calls_per_reply;
     req.votes = votes(o, config)?;
     req.retry = retry(o, notes)?;
     req.repeats = repeats(o, config.repeats)?;

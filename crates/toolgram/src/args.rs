@@ -147,7 +147,7 @@ impl LeverArgs {
 
     /// Set these levers on a request (`call`, `render`).
     pub(crate) fn apply(&self, req: &mut toolgram_runtime::Request) {
-        req.sampling.plan = self.plan();
+        req.shape.plan = self.plan();
         req.sampling.call_bias = self.call_bias;
         req.sampling.count_bias = self.count_bias;
         req.votes = self.votes;

@@ -140,10 +140,10 @@ pub(crate) fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
 /// The runtime request for these arguments.
 pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -> Request {
     let mut req = Request::new(msgs, tools);
-    req.tool_choice = ToolChoice::from_cli(&args.tool_choice);
-    req.parallel_tool_calls = args.parallel_tool_calls;
-    req.mode = args.mode;
-    req.think = args.think;
+    req.shape.choice = ToolChoice::from_cli(&args.tool_choice);
+    req.shape.parallel = args.parallel_tool_calls;
+    req.shape.mode = args.mode;
+    req.shape.think = args.think;
     req.few_shot = args.few_shot;
     req.sampling = Sampling {
         max_tokens: args.max_tokens,

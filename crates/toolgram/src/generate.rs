@@ -63,9 +63,9 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     }
     messages.push(ChatMessage::text("user", args.prompt.clone()));
     let mut req = Request::new(messages, ToolSet::new(Vec::new())?);
-    req.tool_choice = ToolChoice::None;
+    req.shape.choice = ToolChoice::None;
     req.response_format = Some(format);
-    req.think = args.think;
+    req.shape.think = args.think;
     req.strict_schemas = args.strict_schemas;
     req.sampling = Sampling {
         max_tokens: args.max_tokens,

@@ -109,9 +109,9 @@ pub(crate) fn render_cmd(args: RenderArgs) -> anyhow::Result<()> {
         .resolve(args.model.as_deref())?
         .ok_or_else(|| CliError::new("invalid_request", "render needs --provider"))?;
     let mut req = Request::new(vec![ChatMessage::text("user", args.prompt.clone())], tools);
-    req.tool_choice = toolgram_core::ToolChoice::from_cli(&args.tool_choice);
-    req.parallel_tool_calls = args.parallel_tool_calls;
-    req.mode = args.mode;
+    req.shape.choice = toolgram_core::ToolChoice::from_cli(&args.tool_choice);
+    req.shape.parallel = args.parallel_tool_calls;
+    req.shape.mode = args.mode;
     req.syntax = args.syntax.clone();
     args.levers.apply(&mut req);
     let r = Runtime::new(Backend::Provider(provider))?.render(&req)?;

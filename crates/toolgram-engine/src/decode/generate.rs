@@ -4,7 +4,7 @@
 
 use crate::error::EngineError;
 use crate::grammar::generation::CompiledGeneration;
-use crate::session::{FinishReason, Sampling, Session, Timings};
+use crate::session::{Draw, FinishReason, Levers, Sampling, Session, Timings};
 use crate::think::ThinkWatch;
 use std::time::Instant;
 use toolgram_core::define::request::Think;
@@ -86,7 +86,10 @@ impl Session<'_> {
         let t1 = Instant::now();
         let outcome = self.generate(
             Some(matcher),
-            &req.sampling,
+            Draw {
+                sampling: &req.sampling,
+                levers: Levers::NONE,
+            },
             watch,
             None,
             budget,

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
 use toolgram_engine::{
-    CallRequest, CallResponse, Engine, EngineError, EngineOptions, FinishReason, Sampling, Session,
-    models,
+    CallGrammar, CallRequest, CallResponse, CallShape, Engine, EngineError, EngineOptions,
+    FinishReason, Sampling, Session, models,
 };
 
 pub(crate) struct Case {
@@ -66,14 +66,12 @@ pub(crate) fn ask(
     session.call(&CallRequest {
         messages: &messages,
         tools,
-        choice,
-        parallel: false,
-        mode: Default::default(),
-        think: Default::default(),
+        grammar: CallGrammar::Shape(CallShape {
+            choice,
+            ..CallShape::default()
+        }),
         few_shot: false,
         sampling,
-        compiled: None,
-        answer: None,
     })
 }
 
@@ -157,10 +155,11 @@ pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoi
         let req = CallRequest {
             messages: &[ChatMessage::text("user", "Ping the server.")],
             tools: &tools,
-            choice: choice.clone(),
-            parallel: true,
-            mode: Default::default(),
-            think: Default::default(),
+            grammar: CallGrammar::Shape(CallShape {
+                choice: choice.clone(),
+                parallel: true,
+                ..CallShape::default()
+            }),
             few_shot: false,
             sampling: Sampling {
                 max_tokens: 300,
@@ -168,8 +167,6 @@ pub(crate) fn assert_a_repeated_call_ends_the_reply(e: &Engine, choice: ToolChoi
                 cut_runaways,
                 ..Sampling::default()
             },
-            compiled: None,
-            answer: None,
         };
         let r = s
             .call(&req)

@@ -104,10 +104,10 @@ pub fn run_tasks(
     for &mode in modes {
         let mut req = Request::new(Vec::new(), tool_set(file, &fixture, mode)?);
         // Fallback runs the JSON function under the grammar too.
-        req.mode = mode.core().unwrap_or(Mode::Grammar);
+        req.shape.mode = mode.core().unwrap_or(Mode::Grammar);
         req.few_shot = mode.few_shot();
-        req.tool_choice = ToolChoice::Required;
-        req.parallel_tool_calls = false;
+        req.shape.choice = ToolChoice::Required;
+        req.shape.parallel = false;
         req.sampling.max_tokens = options.embedded_max_tokens();
         req.retry = RetryPolicy {
             max_attempts: options.attempts(),

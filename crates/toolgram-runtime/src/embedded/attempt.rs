@@ -16,8 +16,8 @@ use toolgram_core::define::request::{Mode, Path};
 use toolgram_core::validate::{self, RepeatedCall};
 use toolgram_core::{ChatMessage, ToolChoice};
 use toolgram_engine::{
-    CallRequest, CallResponse, CompiledCall, EngineModel, GenerateRequest, Sampling, Session,
-    Timings,
+    CallGrammar, CallRequest, CallResponse, CallShape, CompiledCall, EngineModel, GenerateRequest,
+    Sampling, Session, Timings,
 };
 use toolgram_retry::Outcome;
 
@@ -91,20 +91,15 @@ fn call(
     let request = CallRequest {
         messages: &[],
         tools: &req.tools,
-        choice: req.tool_choice.clone(),
-        parallel: req.parallel_tool_calls,
-        mode: req.mode,
-        think: req.think,
+        grammar: CallGrammar::Compiled(compiled),
         few_shot: req.few_shot,
         sampling: sampling(req),
-        answer: compiled.shape().answer.clone(),
-        compiled: Some(compiled),
     };
     let mut model = EngineModel::new(session, request);
     let mut outcome = toolgram_retry::run(
         &mut model,
         &req.tools,
-        &req.tool_choice,
+        &req.shape.choice,
         &req.messages,
         req.retry,
     )?;
@@ -121,15 +116,15 @@ fn call(
             // the model answers from the results it already has (left alone, a small model
             // writes the same call again as text).
             let mut text_only = req.clone();
-            text_only.tool_choice = ToolChoice::None;
+            text_only.shape.choice = ToolChoice::None;
             text_only
                 .messages
                 .push(ChatMessage::text("user", repeat_note(&excluded)));
-            model.request.choice = ToolChoice::None;
+            model.request.grammar = another_choice(&model, ToolChoice::None);
             let again = toolgram_retry::run(
                 &mut model,
                 &text_only.tools,
-                &text_only.tool_choice,
+                &text_only.shape.choice,
                 &text_only.messages,
                 text_only.retry,
             )?;
@@ -227,11 +222,11 @@ fn unhide(
 ) -> Result<(Outcome, Option<validate::HiddenCall>), RunError> {
     tracing::debug!(tool = %hidden.tool, form = hidden.form.as_str(), "a call hidden in text: decoding again");
     let forced = post::forced(req, &hidden.tool);
-    model.request.choice = forced.tool_choice.clone();
+    model.request.grammar = another_choice(model, forced.shape.choice.clone());
     let again = toolgram_retry::run(
         model,
         &forced.tools,
-        &forced.tool_choice,
+        &forced.shape.choice,
         &forced.messages,
         forced.retry,
     )?;
@@ -244,6 +239,15 @@ fn unhide(
         return Ok((outcome, None));
     }
     Ok((merged(outcome, again), Some(hidden)))
+}
+
+/// The grammar of `model`'s request with `choice` in place of its tool choice: another
+/// grammar, compiled on the lane.
+fn another_choice<'s>(model: &EngineModel<'s, '_>, choice: ToolChoice) -> CallGrammar<'s> {
+    CallGrammar::Shape(CallShape {
+        choice,
+        ..model.request.shape().clone()
+    })
 }
 
 /// What the model is told when its calls were all repeats: the results are already in the

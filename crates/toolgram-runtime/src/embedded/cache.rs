@@ -40,10 +40,10 @@ pub(crate) fn prefix_key(req: &Request) -> u64 {
     // The template renders the tools' definitions; their Debug form holds all of them.
     format!("{:?}", req.tools.tools()).hash(&mut h);
     req.response_format.is_some().hash(&mut h);
-    if req.mode == Mode::Prompt || req.few_shot {
+    if req.shape.mode == Mode::Prompt || req.few_shot {
         // Prompt mode (or few-shot) writes the choice's instructions into the system prompt.
-        format!("{:?}", req.tool_choice).hash(&mut h);
-        req.parallel_tool_calls.hash(&mut h);
+        format!("{:?}", req.shape.choice).hash(&mut h);
+        req.shape.parallel.hash(&mut h);
     }
     h.finish()
 }
@@ -140,11 +140,11 @@ mod tests {
         shown.few_shot = true;
         assert_ne!(prefix_key(&plain), prefix_key(&shown));
         let mut prompted = plain.clone();
-        prompted.mode = Mode::Prompt;
+        prompted.shape.mode = Mode::Prompt;
         assert_ne!(prefix_key(&plain), prefix_key(&prompted));
         // The instructions follow the tool choice.
         let mut required = shown.clone();
-        required.tool_choice = toolgram_core::ToolChoice::Required;
+        required.shape.choice = toolgram_core::ToolChoice::Required;
         assert_ne!(prefix_key(&shown), prefix_key(&required));
     }
 }

@@ -528,12 +528,12 @@ impl<'e> Worker<'e> {
                     || (json_body && !validation_can_fail(&req, compiled.as_deref()));
                 let scan = live.then(|| ScanOptions {
                     syntax: engine.syntax(),
-                    think: req.think != Think::Off,
-                    calls: req.tool_choice != ToolChoice::None,
+                    think: req.shape.think != Think::Off,
+                    calls: req.shape.choice != ToolChoice::None,
                     plain: req.format_only(),
                 });
                 let custom = post::custom_names(&req.tools);
-                let hold = req.parallel_tool_calls && req.repeats == Repeats::Forbid;
+                let hold = req.shape.parallel && req.repeats == Repeats::Forbid;
                 Some(Rc::new(RefCell::new(StreamState::new(
                     tx.clone(),
                     scan,
@@ -632,12 +632,12 @@ impl Reply {
 fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
     // An answer in a response format beside the tools is known once the reply is; so is a
     // reply the plan may count (it may be decoded again, or open with its plan line).
-    let planned = req.sampling.plan.is_on()
-        && req.parallel_tool_calls
+    let planned = req.shape.plan.is_on()
+        && req.shape.parallel
         && !req.tools.is_empty()
-        && req.tool_choice != ToolChoice::None;
+        && req.shape.choice != ToolChoice::None;
     let answer = req.response_format.is_some() || planned;
-    if answer || req.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
+    if answer || req.shape.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
         return true;
     }
     let checked_input = req

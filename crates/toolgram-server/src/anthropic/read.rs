@@ -85,13 +85,13 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
-    (req.tool_choice, req.parallel_tool_calls) = tools::read_choice(o, has_tools)?;
+    (req.shape.choice, req.shape.parallel) = tools::read_choice(o, has_tools)?;
     let mut asks = think(o);
     let mut sampling = params::sampling(o, &[envelope::MAX_TOKENS], &app.config, &mut asks)?;
     let stop = envelope::stop_sequences(o)?;
     sampling.stop = params::bounded_stop("stop_sequences", stop)?;
     req.sampling = sampling;
-    params::toolgram_fields(o, &app.config, &mut req, &mut notes)?;
+    params::toolgram_fields(o, &app.config, &mut req, &mut asks, &mut notes)?;
     req.response_format = output_format(o)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     Ok(Read {

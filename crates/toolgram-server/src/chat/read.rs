@@ -66,12 +66,12 @@ pub fn read(app: &App, body: &Value) -> Result<ChatRequest, ApiError> {
     let has_tools = !pool.tools.tools().is_empty();
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
-    req.tool_choice = tools::read_choice(o, has_tools)?;
-    req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
+    req.shape.choice = tools::read_choice(o, has_tools)?;
+    req.shape.parallel = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(o.get("response_format"), "response_format")?;
     let mut asks = ModelAsks::default();
     req.sampling = params::sampling(o, envelope::MAX_TOKENS_KEYS, &app.config, &mut asks)?;
-    params::toolgram_fields(o, &app.config, &mut req, &mut notes)?;
+    params::toolgram_fields(o, &app.config, &mut req, &mut asks, &mut notes)?;
     let stream = params::opt_bool(o, "stream")?.unwrap_or(false);
     let include_usage = o
         .get("stream_options")

@@ -160,11 +160,11 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
             .map(|_| ("reasoning", Think::Required)),
         ..ModelAsks::default()
     };
-    req.tool_choice = tools::read_choice(o, has_tools)?;
-    req.parallel_tool_calls = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
+    req.shape.choice = tools::read_choice(o, has_tools)?;
+    req.shape.parallel = params::opt_bool(o, "parallel_tool_calls")?.unwrap_or(true);
     req.response_format = params::response_format(envelope::format(o), envelope::FORMAT_PARAM)?;
     req.sampling = params::sampling(o, &[envelope::MAX_TOKENS], &app.config, &mut asks)?;
-    params::toolgram_fields(o, &app.config, &mut req, &mut notes)?;
+    params::toolgram_fields(o, &app.config, &mut req, &mut asks, &mut notes)?;
     let encrypted_reasoning = match o.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(a)) => a

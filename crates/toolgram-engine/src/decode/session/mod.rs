@@ -17,8 +17,9 @@ mod plan;
 mod request;
 mod sampling;
 
-pub use request::{CallRequest, CallResponse, DecodeObserver, Timings, TruncatedCall};
+pub use request::{CallGrammar, CallRequest, CallResponse, DecodeObserver, Timings, TruncatedCall};
 pub use sampling::{AGENT_CALL_BIAS, AGENT_POOL, ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling};
+pub(crate) use sampling::{Draw, Levers};
 
 use crate::batch::{BATCH, Batch, LaneHandle};
 use crate::call_bias::CallChoice;
@@ -203,17 +204,16 @@ impl<'e> Session<'e> {
     fn reply_on_lane(&mut self, req: &CallRequest<'_>) -> Result<CallResponse, EngineError> {
         let engine = self.engine;
         let t_grammar = Instant::now();
-        let prompted = req.mode == Mode::Prompt;
-        let unconstrained = req.sampling.unconstrained || prompted;
         let shape = req.shape();
-        let given = req.compiled.filter(|c| *c.shape() == shape);
+        let prompted = shape.mode == Mode::Prompt;
+        let unconstrained = req.sampling.unconstrained || prompted;
         // The grammar is built before the prompt is evaluated, so a refusal costs nothing.
         let made_here;
-        let call = match given {
-            Some(c) => Some(c),
-            None if unconstrained => None,
-            None => {
-                made_here = engine.grammars.compile_call(req.tools, &shape)?;
+        let call = match &req.grammar {
+            CallGrammar::Compiled(c) => Some(*c),
+            CallGrammar::Shape(_) if unconstrained => None,
+            CallGrammar::Shape(shape) => {
+                made_here = engine.grammars.compile_call(req.tools, shape)?;
                 Some(&made_here)
             }
         };
@@ -223,9 +223,14 @@ impl<'e> Session<'e> {
                 (!unconstrained).then(|| c.matcher()).transpose()?,
             ),
             None => {
-                let opts = engine.grammars.call_options(&shape);
-                let plan =
-                    compile::compile(req.tools, &req.choice, req.parallel, engine.syntax, &opts)?;
+                let opts = engine.grammars.call_options(shape);
+                let plan = compile::compile(
+                    req.tools,
+                    &shape.choice,
+                    shape.parallel,
+                    engine.syntax,
+                    &opts,
+                )?;
                 (Cow::Owned(plan), None)
             }
         };
@@ -270,11 +275,16 @@ impl<'e> Session<'e> {
             (Some(d), Some(planned)) => self.decide_then_plan(&decoding, d, planned, &mut timings),
             (None, Some(planned))
                 if compiled.planned
-                    && req.sampling.counts_up_by_default(req.tools.tools().len()) =>
+                    && req
+                        .sampling
+                        .counts_up_by_default(req.tools.tools().len(), shape.plan) =>
             {
                 self.planned_or_one(&decoding, planned, &mut timings)
             }
-            (_, matcher) => self.decode_reply(&decoding, matcher, &req.sampling, &mut timings),
+            (_, matcher) => {
+                let levers = decoding.levers();
+                self.decode_reply(&decoding, matcher, levers, &mut timings)
+            }
         };
         timings.generate_ms = t1.elapsed().as_secs_f64() * 1e3;
         let (completion_tokens, hit_limit, cut_call) = match outcome {
@@ -284,8 +294,8 @@ impl<'e> Session<'e> {
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         tracing::debug!(raw = %raw, "generated");
         let (reasoning_content, plan, answer) = with_plan(
-            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning()),
-            req.sampling.plan.is_on(),
+            parse::split_reasoning(&raw, shape.think, engine.syntax.reasoning()),
+            shape.plan.is_on(),
         );
         let parsed = if req.sampling.unconstrained {
             ParsedOutput {
@@ -302,7 +312,7 @@ impl<'e> Session<'e> {
                 budget,
                 hit_limit,
             };
-            let parsed = if req.answer.is_some() {
+            let parsed = if shape.answer.is_some() {
                 read.answer_or_calls(answer)
             } else {
                 read.calls(answer)
@@ -333,7 +343,7 @@ impl<'e> Session<'e> {
             completion_tokens,
             raw,
             timings,
-            mode: req.mode,
+            mode: shape.mode,
             deferred: compiled.deferred.clone(),
             ignored: compiled.ignored.clone(),
             truncated_call: None,
@@ -380,11 +390,12 @@ impl<'e> Session<'e> {
             err => return Err(err),
         };
         let engine = self.engine;
+        let shape = req.shape();
         let usage = usage(max_tokens);
         let raw = String::from_utf8_lossy(&self.text).into_owned();
         let (reasoning_content, plan, answer) = with_plan(
-            parse::split_reasoning(&raw, req.think, engine.syntax.reasoning()),
-            req.sampling.plan.is_on(),
+            parse::split_reasoning(&raw, shape.think, engine.syntax.reasoning()),
+            shape.plan.is_on(),
         );
         let read = read_leniently(answer, engine.syntax, req.tools, true)
             .ok()
@@ -422,7 +433,7 @@ impl<'e> Session<'e> {
             completion_tokens: max_tokens,
             raw,
             timings,
-            mode: req.mode,
+            mode: shape.mode,
             deferred: compiled.deferred.clone(),
             ignored: compiled.ignored.clone(),
             truncated_call: Some(in_progress.into_iter().next().map_or_else(
@@ -566,43 +577,42 @@ impl<'e> Session<'e> {
         Ok(())
     }
 
-    /// Decode one reply of `d.req` under `matcher` and `sampling`, with its think watch and,
+    /// Decode one reply of `d.req` under `matcher` and `levers`, with its think watch and,
     /// where several calls may be made, its loop guard: (tokens, hit the limit, a cut call).
     fn decode_reply(
         &mut self,
         d: &Decoding<'_, '_>,
         matcher: Option<Matcher>,
-        sampling: &Sampling,
+        levers: Levers,
         timings: &mut Timings,
     ) -> Result<Decoded, EngineError> {
         let req = d.req;
-        // A plan asked for where only one call may be made has no plan line; the call bias
-        // is settled for the pool here.
-        let mut settled = Sampling {
-            plan: if d.planned { sampling.plan } else { Plan::Off },
-            ..sampling.clone()
-        };
-        settled.call_bias = Some(settled.call_bias_for(req.tools.tools().len()));
-        settled.count_bias = Some(settled.count_bias_for(req.tools.tools().len()));
-        let sampling = &settled;
-        let watch = (req.think != Think::Off && d.constrained).then(|| {
+        let shape = req.shape();
+        let sampling = &req.sampling;
+        let watch = (shape.think != Think::Off && d.constrained).then(|| {
             ThinkWatch::new(
                 sampling.think_budget.unwrap_or(sampling.max_tokens * 3 / 4),
                 self.engine.syntax.reasoning(),
             )
         });
         // Only a reply that may hold several calls can loop on one.
-        let mut guard = req.parallel.then(|| {
+        let mut guard = shape.parallel.then(|| {
             let reading = Reading {
                 syntax: self.engine.syntax,
                 tools: req.tools,
                 choice: d.choice,
-                think: req.think,
+                think: shape.think,
             };
             LoopGuard::new(reading, req.messages, sampling.cut_runaways)
         });
-        let (n, hit) =
-            self.generate(matcher, sampling, watch, guard.as_mut(), d.budget, timings)?;
+        let (n, hit) = self.generate(
+            matcher,
+            Draw { sampling, levers },
+            watch,
+            guard.as_mut(),
+            d.budget,
+            timings,
+        )?;
         Ok((n, hit, guard.and_then(|g| g.cut)))
     }
 
@@ -646,13 +656,17 @@ impl<'e> Session<'e> {
     pub(crate) fn generate(
         &mut self,
         mut matcher: Option<Matcher>,
-        s: &Sampling,
+        draw: Draw<'_>,
         mut watch: Option<ThinkWatch>,
         mut guard: Option<&mut LoopGuard<'_>>,
         budget: usize,
         timings: &mut Timings,
     ) -> Result<(usize, bool), EngineError> {
         let engine = self.engine;
+        let Draw {
+            sampling: s,
+            levers,
+        } = draw;
         let reasoning = watch
             .as_ref()
             .map_or(Reasoning::THINK, ThinkWatch::reasoning);
@@ -672,13 +686,13 @@ impl<'e> Session<'e> {
         let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;
         let mut choice = CallChoice::new(
             &engine.call_starts,
-            s.plan.is_on(),
-            s.call_bias(),
-            s.count_bias(),
+            levers.plan.is_on(),
+            levers.call_bias,
+            levers.count_bias,
         );
         // Where the reply starts in the context; a plan of one call or none leaves it (below).
         let reply_start = self.cached.len();
-        let mut plan_open = s.plan.is_on();
+        let mut plan_open = levers.plan.is_on();
         self.call_margin = None;
         self.count_margin = None;
         self.text.clear();
@@ -741,13 +755,13 @@ impl<'e> Session<'e> {
             if self.call_margin.is_none()
                 && let Some(margin) = choice.margin
             {
-                tracing::debug!(margin, bias = s.call_bias(), "the call-or-text choice");
+                tracing::debug!(margin, bias = levers.call_bias, "the call-or-text choice");
                 self.call_margin = Some(margin);
             }
             if self.count_margin.is_none()
                 && let Some(margin) = choice.count_margin
             {
-                tracing::debug!(margin, bias = s.count_bias(), "the plan's count");
+                tracing::debug!(margin, bias = levers.count_bias, "the plan's count");
                 self.count_margin = Some(margin);
             }
             let logits = self.logits.as_slice();
@@ -863,6 +877,19 @@ struct Decoding<'r, 'a> {
     /// Whether the grammar opens the reply with a plan line (a plan asked for where only one
     /// call may be made has none: the call bias then acts at the call opener).
     planned: bool,
+}
+
+impl Decoding<'_, '_> {
+    /// The request's levers settled for its pool: a plan asked for where only one call may be
+    /// made has no plan line.
+    fn levers(&self) -> Levers {
+        let plan = if self.planned {
+            self.req.shape().plan
+        } else {
+            Plan::Off
+        };
+        Levers::settled(&self.req.sampling, self.req.tools.tools().len(), plan)
+    }
 }
 
 /// A decode's tokens, whether the limit ended it, and the runaway call its guard cut.
@@ -1019,7 +1046,8 @@ fn with_instructions(
     let escape = |v: &mut serde_json::Value| {
         client.escape_value(v, false);
     };
-    let block = prompt::few_shot(req.tools, &req.choice, req.parallel, syntax, &escape);
+    let shape = req.shape();
+    let block = prompt::few_shot(req.tools, &shape.choice, shape.parallel, syntax, &escape);
     let mut msgs = messages.to_vec();
     match msgs.first_mut() {
         Some(first) if first.role == "system" => {

@@ -10,7 +10,7 @@ use crate::call_bias::CallChoice;
 use crate::compiled_call::CompiledCall;
 use crate::error::EngineError;
 use crate::sample::{Bias, Rng, pick_nucleus};
-use crate::session::Sampling;
+use crate::session::{Levers, Sampling};
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
 use std::time::Instant;
@@ -38,14 +38,13 @@ impl Session<'_> {
         timings: &mut Timings,
     ) -> Result<Decoded, EngineError> {
         let reply_start = self.cached.len();
-        let unplanned = Sampling {
-            plan: Plan::Off,
-            ..d.req.sampling.clone()
-        };
-        let first = self.decode_reply(d, Some(decider.matcher()?), &unplanned, timings)?;
+        let sampling = &d.req.sampling;
+        let tools = d.req.tools.tools().len();
+        let unplanned = Levers::settled(sampling, tools, Plan::Off);
+        let first = self.decode_reply(d, Some(decider.matcher()?), unplanned, timings)?;
         let raw = String::from_utf8_lossy(&self.text);
         let syntax = self.engine.syntax;
-        let (_, answer) = parse::split_reasoning(&raw, d.req.think, syntax.reasoning());
+        let (_, answer) = parse::split_reasoning(&raw, d.req.shape().think, syntax.reasoning());
         let read = parse::parse_output(answer, syntax, d.req.tools, d.choice);
         if !read.is_ok_and(|r| !r.tool_calls.is_empty()) {
             return Ok(first);
@@ -54,13 +53,12 @@ impl Session<'_> {
         let called = std::mem::take(&mut self.text);
         let td = Instant::now();
         self.unsee_reply(reply_start, &[])?;
-        let counted = Sampling {
+        let counted = Levers {
             plan: Plan::Count,
-            call_bias: Some(MUST_CALL),
-            count_bias: Some(d.req.sampling.count_bias_for(d.req.tools.tools().len())),
-            ..d.req.sampling.clone()
+            call_bias: MUST_CALL,
+            count_bias: sampling.count_bias_for(tools, Plan::Calls),
         };
-        let count = self.count_of_one(planned.deep_clone(), &counted)?;
+        let count = self.count_of_one(planned.deep_clone(), sampling, counted)?;
         timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
         self.call_margin = margin;
         let count_margin = self.count_margin;
@@ -72,18 +70,16 @@ impl Session<'_> {
                 return Ok((first.0 + line, first.1, first.2));
             }
             // More than one call was counted: the decode under the plan keeps that.
-            Count::Several => Sampling {
-                count_bias: Some(f32::INFINITY),
+            Count::Several => Levers {
+                count_bias: f32::INFINITY,
                 ..counted
             },
             Count::Unread => counted,
         };
         self.unsee_reply(reply_start, &[])?;
-        let guarded = matches!(count, Count::Several)
-            && d.req
-                .sampling
-                .counts_up_by_default(d.req.tools.tools().len());
-        let decoded = self.decode_reply(d, Some(planned), &under_plan, timings);
+        let guarded =
+            matches!(count, Count::Several) && sampling.counts_up_by_default(tools, Plan::Calls);
+        let decoded = self.decode_reply(d, Some(planned), under_plan, timings);
         self.call_margin = margin;
         if guarded && self.gives_way(d, &decoded) {
             // The unplanned reply of one call stands.
@@ -109,18 +105,19 @@ impl Session<'_> {
     ) -> Result<Decoded, EngineError> {
         let reply_start = self.cached.len();
         let again = planned.deep_clone();
-        let decoded = self.decode_reply(d, Some(planned), &d.req.sampling, timings);
+        let levers = d.levers();
+        let decoded = self.decode_reply(d, Some(planned), levers, timings);
         if !self.counted_several(d) || !self.gives_way(d, &decoded) {
             return decoded;
         }
         let n = spent(&decoded, d.budget);
         let margins = (self.call_margin, self.count_margin);
         self.unsee_reply(reply_start, &[])?;
-        let one = Sampling {
-            count_bias: Some(f32::NEG_INFINITY),
-            ..d.req.sampling.clone()
+        let one = Levers {
+            count_bias: f32::NEG_INFINITY,
+            ..levers
         };
-        let (m, hit, cut) = self.decode_reply(d, Some(again), &one, timings)?;
+        let (m, hit, cut) = self.decode_reply(d, Some(again), one, timings)?;
         (self.call_margin, self.count_margin) = margins;
         Ok((n + m, hit, cut))
     }
@@ -155,7 +152,7 @@ impl Session<'_> {
     fn counted_several(&self, d: &Decoding<'_, '_>) -> bool {
         let raw = String::from_utf8_lossy(&self.text);
         let reasoning = self.engine.syntax.reasoning();
-        let (_, answer) = parse::split_reasoning(&raw, d.req.think, reasoning);
+        let (_, answer) = parse::split_reasoning(&raw, d.req.shape().think, reasoning);
         parse::split_plan(answer).0.is_some_and(|line| {
             line.strip_prefix(PLAN_PREFIX.trim_end())
                 .and_then(|n| n.trim().parse::<u32>().ok())
@@ -167,7 +164,7 @@ impl Session<'_> {
     fn reply_calls(&self, d: &Decoding<'_, '_>) -> Vec<ToolCall> {
         let raw = String::from_utf8_lossy(&self.text);
         let syntax = self.engine.syntax;
-        let (_, answer) = parse::split_reasoning(&raw, d.req.think, syntax.reasoning());
+        let (_, answer) = parse::split_reasoning(&raw, d.req.shape().think, syntax.reasoning());
         let (_, calls) = parse::split_plan(answer);
         parse::parse_output(calls, syntax, d.req.tools, d.choice)
             .map(|r| r.tool_calls)
@@ -175,8 +172,14 @@ impl Session<'_> {
     }
 
     /// The plan's count for a reply known to call, read at the plan line's one choice (its
-    /// prefix fast-forwarded under `planned`, the count sampled among 1–9 as `s` says).
-    fn count_of_one(&mut self, mut m: Matcher, s: &Sampling) -> Result<Count, EngineError> {
+    /// prefix fast-forwarded under `planned`, the count sampled among 1–9 as `s` and `levers`
+    /// say).
+    fn count_of_one(
+        &mut self,
+        mut m: Matcher,
+        s: &Sampling,
+        levers: Levers,
+    ) -> Result<Count, EngineError> {
         let engine = self.engine;
         let ff = m.compute_ff_tokens();
         let spelled: Vec<u8> = ff
@@ -191,7 +194,7 @@ impl Session<'_> {
         let toks: Vec<LlamaToken> = ff.iter().map(|&t| LlamaToken::new(t as i32)).collect();
         self.decode(&toks, true)?;
         let mask = m.compute_mask().map_err(|e| matcher_err(&m, e))?;
-        let mut choice = CallChoice::new(&engine.call_starts, true, MUST_CALL, s.count_bias());
+        let mut choice = CallChoice::new(&engine.call_starts, true, MUST_CALL, levers.count_bias);
         choice.at_step(&mask, PLAN_PREFIX.as_bytes(), &mut self.logits);
         self.count_margin = choice.count_margin;
         let bias = Bias::new(&s.logit_bias, engine.tok.pieces.len())?;

@@ -6,8 +6,30 @@ use super::sampling::Sampling;
 use crate::compiled_call::{CallShape, CompiledCall};
 use crate::loop_guard::CutCall;
 use toolgram_core::define::reply::FinishReason;
-use toolgram_core::define::request::{Mode, Think};
-use toolgram_core::{ChatMessage, ToolCall, ToolChoice, ToolSet};
+use toolgram_core::define::request::Mode;
+use toolgram_core::{ChatMessage, ToolCall, ToolSet};
+
+/// The call grammar of a request: compiled before it reached the session, or its shape to
+/// compile on the lane. Either way the shape is carried whole, never re-derived: a caller that
+/// changes what is compiled (another tool choice) hands the new shape, not the old grammar.
+#[derive(Clone)]
+pub enum CallGrammar<'a> {
+    /// Compiled for the request's pool ([`crate::Grammars::compile_call`]); its shape is the
+    /// request's.
+    Compiled(&'a CompiledCall),
+    /// Compiled on the lane for the pool (or, unconstrained, only read as a plan).
+    Shape(CallShape),
+}
+
+impl CallGrammar<'_> {
+    /// What the grammar is compiled for.
+    pub fn shape(&self) -> &CallShape {
+        match self {
+            Self::Compiled(c) => c.shape(),
+            Self::Shape(s) => s,
+        }
+    }
+}
 
 /// One call request.
 #[derive(Clone)]
@@ -16,14 +38,9 @@ pub struct CallRequest<'a> {
     pub messages: &'a [ChatMessage],
     /// The tool pool.
     pub tools: &'a ToolSet,
-    /// Which calls may or must be made.
-    pub choice: ToolChoice,
-    /// Whether several calls may be made.
-    pub parallel: bool,
-    /// How much of the call the grammar enforces.
-    pub mode: Mode,
-    /// Whether a `<think>` block may or must open the reply.
-    pub think: Think,
+    /// Its call grammar, compiled or to compile; its shape says which calls, how many, the
+    /// mode, think, plan and answer format.
+    pub grammar: CallGrammar<'a>,
     /// Write prompt mode's instructions (what the tool choice demands and an example call for each
     /// of the first three tools, in the model's syntax) into the system prompt in grammar and json modes too;
     /// prompt mode always has them. Same prompt, constraint on or off: an A/B of the grammar
@@ -31,26 +48,24 @@ pub struct CallRequest<'a> {
     pub few_shot: bool,
     /// Sampling settings.
     pub sampling: Sampling,
-    /// The JSON Schema a reply without calls must match ([`CallShape::answer`]).
-    pub answer: Option<serde_json::Value>,
-    /// The call grammar already compiled for this request ([`crate::Grammars::compile_call`]):
-    /// used when its shape is this request's (the pool must be `tools`); `None`, or another
-    /// shape, compiles it here.
-    pub compiled: Option<&'a CompiledCall>,
 }
 
-impl CallRequest<'_> {
-    /// What its call grammar is compiled for.
-    pub fn shape(&self) -> CallShape {
-        CallShape {
-            choice: self.choice.clone(),
-            parallel: self.parallel,
-            mode: self.mode,
-            think: self.think,
-            max_calls: self.sampling.max_calls,
-            plan: self.sampling.plan,
-            answer: self.answer.clone(),
+impl<'a> CallRequest<'a> {
+    /// `messages` and `tools` under a grammar of `shape` compiled on the lane, default
+    /// sampling, no few-shot block.
+    pub fn new(messages: &'a [ChatMessage], tools: &'a ToolSet, shape: CallShape) -> Self {
+        Self {
+            messages,
+            tools,
+            grammar: CallGrammar::Shape(shape),
+            few_shot: false,
+            sampling: Sampling::default(),
         }
+    }
+
+    /// What its call grammar is compiled for.
+    pub fn shape(&self) -> &CallShape {
+        self.grammar.shape()
     }
 }
 

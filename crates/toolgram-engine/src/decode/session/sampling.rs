@@ -33,24 +33,17 @@ pub struct Sampling {
     /// Most tokens of an open `<think>` block before its closing marker is forced in;
     /// `None` = three quarters of `max_tokens`.
     pub think_budget: Option<usize>,
-    /// Most calls one reply may make when several are allowed: the grammar ends the calls
-    /// section after this many (`None`: no bound but `max_tokens`).
-    pub max_calls: Option<usize>,
     /// Cut a runaway call from a reply that may hold several (a repeat of an earlier call of
     /// the reply, or a counter of numbers the conversation never wrote) and end the reply
     /// before it; off, only a repeat ends the reply, and it stays (see `loop_guard`). The run
     /// stage also turns it on for a request that forbids repeats.
     pub cut_runaways: bool,
-    /// Plan, then calls ([`toolgram_core::compile::CompileOptions::plan`]): where several
-    /// calls may be made, the reply first says how many, then makes exactly that many; and
-    /// whether that count or the unplanned reply chooses call or text ([`Plan`]).
-    pub plan: Plan,
     /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
     /// (under `auto`; under [`Plan::Count`], to the counts 1–9): > 0 calls more often, < 0
-    /// declines more often (see `call_bias`); `None`: [`Self::call_bias`]'s default.
+    /// declines more often (see `call_bias`); `None`: [`Self::call_bias_for`]'s default.
     pub call_bias: Option<f32>,
     /// Added to a plan's counts of more than one call against one, at its count (> 0:
-    /// several calls more often); `None`: 0 (see [`Self::count_bias`]).
+    /// several calls more often); `None`: [`Self::count_bias_for`]'s default.
     pub count_bias: Option<f32>,
 }
 
@@ -79,18 +72,13 @@ pub const AGENT_CALL_BIAS: f32 = 4.0;
 pub const ONE_TOOL_COUNT_BIAS: f32 = 1.5;
 
 impl Sampling {
-    /// The count bias in force: the request's, else 0 (see [`Self::count_bias_for`]).
-    pub fn count_bias(&self) -> f32 {
-        self.count_bias.unwrap_or(0.0)
-    }
-
-    /// The count bias in force for a pool of `tools` tools: the request's; else
+    /// The count bias in force for a pool of `tools` tools under `plan`: the request's; else
     /// [`ONE_TOOL_COUNT_BIAS`] for one tool under [`Plan::Calls`] (where the count comes after
     /// call or text is decided; under [`Plan::Count`] a bias on 2–9 would also move that
     /// choice, which [`PLAN_CALL_BIAS`] was measured without); else 0.
-    pub fn count_bias_for(&self, tools: usize) -> f32 {
+    pub fn count_bias_for(&self, tools: usize, plan: Plan) -> f32 {
         self.count_bias
-            .unwrap_or(if tools == 1 && self.plan == Plan::Calls {
+            .unwrap_or(if tools == 1 && plan == Plan::Calls {
                 ONE_TOOL_COUNT_BIAS
             } else {
                 0.0
@@ -99,29 +87,55 @@ impl Sampling {
 
     /// Whether [`ONE_TOOL_COUNT_BIAS`] is in force (the request names no count bias): then a
     /// count of several whose reply repeats a call or runs out of tokens gives way to one call.
-    pub fn counts_up_by_default(&self, tools: usize) -> bool {
-        self.count_bias.is_none() && self.count_bias_for(tools) > 0.0
+    pub fn counts_up_by_default(&self, tools: usize, plan: Plan) -> bool {
+        self.count_bias.is_none() && self.count_bias_for(tools, plan) > 0.0
     }
 
-    /// The call bias in force for a pool of `tools` tools: the request's; else
-    /// [`AGENT_CALL_BIAS`] for an agent's pool (unless the count chooses); else
-    /// [`Self::call_bias`]'s default.
-    pub fn call_bias_for(&self, tools: usize) -> f32 {
+    /// The call bias in force for a pool of `tools` tools under `plan`: the request's; else
+    /// [`PLAN_CALL_BIAS`] where the count chooses ([`Plan::Count`]); else [`AGENT_CALL_BIAS`]
+    /// for an agent's pool; else 0.
+    pub fn call_bias_for(&self, tools: usize, plan: Plan) -> f32 {
         match self.call_bias {
             Some(b) => b,
-            None if tools >= AGENT_POOL && self.plan != Plan::Count => AGENT_CALL_BIAS,
-            None => self.call_bias(),
+            None if plan == Plan::Count => PLAN_CALL_BIAS,
+            None if tools >= AGENT_POOL => AGENT_CALL_BIAS,
+            None => 0.0,
         }
     }
+}
 
-    /// The call bias in force: the request's, else [`PLAN_CALL_BIAS`] where the count
-    /// chooses ([`Plan::Count`]), else 0.
-    pub fn call_bias(&self) -> f32 {
-        self.call_bias.unwrap_or(if self.plan == Plan::Count {
-            PLAN_CALL_BIAS
-        } else {
-            0.0
-        })
+/// What one decode of a reply is under, settled for its pool: whether it opens with a plan
+/// line, and the biases at its call-or-text choice and at its count — the request's levers
+/// ([`Levers::settled`]), or a plan step's own (`session::plan`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Levers {
+    pub plan: Plan,
+    pub call_bias: f32,
+    pub count_bias: f32,
+}
+
+/// How one decode draws its tokens: the request's sampling and that decode's levers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Draw<'a> {
+    pub sampling: &'a Sampling,
+    pub levers: Levers,
+}
+
+impl Levers {
+    /// No plan, no bias: a decode without a call-or-text choice (`toolgram generate`).
+    pub(crate) const NONE: Self = Self {
+        plan: Plan::Off,
+        call_bias: 0.0,
+        count_bias: 0.0,
+    };
+
+    /// `sampling`'s levers for a pool of `tools` tools decoded under `plan`.
+    pub(crate) fn settled(sampling: &Sampling, tools: usize, plan: Plan) -> Self {
+        Self {
+            plan,
+            call_bias: sampling.call_bias_for(tools, plan),
+            count_bias: sampling.count_bias_for(tools, plan),
+        }
     }
 }
 
@@ -137,9 +151,7 @@ impl Default for Sampling {
             unconstrained: false,
             no_fast_forward: false,
             think_budget: None,
-            max_calls: None,
             cut_runaways: false,
-            plan: Plan::Off,
             call_bias: None,
             count_bias: None,
         }
@@ -153,39 +165,25 @@ mod tests {
     #[test]
     fn an_agents_pool_gets_its_call_bias_unless_the_request_or_the_count_names_one() {
         let s = Sampling::default();
-        assert_eq!(s.call_bias_for(AGENT_POOL - 1), 0.0);
-        assert_eq!(s.call_bias_for(AGENT_POOL), AGENT_CALL_BIAS);
+        assert_eq!(s.call_bias_for(AGENT_POOL - 1, Plan::Off), 0.0);
+        assert_eq!(s.call_bias_for(AGENT_POOL, Plan::Off), AGENT_CALL_BIAS);
         let named = Sampling {
             call_bias: Some(-1.0),
             ..Sampling::default()
         };
-        assert_eq!(named.call_bias_for(40), -1.0);
-        let counted = Sampling {
-            plan: Plan::Count,
-            ..Sampling::default()
-        };
-        assert_eq!(counted.call_bias_for(40), PLAN_CALL_BIAS);
-        let calls = Sampling {
-            plan: Plan::Calls,
-            ..Sampling::default()
-        };
-        assert_eq!(calls.call_bias_for(40), AGENT_CALL_BIAS);
+        assert_eq!(named.call_bias_for(40, Plan::Count), -1.0);
+        assert_eq!(s.call_bias_for(40, Plan::Count), PLAN_CALL_BIAS);
+        assert_eq!(s.call_bias_for(1, Plan::Count), PLAN_CALL_BIAS);
+        assert_eq!(s.call_bias_for(40, Plan::Calls), AGENT_CALL_BIAS);
     }
 
     #[test]
     fn a_pool_of_one_tool_gets_its_count_bias_unless_the_request_names_one() {
-        let s = Sampling {
-            plan: Plan::Calls,
-            ..Sampling::default()
-        };
-        assert_eq!(s.count_bias_for(1), ONE_TOOL_COUNT_BIAS);
-        assert_eq!(s.count_bias_for(2), 0.0);
-        let counted = Sampling {
-            plan: Plan::Count,
-            ..Sampling::default()
-        };
+        let s = Sampling::default();
+        assert_eq!(s.count_bias_for(1, Plan::Calls), ONE_TOOL_COUNT_BIAS);
+        assert_eq!(s.count_bias_for(2, Plan::Calls), 0.0);
         assert_eq!(
-            counted.count_bias_for(1),
+            s.count_bias_for(1, Plan::Count),
             0.0,
             "the count chooses call or text"
         );
@@ -193,6 +191,8 @@ mod tests {
             count_bias: Some(-0.5),
             ..Sampling::default()
         };
-        assert_eq!(named.count_bias_for(1), -0.5);
+        assert_eq!(named.count_bias_for(1, Plan::Calls), -0.5);
+        assert!(s.counts_up_by_default(1, Plan::Calls));
+        assert!(!named.counts_up_by_default(1, Plan::Calls));
     }
 }
