@@ -307,7 +307,7 @@ fn syntax_markers(s: &CallSyntax) -> impl Iterator<Item = &'static str> {
 
 /// Compile and check a request before any model is loaded: [`compile_pool`] with llguidance
 /// over a byte-level vocabulary.
-pub fn check_request(
+pub fn compile_over_bytes(
     tools: &ToolSet,
     choice: &ToolChoice,
     parallel: bool,
@@ -321,11 +321,11 @@ pub fn check_request(
         syntax,
         opts,
     };
-    compile_pool(&request, check_grammar).map(|(plan, ())| plan)
+    compile_pool(&request, check_lark).map(|(plan, ())| plan)
 }
 
 /// Check a Lark grammar with llguidance before any model is loaded (byte-level vocabulary).
-pub fn check_grammar(lark: &str) -> Result<(), EngineError> {
+pub fn check_lark(lark: &str) -> Result<(), EngineError> {
     ByteChecker::new()?.compile(lark).map(|_| ())
 }
 

@@ -52,7 +52,9 @@ pub(crate) use tokens::{client_text, gguf_vocab, tokenizer};
 pub use batch::{Batch, BatchStats};
 pub use call_model::EngineModel;
 pub use compiled_call::{CallShape, CompiledCall, GrammarStats, Grammars};
-pub use engine::{ByteChecker, CompiledCheck, Engine, EngineOptions, check_grammar, check_request};
+pub use engine::{
+    ByteChecker, CompiledCheck, Engine, EngineOptions, check_lark, compile_over_bytes,
+};
 pub use error::EngineError;
 pub use generate::{GenerateRequest, GenerateResponse};
 pub use grammar::generation::{CompiledGeneration, UserGrammar, generation_grammar};

@@ -176,7 +176,7 @@ fn sample_grammars_become_lark_that_llguidance_compiles() {
         let g = gbnf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for d in [lark::LarkDialect::Llguidance, lark::LarkDialect::OpenAi] {
             let l = lark::emit(&g, d);
-            if let Err(e) = toolgram_engine::check_grammar(&l) {
+            if let Err(e) = toolgram_engine::check_lark(&l) {
                 panic!("{} as {d:?}: {e}\n{l}", path.display());
             }
         }
@@ -449,7 +449,7 @@ fn every_registered_grammar_tool_runs_under_llguidance_and_llama_cpp() {
             .compile(&lark)
             .unwrap_or_else(|e| panic!("{}: llguidance refused its grammar: {e}", entry.name));
         let openai = tool.format(Format::LarkOpenai).expect("lark-openai");
-        toolgram_engine::check_grammar(&openai)
+        toolgram_engine::check_lark(&openai)
             .unwrap_or_else(|e| panic!("{}: llguidance refused the OpenAI form: {e}", entry.name));
         let samples = entry.samples;
         assert!(

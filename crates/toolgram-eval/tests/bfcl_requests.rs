@@ -8,7 +8,7 @@ use std::path::Path;
 use toolgram_core::ChatMessage;
 use toolgram_core::syntax;
 use toolgram_eval::bfcl::{DEFAULT_CATEGORIES, convert, read_category};
-use toolgram_runtime::{Request, check, tools_from_json};
+use toolgram_runtime::{Request, check_before_load, tools_from_json};
 
 #[test]
 fn no_request_bfcl_sends_is_refused_and_unknown_keywords_are_listed() {
@@ -25,7 +25,7 @@ fn no_request_bfcl_sends_is_refused_and_unknown_keywords_are_listed() {
                 .collect();
             let checked = tools_from_json(Value::Array(tools), Path::new("."))
                 .map(|tools| Request::new(vec![ChatMessage::text("user", "q")], tools))
-                .and_then(|req| check(&req, hermes));
+                .and_then(|req| check_before_load(&req, hermes));
             match checked {
                 Ok(c) => warnings.extend(c.warnings),
                 Err(e) => refused.push(format!("{}: {e}", item.id)),

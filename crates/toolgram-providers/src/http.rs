@@ -5,6 +5,7 @@
 use crate::error::ProviderError;
 use crate::spec::{Auth, Kind};
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
 /// How to send.
@@ -50,6 +51,45 @@ pub(crate) fn post(
     body: &Value,
     opts: &HttpOptions,
 ) -> Result<String, ProviderError> {
+    post_reading(kind, url, body, opts, &mut |resp| {
+        resp.text()
+            .map_err(|e| ProviderError::Http(format!("{url}: {e}")))
+    })
+}
+
+/// POST `body` to `url` and hand each line of the reply to `line` as it arrives (a stream's
+/// events as the provider sends them); the whole text is returned too.
+pub(crate) fn post_lines(
+    kind: Kind,
+    url: &str,
+    body: &Value,
+    opts: &HttpOptions,
+    line: &mut dyn FnMut(&str),
+) -> Result<String, ProviderError> {
+    post_reading(kind, url, body, opts, &mut |resp| {
+        let mut reader = BufReader::new(resp);
+        let mut text = String::new();
+        loop {
+            let start = text.len();
+            let n = reader
+                .read_line(&mut text)
+                .map_err(|e| ProviderError::Http(format!("{url}: {e}")))?;
+            if n == 0 {
+                return Ok(text);
+            }
+            line(text[start..].trim_end_matches(['\r', '\n']));
+        }
+    })
+}
+
+/// POST `body` to `url`, retried as the module says, and `read` a successful reply.
+fn post_reading(
+    kind: Kind,
+    url: &str,
+    body: &Value,
+    opts: &HttpOptions,
+    read: &mut dyn FnMut(reqwest::blocking::Response) -> Result<String, ProviderError>,
+) -> Result<String, ProviderError> {
     let client = reqwest::blocking::Client::builder()
         .timeout(opts.timeout)
         .build()
@@ -70,9 +110,7 @@ pub(crate) fn post(
             Ok(resp) => {
                 let status = resp.status();
                 if status.is_success() {
-                    return resp
-                        .text()
-                        .map_err(|e| ProviderError::Http(format!("{url}: {e}")));
+                    return read(resp);
                 }
                 let retry_after = resp
                     .headers()

@@ -45,7 +45,7 @@ pub use config::{Config, Fallback, Overrides, ProviderConfig, Resolved};
 pub use dialect::openai_chat::native_body as native_chat_body;
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};
-pub use model::ProviderModel;
+pub use model::{LiveReply, ProviderModel};
 pub use provider::{Endpoint, Provider};
 pub use providers::{REGISTRY, lookup, names};
 pub use render::{RenderPlan, Rendered, render, render_planned};

@@ -40,6 +40,18 @@ pub struct ProviderModel<'a, P: Provider> {
     /// The render plans made so far, one per shape asked ([`RenderPlan`]: the pool and the
     /// GBNF compiled once, whatever the number of attempts); start with none.
     pub plans: Vec<(CallShape, RenderPlan)>,
+    /// Who sees each attempt's reply text as the provider streams it: streamed live where an
+    /// attempt is one request (not a plan's two) and its grammar defers no keyword, so the
+    /// text is the reply unless validation says otherwise; `None`: read whole.
+    pub live: Option<Box<dyn LiveReply + 'a>>,
+}
+
+/// What sees a reply's text as a provider streams it ([`ProviderModel::live`]).
+pub trait LiveReply {
+    /// An attempt's request is sent: what an earlier attempt streamed is void.
+    fn started(&mut self);
+    /// More of the reply's text.
+    fn text(&mut self, delta: &str);
 }
 
 impl<P: Provider> ProviderModel<'_, P> {
@@ -75,6 +87,7 @@ impl<P: Provider> ProviderModel<'_, P> {
         messages: &[ChatMessage],
         shape: &CallShape,
     ) -> Result<ModelReply, AttemptError<ProviderError>> {
+        let live = self.live.is_some() && !self.decides_first();
         let input = RenderInput {
             kind: self.provider.kind(),
             messages,
@@ -85,7 +98,7 @@ impl<P: Provider> ProviderModel<'_, P> {
             syntax: self.syntax,
             temperature: self.temperature,
             max_tokens: self.max_tokens,
-            stream: self.stream,
+            stream: self.stream || live,
         };
         let at = match self.plans.iter().position(|(s, _)| s == shape) {
             Some(at) => at,
@@ -99,10 +112,19 @@ impl<P: Provider> ProviderModel<'_, P> {
             .provider
             .render(&input, &self.plans[at].1)
             .map_err(AttemptError::Fatal)?;
-        let reply = self
-            .provider
-            .send(&rendered, self.stream)
-            .map_err(AttemptError::Fatal)?;
+        let sent = match self
+            .live
+            .as_mut()
+            .filter(|_| live && self.plans[at].1.final_by_grammar())
+        {
+            Some(observer) => {
+                observer.started();
+                self.provider
+                    .send_live(&rendered, &mut |delta| observer.text(delta))
+            }
+            None => self.provider.send(&rendered, input.stream),
+        };
+        let reply = sent.map_err(AttemptError::Fatal)?;
         self.provider
             .parse(&reply, self.path, self.tools, shape, self.syntax)
             .map_err(|e| match e {
@@ -187,6 +209,21 @@ mod tests {
             let text = self.replies.borrow_mut().remove(0);
             Ok(json!({"choices": [{"message": {"role": "assistant", "content": text}}]}))
         }
+        /// The scripted reply streamed four bytes at a time.
+        fn send_live(
+            &self,
+            rendered: &Rendered,
+            text: &mut dyn FnMut(&str),
+        ) -> Result<Value, ProviderError> {
+            let reply = self.send(rendered, true)?;
+            let whole = reply["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap_or("");
+            for piece in whole.as_bytes().chunks(4) {
+                text(std::str::from_utf8(piece).expect("ASCII replies"));
+            }
+            Ok(reply)
+        }
         fn parse(
             &self,
             body: &Value,
@@ -227,6 +264,7 @@ mod tests {
             stream: false,
             show_plan: false,
             plans: Vec::new(),
+            live: None,
         }
     }
 
@@ -328,6 +366,64 @@ mod tests {
         );
         let _ = planned.attempt(&messages);
         assert_eq!(planned.plans_made(), 2);
+    }
+
+    /// What a live reader saw: one string per attempt.
+    struct Seen<'s>(&'s RefCell<Vec<String>>);
+
+    impl LiveReply for Seen<'_> {
+        fn started(&mut self) {
+            self.0.borrow_mut().push(String::new());
+        }
+        fn text(&mut self, delta: &str) {
+            if let Some(last) = self.0.borrow_mut().last_mut() {
+                last.push_str(delta);
+            }
+        }
+    }
+
+    #[test]
+    fn a_reply_one_request_makes_streams_live_and_a_plans_two_requests_do_not() {
+        let tools = weather();
+        let messages = [ChatMessage::text("user", "Weather in Paris?")];
+        let seen = RefCell::new(Vec::new());
+        let script = script(vec![PARIS]);
+        let one = CallShape {
+            choice: ToolChoice::Required,
+            ..CallShape::default()
+        };
+        let mut live = ProviderModel {
+            live: Some(Box::new(Seen(&seen))),
+            ..model(&script, &tools, one)
+        };
+        let reply = live.attempt(&messages).unwrap_or_else(|_| panic!("a call"));
+        drop(live);
+        assert_eq!(reply.tool_calls[0].arguments["city"], "Paris");
+        assert_eq!(*seen.borrow(), vec![PARIS.to_owned()]);
+        assert_eq!(
+            script.sent.borrow()[0]["stream"],
+            true,
+            "a live reply is asked for as a stream"
+        );
+        // Under the plan the first reply may be replaced by the counted one: nothing live.
+        let seen = RefCell::new(Vec::new());
+        let script = script_two();
+        let mut planned = ProviderModel {
+            live: Some(Box::new(Seen(&seen))),
+            ..model(
+                &script,
+                &tools,
+                CallShape {
+                    choice: ToolChoice::Auto,
+                    parallel: true,
+                    plan: Plan::Calls,
+                    ..CallShape::default()
+                },
+            )
+        };
+        let _ = planned.attempt(&messages);
+        drop(planned);
+        assert!(seen.borrow().is_empty(), "{:?}", seen.borrow());
     }
 
     fn script_two() -> Scripted {

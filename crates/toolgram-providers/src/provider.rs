@@ -4,11 +4,11 @@
 //! model).
 
 use crate::error::ProviderError;
-use crate::http::{HttpOptions, post, post_json};
+use crate::http::{HttpOptions, post, post_json, post_lines};
 use crate::render::{RenderPlan, Rendered, render_planned};
 use crate::reply::read_reply;
 use crate::spec::{Capabilities, Kind, ReadError, RenderInput};
-use crate::stream::assemble;
+use crate::stream::{assemble, line_text};
 use serde_json::Value;
 use toolgram_core::ToolSet;
 use toolgram_core::define::request::{CallShape, Path};
@@ -26,6 +26,17 @@ pub trait Provider {
     fn render(&self, input: &RenderInput, plan: &RenderPlan) -> Result<Rendered, ProviderError>;
     /// Send a rendered request; a streamed reply comes back assembled.
     fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError>;
+    /// Send a rendered request that streams, handing `text` what each event adds to the
+    /// reply's content as it arrives; the reply comes back assembled. By default nothing is
+    /// seen before the whole reply.
+    fn send_live(
+        &self,
+        rendered: &Rendered,
+        text: &mut dyn FnMut(&str),
+    ) -> Result<Value, ProviderError> {
+        let _ = text;
+        self.send(rendered, true)
+    }
     /// Read a reply body into calls; `shape` is the one its request was rendered for.
     fn parse(
         &self,
@@ -50,6 +61,16 @@ pub struct Endpoint {
     pub http: HttpOptions,
 }
 
+impl Endpoint {
+    fn url(&self, rendered: &Rendered) -> String {
+        format!(
+            "{}{}",
+            self.base_url.trim_end_matches('/'),
+            rendered.endpoint
+        )
+    }
+}
+
 impl Provider for Endpoint {
     fn kind(&self) -> Kind {
         self.kind
@@ -64,16 +85,28 @@ impl Provider for Endpoint {
     }
 
     fn send(&self, rendered: &Rendered, stream: bool) -> Result<Value, ProviderError> {
-        let url = format!(
-            "{}{}",
-            self.base_url.trim_end_matches('/'),
-            rendered.endpoint
-        );
+        let url = self.url(rendered);
         if stream {
             post(self.kind, &url, &rendered.body, &self.http).and_then(|t| assemble(self.kind, &t))
         } else {
             post_json(self.kind, &url, &rendered.body, &self.http)
         }
+    }
+
+    fn send_live(
+        &self,
+        rendered: &Rendered,
+        text: &mut dyn FnMut(&str),
+    ) -> Result<Value, ProviderError> {
+        let url = self.url(rendered);
+        let kind = self.kind;
+        let whole = post_lines(kind, &url, &rendered.body, &self.http, &mut |line| {
+            let added = line_text(kind, line);
+            if !added.is_empty() {
+                text(&added);
+            }
+        })?;
+        assemble(kind, &whole)
     }
 
     fn parse(

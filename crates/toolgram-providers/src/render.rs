@@ -43,6 +43,12 @@ struct Gbnf {
 }
 
 impl RenderPlan {
+    /// Whether a reply under this plan is made whole by its grammar: a grammar path's GBNF
+    /// that leaves no keyword to the validator (what may be streamed as it arrives).
+    pub fn final_by_grammar(&self) -> bool {
+        self.grammar.as_ref().is_some_and(|g| g.notes.is_empty())
+    }
+
     /// The plan of `input`'s pool, shape and path (its messages are not read).
     pub fn new(input: &RenderInput) -> Result<Self, ProviderError> {
         let compile = |e: &dyn std::fmt::Display| ProviderError::Compile(e.to_string());

@@ -249,6 +249,13 @@ pub trait Dialect: std::fmt::Debug + Sync {
     /// A stream's JSON payloads from `kind`, in order, assembled into the body a non-streamed
     /// request returns.
     fn assemble(&self, kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError>;
+    /// The text one stream payload adds to the reply's content, for a reply read as it
+    /// arrives (the grammar path's text); `""` where it adds none. A dialect without a grammar
+    /// path reads its streams only whole.
+    fn text_delta<'c>(&self, chunk: &'c Value) -> &'c str {
+        let _ = chunk;
+        ""
+    }
 }
 
 /// The error for a row that asks its dialect for a request shape the dialect does not have.

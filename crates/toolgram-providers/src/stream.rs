@@ -19,18 +19,30 @@ pub(crate) fn bad(kind: Kind, m: impl Into<String>) -> ProviderError {
 
 /// The JSON payloads of a stream, in order (`data:` lines of SSE, or bare JSON lines).
 fn payloads(kind: Kind, text: &str) -> Result<Vec<Value>, ProviderError> {
-    text.lines()
-        .map(str::trim)
-        .filter_map(|l| match l.strip_prefix("data:") {
-            Some(d) => Some(d.trim()),
-            None if l.starts_with('{') => Some(l),
-            None => None,
-        })
-        .filter(|d| !d.is_empty() && *d != "[DONE]")
-        .map(|d| {
-            serde_json::from_str(d).map_err(|e| bad(kind, format!("stream chunk is not JSON: {e}")))
-        })
-        .collect()
+    text.lines().filter_map(|l| payload(kind, l)).collect()
+}
+
+/// The JSON payload of one line of a stream: a `data:` line of SSE or a bare JSON line;
+/// `None` for any other line (events' names, comments, blank lines, `[DONE]`).
+pub(crate) fn payload(kind: Kind, line: &str) -> Option<Result<Value, ProviderError>> {
+    let line = line.trim();
+    let data = match line.strip_prefix("data:") {
+        Some(d) => d.trim(),
+        None if line.starts_with('{') => line,
+        None => return None,
+    };
+    (!data.is_empty() && data != "[DONE]").then(|| {
+        serde_json::from_str(data).map_err(|e| bad(kind, format!("stream chunk is not JSON: {e}")))
+    })
+}
+
+/// The text of a stream's `line` adds to the reply's content, as its dialect reads it
+/// (`""`: none, or a line that is no payload).
+pub(crate) fn line_text(kind: Kind, line: &str) -> String {
+    match payload(kind, line) {
+        Some(Ok(chunk)) => kind.dialect.text_delta(&chunk).to_owned(),
+        _ => String::new(),
+    }
 }
 
 /// Assemble a streamed reply into the provider's non-streamed reply body.

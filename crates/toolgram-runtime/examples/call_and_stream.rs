@@ -27,11 +27,11 @@ fn main() -> Result<(), RunError> {
     )?;
     let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
     req.shape.choice = ToolChoice::Required;
-    println!("{}", runtime.run(&runtime.check(req.clone())?)?.to_json());
+    println!("{}", runtime.run(&runtime.ready(req.clone())?)?.to_json());
 
     req.messages = vec![ChatMessage::text("user", "And in Lima, in fahrenheit?")];
     let mut out = std::io::stdout();
-    for event in runtime.stream(&runtime.check(req)?)? {
+    for event in runtime.stream(&runtime.ready(req)?)? {
         match event {
             Event::ToolCallStart { name, .. } => print!("{name}("),
             Event::ToolCallDelta { arguments, .. } => print!("{arguments}"),

@@ -1,6 +1,6 @@
 //! Everything about a request that can be checked before it runs: the offered pool and
 //! `tool_choice` compiled to the whole grammar and built by llguidance, or the
-//! `response_format`'s grammar. Before a model is loaded ([`check`]) llguidance works over a
+//! `response_format`'s grammar. Before a model is loaded ([`check_before_load`]) llguidance works over a
 //! byte-level vocabulary; with the model loaded ([`ready`]) the engine's own compiler
 //! builds the grammar the run decodes under, once, and the request leaves as a [`Ready`]:
 //! the pool offered for it, the tools left out and that grammar, which its run reads and
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use toolgram_core::compile::{CompileOptions, CompiledGrammar};
 use toolgram_core::syntax::CallSyntax;
 use toolgram_engine::{
-    ByteChecker, CallShape, CompiledCall, CompiledGeneration, Grammars, check_request,
+    ByteChecker, CallShape, CompiledCall, CompiledGeneration, Grammars, compile_over_bytes,
     generation_grammar,
 };
 
@@ -38,7 +38,7 @@ pub(crate) struct ReadyFormat {
     pub alone: Option<CompiledGeneration>,
 }
 
-/// A request checked for its run ([`crate::Runtime::check`]): the pool offered for it, the
+/// A request checked for its run ([`crate::Runtime::ready`]): the pool offered for it, the
 /// tools left out, and on the embedded engine the call grammar compiled once in the model's
 /// own syntax. Its run reads these and computes none of them again; only the check makes
 /// one, so a request cannot change between its check and its run.
@@ -83,8 +83,9 @@ impl Ready {
 }
 
 /// Check `req` as the embedded engine would compile it in `syntax`, before any model is
-/// loaded.
-pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunError> {
+/// loaded (llguidance over bytes): a bad tool file fails in milliseconds, not after a
+/// download.
+pub fn check_before_load(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunError> {
     let lenient = !req.strict_schemas;
     if let Some(format) = req.response_format.as_ref().filter(|_| req.format_only()) {
         let prepared = prepare(format, lenient)?;
@@ -110,7 +111,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
         lenient,
         ..CompileOptions::default()
     });
-    let plan = check_request(
+    let plan = compile_over_bytes(
         &offered.tools,
         &req.shape.choice,
         req.shape.parallel,
@@ -128,7 +129,7 @@ pub fn check(req: &Request, syntax: &'static CallSyntax) -> Result<Checked, RunE
 /// What can be refused in `req` without compiling its grammar, so without a model: a
 /// `tool_choice` naming no offered tool, a response format the tools cannot stand beside.
 /// The grammar itself is compiled once, by the loaded engine in the model's own syntax
-/// ([`crate::Runtime::check`]).
+/// ([`crate::Runtime::ready`]).
 pub fn check_offer(req: &Request) -> Result<(), RunError> {
     let offered = pool::offered(&req.tools, &req.messages, &req.shape.choice)?;
     req.shape

@@ -6,7 +6,7 @@
 //! vocabulary).
 //!
 //! A pool's Lark is what the engine would run: llguidance's `%json` for the arguments, or
-//! toolgram's own schema grammars where llguidance refuses one (`check_request`'s fallback).
+//! toolgram's own schema grammars where llguidance refuses one (`compile_over_bytes`'s fallback).
 //! This module must not print: notes are lines handed to the caller (pushed as they arise, so
 //! a step that fails after one keeps what was said before it).
 
@@ -18,7 +18,7 @@ use toolgram_core::compile::{self, CompileOptions, KeywordPass, bare_grammar_sch
 use toolgram_core::define::arguments::DeferredKeyword;
 use toolgram_core::syntax::CallSyntax;
 use toolgram_core::{ToolChoice, ToolSet};
-use toolgram_engine::{EngineError, check_grammar, check_request, gbnf_check, models};
+use toolgram_engine::{EngineError, check_lark, compile_over_bytes, gbnf_check, models};
 use toolgram_grammar::lark::{self, LarkDialect};
 use toolgram_grammar::schema::{Note, NoteKind, SchemaOptions, to_grammar};
 use toolgram_grammar::{Grammar, gbnf};
@@ -49,7 +49,7 @@ pub fn pool_grammar(
     (opts, format, check): (&CompileOptions, GrammarFormat, bool),
     notes: &mut Vec<String>,
 ) -> Result<String, RunError> {
-    let plan = match check_request(tools, choice, parallel, syntax, opts) {
+    let plan = match compile_over_bytes(tools, choice, parallel, syntax, opts) {
         Ok(plan) => plan,
         Err(e) if check => return Err(e.into()),
         Err(_) => {
@@ -130,7 +130,7 @@ pub fn schema_grammar(
 /// is not here) for GBNF. JSON Schema has nothing to check.
 pub fn check_grammar_text(text: &str, format: GrammarFormat) -> Result<(), RunError> {
     match format {
-        GrammarFormat::Lark | GrammarFormat::LarkOpenai => Ok(check_grammar(text)?),
+        GrammarFormat::Lark | GrammarFormat::LarkOpenai => Ok(check_lark(text)?),
         GrammarFormat::Gbnf => {
             let model = models::resolve(Some("test"))?;
             let verdict = gbnf_check::check(&model, text, &[])?;

@@ -2,7 +2,7 @@
 //!
 //! One library under every front end (`toolgram call`, `toolgram serve`, `toolgram eval`):
 //! a [`Runtime`] built once — the embedded model, loaded and kept, or a provider — checks
-//! [`Request`]s once ([`Runtime::check`] → [`Ready`]) and runs what it checked: the pool
+//! [`Request`]s once ([`Runtime::ready`] → [`Ready`]) and runs what it checked: the pool
 //! filtered for the request, the model or provider driven under the
 //! validate-and-retry loop, repeats detected, and ONE [`Response`] built, with the same
 //! fields on every path. Failures are [`RunError`]s with a stable kind and a status class.
@@ -12,7 +12,7 @@
 //! - [`Response`], [`Call`], [`CallKind`] — what it gets back, and its JSON form;
 //! - [`RunError`], [`Status`] — how it fails;
 //! - [`Runtime::stream`], [`Event`] — the reply as it is decoded;
-//! - [`check`] — everything checkable before a model is loaded; [`Runtime::check`] — a
+//! - [`check_before_load`] — everything checkable before a model is loaded; [`Runtime::ready`] — a
 //!   request's offered pool and grammar, computed once before it is queued, carried to its
 //!   run as a [`Ready`];
 //! - [`read_tools_file`], [`tools_from_json`] — tool pools from JSON (built-in grammar tools
@@ -62,7 +62,7 @@ mod tools;
 mod user_files;
 pub mod votes;
 
-pub use check::{Checked, Ready, check, check_offer};
+pub use check::{Checked, Ready, check_before_load, check_offer};
 pub use embedded::CacheStats;
 pub use error::{RunError, Status, engine_details, profile_error_kind, provider_error_kind};
 pub use format::refuse_unknown;
@@ -89,6 +89,7 @@ pub const COMPILE_STACK_BYTES: usize = 8 << 20;
 
 use embedded::{Embedded, Job, Reply, WorkerLimits};
 use remote::Remote;
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Instant;
@@ -277,12 +278,12 @@ impl Runtime {
         }
     }
 
-    /// Check `req` before it is queued, once: the pool offered for it and, for the embedded
-    /// model, its call grammar compiled by the engine in the model's syntax (a schema it
-    /// cannot take refused here, unknown keywords refused under `strict_schemas`, else
-    /// listed); its run ([`Runtime::run`], [`Runtime::stream`]) reads them and compiles
+    /// Make `req` ready to run, once, before it is queued: the pool offered for it and, for
+    /// the embedded model, its call grammar compiled by the engine in the model's syntax (a
+    /// schema it cannot take refused here, unknown keywords refused under `strict_schemas`,
+    /// else listed); its run ([`Runtime::run`], [`Runtime::stream`]) reads them and compiles
     /// nothing again. A provider checks its own requests (nothing to say here).
-    pub fn check(&self, req: Request) -> Result<Ready, RunError> {
+    pub fn ready(&self, req: Request) -> Result<Ready, RunError> {
         check_votes(&req)?;
         match &*self.inner {
             Inner::Embedded(e) if req.votes > e.capacity() => {
@@ -339,7 +340,7 @@ impl Runtime {
         match &*self.inner {
             Inner::Embedded(e) => e.ask(ready.clone(), started, seat),
             Inner::Remote(r) => {
-                let response = remote_reply(r, &ready.req)?;
+                let response = remote_reply(r, &ready.req, None)?;
                 post::finish(&ready.req, &ready.filtered_out, started, response)
             }
         }
@@ -376,13 +377,16 @@ impl Runtime {
                     req, filtered_out, ..
                 } = ready.clone();
                 let custom = post::custom_names(&req.tools);
+                let scan = r.live_scan(&req);
                 std::thread::Builder::new()
                     .name("toolgram-provider".into())
                     .spawn(move || {
-                        let state = stream::StreamState::new(sink, None, custom, false);
-                        let result = remote_reply(&r, &req)
+                        let live = scan.is_some();
+                        let state =
+                            RefCell::new(stream::StreamState::new(sink, scan, custom, false));
+                        let result = remote_reply(&r, &req, live.then_some(&state))
                             .and_then(|resp| post::finish(&req, &filtered_out, started, resp));
-                        state.finish(result);
+                        state.into_inner().finish(result);
                     })
                     .map(|_| ())
                     .map_err(|e| RunError::Stopped(format!("cannot start a thread: {e}")))
@@ -435,14 +439,23 @@ impl Runtime {
 /// A provider's reply to `req`; one that hides a call in its text is asked again with a call
 /// to that tool required (the tokens of both in its usage), unless the call it gets is one
 /// already made and answered in the conversation (the text reported it).
-fn remote_reply(r: &remote::Remote, req: &Request) -> Result<Response, RunError> {
-    let mut first = r.run(req)?;
+/// With `live`, the first run's text is streamed as the provider sends it; a reply asked again
+/// voids it (`Retry`) and is sent when the run ends.
+fn remote_reply(
+    r: &remote::Remote,
+    req: &Request,
+    live: Option<&RefCell<stream::StreamState>>,
+) -> Result<Response, RunError> {
+    let mut first = r.run(req, live.map(stream::LiveState::boxed))?;
     let Some(hidden) =
         post::hidden_call(req, first.content.as_deref(), !first.tool_calls.is_empty())
     else {
         return Ok(first);
     };
-    let mut again = r.run(&post::forced(req, &hidden.tool))?;
+    if let Some(state) = live {
+        state.borrow_mut().started();
+    }
+    let mut again = r.run(&post::forced(req, &hidden.tool), None)?;
     let usage = match (first.usage, again.usage) {
         (Some(mut a), Some(b)) => {
             a += b;

@@ -4,10 +4,11 @@
 //! as a call. This module must not touch a model or a provider.
 
 use crate::error::RunError;
-use crate::request::Request;
+use crate::request::{Repeats, Request};
 use crate::response::{Call, CallKind, FilteredTool, Response};
 use serde_json::Value;
 use std::time::Instant;
+use toolgram_core::define::request::Mode;
 use toolgram_core::{ToolCall, ToolSet, validate};
 
 /// Calls as the run stage returns them: grammar tools' calls carry their input text.
@@ -106,6 +107,19 @@ pub(crate) fn hidden_call(
         .map(|&i| req.tools.tools()[i].clone())
         .collect();
     validate::hidden_call(content?, &offered)
+}
+
+/// Whether the run stage may still change a reply its grammar made, past what the grammar
+/// left to the validator: a mode that leaves the schema to the validator, calls the repeat
+/// policy may leave out, a grammar tool's input check. Such a reply is streamed when the run
+/// ends, never as it is decoded.
+pub(crate) fn run_may_change(req: &Request) -> bool {
+    let checked_input = req
+        .tools
+        .tools()
+        .iter()
+        .any(|t| t.grammar.as_ref().is_some_and(|g| g.check.is_some()));
+    req.shape.mode != Mode::Grammar || Repeats::may_exclude(req) || checked_input
 }
 
 /// `req` with a call to `tool` required: the decode that replaces a reply hiding that call.

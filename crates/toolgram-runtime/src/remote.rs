@@ -4,15 +4,17 @@
 //! [`Response`]. This module must not speak HTTP or render bodies: `toolgram-providers` does.
 
 use crate::error::RunError;
-use crate::post::typed_calls;
+use crate::post::{self, typed_calls};
 use crate::request::Request;
 use crate::response::{FinishReason, Response};
+use crate::stream::ScanOptions;
 use toolgram_core::ToolChoice;
 use toolgram_core::define::request::{CallShape, Mode, Path, Think};
-use toolgram_core::syntax::CallSyntax;
+use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Sampling;
 use toolgram_providers::{
-    Endpoint, HttpOptions, ProviderModel, RenderInput, Rendered, Resolved, choose_path, render,
+    Endpoint, HttpOptions, LiveReply, ProviderModel, RenderInput, Rendered, Resolved, choose_path,
+    render,
 };
 
 /// A resolved provider.
@@ -206,16 +208,43 @@ impl Remote {
             stream: self.stream,
             show_plan: req.show_plan,
             plans: Vec::new(),
+            live: None,
         }
     }
 
-    /// Run `req` under the retry loop.
-    pub(crate) fn run(&self, req: &Request) -> Result<Response, RunError> {
+    /// The scanner's options where `req`'s reply may be streamed as the provider sends it:
+    /// the grammar path, one request per attempt (no plan to count), a JSON call body the
+    /// scanner reads, and nothing the run stage may still change
+    /// ([`post::run_may_change`]); whether the GBNF left a keyword to the validator is the
+    /// provider model's to judge. `None`: the reply is sent when the run ends.
+    pub(crate) fn live_scan(&self, req: &Request) -> Option<ScanOptions> {
+        let (path, _) = self.path(req).ok()?;
+        let syntax = call_syntax(req.syntax.as_deref()).ok()?;
+        let live = path == Path::Grammar
+            && syntax.body == CallBody::Json
+            && !req.shape.plans(&req.tools, syntax)
+            && !post::run_may_change(req);
+        live.then(|| ScanOptions {
+            syntax,
+            think: false,
+            calls: req.shape.choice != ToolChoice::None,
+            plain: false,
+        })
+    }
+
+    /// Run `req` under the retry loop; `live` sees each attempt's text as it arrives where
+    /// the provider model streams it.
+    pub(crate) fn run<'r>(
+        &self,
+        req: &'r Request,
+        live: Option<Box<dyn LiveReply + 'r>>,
+    ) -> Result<Response, RunError> {
         refuse_unsent(req)?;
         let (path, path_reason) = self.path(req)?;
         let syntax = call_syntax(req.syntax.as_deref())?;
         let p = &self.provider;
         let mut model = self.model(req, path, syntax);
+        model.live = live;
         let outcome = toolgram_retry::run(
             &mut model,
             &req.tools,

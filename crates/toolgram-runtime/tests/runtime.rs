@@ -41,12 +41,12 @@ fn request(tools: &str, user: &str) -> Request {
 
 /// Check `req` and run it.
 fn run(rt: &Runtime, req: &Request) -> Result<Response, RunError> {
-    rt.run(&rt.check(req.clone())?)
+    rt.run(&rt.ready(req.clone())?)
 }
 
 /// Check `req` and stream it.
 fn stream(rt: &Runtime, req: &Request) -> EventStream {
-    let ready = rt.check(req.clone()).expect("the request checks");
+    let ready = rt.ready(req.clone()).expect("the request checks");
     rt.stream(&ready).expect("stream starts")
 }
 
@@ -100,7 +100,7 @@ struct Gathered {
 }
 
 fn gather(rt: &Runtime, req: &Request) -> (Gathered, Response) {
-    gather_ready(rt, &rt.check(req.clone()).expect("the request checks"))
+    gather_ready(rt, &rt.ready(req.clone()).expect("the request checks"))
 }
 
 fn gather_ready(rt: &Runtime, ready: &Ready) -> (Gathered, Response) {
@@ -291,7 +291,7 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
     let compiled = |rt: &Runtime| rt.grammar_stats().expect("embedded").calls_compiled;
     let start = compiled(&rt);
     let ready = rt
-        .check(request(WEATHER, "What's the weather in Paris?"))
+        .ready(request(WEATHER, "What's the weather in Paris?"))
         .expect("the request checks");
     assert_eq!(compiled(&rt), start + 1, "the check compiles the grammar");
     let (_, reply) = gather_ready(&rt, &ready);
@@ -303,7 +303,7 @@ fn a_checked_request_is_compiled_once_for_its_stream_and_every_attempt() {
         max_attempts: 3,
         consecutive_blocked: 3,
     };
-    let ready = rt.check(req).expect("the request checks");
+    let ready = rt.ready(req).expect("the request checks");
     let mut retries = 0;
     for event in rt.stream(&ready).expect("stream starts") {
         match event {
@@ -339,7 +339,7 @@ fn a_response_format_beside_tools_or_alone_is_compiled_once_per_request() {
         "properties": {"answer": {"type": "string", "maxLength": 40}},
         "required": ["answer"]
     })));
-    let ready = rt.check(beside).expect("the request checks");
+    let ready = rt.ready(beside).expect("the request checks");
     let _ = rt.run(&ready);
     let _ = gather_ready(&rt, &ready);
     assert_eq!(stats(&rt), (calls + 1, generations), "beside tools");
@@ -348,7 +348,7 @@ fn a_response_format_beside_tools_or_alone_is_compiled_once_per_request() {
     alone.shape.choice = ToolChoice::Auto;
     alone.sampling.max_tokens = 24;
     alone.response_format = Some(ResponseFormat::JsonObject);
-    let ready = rt.check(alone).expect("the request checks");
+    let ready = rt.ready(alone).expect("the request checks");
     assert_eq!(
         stats(&rt),
         (calls + 1, generations + 1),
@@ -399,5 +399,5 @@ fn votes_cast_their_ballots_on_parallel_lanes_and_return_the_majority_answer() {
         "the stream ends with the voted reply"
     );
     req.votes = 17;
-    assert!(rt.check(req).is_err(), "more ballots than allowed");
+    assert!(rt.ready(req).is_err(), "more ballots than allowed");
 }

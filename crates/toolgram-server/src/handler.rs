@@ -229,7 +229,7 @@ fn precheck(
     route: &'static str,
     req: toolgram_runtime::Request,
 ) -> Result<Ready, ApiError> {
-    let ready = served.runtime.check(req)?;
+    let ready = served.runtime.ready(req)?;
     app.log_once(route, "warnings", &ready.checked().warnings);
     Ok(ready)
 }

@@ -4,7 +4,7 @@
 //!
 //! What can be refused without a model (the tools, the tool choice, a response format) is
 //! refused before the model is loaded; the grammar is compiled once, by the loaded engine in
-//! the model's own call syntax, and kept for the run (`Runtime::check`). Argument parsing
+//! the model's own call syntax, and kept for the run (`Runtime::ready`). Argument parsing
 //! and printing only: the run stage is the runtime's.
 
 use crate::output::{CliError, read_text, say};
@@ -199,7 +199,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
     };
     let runtime = Runtime::new(backend)?;
     // The request's grammar, compiled once by the loaded engine and carried to the run.
-    let ready = runtime.check(req)?;
+    let ready = runtime.ready(req)?;
     crate::output::print_checked(ready.checked());
     if args.events {
         for event in runtime.stream(&ready)? {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use toolgram_core::define::request::Think;
 use toolgram_core::{ChatMessage, ToolChoice, ToolSet, syntax};
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, Runtime, Sampling, check, read_format_file,
+    Backend, EmbeddedConfig, Request, Runtime, Sampling, check_before_load, read_format_file,
 };
 
 #[derive(Args)]
@@ -75,7 +75,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         ..Sampling::default()
     };
     // The grammar is checked before any model is loaded.
-    let checked = check(&req, syntax::detect(""))?;
+    let checked = check_before_load(&req, syntax::detect(""))?;
     crate::output::print_checked(&checked);
     let runtime = Runtime::new(Backend::Embedded(EmbeddedConfig {
         model: args.model.clone(),
@@ -86,7 +86,7 @@ pub(crate) fn run(args: GenerateArgs) -> anyhow::Result<()> {
         prefix_cache: None,
         measure_speed: false,
     }))?;
-    let r = runtime.run(&runtime.check(req)?)?;
+    let r = runtime.run(&runtime.ready(req)?)?;
     let mut msg = r.to_json();
     // Free generation has no calls: the message keeps only what applies to it.
     msg["toolgram"] = json!({"path": r.path.name(), "model": r.model});

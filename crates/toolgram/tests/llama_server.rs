@@ -355,6 +355,13 @@ fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
         r#""parallel_tool_calls":true"#,
     );
     let planned = common::post_raw(&addr, "/v1/chat/completions", &several);
+    // Streamed on the grammar path with nothing left to change: the call reaches the client as
+    // llama-server writes it (several argument deltas), not in one piece once it is done.
+    let streamed = common::post_raw(
+        &addr,
+        "/v1/chat/completions",
+        &body.replacen('{', r#"{"stream":true,"#, 1),
+    );
     let _ = gateway.kill();
     let _ = gateway.wait();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -381,6 +388,27 @@ fn toolgram_serve_as_a_gateway_in_front_of_llama_server_returns_valid_calls() {
     assert!(
         !said.contains("bound of") && !said.contains("`plan` is off"),
         "{planned}"
+    );
+    let deltas: Vec<String> = streamed
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|c| {
+            c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    assert!(
+        deltas.len() >= 2,
+        "the arguments came in {} piece(s): {streamed}",
+        deltas.len()
+    );
+    let args: Value = serde_json::from_str(&deltas.concat()).expect("the deltas add up to JSON");
+    assert!(
+        args["city"].as_str().is_some_and(|c| c.contains("Paris")),
+        "{streamed}"
     );
 }
 

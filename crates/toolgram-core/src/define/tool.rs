@@ -7,6 +7,7 @@
 use crate::define::rules::ArgumentRule;
 use crate::error::{CompileError, DefinitionError};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 /// One JSON-Schema function tool.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -111,10 +112,11 @@ impl Tool {
     }
 }
 
-/// A checked pool of tools with their argument validators.
+/// A checked pool of tools with their argument validators (shared with the pools
+/// [`ToolSet::subset`] makes of it: a schema is compiled once).
 pub struct ToolSet {
     tools: Vec<Tool>,
-    validators: Vec<jsonschema::Validator>,
+    validators: Vec<Arc<jsonschema::Validator>>,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -154,19 +156,32 @@ impl ToolSet {
                     "duplicate tool name",
                 ));
             }
-            validators.push(check_parameters(tool, &at("/parameters"))?);
+            validators.push(Arc::new(check_parameters(tool, &at("/parameters"))?));
         }
         Ok(Self { tools, validators })
     }
 
-    /// A new pool with the tools at `indices` (in that order).
+    /// A new pool with the tools at `indices` (in that order; an index past the pool is
+    /// skipped), sharing their validators: nothing is checked or compiled again. An index given
+    /// twice would name a tool twice: refused as a duplicate name.
     pub fn subset(&self, indices: &[usize]) -> Result<Self, DefinitionError> {
-        Self::new(
-            indices
-                .iter()
-                .filter_map(|&i| self.tools.get(i).cloned())
-                .collect(),
-        )
+        let mut tools = Vec::with_capacity(indices.len());
+        let mut validators = Vec::with_capacity(indices.len());
+        for (k, &i) in indices.iter().enumerate() {
+            let (Some(tool), Some(validator)) = (self.tools.get(i), self.validators.get(i)) else {
+                continue;
+            };
+            if indices[..k].contains(&i) {
+                return Err(DefinitionError::new(
+                    Some(&tool.name),
+                    format!("/{}/function/name", tools.len()),
+                    "duplicate tool name",
+                ));
+            }
+            tools.push(tool.clone());
+            validators.push(Arc::clone(validator));
+        }
+        Ok(Self { tools, validators })
     }
 
     /// The tools, in definition order.
@@ -205,7 +220,7 @@ impl ToolSet {
 
     /// The argument validator of the tool at `index`.
     pub fn validator(&self, index: usize) -> Option<&jsonschema::Validator> {
-        self.validators.get(index)
+        self.validators.get(index).map(|v| &**v)
     }
 
     /// Index of a tool by name.
@@ -388,6 +403,23 @@ mod tests {
             Err(e) => e,
             Ok(t) => panic!("accepted {t:?}"),
         }
+    }
+
+    #[test]
+    fn a_subset_shares_its_validators_and_refuses_a_tool_twice() {
+        let pool = ToolSet::from_json_str(
+            r#"[{"type":"function","function":{"name":"a","parameters":{"type":"object"}}},
+                {"type":"function","function":{"name":"b","parameters":{"type":"object",
+                 "properties":{"n":{"type":"integer"}}}}}]"#,
+        )
+        .expect("a pool");
+        let kept = pool.subset(&[1, 7]).expect("a subset");
+        assert_eq!(kept.tools().len(), 1);
+        assert_eq!(kept.tools()[0].name, "b");
+        assert!(Arc::ptr_eq(&kept.validators[0], &pool.validators[1]));
+        assert!(!kept.validators[0].is_valid(&json!({"n": "x"})));
+        let twice = pool.subset(&[0, 0]).expect_err("a tool twice");
+        assert!(twice.to_string().contains("duplicate"), "{twice}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! takes it: each attempt of the retry loop, a stream's choice between a live and a held reply.
 //! It counts what it compiles, so a test can say how often one request was compiled.
 //! `compile_pool` — union, fallback, refused tool named — is the one compile path of both this
-//! and the check before a model is loaded (`check_request`, llguidance over bytes).
+//! and the check before a model is loaded (`compile_over_bytes`, llguidance over bytes).
 //!
 //! This module must not decode or render prompts: the session does.
 

@@ -144,7 +144,7 @@ fn run_one(
     req: Request,
 ) -> Result<ItemRecord, EvalError> {
     let t0 = Instant::now();
-    let outcome = runtime.check(req).and_then(|r| runtime.run(&r));
+    let outcome = runtime.ready(req).and_then(|r| runtime.run(&r));
     let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut r = ItemRecord {
         latency_ms,

@@ -170,4 +170,8 @@ impl Dialect for ChatCompletions {
     fn assemble(&self, _kind: Kind, chunks: &[Value]) -> Result<Value, ProviderError> {
         Ok(stream::assemble(chunks))
     }
+
+    fn text_delta<'c>(&self, chunk: &'c Value) -> &'c str {
+        stream::content_delta(chunk)
+    }
 }

@@ -33,7 +33,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 use toolgram_core::ToolChoice;
-use toolgram_core::define::request::{Mode, Think};
+use toolgram_core::define::request::Think;
 use toolgram_core::syntax::{CallBody, CallSyntax};
 use toolgram_engine::Session;
 use toolgram_engine::gpu::Offload;
@@ -626,9 +626,9 @@ impl Reply {
     }
 }
 
-/// Whether a reply decoded under `req`'s grammar (`compiled`) can still fail validation: a
-/// mode that leaves the schema to the validator, keywords the grammar left to it, a grammar
-/// tool's executor check, or calls the repeat policy may leave out.
+/// Whether a reply decoded under `req`'s grammar (`compiled`) can still fail validation or
+/// change: an answer beside the tools, a plan, what the run stage may still change
+/// ([`post::run_may_change`]), keywords the grammar left to the validator.
 fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
     // An answer in a response format beside the tools is known once the reply is; so is a
     // reply the plan may count (it may be decoded again, or open with its plan line).
@@ -637,13 +637,5 @@ fn validation_can_fail(req: &Request, compiled: Option<&CompiledCall>) -> bool {
         && !req.tools.is_empty()
         && req.shape.choice != ToolChoice::None;
     let answer = req.response_format.is_some() || planned;
-    if answer || req.shape.mode != Mode::Grammar || crate::request::Repeats::may_exclude(req) {
-        return true;
-    }
-    let checked_input = req
-        .tools
-        .tools()
-        .iter()
-        .any(|t| t.grammar.as_ref().is_some_and(|g| g.check.is_some()));
-    checked_input || compiled.is_none_or(CompiledCall::defers_keywords)
+    answer || post::run_may_change(req) || compiled.is_none_or(CompiledCall::defers_keywords)
 }

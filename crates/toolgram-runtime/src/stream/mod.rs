@@ -1,10 +1,11 @@
 //! Streaming: [`Event`]s as the reply is decoded — reasoning and content deltas, each call's
 //! start (id, name) once its name is complete, its argument deltas, its end — then the final
 //! [`Response`]. Where the grammar makes the reply final, the embedded engine's bytes are read
-//! as they come ([`scanner`]), a call's events sent once the call is complete (so a call that
-//! the token limit cuts is never presented as one); what is not streamed live (a reply that may still fail
-//! validation, a provider's reply, a custom tool's input) is sent when the run ends, so the
-//! deltas always add up to the final reply. This module must not validate or retry: it
+//! as they come ([`scanner`]) — and so is a provider's text on the grammar path as it
+//! arrives ([`LiveState`]) —, a call's events sent once the call is complete (so a call that
+//! the token limit cuts is never presented as one); what is not streamed live (a reply that
+//! may still fail validation or change, a custom tool's input) is sent when the run ends, so
+//! the deltas always add up to the final reply. This module must not validate or retry: it
 //! reports what the run stage does.
 
 mod canonical;
@@ -14,8 +15,10 @@ use crate::error::RunError;
 use crate::response::Response;
 pub(crate) use scanner::ScanOptions;
 use scanner::{Delta, Scanner};
+use std::cell::RefCell;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
+use toolgram_providers::LiveReply;
 
 /// One step of a streamed run.
 #[derive(Debug)]
@@ -122,6 +125,27 @@ struct SentCall {
     name: String,
     arguments: String,
     ended: bool,
+}
+
+/// A provider's reply text handed to a run's [`StreamState`] as it arrives
+/// ([`toolgram_providers::LiveReply`]).
+pub(crate) struct LiveState<'s>(&'s RefCell<StreamState>);
+
+impl<'s> LiveState<'s> {
+    /// `state` as the live reader a provider model takes.
+    pub(crate) fn boxed(state: &'s RefCell<StreamState>) -> Box<dyn LiveReply + 's> {
+        Box::new(Self(state))
+    }
+}
+
+impl LiveReply for LiveState<'_> {
+    fn started(&mut self) {
+        self.0.borrow_mut().started();
+    }
+
+    fn text(&mut self, delta: &str) {
+        self.0.borrow_mut().piece(delta.as_bytes());
+    }
 }
 
 /// What one run has streamed so far, and the channel it streams to.

@@ -75,6 +75,14 @@ pub fn finish_chunks(
     out
 }
 
+/// The text one `chat.completion.chunk` adds to the assistant's content (none: `""`).
+pub fn content_delta(chunk: &Value) -> &str {
+    chunk
+        .pointer("/choices/0/delta/content")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
 /// `choices[].delta` chunks joined into a reply body: content concatenated, `tool_calls` by
 /// index with their name and argument pieces concatenated.
 pub fn assemble(chunks: &[Value]) -> Value {
@@ -84,7 +92,7 @@ pub fn assemble(chunks: &[Value]) -> Value {
         let Some(delta) = c.pointer("/choices/0/delta") else {
             continue;
         };
-        content.push_str(delta.get("content").and_then(Value::as_str).unwrap_or(""));
+        content.push_str(content_delta(c));
         for tc in delta
             .get("tool_calls")
             .and_then(Value::as_array)
