@@ -34,7 +34,7 @@
 //! let tools = read_tools_file("examples/weather.json".as_ref())?;
 //! let mut req = Request::new(vec![ChatMessage::text("user", "Weather in Oslo?")], tools);
 //! req.shape.choice = ToolChoice::Required;
-//! let reply = runtime.run(&runtime.check(req)?)?;
+//! let reply = runtime.run(&runtime.ready(req)?)?;
 //! println!("{}", reply.to_json());
 //! # Ok::<(), toolgram_runtime::RunError>(())
 //! ```
