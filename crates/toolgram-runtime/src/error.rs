@@ -125,6 +125,10 @@ pub enum RunError {
     /// The engine's worker has stopped.
     #[error("the engine is not running: {0}")]
     Stopped(String),
+    /// An MCP server the tool loop calls failed: it could not start, exited, answered with
+    /// an error or not within its timeout.
+    #[error(transparent)]
+    ToolSource(#[from] toolgram_mcp::McpError),
     /// The lane running the request failed (a bug): its slot was released and it runs the
     /// next request on a fresh session.
     #[error("lane {lane} failed while running the request: {message}")]
@@ -187,6 +191,7 @@ impl RunError {
             Self::Ballots { first, .. } => first.kind(),
             Self::Stopped(_) => "engine_stopped",
             Self::LaneFailed { .. } => "lane_failed",
+            Self::ToolSource(_) => "tool_source_error",
         }
     }
 
@@ -209,9 +214,8 @@ impl RunError {
             | "grammar_error"
             | "grammar_limit"
             | "gpu_unavailable" => Status::Client,
-            "provider_error" | "busy" | "model_swap" | "model_fetch_error" | "engine_stopped" => {
-                Status::Unavailable
-            }
+            "provider_error" | "busy" | "model_swap" | "model_fetch_error" | "engine_stopped"
+            | "tool_source_error" => Status::Unavailable,
             _ => Status::Server,
         }
     }

@@ -58,6 +58,7 @@ mod remote;
 mod request;
 mod response;
 mod stream;
+mod tool_loop;
 mod tools;
 mod user_files;
 pub mod votes;
@@ -73,11 +74,13 @@ pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, HiddenCallNote,
-    Response, RunTimings, Tally, TruncatedCall, Usage, failed_json, lenient_message,
+    Response, RunTimings, Tally, ToolStep, TruncatedCall, Usage, failed_json, lenient_message,
 };
 pub use stream::{Event, EventStream, Sink};
+pub use tool_loop::DEFAULT_MAX_STEPS;
 pub use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{GrammarStats, PLAN_CALL_BIAS, Sampling};
+pub use toolgram_mcp::{McpError, ToolSources};
 pub use tools::{read_tools_file, tools_from_json};
 pub use user_files::{named_syntax, read_format_file, read_schema_file};
 

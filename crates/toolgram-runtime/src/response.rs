@@ -167,6 +167,9 @@ pub struct Response {
     pub votes: Option<Tally>,
     /// A call the first reply hid in its text, decoded again as a call to that tool.
     pub hidden_call: Option<HiddenCallNote>,
+    /// The calls a tool loop ran on MCP servers before this reply, in order
+    /// ([`crate::Runtime::run_tool_loop`]); empty outside one.
+    pub steps: Vec<ToolStep>,
     /// Measurements.
     pub timings: RunTimings,
     /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
@@ -181,6 +184,23 @@ pub struct HiddenCallNote {
     pub tool: String,
     /// How the text wrote the call.
     pub form: &'static str,
+}
+
+/// One call a tool loop ran on an MCP server (`toolgram.steps`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolStep {
+    /// The server that listed the tool, as declared.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// What the model was shown.
+    pub result: String,
+    /// The server said it failed (`isError`), or its output broke its `outputSchema`.
+    pub is_error: bool,
+    /// How long the server took.
+    pub ms: f64,
 }
 
 /// How a reply's votes went (`votes`: the ballots it was the majority of).
@@ -231,6 +251,7 @@ impl Response {
             count_margin: None,
             votes: None,
             hidden_call: None,
+            steps: Vec::new(),
             timings: RunTimings::default(),
             offload: None,
         }
@@ -267,7 +288,7 @@ impl Response {
     /// The `toolgram` object alone.
     pub fn toolgram_json(&self) -> Value {
         let t = &self.timings;
-        json!({
+        let mut object = json!({
             "path": self.path.name(),
             "path_reason": self.path_reason,
             "provider": self.provider,
@@ -300,7 +321,18 @@ impl Response {
                 "prompt_ms": round(t.prompt_ms),
                 "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated,
                 "offload": self.offload.as_ref().map(|o| o.to_json())},
-        })
+        });
+        if !self.steps.is_empty() {
+            object["steps"] = self
+                .steps
+                .iter()
+                .map(|s| {
+                    json!({"server": s.server, "tool": s.tool, "arguments": s.arguments,
+                        "result": s.result, "is_error": s.is_error, "ms": round(s.ms)})
+                })
+                .collect();
+        }
+        object
     }
 }
 

@@ -1,6 +1,7 @@
 //! `toolgram call`: tools file + prompt or messages → a `toolgram-runtime` request on the
 //! embedded model or a provider, the reply printed as an OpenAI assistant message (or, with
-//! `--events`, one JSON line per streamed event).
+//! `--events`, one JSON line per streamed event); with `--mcp`, the runtime's tool loop over
+//! those servers' tools, each call run on stderr as it ends.
 //!
 //! What can be refused without a model (the tools, the tool choice, a response format) is
 //! refused before the model is loaded; the grammar is compiled once, by the loaded engine in
@@ -15,15 +16,30 @@ use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, RetryPolicy, Runtime, Sampling, check_offer, named_syntax,
-    read_tools_file,
+    Backend, EmbeddedConfig, Request, RetryPolicy, RunError, Runtime, Sampling, ToolSources,
+    ToolStep, check_offer, named_syntax, read_tools_file,
 };
 
 #[derive(Args)]
 pub(crate) struct CallArgs {
-    /// JSON file with OpenAI-style function tools (an array, or {"tools": [...]}).
-    #[arg(long)]
-    pub tools: PathBuf,
+    /// JSON file with OpenAI-style function tools (an array, or {"tools": [...]}); required
+    /// unless --mcp gives tools.
+    #[arg(long, required_unless_present = "mcp")]
+    pub tools: Option<PathBuf>,
+    /// An MCP server, as the command line that starts it (stdio; repeatable): its tools are
+    /// offered beside --tools, and `call` runs their calls on it in a loop — each result
+    /// back to the model as a tool message — until the model answers; every call run is
+    /// listed in `toolgram.steps` and on stderr as it ends.
+    #[arg(long = "mcp", value_name = "SERVER")]
+    pub mcp: Vec<String>,
+    /// With --mcp: most replies whose calls the loop runs before it stops and prints the
+    /// last one (its calls unrun, said in its warnings).
+    #[arg(long, default_value_t = toolgram_runtime::DEFAULT_MAX_STEPS)]
+    pub max_steps: usize,
+    /// With --mcp: seconds a server has to start, or to answer one request, before it is a
+    /// `tool_source_error`.
+    #[arg(long, default_value_t = 60)]
+    pub mcp_timeout_s: u64,
     /// auto, none, required, or a tool name.
     #[arg(long, default_value = "auto")]
     pub tool_choice: String,
@@ -113,6 +129,38 @@ pub(crate) struct CallArgs {
     pub prompt: Option<String>,
 }
 
+/// The `--tools` file, for a command that needs one (`bench call`, `bench server-call`).
+pub(crate) fn tools_path(args: &CallArgs) -> anyhow::Result<&std::path::Path> {
+    args.tools
+        .as_deref()
+        .ok_or_else(|| CliError::new("invalid_request", "this command needs --tools").into())
+}
+
+/// The MCP servers `--mcp` declares, started and their tools listed (`None` without any).
+fn mcp_sources(args: &CallArgs) -> anyhow::Result<Option<ToolSources>> {
+    if args.mcp.is_empty() {
+        return Ok(None);
+    }
+    if args.events {
+        return Err(CliError::new(
+            "invalid_request",
+            "--events with --mcp is not supported yet: the loop prints its final reply",
+        )
+        .into());
+    }
+    eprintln!("mcp: starting {} server(s)…", args.mcp.len());
+    let timeout = std::time::Duration::from_secs(args.mcp_timeout_s);
+    let mut sources = ToolSources::start(&args.mcp, timeout).map_err(RunError::from)?;
+    let names: Vec<String> = sources
+        .tools()
+        .map_err(RunError::from)?
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    eprintln!("mcp: {} tool(s): {}", names.len(), names.join(", "));
+    Ok(Some(sources))
+}
+
 pub(crate) fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
     let mut msgs = Vec::new();
     if let Some(s) = &args.system {
@@ -165,8 +213,12 @@ pub(crate) fn request(args: &CallArgs, msgs: Vec<ChatMessage>, tools: ToolSet) -
 }
 
 pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
-    let tools = read_tools_file(&args.tools)?;
+    let tools = match &args.tools {
+        Some(path) => read_tools_file(path)?,
+        None => ToolSet::new(Vec::new())?,
+    };
     let req = request(&args, messages(&args)?, tools);
+    let mut sources = mcp_sources(&args)?;
     let backend = match args.provider.resolve(args.model.as_deref())? {
         Some(provider) => Backend::Provider(provider),
         None => {
@@ -175,7 +227,17 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
             if let Some(name) = &args.syntax {
                 named_syntax(name)?;
             }
-            check_offer(&req)?;
+            match &mut sources {
+                // The tool choice may name a server's tool: checked against the whole pool.
+                Some(s) => {
+                    let mut whole = req.clone();
+                    let mut pool = req.tools.tools().to_vec();
+                    pool.extend(s.tools().map_err(RunError::from)?);
+                    whole.tools = std::sync::Arc::new(ToolSet::new(pool)?);
+                    check_offer(&whole)?;
+                }
+                None => check_offer(&req)?,
+            }
             let chat_template = args
                 .chat_template
                 .as_ref()
@@ -198,6 +260,21 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         }
     };
     let runtime = Runtime::new(backend)?;
+    if let Some(sources) = &mut sources {
+        let mut step = |s: &ToolStep| {
+            let outcome = if s.is_error { "error" } else { "ok" };
+            eprintln!(
+                "mcp: {}({}) → {outcome} in {:.0} ms: {}",
+                s.tool,
+                s.arguments,
+                s.ms,
+                s.result.chars().take(200).collect::<String>()
+            );
+        };
+        let reply = runtime.run_tool_loop(req, sources, args.max_steps, &mut step)?;
+        say!("{}", reply.to_json())?;
+        return Ok(());
+    }
     // The request's grammar, compiled once by the loaded engine and carried to the run.
     let ready = runtime.ready(req)?;
     crate::output::print_checked(ready.checked());

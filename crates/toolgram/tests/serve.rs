@@ -4,12 +4,12 @@
 //! mid-stream, and a graceful shutdown.
 
 mod common;
-use common::{ServeChild, repo};
+use common::{ServeChild, repo, venv};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -17,22 +17,6 @@ use std::time::{Duration, Instant};
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The venv with the clients of `tests/serve/requirements.txt`, made by `scripts/client-venv`
-/// (at once when `scripts/prepare-tests` already made it).
-fn venv() -> PathBuf {
-    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let out = Command::new(repo().join("scripts/client-venv"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("scripts/client-venv runs");
-            assert!(out.status.success(), "scripts/client-venv failed");
-            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-        })
-        .clone()
 }
 
 /// A `toolgram serve` child on `model`.

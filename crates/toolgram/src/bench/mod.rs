@@ -192,7 +192,7 @@ pub(crate) fn run(cmd: BenchCommand) -> anyhow::Result<()> {
 }
 
 fn run_call(args: &CallArgs, runs: usize) -> anyhow::Result<()> {
-    let (_, tools) = read_tools(&args.tools)?;
+    let (_, tools) = read_tools(crate::call::tools_path(args)?)?;
     let msgs = messages(args)?;
     let model = models::resolve(args.model.as_deref())?;
     let report = call::run(&call::CallBenchOptions {
@@ -237,7 +237,7 @@ fn run_tools(args: &ToolsBenchArgs) -> anyhow::Result<()> {
 
 fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
     let call = &args.call;
-    let (tools_json, tools) = read_tools(&call.tools)?;
+    let (tools_json, tools) = read_tools(crate::call::tools_path(call)?)?;
     let msgs = messages(call)?;
     let model = models::resolve(call.model.as_deref())?;
     let report = server_call::run(&server_call::ServerCallOptions {

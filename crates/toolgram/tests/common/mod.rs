@@ -25,6 +25,22 @@ pub(crate) fn models_dir() -> PathBuf {
     })
 }
 
+/// The python of the venv with the clients of `tests/serve/requirements.txt`, made by
+/// `scripts/client-venv` (at once when `scripts/prepare-tests` already made it).
+pub(crate) fn venv() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = Command::new(repo().join("scripts/client-venv"))
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .expect("scripts/client-venv runs");
+            assert!(out.status.success(), "scripts/client-venv failed");
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        })
+        .clone()
+}
+
 /// Run `toolgram ARGS…` in the repository root.
 pub(crate) fn toolgram(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_toolgram"))

@@ -1,0 +1,153 @@
+//! One MCP server over stdio: started from its command line, `initialize`d, its tools listed
+//! and called, each request within the timeout, on the runtime its [`crate::ToolSources`]
+//! hands it. This module must not decide which server a tool belongs to.
+
+use crate::error::McpError;
+use crate::result::ToolResult;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::runtime::Runtime;
+
+/// Sees a server's notifications: `tools/list_changed` marks its list stale.
+#[derive(Clone, Default)]
+struct Watcher {
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Watcher {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.tools_changed.store(true, Ordering::SeqCst);
+        std::future::ready(())
+    }
+}
+
+/// A started MCP server.
+pub(crate) struct Server {
+    /// Its command line, as declared (its name in errors and steps).
+    pub(crate) name: String,
+    service: RunningService<RoleClient, Watcher>,
+    tools_changed: Arc<AtomicBool>,
+    timeout: Duration,
+}
+
+impl Server {
+    /// Start `command` (a command line: program and arguments, shell-quoted) and initialize it.
+    pub(crate) fn start(rt: &Runtime, command: &str, timeout: Duration) -> Result<Self, McpError> {
+        let declaration = |message: &str| McpError::Declaration {
+            server: command.to_owned(),
+            message: message.to_owned(),
+        };
+        if command.starts_with("http://") || command.starts_with("https://") {
+            return Err(declaration(
+                "streamable HTTP servers are not supported yet: declare a command line (stdio)",
+            ));
+        }
+        let words = shlex::split(command).ok_or_else(|| declaration("unbalanced quotes"))?;
+        let (program, args) = words
+            .split_first()
+            .ok_or_else(|| declaration("an empty command line"))?;
+        let start = |message: String| McpError::Start {
+            server: command.to_owned(),
+            message,
+        };
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args);
+        let watcher = Watcher::default();
+        let tools_changed = Arc::clone(&watcher.tools_changed);
+        let service = rt.block_on(async {
+            let (transport, _) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| start(format!("{program}: {e}")))?;
+            match tokio::time::timeout(timeout, watcher.serve(transport)).await {
+                Ok(Ok(service)) => Ok(service),
+                Ok(Err(e)) => Err(start(e.to_string())),
+                Err(_) => Err(McpError::Timeout {
+                    server: command.to_owned(),
+                    method: "initialize".into(),
+                    seconds: timeout.as_secs(),
+                }),
+            }
+        })?;
+        Ok(Self {
+            name: command.to_owned(),
+            service,
+            tools_changed,
+            timeout,
+        })
+    }
+
+    /// Whether the server said its tool list changed since it was last read.
+    pub(crate) fn tools_changed(&self) -> bool {
+        self.tools_changed.load(Ordering::SeqCst)
+    }
+
+    /// Its tools, every page, as their JSON (`name`, `description`, `inputSchema`,
+    /// `outputSchema`, …).
+    pub(crate) fn list_tools(&self, rt: &Runtime) -> Result<Vec<Value>, McpError> {
+        self.tools_changed.store(false, Ordering::SeqCst);
+        let tools = self.within(rt, "tools/list", self.service.list_all_tools())?;
+        tools
+            .iter()
+            .map(|t| {
+                serde_json::to_value(t).map_err(|e| McpError::Tool {
+                    server: self.name.clone(),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// Call `tool` with `arguments` (a JSON object), its result checked against `output`.
+    pub(crate) fn call(
+        &self,
+        rt: &Runtime,
+        tool: &str,
+        arguments: &Value,
+        output: Option<&jsonschema::Validator>,
+    ) -> Result<ToolResult, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments.as_object().cloned();
+        let result = self.within(rt, "tools/call", self.service.call_tool(params))?;
+        let json = serde_json::to_value(&result).map_err(|e| McpError::Failed {
+            server: self.name.clone(),
+            method: "tools/call".into(),
+            message: e.to_string(),
+        })?;
+        Ok(ToolResult::read(&json, output))
+    }
+
+    /// Run `request` on `rt` within the timeout.
+    fn within<T, E: std::fmt::Display>(
+        &self,
+        rt: &Runtime,
+        method: &str,
+        request: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, McpError> {
+        // The timer is made inside the runtime: it needs its clock.
+        match rt.block_on(async { tokio::time::timeout(self.timeout, request).await }) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(McpError::Failed {
+                server: self.name.clone(),
+                method: method.to_owned(),
+                message: e.to_string(),
+            }),
+            Err(_) => Err(McpError::Timeout {
+                server: self.name.clone(),
+                method: method.to_owned(),
+                seconds: self.timeout.as_secs(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! `toolgram call --mcp` against REAL MCP servers over stdio: a server written with the
+//! official Python SDK (`tests/mcp/notes_server.py`) whose tool the default model calls in
+//! the loop — the file written by the server, the steps listed, an `isError` result shown to
+//! the model — and servers that fail: a command that does not exist, one that never answers.
+
+mod common;
+use common::{toolgram, venv};
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A fresh notes folder for one test.
+fn notes_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolgram-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("notes folder");
+    dir
+}
+
+/// The notes server's command line over `dir`.
+fn notes_server(dir: &std::path::Path) -> String {
+    format!(
+        "{} {} {}",
+        venv().display(),
+        common::repo()
+            .join("crates/toolgram/tests/mcp/notes_server.py")
+            .display(),
+        dir.display()
+    )
+}
+
+fn reply(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn the_default_model_writes_a_file_through_an_mcp_server_and_the_reply_lists_the_steps() {
+    let dir = notes_dir("write");
+    let server = notes_server(&dir);
+    let (code, out, err) = toolgram(&[
+        "call",
+        "--mcp",
+        &server,
+        "--tool-choice",
+        "required",
+        "Write a note named hello.txt containing hello world",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json = reply(&out);
+    let steps = json["toolgram"]["steps"].as_array().expect("steps");
+    let first = &steps[0];
+    assert_eq!(first["tool"], "write_note", "{json}");
+    assert_eq!(first["is_error"], false, "{json}");
+    assert!(
+        first["server"]
+            .as_str()
+            .is_some_and(|s| s.contains("notes_server.py"))
+    );
+    // The server wrote the file its arguments named, with their text.
+    let name = first["arguments"]["name"].as_str().expect("a name");
+    let text = first["arguments"]["text"].as_str().expect("a text");
+    let written = std::fs::read_to_string(dir.join(name)).expect("the server wrote the note");
+    assert_eq!(written, text);
+    assert!(
+        first["result"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("wrote")),
+        "{json}"
+    );
+    assert!(
+        err.contains("mcp: write_note("),
+        "progress on stderr: {err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_error_result_goes_back_to_the_model_as_an_error() {
+    let dir = notes_dir("error");
+    let server = notes_server(&dir);
+    let (code, out, err) = toolgram(&[
+        "call",
+        "--mcp",
+        &server,
+        "--tool-choice",
+        "read_note",
+        "--max-steps",
+        "2",
+        "Read the note called missing.txt",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json = reply(&out);
+    let first = &json["toolgram"]["steps"][0];
+    assert_eq!(first["tool"], "read_note", "{json}");
+    assert_eq!(first["is_error"], true, "{json}");
+    assert!(
+        first["result"]
+            .as_str()
+            .is_some_and(|r| r.contains("no note called")),
+        "{json}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_that_cannot_start_or_never_answers_is_a_typed_error_within_its_timeout() {
+    let (code, _, err) = toolgram(&[
+        "call",
+        "--mcp",
+        "toolgram-no-such-mcp-server --stdio",
+        "Hello",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("tool_source_error"), "{err}");
+    assert!(err.contains("did not start"), "{err}");
+    // `sleep` reads nothing and answers nothing: `initialize` times out.
+    let started = Instant::now();
+    let (code, _, err) = toolgram(&[
+        "call",
+        "--mcp",
+        "sleep 120",
+        "--mcp-timeout-s",
+        "2",
+        "Hello",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("tool_source_error"), "{err}");
+    assert!(err.contains("within 2 s"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
