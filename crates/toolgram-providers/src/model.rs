@@ -268,6 +268,16 @@ mod tests {
         }
     }
 
+    /// Several calls under [`Plan::Calls`], call or text the model's choice.
+    fn planned_shape() -> CallShape {
+        CallShape {
+            choice: ToolChoice::Auto,
+            parallel: true,
+            plan: Plan::Calls,
+            ..CallShape::default()
+        }
+    }
+
     fn script(replies: Vec<&'static str>) -> Scripted {
         Scripted {
             replies: RefCell::new(replies),
@@ -280,11 +290,8 @@ mod tests {
         let script = script(replies);
         let tools = weather();
         let shape = CallShape {
-            choice: ToolChoice::Auto,
-            parallel: true,
-            plan: Plan::Calls,
             max_calls: Some(3),
-            ..CallShape::default()
+            ..planned_shape()
         };
         let mut model = ProviderModel {
             show_plan,
@@ -354,16 +361,7 @@ mod tests {
         );
         // The plan's two shapes: two plans for the two requests of one attempt.
         let script = script_two();
-        let mut planned = model(
-            &script,
-            &tools,
-            CallShape {
-                choice: ToolChoice::Auto,
-                parallel: true,
-                plan: Plan::Calls,
-                ..CallShape::default()
-            },
-        );
+        let mut planned = model(&script, &tools, planned_shape());
         let _ = planned.attempt(&messages);
         assert_eq!(planned.plans_made(), 2);
     }
@@ -410,16 +408,7 @@ mod tests {
         let script = script_two();
         let mut planned = ProviderModel {
             live: Some(Box::new(Seen(&seen))),
-            ..model(
-                &script,
-                &tools,
-                CallShape {
-                    choice: ToolChoice::Auto,
-                    parallel: true,
-                    plan: Plan::Calls,
-                    ..CallShape::default()
-                },
-            )
+            ..model(&script, &tools, planned_shape())
         };
         let _ = planned.attempt(&messages);
         drop(planned);

@@ -32,24 +32,26 @@ fn notes_server(dir: &std::path::Path) -> String {
     )
 }
 
+/// `toolgram call --mcp NOTES_SERVER --tool-choice CHOICE ARGS…` over a fresh notes folder
+/// `name`, which succeeds: the folder, the reply and stderr.
+fn call_notes(name: &str, choice: &str, args: &[&str]) -> (PathBuf, Value, String) {
+    let dir = notes_dir(name);
+    let server = notes_server(&dir);
+    let mut all = vec!["call", "--mcp", server.as_str(), "--tool-choice", choice];
+    all.extend(args);
+    let (code, out, err) = toolgram(&all);
+    assert_eq!(code, 0, "{err}");
+    (dir, reply(&out), err)
+}
+
 fn reply(stdout: &str) -> Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
 #[test]
 fn the_default_model_writes_a_file_through_an_mcp_server_and_the_reply_lists_the_steps() {
-    let dir = notes_dir("write");
-    let server = notes_server(&dir);
-    let (code, out, err) = toolgram(&[
-        "call",
-        "--mcp",
-        &server,
-        "--tool-choice",
-        "required",
-        "Write a note named hello.txt containing hello world",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let json = reply(&out);
+    let prompt = "Write a note named hello.txt containing hello world";
+    let (dir, json, err) = call_notes("write", "required", &[prompt]);
     let steps = json["toolgram"]["steps"].as_array().expect("steps");
     let first = &steps[0];
     assert_eq!(first["tool"], "write_note", "{json}");
@@ -124,20 +126,8 @@ fn the_reference_filesystem_server_writes_the_file_the_model_asks_for() {
 
 #[test]
 fn an_error_result_goes_back_to_the_model_as_an_error() {
-    let dir = notes_dir("error");
-    let server = notes_server(&dir);
-    let (code, out, err) = toolgram(&[
-        "call",
-        "--mcp",
-        &server,
-        "--tool-choice",
-        "read_note",
-        "--max-steps",
-        "2",
-        "Read the note called missing.txt",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let json = reply(&out);
+    let prompt = "Read the note called missing.txt";
+    let (dir, json, _) = call_notes("error", "read_note", &["--max-steps", "2", prompt]);
     let first = &json["toolgram"]["steps"][0];
     assert_eq!(first["tool"], "read_note", "{json}");
     assert_eq!(first["is_error"], true, "{json}");
@@ -150,29 +140,24 @@ fn an_error_result_goes_back_to_the_model_as_an_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn a_server_that_cannot_start_or_never_answers_is_a_typed_error_within_its_timeout() {
-    let (code, _, err) = toolgram(&[
-        "call",
-        "--mcp",
-        "toolgram-no-such-mcp-server --stdio",
-        "Hello",
-    ]);
+/// `toolgram call --mcp SERVER ARGS… Hello`, which fails with a `tool_source_error`: stderr.
+fn fails_on_server(server: &str, args: &[&str]) -> String {
+    let mut all = vec!["call", "--mcp", server];
+    all.extend(args);
+    all.push("Hello");
+    let (code, _, err) = toolgram(&all);
     assert_ne!(code, 0);
     assert!(err.contains("tool_source_error"), "{err}");
+    err
+}
+
+#[test]
+fn a_server_that_cannot_start_or_never_answers_is_a_typed_error_within_its_timeout() {
+    let err = fails_on_server("toolgram-no-such-mcp-server --stdio", &[]);
     assert!(err.contains("did not start"), "{err}");
     // `sleep` reads nothing and answers nothing: `initialize` times out.
     let started = Instant::now();
-    let (code, _, err) = toolgram(&[
-        "call",
-        "--mcp",
-        "sleep 120",
-        "--mcp-timeout-s",
-        "2",
-        "Hello",
-    ]);
-    assert_ne!(code, 0);
-    assert!(err.contains("tool_source_error"), "{err}");
+    let err = fails_on_server("sleep 120", &["--mcp-timeout-s", "2"]);
     assert!(err.contains("within 2 s"), "{err}");
     assert!(
         started.elapsed() < Duration::from_secs(30),
