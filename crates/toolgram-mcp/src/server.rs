@@ -62,7 +62,9 @@ impl Server {
             message,
         };
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
+        // Killed when its handle goes (a failed start, the sources dropped): a server left
+        // running would hold our stderr, which it shares, open.
+        cmd.args(args).kill_on_drop(true);
         let watcher = Watcher::default();
         let tools_changed = Arc::clone(&watcher.tools_changed);
         let service = rt.block_on(async {

@@ -2,15 +2,18 @@
 //! official Python SDK (`tests/mcp/notes_server.py`) whose tool the default model calls in
 //! the loop — the file written by the server, the steps listed, an `isError` result shown to
 //! the model —, the reference filesystem server (`@modelcontextprotocol/server-filesystem`,
-//! installed by `scripts/mcp-servers`) writing a file, and servers that fail: a command that
-//! does not exist, one that never answers.
+//! installed by `scripts/mcp-servers`) writing a file, a tool list that changes (the runtime's
+//! `ToolSources` on a server that says so), a result that breaks its `outputSchema` (the SDK's
+//! low-level server), and servers that fail: a command that does not exist, one that never
+//! answers, one that exits during a call.
 
 mod common;
 use common::{toolgram, venv};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use toolgram_runtime::{McpError, ToolSources};
 
 /// A fresh notes folder for one test.
 fn notes_dir(name: &str) -> PathBuf {
@@ -20,16 +23,21 @@ fn notes_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The notes server's command line over `dir`.
-fn notes_server(dir: &std::path::Path) -> String {
+/// The command line of the test server `script` (in `tests/mcp/`, on the Python SDK).
+fn sdk_server(script: &str) -> String {
     format!(
-        "{} {} {}",
+        "{} {}",
         venv().display(),
         common::repo()
-            .join("crates/toolgram/tests/mcp/notes_server.py")
-            .display(),
-        dir.display()
+            .join("crates/toolgram/tests/mcp")
+            .join(script)
+            .display()
     )
+}
+
+/// The notes server's command line over `dir`.
+fn notes_server(dir: &std::path::Path) -> String {
+    format!("{} {}", sdk_server("notes_server.py"), dir.display())
 }
 
 /// `toolgram call --mcp NOTES_SERVER --tool-choice CHOICE ARGS…` over a fresh notes folder
@@ -138,6 +146,57 @@ fn an_error_result_goes_back_to_the_model_as_an_error() {
         "{json}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tool_list_that_changes_is_read_again_before_the_next_step() {
+    let mut sources = ToolSources::start(&[sdk_server("vault_server.py")], Duration::from_secs(60))
+        .expect("starts");
+    let names = |s: &mut ToolSources| -> Vec<String> {
+        s.tools()
+            .expect("listed")
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    assert_eq!(names(&mut sources), ["open_vault"]);
+    let opened = sources.call("open_vault", &json!({})).expect("a result");
+    assert_eq!(opened.text, "the vault is open");
+    // The notification is read by the client's own task: give it a moment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while names(&mut sources) != ["read_vault"] && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(names(&mut sources), ["read_vault"]);
+    assert!(!sources.lists("open_vault"));
+    let read = sources.call("read_vault", &json!({})).expect("a result");
+    assert_eq!(read.text, "the vault holds 3 gold bars");
+}
+
+#[test]
+fn a_result_that_breaks_its_output_schema_is_an_error_result() {
+    let sources = ToolSources::start(&[sdk_server("schema_server.py")], Duration::from_secs(60))
+        .expect("starts");
+    let r = sources.call("forecast", &json!({})).expect("a result");
+    assert!(r.is_error, "{r:?}");
+    assert!(r.text.contains("outputSchema"), "{}", r.text);
+    assert_eq!(r.structured, Some(json!({"celsius": "warm"})));
+}
+
+#[test]
+fn a_server_that_exits_during_a_call_is_a_typed_error_not_a_hang() {
+    let sources = ToolSources::start(&[sdk_server("crash_server.py")], Duration::from_secs(20))
+        .expect("starts");
+    assert!(sources.lists("crash"));
+    let started = Instant::now();
+    let e = sources
+        .call("crash", &json!({}))
+        .expect_err("the server exited");
+    assert!(
+        matches!(e, McpError::Failed { .. } | McpError::Timeout { .. }),
+        "{e}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(25), "{e}");
 }
 
 /// `toolgram call --mcp SERVER ARGS… Hello`, which fails with a `tool_source_error`: stderr.
