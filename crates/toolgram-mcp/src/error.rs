@@ -41,6 +41,15 @@ pub enum McpError {
         /// Its error.
         message: String,
     },
+    /// The server refused one call with a JSON-RPC error (arguments it does not take, a tool
+    /// it no longer has): the call's answer, which the tool loop shows the model.
+    #[error("MCP server `{server}` refused the call: {message}")]
+    Refused {
+        /// The server.
+        server: String,
+        /// Its error.
+        message: String,
+    },
     /// A tool the server listed cannot be offered (its schema, or a name another server
     /// already gave).
     #[error("MCP server `{server}` lists a tool that cannot be offered: {message}")]

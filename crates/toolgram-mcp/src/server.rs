@@ -5,7 +5,7 @@
 use crate::error::McpError;
 use crate::result::ToolResult;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
@@ -99,7 +99,9 @@ impl Server {
     /// `outputSchema`, …).
     pub(crate) fn list_tools(&self, rt: &Runtime) -> Result<Vec<Value>, McpError> {
         self.tools_changed.store(false, Ordering::SeqCst);
-        let tools = self.within(rt, "tools/list", self.service.list_all_tools())?;
+        let tools = self
+            .within(rt, "tools/list", self.service.list_all_tools())?
+            .map_err(|e| self.failed("tools/list", &e))?;
         tools
             .iter()
             .map(|t| {
@@ -121,7 +123,18 @@ impl Server {
     ) -> Result<ToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments.as_object().cloned();
-        let result = self.within(rt, "tools/call", self.service.call_tool(params))?;
+        let result = match self.within(rt, "tools/call", self.service.call_tool(params))? {
+            Ok(result) => result,
+            // A JSON-RPC error is the server's answer to this call; anything else (the
+            // connection ended, an answer of another kind) is the server failing.
+            Err(ServiceError::McpError(e)) => {
+                return Err(McpError::Refused {
+                    server: self.name.clone(),
+                    message: e.message.to_string(),
+                });
+            }
+            Err(e) => return Err(self.failed("tools/call", &e)),
+        };
         let json = serde_json::to_value(&result).map_err(|e| McpError::Failed {
             server: self.name.clone(),
             method: "tools/call".into(),
@@ -130,26 +143,27 @@ impl Server {
         Ok(ToolResult::read(&json, output))
     }
 
-    /// Run `request` on `rt` within the timeout.
-    fn within<T, E: std::fmt::Display>(
+    /// Run `request` on `rt`: its own outcome, or a timeout.
+    fn within<T>(
         &self,
         rt: &Runtime,
         method: &str,
-        request: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, McpError> {
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<Result<T, ServiceError>, McpError> {
         // The timer is made inside the runtime: it needs its clock.
-        match rt.block_on(async { tokio::time::timeout(self.timeout, request).await }) {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(McpError::Failed {
-                server: self.name.clone(),
-                method: method.to_owned(),
-                message: e.to_string(),
-            }),
-            Err(_) => Err(McpError::Timeout {
+        rt.block_on(async { tokio::time::timeout(self.timeout, request).await })
+            .map_err(|_| McpError::Timeout {
                 server: self.name.clone(),
                 method: method.to_owned(),
                 seconds: self.timeout.as_secs(),
-            }),
+            })
+    }
+
+    fn failed(&self, method: &str, e: &ServiceError) -> McpError {
+        McpError::Failed {
+            server: self.name.clone(),
+            method: method.to_owned(),
+            message: e.to_string(),
         }
     }
 }

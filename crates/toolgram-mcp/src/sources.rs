@@ -17,7 +17,10 @@ struct Listed {
     output: Option<jsonschema::Validator>,
 }
 
-/// Started MCP servers and the tools they list.
+/// Started MCP servers and the tools they list. Blocking, with a runtime of its own: use it
+/// from threads that are not a tokio runtime's (the CLI, the run stage's threads); a server
+/// is killed when its sources are dropped (only the process started: a wrapper such as `npx`
+/// must end its own children when its stdin closes, as the reference servers do).
 pub struct ToolSources {
     rt: tokio::runtime::Runtime,
     servers: Vec<Server>,

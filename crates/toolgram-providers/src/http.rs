@@ -6,7 +6,7 @@ use crate::error::ProviderError;
 use crate::spec::{Auth, Kind};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How to send.
 #[derive(Debug, Clone)]
@@ -66,18 +66,30 @@ pub(crate) fn post_lines(
     opts: &HttpOptions,
     line: &mut dyn FnMut(&str),
 ) -> Result<String, ProviderError> {
+    // The timeout bounds the whole reply, as it does a reply read at once (a read's own
+    // timeout bounds only the wait for its bytes).
+    let deadline = Instant::now() + opts.timeout;
     post_reading(kind, url, body, opts, &mut |resp| {
         let mut reader = BufReader::new(resp);
         let mut text = String::new();
+        let mut bytes = Vec::new();
         loop {
-            let start = text.len();
+            bytes.clear();
             let n = reader
-                .read_line(&mut text)
+                .read_until(b'\n', &mut bytes)
                 .map_err(|e| ProviderError::Http(format!("{url}: {e}")))?;
             if n == 0 {
                 return Ok(text);
             }
+            let start = text.len();
+            text.push_str(&String::from_utf8_lossy(&bytes));
             line(text[start..].trim_end_matches(['\r', '\n']));
+            if Instant::now() > deadline {
+                return Err(ProviderError::Http(format!(
+                    "{url}: the stream did not end within {} s",
+                    opts.timeout.as_secs()
+                )));
+            }
         }
     })
 }

@@ -191,6 +191,8 @@ impl RunError {
             Self::Ballots { first, .. } => first.kind(),
             Self::Stopped(_) => "engine_stopped",
             Self::LaneFailed { .. } => "lane_failed",
+            // A declaration the server cannot be started from is the operator's request.
+            Self::ToolSource(toolgram_mcp::McpError::Declaration { .. }) => "invalid_request",
             Self::ToolSource(_) => "tool_source_error",
         }
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use toolgram_core::define::message::MessageFunction;
 use toolgram_core::{ChatMessage, MessageToolCall, ToolChoice, ToolSet};
-use toolgram_mcp::ToolSources;
+use toolgram_mcp::{McpError, ToolSources};
 
 /// Replies whose calls a loop runs when the front end names no bound: a task such as writing
 /// a file takes one to three on the default model; a model that keeps calling is stopped
@@ -73,21 +73,27 @@ impl Runtime {
             req.messages.push(assistant);
             for call in &calls {
                 let started = Instant::now();
-                let result = sources.call(&call.name, &call.arguments)?;
+                // A call the server refused is that call's answer; a server that failed
+                // (exited, timed out) ends the loop.
+                let (text, is_error) = match sources.call(&call.name, &call.arguments) {
+                    Ok(r) => (r.text, r.is_error),
+                    Err(McpError::Refused { message, .. }) => (message, true),
+                    Err(e) => return Err(e.into()),
+                };
                 let done = ToolStep {
                     server: sources.server_of(&call.name).unwrap_or_default().to_owned(),
                     tool: call.name.clone(),
                     arguments: call.arguments.clone(),
-                    result: result.text.clone(),
-                    is_error: result.is_error,
+                    result: text.clone(),
+                    is_error,
                     ms: started.elapsed().as_secs_f64() * 1e3,
                 };
                 step(&done);
                 steps.push(done);
-                let text = if result.is_error {
-                    format!("error: {}", result.text)
+                let text = if is_error {
+                    format!("error: {text}")
                 } else {
-                    result.text
+                    text
                 };
                 let mut message = ChatMessage::text("tool", text);
                 message.tool_call_id = Some(call.id.clone());

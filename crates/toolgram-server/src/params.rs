@@ -23,7 +23,7 @@ pub const MAX_IGNORED_NOTES: usize = 16;
 pub const MAX_NOTED_NAME: usize = 64;
 
 /// toolgram's own fields, the same on every API and read by one reader
-/// ([`toolgram_fields`], and [`sampling`] for the levers): never ignored.
+/// ([`toolgram_fields`], and [`sampling`] for the two biases): never ignored.
 pub const TOOLGRAM_FIELDS: &[&str] = &[
     "max_attempts",
     "plan",

@@ -174,13 +174,21 @@ fn a_tool_list_that_changes_is_read_again_before_the_next_step() {
 }
 
 #[test]
-fn a_result_that_breaks_its_output_schema_is_an_error_result() {
+fn a_result_that_breaks_its_output_schema_or_a_refused_call_is_an_error_result() {
     let sources = ToolSources::start(&[sdk_server("schema_server.py")], Duration::from_secs(60))
         .expect("starts");
     let r = sources.call("forecast", &json!({})).expect("a result");
     assert!(r.is_error, "{r:?}");
     assert!(r.text.contains("outputSchema"), "{}", r.text);
     assert_eq!(r.structured, Some(json!({"celsius": "warm"})));
+    // A JSON-RPC error is the call's answer (the loop shows it to the model), not a failure
+    // of the server.
+    match sources.call("refuse", &json!({})) {
+        Err(McpError::Refused { message, .. }) => {
+            assert!(message.contains("no calls today"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -152,6 +152,10 @@ impl Dialect for ChatCompletions {
 
     fn finish(&self, input: &RenderInput, body: &mut Value) -> String {
         common_fields(input, body, toolgram_wire::chat::envelope::MAX_TOKENS_SENT);
+        if input.stream {
+            // A stream reports its usage only when asked, in its last chunk.
+            body["stream_options"] = serde_json::json!({"include_usage": true});
+        }
         ENDPOINT.to_owned()
     }
 

@@ -84,10 +84,15 @@ pub fn content_delta(chunk: &Value) -> &str {
 }
 
 /// `choices[].delta` chunks joined into a reply body: content concatenated, `tool_calls` by
-/// index with their name and argument pieces concatenated.
+/// index with their name and argument pieces concatenated, and the `usage` a chunk reports
+/// (the last one, under `stream_options.include_usage`).
 pub fn assemble(chunks: &[Value]) -> Value {
     let mut content = String::new();
     let mut calls: Vec<Map<String, Value>> = Vec::new();
+    let usage = chunks
+        .iter()
+        .rev()
+        .find_map(|c| c.get("usage").filter(|u| u.is_object()));
     for c in chunks {
         let Some(delta) = c.pointer("/choices/0/delta") else {
             continue;
@@ -125,7 +130,11 @@ pub fn assemble(chunks: &[Value]) -> Value {
     if !calls.is_empty() {
         message["tool_calls"] = Value::Array(calls.into_iter().map(Value::Object).collect());
     }
-    json!({"choices": [{"index": 0, "message": message}]})
+    let mut body = json!({"choices": [{"index": 0, "message": message}]});
+    if let Some(u) = usage {
+        body["usage"] = u.clone();
+    }
+    body
 }
 
 #[cfg(test)]
@@ -146,8 +155,18 @@ mod tests {
         chunks.push(call_start_chunk(&env, 0, "call_1", "get_weather", false));
         chunks.push(call_delta_chunk(&env, 0, "{\"city\":", false));
         chunks.push(call_delta_chunk(&env, 0, "\"Paris\"}", false));
-        chunks.extend(finish_chunks(&env, "tool_calls", None, None, true));
+        let used = toolgram_core::define::reply::Usage {
+            prompt_tokens: 40,
+            completion_tokens: 12,
+            cached_prompt_tokens: 30,
+        };
+        chunks.extend(finish_chunks(&env, "tool_calls", None, Some(used), true));
         let body = assemble(&chunks);
+        assert_eq!(
+            crate::chat::reply::read_usage(&body),
+            (Some(40), Some(12), Some(30)),
+            "the usage chunk is kept"
+        );
         assert_eq!(read_text(&body).as_deref(), Some("Looking."));
         let calls = read_calls(&body).expect("reads");
         assert_eq!(calls.len(), 1);
