@@ -84,6 +84,15 @@ fn the_default_model_writes_a_file_through_an_mcp_server_and_the_reply_lists_the
         err.contains("mcp: write_note("),
         "progress on stderr: {err}"
     );
+    // `required` holds for the first reply only: the loop ends with an answer, not at
+    // `--max-steps` with the note written again and again.
+    assert!(steps.len() < 8, "{json}");
+    assert!(
+        !json["toolgram"]["warnings"]
+            .to_string()
+            .contains("--max-steps"),
+        "{json}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -226,6 +235,10 @@ fn a_server_that_cannot_start_or_never_answers_is_a_typed_error_within_its_timeo
     let started = Instant::now();
     let err = fails_on_server("sleep 120", &["--mcp-timeout-s", "2"]);
     assert!(err.contains("within 2 s"), "{err}");
+    // A declaration that cannot be used is the operator's request, not the server's failure.
+    let (code, _, err) = toolgram(&["call", "--mcp", "https://example.com/mcp", "Hello"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("invalid_request"), "{err}");
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "{:?}",
