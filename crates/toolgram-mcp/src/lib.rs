@@ -20,4 +20,4 @@ mod sources;
 
 pub use error::McpError;
 pub use result::ToolResult;
-pub use sources::ToolSources;
+pub use sources::{SourceTool, ToolSources};

@@ -34,7 +34,7 @@ impl ClientHandler for Watcher {
 
 /// A started MCP server.
 pub(crate) struct Server {
-    /// Its command line, as declared (its name in errors and steps).
+    /// Its name, as declared (in errors and steps).
     pub(crate) name: String,
     service: RunningService<RoleClient, Watcher>,
     tools_changed: Arc<AtomicBool>,
@@ -42,10 +42,16 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// Start `command` (a command line: program and arguments, shell-quoted) and initialize it.
-    pub(crate) fn start(rt: &Runtime, command: &str, timeout: Duration) -> Result<Self, McpError> {
+    /// Start `command` (a command line: program and arguments, shell-quoted) and initialize
+    /// it, named `name`.
+    pub(crate) fn start(
+        rt: &Runtime,
+        name: &str,
+        command: &str,
+        timeout: Duration,
+    ) -> Result<Self, McpError> {
         let declaration = |message: &str| McpError::Declaration {
-            server: command.to_owned(),
+            server: name.to_owned(),
             message: message.to_owned(),
         };
         if command.starts_with("http://") || command.starts_with("https://") {
@@ -58,7 +64,7 @@ impl Server {
             .split_first()
             .ok_or_else(|| declaration("an empty command line"))?;
         let start = |message: String| McpError::Start {
-            server: command.to_owned(),
+            server: name.to_owned(),
             message,
         };
         let mut cmd = tokio::process::Command::new(program);
@@ -76,14 +82,14 @@ impl Server {
                 Ok(Ok(service)) => Ok(service),
                 Ok(Err(e)) => Err(start(e.to_string())),
                 Err(_) => Err(McpError::Timeout {
-                    server: command.to_owned(),
+                    server: name.to_owned(),
                     method: "initialize".into(),
                     seconds: timeout.as_secs(),
                 }),
             }
         })?;
         Ok(Self {
-            name: command.to_owned(),
+            name: name.to_owned(),
             service,
             tools_changed,
             timeout,

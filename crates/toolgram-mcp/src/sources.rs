@@ -6,25 +6,45 @@ use crate::error::McpError;
 use crate::result::ToolResult;
 use crate::server::Server;
 use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use toolgram_core::Tool;
 use toolgram_core::define::read_tools::read_function;
 
-/// One listed tool: the server that lists it (its index), the tool, its output check.
+/// One listed tool: the server that lists it (its index), the tool, its output check, its
+/// read-only hint.
 struct Listed {
     server: usize,
     tool: Tool,
-    output: Option<jsonschema::Validator>,
+    output: Option<Arc<jsonschema::Validator>>,
+    read_only: bool,
 }
 
-/// Started MCP servers and the tools they list. Blocking, with a runtime of its own: use it
-/// from threads that are not a tokio runtime's (the CLI, the run stage's threads); a server
-/// is killed when its sources are dropped (only the process started: a wrapper such as `npx`
-/// must end its own children when its stdin closes, as the reference servers do).
+/// A tool as a server lists it.
+#[derive(Debug, Clone)]
+pub struct SourceTool {
+    /// The server's name, as declared.
+    pub server: String,
+    /// The tool, read as any function is.
+    pub tool: Tool,
+    /// The server says it changes nothing (`annotations.readOnlyHint`).
+    pub read_only: bool,
+}
+
+/// Started MCP servers and the tools they list, shared by every thread that runs a loop (a
+/// server takes several requests at once). Blocking, with a runtime of its own: use it from
+/// threads that are not a tokio runtime's workers (the CLI, the run stage's threads, tokio's
+/// blocking pool); a server is killed when its sources are dropped (only the process
+/// started: a wrapper such as `npx` must end its own children when its stdin closes, as the
+/// reference servers do).
 pub struct ToolSources {
-    rt: tokio::runtime::Runtime,
+    /// `None` only while being dropped.
+    rt: Option<tokio::runtime::Runtime>,
     servers: Vec<Server>,
-    listed: Vec<Listed>,
+    listed: Mutex<Vec<Listed>>,
+    /// Bumped each time the list is read again.
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for ToolSources {
@@ -38,66 +58,130 @@ impl std::fmt::Debug for ToolSources {
     }
 }
 
+impl Drop for ToolSources {
+    /// The servers stopped, then their runtime let go without waiting: the sources may be
+    /// dropped inside another runtime (a server's state at exit), where waiting would panic.
+    fn drop(&mut self) {
+        self.servers.clear();
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 impl ToolSources {
-    /// Start every server in `commands` (command lines: stdio) and list their tools; each
-    /// request to a server is given `timeout`.
-    pub fn start(commands: &[String], timeout: Duration) -> Result<Self, McpError> {
+    /// Start every server in `servers` (a name and a command line: stdio) and list their
+    /// tools; each request to a server is given `timeout`.
+    pub fn start(servers: &[(String, String)], timeout: Duration) -> Result<Self, McpError> {
+        for (i, (name, _)) in servers.iter().enumerate() {
+            if servers[..i].iter().any(|(other, _)| other == name) {
+                return Err(McpError::Declaration {
+                    server: name.clone(),
+                    message: "two servers have this name".into(),
+                });
+            }
+        }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("toolgram-mcp")
             .enable_all()
             .build()
             .map_err(|e| McpError::Start {
-                server: commands.join(", "),
+                server: servers
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 message: format!("no async runtime: {e}"),
             })?;
-        let servers = commands
+        let servers = servers
             .iter()
-            .map(|c| Server::start(&rt, c, timeout))
+            .map(|(name, command)| Server::start(&rt, name, command, timeout))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut sources = Self {
-            rt,
+        let sources = Self {
+            rt: Some(rt),
             servers,
-            listed: Vec::new(),
+            listed: Mutex::new(Vec::new()),
+            generation: AtomicU64::new(0),
         };
-        sources.relist()?;
+        *sources.lock() = sources.list_all()?;
         Ok(sources)
     }
 
-    /// The tools every server lists, read again first where a server said its list changed.
-    pub fn tools(&mut self) -> Result<Vec<Tool>, McpError> {
+    /// The servers' names, as declared.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.servers.iter().map(|s| s.name.as_str())
+    }
+
+    /// The tools every server lists, each with its server's name, read again first where a
+    /// server said its list changed.
+    pub fn tools(&self) -> Result<Vec<SourceTool>, McpError> {
+        let mut listed = self.lock();
         if self.servers.iter().any(Server::tools_changed) {
             tracing::info!("an MCP server's tool list changed: reading it again");
-            self.relist()?;
+            *listed = self.list_all()?;
+            self.generation.fetch_add(1, Ordering::SeqCst);
         }
-        Ok(self.listed.iter().map(|l| l.tool.clone()).collect())
+        Ok(listed.iter().map(|l| self.source_tool(l)).collect())
     }
 
-    /// Whether a server lists `tool`.
-    pub fn lists(&self, tool: &str) -> bool {
-        self.listed.iter().any(|l| l.tool.name == tool)
+    fn source_tool(&self, l: &Listed) -> SourceTool {
+        SourceTool {
+            server: self.servers[l.server].name.clone(),
+            tool: l.tool.clone(),
+            read_only: l.read_only,
+        }
     }
 
-    /// The server (as declared) that lists `tool`.
-    pub fn server_of(&self, tool: &str) -> Option<&str> {
-        let l = self.listed.iter().find(|l| l.tool.name == tool)?;
-        Some(&self.servers[l.server].name)
+    /// How many times a list was read again since the start: a loop whose pool was built at
+    /// another generation builds it again (after [`Self::tools`] read a changed list).
+    pub fn generation(&self) -> u64 {
+        if self.servers.iter().any(Server::tools_changed) {
+            // Read it now, so the caller's next `tools` and this count agree.
+            let _ = self.tools();
+        }
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The listed tool named `tool`; `None` when no server lists it.
+    pub fn find(&self, tool: &str) -> Option<SourceTool> {
+        let listed = self.lock();
+        let l = listed.iter().find(|l| l.tool.name == tool)?;
+        Some(self.source_tool(l))
     }
 
     /// Call `tool` on the server that lists it.
     pub fn call(&self, tool: &str, arguments: &Value) -> Result<ToolResult, McpError> {
-        let l = self
-            .listed
-            .iter()
-            .find(|l| l.tool.name == tool)
-            .ok_or_else(|| McpError::UnknownTool(tool.to_owned()))?;
-        self.servers[l.server].call(&self.rt, tool, arguments, l.output.as_ref())
+        let (server, output) = {
+            let listed = self.lock();
+            let l = listed
+                .iter()
+                .find(|l| l.tool.name == tool)
+                .ok_or_else(|| McpError::UnknownTool(tool.to_owned()))?;
+            (l.server, l.output.clone())
+        };
+        self.servers[server].call(self.rt()?, tool, arguments, output.as_deref())
     }
 
-    fn relist(&mut self) -> Result<(), McpError> {
+    fn rt(&self) -> Result<&tokio::runtime::Runtime, McpError> {
+        self.rt.as_ref().ok_or_else(|| McpError::Failed {
+            server: String::new(),
+            method: "any".into(),
+            message: "the MCP servers are being stopped".into(),
+        })
+    }
+
+    /// The list, poisoned or not (a panic while listing leaves the old list whole).
+    fn lock(&self) -> MutexGuard<'_, Vec<Listed>> {
+        self.listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn list_all(&self) -> Result<Vec<Listed>, McpError> {
         let mut listed: Vec<Listed> = Vec::new();
         for (i, server) in self.servers.iter().enumerate() {
-            for (k, item) in server.list_tools(&self.rt)?.iter().enumerate() {
+            for (k, item) in server.list_tools(self.rt()?)?.iter().enumerate() {
                 let offered = |message: String| McpError::Tool {
                     server: server.name.clone(),
                     message,
@@ -120,14 +204,19 @@ impl ToolSources {
                     .map(jsonschema::validator_for)
                     .transpose()
                     .map_err(|e| offered(format!("`{}`'s outputSchema: {e}", tool.name)))?;
+                let read_only = object
+                    .get("annotations")
+                    .and_then(|a| a.get("readOnlyHint"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 listed.push(Listed {
                     server: i,
                     tool,
-                    output,
+                    output: output.map(Arc::new),
+                    read_only,
                 });
             }
         }
-        self.listed = listed;
-        Ok(())
+        Ok(listed)
     }
 }

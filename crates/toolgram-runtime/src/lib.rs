@@ -77,10 +77,10 @@ pub use response::{
     Response, RunTimings, Tally, ToolStep, TruncatedCall, Usage, failed_json, lenient_message,
 };
 pub use stream::{Event, EventStream, Sink};
-pub use tool_loop::DEFAULT_MAX_STEPS;
+pub use tool_loop::{Approval, DEFAULT_MAX_STEPS, ToolLoop, ToolRule};
 pub use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{GrammarStats, PLAN_CALL_BIAS, Sampling};
-pub use toolgram_mcp::{McpError, ToolSources};
+pub use toolgram_mcp::{McpError, SourceTool, ToolSources};
 pub use tools::{read_tools_file, tools_from_json};
 pub use user_files::{named_syntax, read_format_file, read_schema_file};
 

@@ -170,6 +170,14 @@ pub struct Response {
     /// The calls a tool loop ran on MCP servers before this reply, in order
     /// ([`crate::Runtime::run_tool_loop`]); empty outside one.
     pub steps: Vec<ToolStep>,
+    /// Calls to a tool loop's MCP tools it did not run (`toolgram.pending_calls`): waiting for
+    /// the client's approval, past `max_steps`, or beside a call to the request's own tools.
+    /// Never among `tool_calls`, which are the client's to run.
+    pub pending: Vec<Call>,
+    /// The messages a tool loop added to the conversation before this reply (each reply
+    /// whose calls it ran, each result, each answer to an approval), so a stored
+    /// conversation goes on from where it ended; empty outside one.
+    pub loop_messages: Vec<toolgram_core::ChatMessage>,
     /// Measurements.
     pub timings: RunTimings,
     /// Where the embedded model's layers are (`None` for a provider): in `toolgram.timings`.
@@ -189,6 +197,8 @@ pub struct HiddenCallNote {
 /// One call a tool loop ran on an MCP server (`toolgram.steps`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolStep {
+    /// The call's id (as the model's reply gave it).
+    pub id: String,
     /// The server that listed the tool, as declared.
     pub server: String,
     /// The tool.
@@ -252,6 +262,8 @@ impl Response {
             votes: None,
             hidden_call: None,
             steps: Vec::new(),
+            pending: Vec::new(),
+            loop_messages: Vec::new(),
             timings: RunTimings::default(),
             offload: None,
         }
@@ -322,12 +334,15 @@ impl Response {
                 "generate_ms": round(t.generate_ms), "prompt_evaluated": t.prompt_evaluated,
                 "offload": self.offload.as_ref().map(|o| o.to_json())},
         });
+        if !self.pending.is_empty() {
+            object["pending_calls"] = self.pending.iter().map(chat::reply::call).collect();
+        }
         if !self.steps.is_empty() {
             object["steps"] = self
                 .steps
                 .iter()
                 .map(|s| {
-                    json!({"server": s.server, "tool": s.tool, "arguments": s.arguments,
+                    json!({"id": s.id, "server": s.server, "tool": s.tool, "arguments": s.arguments,
                         "result": s.result, "is_error": s.is_error, "ms": round(s.ms)})
                 })
                 .collect();

@@ -120,6 +120,7 @@ fn gather_ready(rt: &Runtime, ready: &Ready) -> (Gathered, Response) {
             } => g.arguments.entry(index).or_default().push_str(&arguments),
             Event::ToolCallEnd { index } => g.ends.push(index),
             Event::Retry { attempt } => panic!("attempt {attempt}: no retry expected"),
+            Event::ToolStep(s) => panic!("no tool loop here: {s:?}"),
             Event::Done(r) => return (g, *r),
             Event::Failed(e) => panic!("stream failed: {e}"),
         }

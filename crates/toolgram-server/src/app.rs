@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Semaphore, watch};
 use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Plan;
-use toolgram_runtime::{ModelSet, Response, Runtime};
+use toolgram_runtime::{ModelSet, Response, Runtime, ToolSources};
 
 /// Most ballots one request may ask for unless the operator says otherwise: about what the
 /// default queue (4 running, 16 waiting) can admit beside other clients.
@@ -94,6 +94,9 @@ pub struct ServerConfig {
     /// as annotations listed in `toolgram.warnings` (a request's `strict_schemas` field
     /// overrides it).
     pub strict_schemas: bool,
+    /// Most replies whose calls a request's MCP tool loop runs before it answers with the
+    /// last one (its calls unrun, `toolgram.pending_calls`).
+    pub max_steps: usize,
 }
 
 /// What a request's hosted tools (run by a vendor's servers, not by the client) get.
@@ -132,6 +135,7 @@ impl Default for ServerConfig {
             max_votes: DEFAULT_MAX_VOTES,
             repeats: toolgram_runtime::Repeats::Forbid,
             strict_schemas: false,
+            max_steps: toolgram_runtime::DEFAULT_MAX_STEPS,
         }
     }
 }
@@ -311,6 +315,9 @@ pub struct App {
     /// Turns true when the drain's time is up: runs still in flight stop and answer with what
     /// they decoded.
     pub drain_over: watch::Sender<bool>,
+    /// The MCP servers declared at start (`--mcp NAME=SERVER`), started; the only ones a
+    /// request can reach.
+    pub mcp: Option<ToolSources>,
     counter: AtomicU64,
     logged_notes: Mutex<HashSet<String>>,
 }
@@ -327,6 +334,7 @@ impl App {
                 std::thread::available_parallelism().map_or(2, |n| n.get().max(2)),
             )),
             drain_over: watch::Sender::new(false),
+            mcp: None,
             counter: AtomicU64::new(0),
             logged_notes: Mutex::new(HashSet::new()),
         }

@@ -26,6 +26,8 @@
 //! - [`clip`] — client text cut short where the server repeats it (notes, errors, logs);
 //! - [`error`] — OpenAI-shaped errors and their statuses;
 //! - [`run`] — the runtime's blocking calls from async handlers, with cancellation;
+//! - [`mcp`] — the MCP servers declared at start as a request names them (Responses' `mcp`
+//!   tools, Anthropic's `mcp_servers`), their tools in its pool, its tool loop run;
 //! - [`sse`] — Server-Sent Events bodies from channels;
 //! - [`metrics`] — `GET /metrics`;
 //! - [`guard`] — what a request must show before it is read (loopback `Host`/`Origin`, the
@@ -54,6 +56,7 @@ pub mod conn;
 pub mod error;
 pub mod guard;
 pub mod handler;
+pub mod mcp;
 pub mod metrics;
 pub mod params;
 pub mod responses;
@@ -67,16 +70,24 @@ pub use handler::MAX_JSON_DEPTH;
 pub use routes::{OPENAPI, router};
 
 use std::sync::Arc;
-use toolgram_runtime::ModelSet;
+use toolgram_runtime::{ModelSet, ToolSources};
 
 /// Serve `models` until SIGTERM or Ctrl-C; then new connections are refused and requests
-/// in flight get the drain timeout to finish. Models not loaded yet load on first use.
-pub async fn serve(models: ModelSet, config: ServerConfig) -> std::io::Result<()> {
+/// in flight get the drain timeout to finish. Models not loaded yet load on first use;
+/// requests may use the tools of the MCP servers in `mcp` (started by the caller: declared at
+/// start, never by a request).
+pub async fn serve(
+    models: ModelSet,
+    config: ServerConfig,
+    mcp: Option<ToolSources>,
+) -> std::io::Result<()> {
     let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
     config.check().map_err(|e| invalid(e.to_string()))?;
     let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port)).await?;
     let addr = listener.local_addr()?;
-    let app = Arc::new(App::new(models, config));
+    let mut app = App::new(models, config);
+    app.mcp = mcp;
+    let app = Arc::new(app);
     if !app.config.loopback_bind() && app.config.api_key.is_none() {
         eprintln!(
             "toolgram serve: WARNING: listening on {addr}, not a loopback address, without an API key: anyone who can reach it can use the model (set --api-key or TOOLGRAM_API_KEY)"
@@ -103,7 +114,11 @@ pub async fn serve(models: ModelSet, config: ServerConfig) -> std::io::Result<()
 /// [`serve`] on a new multi-threaded tokio runtime (for callers without one). Runs still
 /// winding down after the drain (cancelled, they stop within a decode step) are not waited
 /// for past a second.
-pub fn serve_blocking(models: ModelSet, config: ServerConfig) -> std::io::Result<()> {
+pub fn serve_blocking(
+    models: ModelSet,
+    config: ServerConfig,
+    mcp: Option<ToolSources>,
+) -> std::io::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // A request's grammar is compiled on these threads (its check, in `spawn_blocking`), and
@@ -111,7 +126,7 @@ pub fn serve_blocking(models: ModelSet, config: ServerConfig) -> std::io::Result
         // (`lark::MAX_REF_DEPTH`) takes three quarters of tokio's default 2 MiB.
         .thread_stack_size(toolgram_runtime::COMPILE_STACK_BYTES)
         .build()?;
-    let served = rt.block_on(serve(models, config));
+    let served = rt.block_on(serve(models, config, mcp));
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     served
 }

@@ -69,11 +69,23 @@ pub async fn run(
     served: &Served,
     req: Ready,
 ) -> Result<Result<Response, RunError>, ApiError> {
-    let guard = CancelOnDrop(req.request().cancel.clone());
-    let ran = Arc::clone(app);
+    let cancel = req.request().cancel.clone();
     let runtime = served.runtime.clone();
+    run_work(app, served, cancel, move || runtime.run(&req)).await
+}
+
+/// [`run`] for any blocking `work` that `cancel` stops (a tool loop): on the blocking pool,
+/// within the request's deadline and the drain.
+pub async fn run_work(
+    app: &Arc<App>,
+    served: &Served,
+    cancel: Cancel,
+    work: impl FnOnce() -> Result<Response, RunError> + Send + 'static,
+) -> Result<Result<Response, RunError>, ApiError> {
+    let guard = CancelOnDrop(cancel);
+    let ran = Arc::clone(app);
     let mut task = tokio::task::spawn_blocking(move || {
-        let result = runtime.run(&req);
+        let result = work();
         if let Err(e) = &result {
             ran.metrics.cancelled(e);
         }
@@ -142,21 +154,32 @@ impl Events {
 /// reply's events, and the connection's write deadline closes one that stops reading.
 pub fn stream(app: &Arc<App>, served: &Served, req: Ready) -> Result<Events, RunError> {
     let cancel = req.request().cancel.clone();
+    let runtime = served.runtime.clone();
+    stream_work(app, served, cancel, move |sink| {
+        runtime.stream_to(&req, sink)
+    })
+}
+
+/// [`stream`] for any run that `start` sets going with the sink its events go to and that
+/// `cancel` stops (a tool loop).
+pub fn stream_work(
+    app: &Arc<App>,
+    served: &Served,
+    cancel: Cancel,
+    start: impl FnOnce(Sink) -> Result<(), RunError>,
+) -> Result<Events, RunError> {
     let (tx, rx) = mpsc::unbounded_channel();
     let ran = Arc::clone(app);
     let gone = cancel.clone();
-    served.runtime.stream_to(
-        &req,
-        Sink::new(move |event| {
-            if let Event::Failed(e) = &event {
-                ran.metrics.cancelled(e);
-            }
-            if tx.send(event).is_err() {
-                // The client went away: stop decoding, let the run wind down.
-                gone.cancel();
-            }
-        }),
-    )?;
+    start(Sink::new(move |event| {
+        if let Event::Failed(e) = &event {
+            ran.metrics.cancelled(e);
+        }
+        if tx.send(event).is_err() {
+            // The client went away: stop decoding, let the run wind down.
+            gone.cancel();
+        }
+    }))?;
     let (deadline, had) = (served.deadline, served.timeout);
     let timer_cancel = cancel.clone();
     let timer_app = Arc::clone(app);
@@ -210,7 +233,16 @@ pub async fn forward<F: Send + 'static>(
     start: Vec<F>,
     frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
 ) -> Result<impl futures_util::Stream<Item = F> + Send + 'static, ApiError> {
-    let mut events = stream(app, served, req)?;
+    forward_events(app, stream(app, served, req)?, start, frames_of).await
+}
+
+/// [`forward`] for a run already streaming into `events` ([`stream_work`]).
+pub async fn forward_events<F: Send + 'static>(
+    app: &Arc<App>,
+    mut events: Events,
+    start: Vec<F>,
+    frames_of: impl FnMut(Event, &StreamClock) -> Vec<F> + Send + 'static,
+) -> Result<impl futures_util::Stream<Item = F> + Send + 'static, ApiError> {
     let first = match events.recv().await {
         Some(Event::Failed(e)) if e.kind() == "cancelled" => {
             app.metrics.failed(&e);

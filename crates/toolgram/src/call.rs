@@ -16,8 +16,8 @@ use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Request, RetryPolicy, RunError, Runtime, Sampling, ToolSources,
-    ToolStep, check_offer, named_syntax, read_tools_file,
+    Backend, EmbeddedConfig, Ready, Request, RetryPolicy, RunError, Runtime, Sampling, Sink,
+    SourceTool, ToolLoop, ToolSources, ToolStep, check_offer, named_syntax, read_tools_file,
 };
 
 #[derive(Args)]
@@ -141,24 +141,38 @@ fn mcp_sources(args: &CallArgs) -> anyhow::Result<Option<ToolSources>> {
     if args.mcp.is_empty() {
         return Ok(None);
     }
-    if args.events {
-        return Err(CliError::new(
-            "invalid_request",
-            "--events with --mcp is not supported yet: the loop prints its final reply",
-        )
-        .into());
-    }
     eprintln!("mcp: starting {} server(s)…", args.mcp.len());
     let timeout = std::time::Duration::from_secs(args.mcp_timeout_s);
-    let mut sources = ToolSources::start(&args.mcp, timeout).map_err(RunError::from)?;
+    // A server is named by its command line.
+    let declared: Vec<(String, String)> = args.mcp.iter().map(|c| (c.clone(), c.clone())).collect();
+    let sources = ToolSources::start(&declared, timeout).map_err(RunError::from)?;
     let names: Vec<String> = sources
         .tools()
         .map_err(RunError::from)?
         .into_iter()
-        .map(|t| t.name)
+        .map(|t| t.tool.name)
         .collect();
     eprintln!("mcp: {} tool(s): {}", names.len(), names.join(", "));
     Ok(Some(sources))
+}
+
+/// A tool loop's events as JSON lines, printed as they come (the loop runs on its own thread).
+fn print_loop_events(runtime: &Runtime, ready: Ready, lp: &ToolLoop) -> anyhow::Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let sink = Sink::new(move |e| {
+                let _ = tx.send(e);
+            });
+            runtime.stream_tool_loop(ready, lp, &[], &sink);
+        });
+        for event in rx {
+            if let Some(line) = crate::output::event_line(event)? {
+                say!("{line}")?;
+            }
+        }
+        Ok(())
+    })
 }
 
 pub(crate) fn messages(args: &CallArgs) -> anyhow::Result<Vec<ChatMessage>> {
@@ -217,8 +231,31 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         Some(path) => read_tools_file(path)?,
         None => ToolSet::new(Vec::new())?,
     };
+    let sources = mcp_sources(&args)?;
+    let every = |_: &SourceTool| true;
+    let none = |_: &SourceTool| false;
+    let tool_loop = sources.as_ref().map(|sources| ToolLoop {
+        sources,
+        offer: &every,
+        approval: &none,
+        max_steps: args.max_steps,
+    });
+    // The servers' tools join the pool once: the check, the grammar and the loop's first turn
+    // all see the same one.
+    let tools = match &tool_loop {
+        Some(lp) => {
+            let mut pool = tools.tools().to_vec();
+            pool.extend(
+                lp.offered()
+                    .map_err(RunError::from)?
+                    .into_iter()
+                    .map(|t| t.tool),
+            );
+            ToolSet::new(pool)?
+        }
+        None => tools,
+    };
     let req = request(&args, messages(&args)?, tools);
-    let mut sources = mcp_sources(&args)?;
     let backend = match args.provider.resolve(args.model.as_deref())? {
         Some(provider) => Backend::Provider(provider),
         None => {
@@ -227,17 +264,7 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
             if let Some(name) = &args.syntax {
                 named_syntax(name)?;
             }
-            match &mut sources {
-                // The tool choice may name a server's tool: checked against the whole pool.
-                Some(s) => {
-                    let mut whole = req.clone();
-                    let mut pool = req.tools.tools().to_vec();
-                    pool.extend(s.tools().map_err(RunError::from)?);
-                    whole.tools = std::sync::Arc::new(ToolSet::new(pool)?);
-                    check_offer(&whole)?;
-                }
-                None => check_offer(&req)?,
-            }
+            check_offer(&req)?;
             let chat_template = args
                 .chat_template
                 .as_ref()
@@ -260,7 +287,9 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         }
     };
     let runtime = Runtime::new(backend)?;
-    if let Some(sources) = &mut sources {
+    // The request's grammar, compiled once by the loaded engine and carried to the run.
+    let ready = runtime.ready(req)?;
+    if let Some(lp) = &tool_loop {
         let mut step = |s: &ToolStep| {
             let outcome = if s.is_error { "error" } else { "ok" };
             eprintln!(
@@ -271,12 +300,14 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
                 s.result.chars().take(200).collect::<String>()
             );
         };
-        let reply = runtime.run_tool_loop(req, sources, args.max_steps, &mut step)?;
+        crate::output::print_checked(ready.checked());
+        if args.events {
+            return print_loop_events(&runtime, ready, lp);
+        }
+        let reply = runtime.run_tool_loop(ready, lp, &[], &mut step)?;
         say!("{}", reply.to_json())?;
         return Ok(());
     }
-    // The request's grammar, compiled once by the loaded engine and carried to the run.
-    let ready = runtime.ready(req)?;
     crate::output::print_checked(ready.checked());
     if args.events {
         for event in runtime.stream(&ready)? {

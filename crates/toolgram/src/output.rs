@@ -67,6 +67,9 @@ pub(crate) fn event_line(event: Event) -> anyhow::Result<Option<Value>> {
         } => json!({"type": "tool_call_delta", "index": index, "delta": arguments}),
         Event::ToolCallEnd { index } => json!({"type": "tool_call_end", "index": index}),
         Event::Retry { attempt } => json!({"type": "retry", "attempt": attempt}),
+        Event::ToolStep(s) => json!({"type": "tool_step", "id": s.id, "server": s.server,
+            "tool": s.tool, "arguments": s.arguments, "result": s.result,
+            "is_error": s.is_error, "ms": s.ms}),
         Event::Done(r) => r.to_json(),
         Event::Failed(e) => return Err(e.into()),
     }))

@@ -8,8 +8,8 @@ use std::time::Duration;
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, Residency, add_aliases, embedded_entries,
-    read_models_file,
+    EmbeddedConfig, ModelDecl, ModelEntry, ModelSet, Residency, RunError, ToolSources, add_aliases,
+    embedded_entries, read_models_file,
 };
 use toolgram_server::ServerConfig;
 use toolgram_server::app::{HostedTools, Timeout};
@@ -160,9 +160,35 @@ pub(crate) struct ServeArgs {
             _ => HostedTools::Filter,
         }))]
     pub hosted_tools: HostedTools,
+    /// An MCP server requests may use, declared as NAME=SERVER (SERVER: the command line that
+    /// starts it, stdio; repeatable), started with the server. A Responses request lists
+    /// `{"type": "mcp", "server_label": NAME}`, an Anthropic request an `mcp_servers` entry
+    /// named NAME: the server runs the calls in a loop and answers with every step
+    /// (docs/mcp.md). No request can reach a server not declared here.
+    #[arg(long = "mcp", value_name = "NAME=SERVER", value_parser = mcp_declaration)]
+    pub mcp: Vec<(String, String)>,
+    /// Seconds an MCP server has to start, or to answer one request, before it is a
+    /// `tool_source_error`.
+    #[arg(long, default_value_t = 60)]
+    pub mcp_timeout_s: u64,
+    /// Most replies whose calls a request's MCP loop runs before it answers with the last
+    /// (its calls unrun, in toolgram.pending_calls).
+    #[arg(long, default_value_t = toolgram_runtime::DEFAULT_MAX_STEPS)]
+    pub max_steps: usize,
     /// A remote provider behind the server (a gateway adding grammar, validation, retries).
     #[command(flatten)]
     pub provider: ProviderArgs,
+}
+
+fn mcp_declaration(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, server)) if !name.is_empty() && !server.trim().is_empty() => {
+            Ok((name.to_owned(), server.to_owned()))
+        }
+        _ => Err(format!(
+            "`{s}`: write NAME=SERVER (SERVER: the command line that starts it)"
+        )),
+    }
 }
 
 fn alias(s: &str) -> Result<(String, String), String> {
@@ -234,6 +260,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,
         hosted_tools: args.hosted_tools,
+        max_steps: args.max_steps,
         ..ServerConfig::default()
     };
     // Settings the server cannot start with stop it before the model loads.
@@ -247,9 +274,27 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_loaded: Some(args.max_loaded),
         min_residency: Duration::from_secs_f64(args.min_residency_s.min(86_400.0)),
     };
+    // A server that cannot start stops the server before the model loads.
+    let mcp = if args.mcp.is_empty() {
+        None
+    } else {
+        eprintln!("toolgram serve: starting {} MCP server(s)…", args.mcp.len());
+        let timeout = Duration::from_secs(args.mcp_timeout_s);
+        let sources = ToolSources::start(&args.mcp, timeout).map_err(RunError::from)?;
+        let tools = sources.tools().map_err(RunError::from)?;
+        for (name, _) in &args.mcp {
+            let names: Vec<&str> = tools
+                .iter()
+                .filter(|t| t.server == *name)
+                .map(|t| t.tool.name.as_str())
+                .collect();
+            eprintln!("toolgram serve: MCP server `{name}`: {}", names.join(", "));
+        }
+        Some(sources)
+    };
     let models = ModelSet::new(entries, residency)?;
     models.load_default()?;
-    toolgram_server::serve_blocking(models, config)?;
+    toolgram_server::serve_blocking(models, config, mcp)?;
     Ok(())
 }
 

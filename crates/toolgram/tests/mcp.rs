@@ -5,10 +5,12 @@
 //! installed by `scripts/mcp-servers`) writing a file, a tool list that changes (the runtime's
 //! `ToolSources` on a server that says so), a result that breaks its `outputSchema` (the SDK's
 //! low-level server), and servers that fail: a command that does not exist, one that never
-//! answers, one that exits during a call.
+//! answers, one that exits during a call. And `toolgram serve --mcp` driven by the official
+//! SDKs (`tests/serve/mcp_clients.py`): OpenAI's Responses `mcp` tool and Anthropic's MCP
+//! connector, streamed and not, approvals, and no URL a request names ever reached.
 
 mod common;
-use common::{toolgram, venv};
+use common::{ServeChild, toolgram, venv};
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -35,9 +37,40 @@ fn sdk_server(script: &str) -> String {
     )
 }
 
+/// The test server `script` as declared: named by its script.
+fn named(script: &str) -> (String, String) {
+    (script.to_owned(), sdk_server(script))
+}
+
 /// The notes server's command line over `dir`.
 fn notes_server(dir: &std::path::Path) -> String {
     format!("{} {}", sdk_server("notes_server.py"), dir.display())
+}
+
+/// `serve --mcp notes=NOTES_SERVER` on the default model, used by the OpenAI and Anthropic
+/// SDKs as their hosted MCP tools: every note they ask for is written by the server-side
+/// loop, and the URLs they send are never reached (the script's assertions).
+#[test]
+fn serve_runs_the_loop_for_responses_mcp_tools_and_anthropics_mcp_servers() {
+    let dir = notes_dir("serve");
+    let declared = format!("notes={}", notes_server(&dir));
+    let server = ServeChild::start(&["--mcp", &declared]);
+    let out = std::process::Command::new(venv())
+        .arg(common::repo().join("crates/toolgram/tests/serve/mcp_clients.py"))
+        .args([server.base().as_str(), &dir.display().to_string()])
+        .output()
+        .expect("python runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{stdout}\n{stderr}\nserver log:\n{}",
+        server.log()
+    );
+    assert!(stdout.contains("no URL reached: ok"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `toolgram call --mcp NOTES_SERVER --tool-choice CHOICE ARGS…` over a fresh notes folder
@@ -159,33 +192,39 @@ fn an_error_result_goes_back_to_the_model_as_an_error() {
 
 #[test]
 fn a_tool_list_that_changes_is_read_again_before_the_next_step() {
-    let mut sources = ToolSources::start(&[sdk_server("vault_server.py")], Duration::from_secs(60))
-        .expect("starts");
-    let names = |s: &mut ToolSources| -> Vec<String> {
+    let sources =
+        ToolSources::start(&[named("vault_server.py")], Duration::from_secs(60)).expect("starts");
+    let names = |s: &ToolSources| -> Vec<String> {
         s.tools()
             .expect("listed")
             .into_iter()
-            .map(|t| t.name)
+            .map(|t| t.tool.name)
             .collect()
     };
-    assert_eq!(names(&mut sources), ["open_vault"]);
+    assert_eq!(names(&sources), ["open_vault"]);
+    let before = sources.generation();
     let opened = sources.call("open_vault", &json!({})).expect("a result");
     assert_eq!(opened.text, "the vault is open");
     // The notification is read by the client's own task: give it a moment.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while names(&mut sources) != ["read_vault"] && Instant::now() < deadline {
+    while names(&sources) != ["read_vault"] && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(names(&mut sources), ["read_vault"]);
-    assert!(!sources.lists("open_vault"));
+    assert_eq!(names(&sources), ["read_vault"]);
+    assert!(sources.find("open_vault").is_none());
+    assert_eq!(
+        sources.generation(),
+        before + 1,
+        "a loop sees the list changed"
+    );
     let read = sources.call("read_vault", &json!({})).expect("a result");
     assert_eq!(read.text, "the vault holds 3 gold bars");
 }
 
 #[test]
 fn a_result_that_breaks_its_output_schema_or_a_refused_call_is_an_error_result() {
-    let sources = ToolSources::start(&[sdk_server("schema_server.py")], Duration::from_secs(60))
-        .expect("starts");
+    let sources =
+        ToolSources::start(&[named("schema_server.py")], Duration::from_secs(60)).expect("starts");
     let r = sources.call("forecast", &json!({})).expect("a result");
     assert!(r.is_error, "{r:?}");
     assert!(r.text.contains("outputSchema"), "{}", r.text);
@@ -202,9 +241,9 @@ fn a_result_that_breaks_its_output_schema_or_a_refused_call_is_an_error_result()
 
 #[test]
 fn a_server_that_exits_during_a_call_is_a_typed_error_not_a_hang() {
-    let sources = ToolSources::start(&[sdk_server("crash_server.py")], Duration::from_secs(20))
-        .expect("starts");
-    assert!(sources.lists("crash"));
+    let sources =
+        ToolSources::start(&[named("crash_server.py")], Duration::from_secs(20)).expect("starts");
+    assert!(sources.find("crash").is_some());
     let started = Instant::now();
     let e = sources
         .call("crash", &json!({}))

@@ -12,7 +12,7 @@ mod canonical;
 mod scanner;
 
 use crate::error::RunError;
-use crate::response::Response;
+use crate::response::{Response, ToolStep};
 pub(crate) use scanner::ScanOptions;
 use scanner::{Delta, Scanner};
 use std::cell::RefCell;
@@ -58,6 +58,9 @@ pub enum Event {
         /// The attempt that starts now (2, 3, …).
         attempt: usize,
     },
+    /// A tool loop ran a call on an MCP server ([`crate::Runtime::stream_tool_loop`]); the
+    /// reply's own events follow the loop's last step.
+    ToolStep(Box<ToolStep>),
     /// The run ended with this reply; the deltas since the last `Retry` add up to it.
     Done(Box<Response>),
     /// The run failed.
@@ -79,7 +82,7 @@ impl Sink {
     }
 
     /// Hand `e` on.
-    pub(crate) fn send(&self, e: Event) {
+    pub fn send(&self, e: Event) {
         if let Ok(mut f) = self.0.lock() {
             f(e);
         }

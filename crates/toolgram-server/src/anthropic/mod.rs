@@ -80,7 +80,11 @@ type Checked = handler::Checked<read::MessagesFields>;
 
 async fn reply(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    match crate::run::run(&app, &m.served, m.req).await? {
+    let ran = match &m.api.mcp {
+        Some(u) => crate::mcp::run(&app, &m.served, m.req, Arc::clone(u)).await?,
+        None => crate::run::run(&app, &m.served, m.req).await?,
+    };
+    match ran {
         Ok(r) => {
             app.metrics.reply(ROUTE, &m.served.id, &r, None);
             let toolgram = crate::app::toolgram_json(Some(&r), &m.notes);
@@ -105,7 +109,11 @@ async fn stream(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
     let (mut writer, start) = wire::Frames::start(&id, &m.served.id);
     let metrics = Arc::clone(&app);
     let model = m.served.id.clone();
-    let rx = crate::run::forward(&app, &m.served, m.req, start, move |event, clock| {
+    let events = match &m.api.mcp {
+        Some(u) => crate::mcp::stream(&app, &m.served, m.req, Arc::clone(u))?,
+        None => crate::run::stream(&app, &m.served, m.req)?,
+    };
+    let rx = crate::run::forward_events(&app, events, start, move |event, clock| {
         match &event {
             Event::Done(r) => {
                 metrics

@@ -3,14 +3,18 @@
 //! `tool_choice` with `disable_parallel_tool_use` read by toolgram-wire's `anthropic` module
 //! (the provider writes them with the same module), `max_tokens`, `temperature`,
 //! `top_p`, `stop_sequences`, `thinking`, structured output (`output_config.format` or
-//! `output_format`, beside the tools or alone). Fields the server does not use are accepted and
-//! named in the reply's notes. This module must not run anything or write replies.
+//! `output_format`, beside the tools or alone), the MCP connector's `mcp_servers` and
+//! `mcp_toolset` tools naming servers declared at start ([`crate::mcp`]). Fields the server
+//! does not use are accepted and named in the reply's notes. This module must not run
+//! anything or write replies.
 
 use crate::app::App;
 use crate::error::ApiError;
 use crate::handler::Read;
+use crate::mcp::{self, McpUse};
 use crate::params::{self, ModelAsks};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use toolgram_runtime::{Request, ResponseFormat};
 use toolgram_wire::anthropic::{envelope, messages, tools};
 
@@ -18,6 +22,9 @@ use toolgram_wire::anthropic::{envelope, messages, tools};
 pub struct MessagesFields {
     /// Stream the reply as SSE.
     pub stream: bool,
+    /// The declared MCP servers its `mcp_servers` name (`None`: none): the server runs the
+    /// loop.
+    pub mcp: Option<Arc<McpUse>>,
 }
 
 /// A Messages request as read.
@@ -37,6 +44,7 @@ const HONOURED: &[&str] = &[
     "tool_choice",
     "thinking",
     "output_format",
+    "mcp_servers",
 ];
 
 /// Fields accepted that change nothing a single local model does.
@@ -76,15 +84,22 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let o = params::object(body)?;
     let mut notes = params::ignored_fields(o, HONOURED, ACCEPTED);
     let messages = messages::read(o, &mut notes)?;
-    let tools = match o.get("tools") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(a)) => a.as_slice(),
+    let mut tools = match o.get("tools") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
         Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
     };
-    let pool = params::pool(tools, app.config.hosted_tools, "tools", tools::read)?;
-    let has_tools = !pool.tools.tools().is_empty();
+    let mut left_out = Vec::new();
+    let mcp = mcp::anthropic_servers(app, o, &mut tools, &mut left_out, &mut notes)?;
+    let pool = params::pool(&tools, app.config.hosted_tools, "tools", tools::read)?;
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
+    req.not_offered.append(&mut left_out);
+    let mcp = mcp.filter(|m| !m.servers.is_empty());
+    if let Some(m) = &mcp {
+        mcp::offer(app, m, &mut req)?;
+    }
+    let has_tools = !req.tools.tools().is_empty();
     (req.shape.choice, req.shape.parallel) = tools::read_choice(o, has_tools)?;
     let mut asks = think(o);
     let mut sampling = params::sampling(o, &[envelope::MAX_TOKENS], &app.config, &mut asks)?;
@@ -98,7 +113,10 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
         req,
         asks,
         notes,
-        api: MessagesFields { stream },
+        api: MessagesFields {
+            stream,
+            mcp: mcp.map(Arc::new),
+        },
     })
 }
 

@@ -5,13 +5,42 @@
 
 use crate::error::ApiError;
 use serde_json::Value;
-use toolgram_runtime::{Event, FinishReason, Response, Usage};
+use toolgram_runtime::{Call, CallKind, Event, FinishReason, Response, ToolStep, Usage};
+use toolgram_wire::anthropic::mcp;
 use toolgram_wire::anthropic::reply;
 use toolgram_wire::anthropic::stream::{Frame, MessageStream};
 
-/// The `message` object of a finished reply; `toolgram` is the extension object.
+/// The `message` object of a finished reply; `toolgram` is the extension object. A tool
+/// loop's calls come first, each an `mcp_tool_use` and its `mcp_tool_result`; calls it did
+/// not run, last, as `mcp_tool_use` blocks alone.
 pub fn message(id: &str, model: &str, r: &Response, toolgram: Value) -> Value {
-    reply::message(id, model, &r.reply(), toolgram)
+    let mut body = reply::message(id, model, &r.reply(), toolgram);
+    if !(r.steps.is_empty() && r.pending.is_empty()) {
+        let mut content: Vec<Value> = r.steps.iter().flat_map(step_blocks).collect();
+        if let Some(Value::Array(rest)) = body.get_mut("content") {
+            content.append(rest);
+        }
+        content.extend(r.pending.iter().map(pending_block));
+        body["content"] = Value::Array(content);
+    }
+    body
+}
+
+/// A call a loop ran: its `mcp_tool_use` block and its `mcp_tool_result` block.
+fn step_blocks(s: &ToolStep) -> [Value; 2] {
+    [
+        mcp::tool_use_block(&s.id, &s.server, &s.tool, &s.arguments),
+        mcp::tool_result_block(&s.id, &s.result, s.is_error),
+    ]
+}
+
+/// A call a loop did not run, as its `mcp_tool_use` block.
+fn pending_block(c: &Call) -> Value {
+    let input = match &c.kind {
+        CallKind::Function { arguments } => arguments.clone(),
+        CallKind::Custom { input } => serde_json::json!({ "input": input }),
+    };
+    mcp::tool_use_block(&c.id, "", &c.name, &input)
 }
 
 /// The `message` object of a reply cut by `max_tokens` before any call was complete.
@@ -51,7 +80,19 @@ impl Frames {
             Event::ToolCallDelta { arguments, .. } => s.call_input(&arguments),
             Event::ToolCallEnd { .. } => s.call_end(),
             Event::Retry { .. } => Vec::new(),
-            Event::Done(r) => s.end(r.finish_reason, r.usage),
+            Event::ToolStep(step) => step_blocks(&step)
+                .into_iter()
+                .flat_map(|b| s.whole_block(b))
+                .collect(),
+            Event::Done(r) => {
+                let mut frames: Vec<Frame> = r
+                    .pending
+                    .iter()
+                    .flat_map(|c| s.whole_block(pending_block(c)))
+                    .collect();
+                frames.extend(s.end(r.finish_reason, r.usage));
+                frames
+            }
             Event::Failed(e) if e.kind() == "truncated" => s.end(FinishReason::Length, e.usage()),
             Event::Failed(e) => s.failed(error(&ApiError::from(e))),
         }

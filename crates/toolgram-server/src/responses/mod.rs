@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
-use toolgram_runtime::{CallKind, Event, Response};
+use toolgram_runtime::{Call, CallKind, Event, Response};
 use toolgram_wire::responses::input;
 use toolgram_wire::responses::reply::{self, Envelope};
 use toolgram_wire::responses::stream::ResponseStream;
@@ -81,14 +81,17 @@ fn to_keep(rr: &Checked) -> Option<Vec<ChatMessage>> {
         .then(|| rr.req.request().messages.clone())
 }
 
-/// Store the reply `r` (its body as answered) after the conversation `kept`.
+/// Store the reply `r` (its body as answered) after the conversation `kept`: what a tool
+/// loop added to it, then the reply, its calls waiting for approval among its calls.
 fn remember(app: &App, kept: Option<Vec<ChatMessage>>, id: &str, r: &Response, body: &Value) {
     let Some(mut messages) = kept else { return };
+    messages.extend(r.loop_messages.iter().cloned());
+    let calls: Vec<&Call> = r.tool_calls.iter().chain(&r.pending).collect();
     messages.push(ChatMessage {
         role: "assistant".into(),
         content: r.content.clone(),
-        tool_calls: (!r.tool_calls.is_empty()).then(|| {
-            r.tool_calls
+        tool_calls: (!calls.is_empty()).then(|| {
+            calls
                 .iter()
                 .map(|c| {
                     let args = match &c.kind {
@@ -110,15 +113,42 @@ fn remember(app: &App, kept: Option<Vec<ChatMessage>>, id: &str, r: &Response, b
     });
 }
 
+/// The `mcp_approval_request` items of the calls a loop did not run.
+fn approvals(app: &App, r: &Response) -> Vec<Value> {
+    r.pending
+        .iter()
+        .map(|c| {
+            let server = app
+                .mcp
+                .as_ref()
+                .and_then(|m| m.find(&c.name))
+                .map(|t| t.server)
+                .unwrap_or_default();
+            wire::approval_request(c, &server)
+        })
+        .collect()
+}
+
 /// Answer a non-streamed request.
 async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let env = envelope(&app, &rr);
     let kept = to_keep(&rr);
     let asked = &rr.api.asked;
-    match crate::run::run(&app, &rr.served, rr.req).await? {
+    let ran = match &rr.api.mcp {
+        Some(m) => crate::mcp::run(&app, &rr.served, rr.req, Arc::clone(m)).await?,
+        None => crate::run::run(&app, &rr.served, rr.req).await?,
+    };
+    match ran {
         Ok(r) => {
             app.metrics.reply(ROUTE, &env.model, &r, None);
-            let output = reply::output_items(asked, &r.reply(), &mut |p| app.new_id(p));
+            let new_id = &mut |p: &str| app.new_id(p);
+            let mut output = match &rr.api.mcp {
+                Some(m) => wire::mcp_lists(m, &m.offered(&app), new_id),
+                None => Vec::new(),
+            };
+            output.extend(r.steps.iter().map(|s| wire::mcp_call(s, new_id)));
+            output.extend(reply::output_items(asked, &r.reply(), new_id));
+            output.extend(approvals(&app, &r));
             let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
             let body = reply::finished(&env, asked, output, &r.reply(), toolgram);
             remember(&app, kept, &env.id, &r, &body);
@@ -147,16 +177,30 @@ async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
         served,
         req,
         notes,
-        api: ResponsesFields { asked, .. },
+        api: ResponsesFields { asked, mcp, .. },
     } = rr;
     let toolgram = crate::app::toolgram_json(None, &notes);
     let created = reply::response_object(&env, &asked, "in_progress", vec![], None, toolgram);
-    let (mut writer, start) = ResponseStream::start(&created, asked.clone());
+    let (mut writer, mut start) = ResponseStream::start(&created, asked.clone());
+    let events = match &mcp {
+        Some(m) => {
+            for item in wire::mcp_lists(m, &m.offered(&app), &mut |p| app.new_id(p)) {
+                start.extend(writer.list_tools(item));
+            }
+            crate::mcp::stream(&app, &served, req, Arc::clone(m))?
+        }
+        None => crate::run::stream(&app, &served, req)?,
+    };
     let app2 = Arc::clone(&app);
     let mut kept = Some(kept);
-    let rx = crate::run::forward(&app, &served, req, start, move |event, clock| match event {
+    let rx = crate::run::forward_events(&app, events, start, move |event, clock| match event {
         Event::Done(r) => {
-            let (items, mut frames) = writer.close();
+            let mut frames = Vec::new();
+            for item in approvals(&app2, &r) {
+                frames.extend(writer.plain_item(item));
+            }
+            let (items, mut closing) = writer.close();
+            frames.append(&mut closing);
             app2.metrics
                 .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
             let toolgram = crate::app::toolgram_json(Some(&r), &notes);

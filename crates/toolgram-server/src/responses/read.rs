@@ -8,11 +8,13 @@
 use crate::app::App;
 use crate::error::ApiError;
 use crate::handler::{self, Read};
+use crate::mcp::{self, McpUse};
 use crate::params::{self, ModelAsks};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Think;
-use toolgram_runtime::Request;
+use toolgram_runtime::{Approval, Request};
 use toolgram_wire::chat::tools;
 use toolgram_wire::responses::reply::Asked;
 use toolgram_wire::responses::{envelope, input};
@@ -24,6 +26,9 @@ pub struct ResponsesFields {
     /// What it asked of its reply: kept or not, the echoed fields, tool namespaces, reasoning
     /// carried back.
     pub asked: Asked,
+    /// The declared MCP servers its `mcp` tools name (`None`: no `mcp` tool): the server
+    /// runs the loop.
+    pub mcp: Option<Arc<McpUse>>,
 }
 
 /// A Responses request as read.
@@ -140,20 +145,58 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
     let input = o
         .get("input")
         .ok_or_else(|| ApiError::invalid("input", "`input` is required"))?;
-    let mut tools = match o.get("tools") {
+    let tools = match o.get("tools") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(_) => return Err(ApiError::invalid("tools", "`tools` must be an array")),
     };
-    messages.extend(input::read(input, &mut tools, &mut notes)?);
+    let mut extras = input::InputExtras {
+        tools,
+        ..input::InputExtras::default()
+    };
+    messages.extend(input::read(input, &mut extras)?);
+    let mut tools = extras.tools;
+    notes.append(&mut extras.notes);
     if let Some(instructions) = params::opt_str(o, "instructions")? {
         messages.retain(|m| m.role != "system");
         messages.insert(0, ChatMessage::text("system", instructions));
     }
-    let pool = params::pool(&tools, app.config.hosted_tools, "tools", tools::read)?;
-    let has_tools = !pool.tools.tools().is_empty();
+    let (mut mcp_left_out, mut servers) = (Vec::new(), Vec::new());
+    let mut kept = Vec::with_capacity(tools.len());
+    for (i, t) in std::mem::take(&mut tools).into_iter().enumerate() {
+        if t.get("type").and_then(Value::as_str) != Some("mcp") {
+            kept.push(t);
+            continue;
+        }
+        let field = format!("tools[{i}]");
+        servers.extend(mcp::responses_tool(
+            app,
+            &t,
+            &field,
+            &mut mcp_left_out,
+            &mut notes,
+        )?);
+    }
+    let approvals: Vec<Approval> = extras
+        .approvals
+        .into_iter()
+        .map(|(call_id, approve)| Approval { call_id, approve })
+        .collect();
+    if !approvals.is_empty() && servers.is_empty() {
+        return Err(ApiError::invalid(
+            "input",
+            "an `mcp_approval_response` needs the `mcp` tool of a declared server in `tools`",
+        ));
+    }
+    let pool = params::pool(&kept, app.config.hosted_tools, "tools", tools::read)?;
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
+    req.not_offered.append(&mut mcp_left_out);
+    let mcp = (!servers.is_empty()).then_some(McpUse { servers, approvals });
+    if let Some(m) = &mcp {
+        mcp::offer(app, m, &mut req)?;
+    }
+    let has_tools = !req.tools.tools().is_empty();
     let mut asks = ModelAsks {
         think: envelope::reasoning_asked(o)?
             .filter(|asked| *asked)
@@ -200,6 +243,7 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
                 namespaces: pool.namespaces,
                 encrypted_reasoning,
             },
+            mcp: mcp.map(Arc::new),
         },
     })
 }

@@ -3,7 +3,10 @@
 //! `responses::reply`'s, which the provider reads the API's replies with too). Pure mapping:
 //! this module must not read requests, touch HTTP or spell the API's JSON itself.
 
-use toolgram_runtime::Event;
+use crate::mcp::McpUse;
+use serde_json::Value;
+use toolgram_runtime::{Call, CallKind, Event, SourceTool, ToolStep};
+use toolgram_wire::responses::mcp::{self, ListedTool, RanCall};
 use toolgram_wire::responses::stream::{Frame, ResponseStream};
 
 /// The frames a decoded event becomes (none for the end events, which the handler answers
@@ -23,6 +26,55 @@ pub fn event_frames(
             arguments, custom, ..
         } => s.call_delta(arguments, *custom),
         Event::ToolCallEnd { .. } => s.call_end(),
+        Event::ToolStep(step) => s.mcp_call(mcp_call(step, new_id)),
         Event::Retry { .. } | Event::Done(_) | Event::Failed(_) => Vec::new(),
     }
+}
+
+/// The `mcp_list_tools` item of each server `mcp` names, with the tools of `offered` it
+/// lists.
+pub fn mcp_lists(
+    mcp: &McpUse,
+    offered: &[SourceTool],
+    new_id: &mut dyn FnMut(&str) -> String,
+) -> Vec<Value> {
+    mcp.servers
+        .iter()
+        .map(|server| {
+            let tools: Vec<ListedTool> = offered
+                .iter()
+                .filter(|t| t.server == server.name)
+                .map(|t| ListedTool {
+                    name: &t.tool.name,
+                    description: &t.tool.description,
+                    input_schema: &t.tool.parameters,
+                })
+                .collect();
+            mcp::list_tools_item(&new_id("mcpl"), &server.name, &tools)
+        })
+        .collect()
+}
+
+/// The `mcp_call` item of a call a loop ran.
+pub fn mcp_call(step: &ToolStep, new_id: &mut dyn FnMut(&str) -> String) -> Value {
+    let arguments = step.arguments.to_string();
+    let call = RanCall {
+        label: &step.server,
+        name: &step.tool,
+        arguments: &arguments,
+        output: &step.result,
+        is_error: step.is_error,
+        approval_request_id: None,
+    };
+    mcp::call_item(&new_id("mcp"), &call)
+}
+
+/// The `mcp_approval_request` item of a call a loop did not run (its id the call's, which the
+/// client's `mcp_approval_response` names); `server` names its tool's server.
+pub fn approval_request(call: &Call, server: &str) -> Value {
+    let arguments = match &call.kind {
+        CallKind::Function { arguments } => arguments.to_string(),
+        CallKind::Custom { input } => input.clone(),
+    };
+    mcp::approval_request_item(&call.id, server, &call.name, &arguments)
 }

@@ -120,6 +120,7 @@ fn read_message(
     let mut text = Vec::new();
     let mut calls = Vec::new();
     let mut reasoning = Vec::new();
+    let mut flushed = false;
     for (j, b) in blocks.iter().enumerate() {
         let at = format!("{at}.content[{j}]");
         let s = |k: &str| b.get(k).and_then(Value::as_str);
@@ -128,7 +129,7 @@ fn read_message(
             "thinking" if role == "assistant" => {
                 reasoning.push(s("thinking").unwrap_or("").to_owned());
             }
-            "tool_use" if role == "assistant" => {
+            "tool_use" | "mcp_tool_use" if role == "assistant" => {
                 let (Some(id), Some(name)) = (s("id"), s("name")) else {
                     return Err(WireError::invalid(
                         &at,
@@ -153,6 +154,19 @@ fn read_message(
                 t.tool_call_id = Some(id.to_owned());
                 out.push(t);
             }
+            // A call a server ran inside the assistant's turn (the MCP connector): its
+            // result ends the turn so far, as a tool message after it.
+            "mcp_tool_result" if role == "assistant" => {
+                let id = s("tool_use_id").ok_or_else(|| {
+                    WireError::invalid(&at, "an mcp_tool_result block needs `tool_use_id`")
+                })?;
+                out.push(assistant_turn(&mut text, &mut calls, &mut reasoning));
+                flushed = true;
+                let mut t = ChatMessage::text("tool", result_text(b, notes, &at));
+                t.tool_call_id = Some(id.to_owned());
+                out.push(t);
+            }
+            "mcp_tool_listing" if role == "assistant" => {}
             other => notes.push(format!(
                 "{at}: a `{other}` block is not given to this model and was left out"
             )),
@@ -164,15 +178,31 @@ fn read_message(
         }
         return Ok(());
     }
-    out.push(ChatMessage {
+    if !(flushed && text.is_empty() && calls.is_empty() && reasoning.is_empty()) {
+        out.push(assistant_turn(&mut text, &mut calls, &mut reasoning));
+    }
+    Ok(())
+}
+
+/// The assistant message of the blocks read so far (taken).
+fn assistant_turn(
+    text: &mut Vec<String>,
+    calls: &mut Vec<MessageToolCall>,
+    reasoning: &mut Vec<String>,
+) -> ChatMessage {
+    let (text, calls, reasoning) = (
+        std::mem::take(text),
+        std::mem::take(calls),
+        std::mem::take(reasoning),
+    );
+    ChatMessage {
         role: "assistant".into(),
         content: (!text.is_empty()).then(|| text.join("\n")),
         tool_calls: (!calls.is_empty()).then_some(calls),
         tool_call_id: None,
         name: None,
         reasoning_content: (!reasoning.is_empty()).then(|| reasoning.join("\n")),
-    });
-    Ok(())
+    }
 }
 
 /// Chat messages as Anthropic's `system` string and `messages`: system messages joined by

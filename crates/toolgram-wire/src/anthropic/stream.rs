@@ -121,6 +121,19 @@ impl MessageStream {
         vec![delta(self.next_index - 1, d)]
     }
 
+    /// A block sent whole (a call a server ran, its result): it starts with all its
+    /// fields and stops.
+    pub fn whole_block(&mut self, block: Value) -> Vec<Frame> {
+        let mut out = Vec::new();
+        let index = self.open(Block::ToolUse, block, &mut out);
+        self.open = None;
+        out.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        out
+    }
+
     /// The open call is complete: its block closes.
     pub fn call_end(&mut self) -> Vec<Frame> {
         let mut out = Vec::new();

@@ -3,7 +3,10 @@
 //! `custom_tool_call` (consecutive calls one assistant message; a custom call's input as
 //! `{"input": …}` arguments), their `_output`s, `reasoning` (its text, ours from
 //! `encrypted_content`, goes with the assistant turn after it), `additional_tools` (where a
-//! coding agent sends its tools); other items (a hosted tool's) left out with a note. Written:
+//! coding agent sends its tools), the hosted MCP tool's items as a loop wrote them
+//! (`mcp_call` a call and its result, `mcp_approval_request` a call waiting,
+//! `mcp_approval_response` an answer to one, `mcp_list_tools` skipped: the server lists its
+//! tools itself); other items (a hosted tool's) left out with a note. Written:
 //! messages as `{role, content}`, calls as `function_call`, results as
 //! `function_call_output`. This module must not decide which fields of a request are honoured.
 
@@ -53,13 +56,37 @@ pub fn call_message(call_id: &str, name: &str, arguments: String) -> MessageTool
     }
 }
 
-/// `input` → chat messages; the tools of `additional_tools` items go to `tools`, a note for
-/// each item left out to `notes`.
-pub fn read(
-    input: &Value,
-    tools: &mut Vec<Value>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<ChatMessage>, WireError> {
+/// Append `call` to the conversation: to the assistant message before it where that one
+/// calls, else as a new assistant message carrying the `reasoning` read before it.
+fn push_call(out: &mut Vec<ChatMessage>, call: MessageToolCall, reasoning: &mut Option<String>) {
+    match out.last_mut() {
+        Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
+            m.tool_calls.get_or_insert_with(Vec::new).push(call);
+        }
+        _ => out.push(ChatMessage {
+            role: "assistant".into(),
+            content: None,
+            tool_calls: Some(vec![call]),
+            tool_call_id: None,
+            name: None,
+            reasoning_content: reasoning.take(),
+        }),
+    }
+}
+
+/// What `input` carries beside its messages.
+#[derive(Debug, Default)]
+pub struct InputExtras {
+    /// The tools of `additional_tools` items.
+    pub tools: Vec<Value>,
+    /// A note for each item left out.
+    pub notes: Vec<String>,
+    /// `mcp_approval_response` items: the request each answers and whether it approves.
+    pub approvals: Vec<(String, bool)>,
+}
+
+/// `input` → chat messages; what else it carries to `extras`.
+pub fn read(input: &Value, extras: &mut InputExtras) -> Result<Vec<ChatMessage>, WireError> {
     let items = match input {
         Value::String(s) => return Ok(vec![ChatMessage::text("user", s.clone())]),
         Value::Array(items) => items,
@@ -110,27 +137,39 @@ pub fn read(
                 } else {
                     json!({"input": s("input").unwrap_or("")}).to_string()
                 };
-                let call = call_message(call_id, name, arguments);
-                match out.last_mut() {
-                    Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
-                        m.tool_calls.get_or_insert_with(Vec::new).push(call);
-                    }
-                    _ => out.push(ChatMessage {
-                        role: "assistant".into(),
-                        content: None,
-                        tool_calls: Some(vec![call]),
-                        tool_call_id: None,
-                        name: None,
-                        reasoning_content: reasoning.take(),
-                    }),
+                push_call(
+                    &mut out,
+                    call_message(call_id, name, arguments),
+                    &mut reasoning,
+                );
+            }
+            "mcp_call" | "mcp_approval_request" => {
+                let (Some(id), Some(name)) = (s("id"), s("name")) else {
+                    return Err(WireError::invalid(&at, "an MCP call needs `id` and `name`"));
+                };
+                let arguments = s("arguments").unwrap_or("{}").to_owned();
+                push_call(&mut out, call_message(id, name, arguments), &mut reasoning);
+                if kind == "mcp_call" {
+                    let result = match (s("output"), item.get("error")) {
+                        (Some(output), _) => output.to_owned(),
+                        (None, Some(e)) if !e.is_null() => format!("error: {e}"),
+                        _ => String::new(),
+                    };
+                    let mut m = ChatMessage::text("tool", result);
+                    m.tool_call_id = Some(id.to_owned());
+                    out.push(m);
                 }
             }
+            "mcp_approval_response" => extras
+                .approvals
+                .push(crate::responses::mcp::approval_response(item, &at)?),
+            "mcp_list_tools" => {}
             "function_call_output" | "custom_tool_call_output" => {
                 // Codex CLI sends its goal as an output answering no call (`name`, no `call_id`):
                 // no chat template can place it, so it is said and left out.
                 let Some(call_id) = s("call_id") else {
                     let name = s("name").map(|n| format!(" (`{n}`)")).unwrap_or_default();
-                    notes.push(format!(
+                    extras.notes.push(format!(
                         "{at}: a `{kind}`{name} without `call_id` answers no call and was left out"
                     ));
                     continue;
@@ -142,10 +181,10 @@ pub fn read(
             }
             "reasoning" => reasoning = reasoning_text(item),
             "additional_tools" => match item.get("tools") {
-                Some(Value::Array(more)) => tools.extend(more.iter().cloned()),
+                Some(Value::Array(more)) => extras.tools.extend(more.iter().cloned()),
                 _ => return Err(WireError::invalid(&at, "`additional_tools` needs `tools`")),
             },
-            other => notes.push(format!(
+            other => extras.notes.push(format!(
                 "{at}: item type `{other}` (a hosted tool's) is not run here and was left out"
             )),
         }
@@ -200,10 +239,10 @@ mod tests {
     #[test]
     fn a_conversation_written_reads_back_the_same() {
         let conversation = crate::fixtures::conversation();
-        let (mut tools, mut notes) = (Vec::new(), Vec::new());
-        let read_back = read(&write(&conversation), &mut tools, &mut notes).expect("reads");
+        let mut extras = InputExtras::default();
+        let read_back = read(&write(&conversation), &mut extras).expect("reads");
         assert_eq!(read_back, conversation);
-        assert!(tools.is_empty() && notes.is_empty());
+        assert!(extras.tools.is_empty() && extras.notes.is_empty());
     }
 
     /// Codex CLI's goal rides in an output with a `name` and no `call_id` (seen on its second
@@ -213,8 +252,9 @@ mod tests {
         let input = json!([{"role": "user", "content": "hi"},
             {"type": "function_call_output", "name": "goal_objective", "namespace": "agent",
              "output": "Create hello.py"}]);
-        let mut notes = Vec::new();
-        let read_back = read(&input, &mut Vec::new(), &mut notes).expect("reads");
+        let mut extras = InputExtras::default();
+        let read_back = read(&input, &mut extras).expect("reads");
+        let notes = extras.notes;
         assert_eq!(read_back, vec![ChatMessage::text("user", "hi")]);
         assert_eq!(notes.len(), 1);
         assert!(
@@ -227,9 +267,31 @@ mod tests {
     fn a_bad_item_is_named() {
         let e = read(
             &json!([{"type": "function_call", "name": "f"}]),
-            &mut Vec::new(),
-            &mut Vec::new(),
+            &mut InputExtras::default(),
         );
         assert_eq!(e.expect_err("refused").param, "input[0]");
+    }
+
+    /// A loop's output items sent back as input (`store: false`): a call run is the call and
+    /// its result, a call waiting for approval is a call, an approval is read aside, a list
+    /// is skipped.
+    #[test]
+    fn mcp_items_sent_back_read_as_the_conversation_they_were() {
+        let input = json!([{"role": "user", "content": "hi"},
+            {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "notes", "tools": []},
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "notes", "name": "list",
+             "arguments": "{}", "output": "a.txt"},
+            {"type": "mcp_approval_request", "id": "call_2", "server_label": "notes",
+             "name": "write", "arguments": "{\"t\":1}"},
+            {"type": "mcp_approval_response", "approval_request_id": "call_2", "approve": false}]);
+        let mut extras = InputExtras::default();
+        let m = read(&input, &mut extras).expect("reads");
+        assert_eq!(m.len(), 4, "{m:?}");
+        assert_eq!(m[2].tool_call_id.as_deref(), Some("mcp_1"));
+        assert_eq!(m[2].content.as_deref(), Some("a.txt"));
+        let waiting = m[3].tool_calls.as_ref().expect("a call");
+        assert_eq!(waiting[0].id, "call_2");
+        assert_eq!(extras.approvals, [("call_2".to_owned(), false)]);
+        assert!(extras.notes.is_empty(), "{:?}", extras.notes);
     }
 }

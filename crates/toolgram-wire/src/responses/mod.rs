@@ -11,6 +11,7 @@
 //!   usage read.
 //! - [`stream`] — the numbered event sequence written ([`stream::ResponseStream`]), and the
 //!   reply read back from `response.completed`.
+//! - [`mcp`] — the hosted MCP tool's items and events, written; approvals read.
 //! - [`encrypted`] — the reasoning a reply carries in `encrypted_content`.
 //!
 //! This module must not touch HTTP, store responses or hold a server's limits.
@@ -18,6 +19,7 @@
 pub mod encrypted;
 pub mod envelope;
 pub mod input;
+pub mod mcp;
 pub mod reply;
 pub mod stream;
 pub mod tools;

@@ -121,6 +121,34 @@ impl ResponseStream {
         });
     }
 
+    /// An item sent whole: `added` as it opens, each of `events` (their data with the item's
+    /// id and index), then `item` as it is done.
+    pub(crate) fn item_with_events(
+        &mut self,
+        added: Value,
+        events: Vec<(&str, Value)>,
+        item: Value,
+    ) -> Vec<Frame> {
+        self.close_open();
+        let index = self.done_items.len();
+        let id = item["id"].clone();
+        self.send(
+            "response.output_item.added",
+            json!({"output_index": index, "item": added}),
+        );
+        for (kind, mut data) in events {
+            data["item_id"] = id.clone();
+            data["output_index"] = json!(index);
+            self.send(kind, data);
+        }
+        self.send(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item.clone()}),
+        );
+        self.done_items.push(item);
+        std::mem::take(&mut self.out)
+    }
+
     fn delta(&mut self, kind: &'static str, event: &str, text: &str) -> Vec<Frame> {
         if let Some(o) = self.open.as_mut().filter(|o| o.kind == kind) {
             o.text.push_str(text);
