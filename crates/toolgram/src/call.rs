@@ -1,7 +1,8 @@
 //! `toolgram call`: tools file + prompt or messages → a `toolgram-runtime` request on the
 //! embedded model or a provider, the reply printed as an OpenAI assistant message (or, with
 //! `--events`, one JSON line per streamed event); with `--mcp`, the runtime's tool loop over
-//! those servers' tools, each call run on stderr as it ends.
+//! those servers' tools, each call run on stderr as it ends (with `--events`, a `tool_step`
+//! line each).
 //!
 //! What can be refused without a model (the tools, the tool choice, a response format) is
 //! refused before the model is loaded; the grammar is compiled once, by the loaded engine in

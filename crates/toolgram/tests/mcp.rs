@@ -89,6 +89,41 @@ fn reply(stdout: &str) -> Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// `--events` with `--mcp`: a `tool_step` line as the call ends, then the reply's events and
+/// the reply, which lists the same step.
+#[test]
+fn events_show_each_step_as_it_ends_then_the_reply() {
+    let dir = notes_dir("events");
+    let server = notes_server(&dir);
+    let prompt = "Write a note named hello.txt containing hello world";
+    let (code, out, err) = toolgram(&[
+        "call",
+        "--mcp",
+        &server,
+        "--tool-choice",
+        "required",
+        "--events",
+        prompt,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Value> = out.lines().map(reply).collect();
+    let step = lines
+        .iter()
+        .position(|l| l["type"] == "tool_step")
+        .unwrap_or_else(|| panic!("no tool_step line: {out}"));
+    assert_eq!(lines[step]["tool"], "write_note", "{out}");
+    assert_eq!(lines[step]["is_error"], false, "{out}");
+    let last = lines.last().expect("a reply");
+    assert_eq!(
+        last["toolgram"]["steps"][0]["id"], lines[step]["id"],
+        "{out}"
+    );
+    let name = lines[step]["arguments"]["name"].as_str().expect("a name");
+    let file = std::path::Path::new(name).file_name().expect("a file name");
+    assert!(dir.join(file).exists(), "the server wrote {name}: {out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_default_model_writes_a_file_through_an_mcp_server_and_the_reply_lists_the_steps() {
     let prompt = "Write a note named hello.txt containing hello world";
