@@ -1,4 +1,5 @@
-//! One MCP server over stdio: started from its command line, `initialize`d, its tools listed
+//! One MCP server, over stdio (started from its command line) or streamable HTTP (a URL):
+//! `initialize`d, its tools listed
 //! and called, each request within the timeout, on the runtime its [`crate::ToolSources`]
 //! hands it. This module must not decide which server a tool belongs to.
 
@@ -6,7 +7,7 @@ use crate::error::McpError;
 use crate::result::ToolResult;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use std::future::Future;
@@ -41,44 +42,51 @@ pub(crate) struct Server {
     timeout: Duration,
 }
 
+/// The process a command line starts (split as a POSIX shell splits words, run without a
+/// shell), killed when its handle goes (a failed start, the sources dropped): a server left
+/// running would hold our stderr, which it shares, open.
+fn command(name: &str, line: &str) -> Result<tokio::process::Command, McpError> {
+    let declaration = |message: &str| McpError::Declaration {
+        server: name.to_owned(),
+        message: message.to_owned(),
+    };
+    let words = shlex::split(line).ok_or_else(|| declaration("unbalanced quotes"))?;
+    let (program, args) = words
+        .split_first()
+        .ok_or_else(|| declaration("an empty command line"))?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).kill_on_drop(true);
+    Ok(cmd)
+}
+
 impl Server {
-    /// Start `command` (a command line: program and arguments, shell-quoted) and initialize
-    /// it, named `name`.
+    /// Start `declared` — a command line (program and arguments, shell-quoted: stdio) or an
+    /// `http(s)://` URL (streamable HTTP) — and initialize it, named `name`.
     pub(crate) fn start(
         rt: &Runtime,
         name: &str,
-        command: &str,
+        declared: &str,
         timeout: Duration,
     ) -> Result<Self, McpError> {
-        let declaration = |message: &str| McpError::Declaration {
-            server: name.to_owned(),
-            message: message.to_owned(),
-        };
-        if command.starts_with("http://") || command.starts_with("https://") {
-            return Err(declaration(
-                "streamable HTTP servers are not supported yet: declare a command line (stdio)",
-            ));
-        }
-        let words = shlex::split(command).ok_or_else(|| declaration("unbalanced quotes"))?;
-        let (program, args) = words
-            .split_first()
-            .ok_or_else(|| declaration("an empty command line"))?;
+        let watcher = Watcher::default();
+        let tools_changed = Arc::clone(&watcher.tools_changed);
         let start = |message: String| McpError::Start {
             server: name.to_owned(),
             message,
         };
-        let mut cmd = tokio::process::Command::new(program);
-        // Killed when its handle goes (a failed start, the sources dropped): a server left
-        // running would hold our stderr, which it shares, open.
-        cmd.args(args).kill_on_drop(true);
-        let watcher = Watcher::default();
-        let tools_changed = Arc::clone(&watcher.tools_changed);
         let service = rt.block_on(async {
-            let (transport, _) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|e| start(format!("{program}: {e}")))?;
-            match tokio::time::timeout(timeout, watcher.serve(transport)).await {
+            let serving = if declared.starts_with("http://") || declared.starts_with("https://") {
+                let transport = StreamableHttpClientTransport::from_uri(declared);
+                tokio::time::timeout(timeout, watcher.serve(transport)).await
+            } else {
+                let cmd = command(name, declared)?;
+                let (transport, _) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| start(format!("{declared}: {e}")))?;
+                tokio::time::timeout(timeout, watcher.serve(transport)).await
+            };
+            match serving {
                 Ok(Ok(service)) => Ok(service),
                 Ok(Err(e)) => Err(start(e.to_string())),
                 Err(_) => Err(McpError::Timeout {

@@ -27,7 +27,8 @@ pub(crate) struct CallArgs {
     /// unless --mcp gives tools.
     #[arg(long, required_unless_present = "mcp")]
     pub tools: Option<PathBuf>,
-    /// An MCP server, as the command line that starts it (stdio; repeatable): its tools are
+    /// An MCP server (repeatable): the command line that starts it (stdio), or its
+    /// `http(s)://` URL (streamable HTTP). Its tools are
     /// offered beside --tools, and `call` runs their calls on it in a loop — each result
     /// back to the model as a tool message — until the model answers; every call run is
     /// listed in `toolgram.steps` and on stderr as it ends.

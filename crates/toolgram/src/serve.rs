@@ -161,7 +161,8 @@ pub(crate) struct ServeArgs {
         }))]
     pub hosted_tools: HostedTools,
     /// An MCP server requests may use, declared as NAME=SERVER (SERVER: the command line that
-    /// starts it, stdio; repeatable), started with the server. A Responses request lists
+    /// starts it, stdio, or its http(s):// URL, streamable HTTP; repeatable), started with the
+    /// server. A Responses request lists
     /// `{"type": "mcp", "server_label": NAME}`, an Anthropic request an `mcp_servers` entry
     /// named NAME: the server runs the calls in a loop and answers with every step
     /// (docs/mcp.md). No request can reach a server not declared here.

@@ -5,7 +5,8 @@
 //! installed by `scripts/mcp-servers`) writing a file, a tool list that changes (the runtime's
 //! `ToolSources` on a server that says so), a result that breaks its `outputSchema` (the SDK's
 //! low-level server), and servers that fail: a command that does not exist, one that never
-//! answers, one that exits during a call. And `toolgram serve --mcp` driven by the official
+//! answers (over stdio and over HTTP), one that exits during a call; the notes server over
+//! streamable HTTP, declared by its URL. And `toolgram serve --mcp` driven by the official
 //! SDKs (`tests/serve/mcp_clients.py`): OpenAI's Responses `mcp` tool and Anthropic's MCP
 //! connector, streamed and not, approvals, and no URL a request names ever reached.
 
@@ -164,6 +165,44 @@ fn the_default_model_writes_a_file_through_an_mcp_server_and_the_reply_lists_the
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The notes server over streamable HTTP (the Python SDK's own HTTP server), declared by its
+/// URL: the default model's call writes the note through it.
+#[test]
+fn a_server_over_streamable_http_runs_the_calls_of_the_loop() {
+    let dir = notes_dir("http");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut server = std::process::Command::new(venv())
+        .arg(common::repo().join("crates/toolgram/tests/mcp/notes_server.py"))
+        .arg(&dir)
+        .args(["--http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the notes server starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP server never listened");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let prompt = "Write a note named hello.txt containing hello world";
+    let (code, out, err) = toolgram(&["call", "--mcp", &url, "--tool-choice", "required", prompt]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{err}");
+    let json = reply(&out);
+    let step = &json["toolgram"]["steps"][0];
+    assert_eq!(step["tool"], "write_note", "{json}");
+    assert_eq!(step["server"], url.as_str(), "{json}");
+    let name = step["arguments"]["name"].as_str().expect("a name");
+    let file = std::path::Path::new(name).file_name().expect("a file name");
+    assert!(dir.join(file).exists(), "the server wrote {name}: {json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The reference filesystem server's binary, installed by `scripts/mcp-servers` (at once when
 /// `scripts/prepare-tests` already did).
 fn filesystem_server() -> PathBuf {
@@ -309,8 +348,23 @@ fn a_server_that_cannot_start_or_never_answers_is_a_typed_error_within_its_timeo
     let started = Instant::now();
     let err = fails_on_server("sleep 120", &["--mcp-timeout-s", "2"]);
     assert!(err.contains("within 2 s"), "{err}");
+    // Over streamable HTTP: nothing listening, and a listener that never answers.
+    let err = fails_on_server("http://127.0.0.1:9/mcp", &["--mcp-timeout-s", "5"]);
+    assert!(
+        err.contains("did not start") || err.contains("within 5 s"),
+        "{err}"
+    );
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let url = format!("http://{}/mcp", silent.local_addr().expect("its address"));
+    std::thread::spawn(move || {
+        // Accept and hold every connection, answering nothing.
+        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    let err = fails_on_server(&url, &["--mcp-timeout-s", "2"]);
+    assert!(err.contains("within 2 s"), "{err}");
     // A declaration that cannot be used is the operator's request, not the server's failure.
-    let (code, _, err) = toolgram(&["call", "--mcp", "https://example.com/mcp", "Hello"]);
+    let (code, _, err) = toolgram(&["call", "--mcp", "notes 'unbalanced", "Hello"]);
     assert_ne!(code, 0);
     assert!(err.contains("invalid_request"), "{err}");
     assert!(

@@ -1,6 +1,7 @@
-"""An MCP server written with the official Python SDK (`mcp` 2.x, `MCPServer`), over stdio,
-for tests/mcp.rs: notes kept as files in the folder given as its argument. `write_note`
-writes one; `read_note` fails (`isError`) for a note that does not exist."""
+"""An MCP server written with the official Python SDK (`mcp` 2.x, `MCPServer`), over stdio —
+or over streamable HTTP at http://127.0.0.1:PORT/mcp with `--http PORT` — for tests/mcp.rs:
+notes kept as files in the folder given as its argument. `write_note` writes one;
+`read_note` fails (`isError`) for a note that does not exist."""
 
 import pathlib
 import sys
@@ -30,4 +31,8 @@ def read_note(name: str) -> str:
     return path.read_text()
 
 
-server.run()
+if "--http" in sys.argv:
+    port = int(sys.argv[sys.argv.index("--http") + 1])
+    server.run(transport="streamable-http", host="127.0.0.1", port=port)
+else:
+    server.run()
