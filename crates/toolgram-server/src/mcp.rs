@@ -67,6 +67,9 @@ pub struct McpUse {
     pub servers: Vec<ServerUse>,
     /// Its `mcp_approval_response`s.
     pub approvals: Vec<Approval>,
+    /// The tools it was offered when it was read ([`offer`]): what its reply lists, read
+    /// without asking the servers again (a handler must not wait on a server).
+    pub listed: Vec<SourceTool>,
 }
 
 impl McpUse {
@@ -80,17 +83,23 @@ impl McpUse {
         self.servers.iter().any(|s| s.offers(t) && s.asks(t))
     }
 
-    /// The tools the request is offered, as their servers list them now.
-    pub fn offered(&self, app: &App) -> Vec<SourceTool> {
-        let Some(sources) = &app.mcp else {
-            return Vec::new();
-        };
-        sources
+    /// The server of the listed tool `name` ("" when the list no longer has it).
+    pub fn server_of(&self, name: &str) -> &str {
+        self.listed
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map_or("", |t| t.server.as_str())
+    }
+}
+
+/// Every tool the declared servers list (read again where a server said its list changed:
+/// blocking, so only on the blocking pool, as readers run).
+fn listed(app: &App) -> Result<Vec<SourceTool>, ApiError> {
+    match &app.mcp {
+        None => Ok(Vec::new()),
+        Some(sources) => sources
             .tools()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|t| self.offers(t))
-            .collect()
+            .map_err(|e| ApiError::from(RunError::from(e))),
     }
 }
 
@@ -149,7 +158,7 @@ fn names(v: &Value, field: &str) -> Result<Option<Vec<String>>, ApiError> {
 /// A Responses `{"type": "mcp"}` tool at `field`: the declared server it names, or `None`
 /// when it names none (left out and said). `server_url`, `connector_id`, `authorization`
 /// and `headers` are never used: the server declared under the label is.
-pub fn responses_tool(
+fn responses_tool(
     app: &App,
     item: &Value,
     field: &str,
@@ -201,6 +210,44 @@ pub fn responses_tool(
         read_only,
         approvals,
     }))
+}
+
+/// A Responses request's `tools` without its `mcp` tools, and the declared servers those
+/// name with `approvals` (its `mcp_approval_response`s: `None` when it names none). An
+/// approval without a declared server's `mcp` tool is a 400.
+pub fn responses_tools(
+    app: &App,
+    tools: Vec<Value>,
+    approvals: Vec<(String, bool)>,
+    not_offered: &mut Vec<FilteredTool>,
+    notes: &mut Notes,
+) -> Result<(Vec<Value>, Option<McpUse>), ApiError> {
+    let mut servers = Vec::new();
+    let mut kept = Vec::with_capacity(tools.len());
+    for (i, t) in tools.into_iter().enumerate() {
+        if t.get("type").and_then(Value::as_str) == Some("mcp") {
+            let field = format!("tools[{i}]");
+            servers.extend(responses_tool(app, &t, &field, not_offered, notes)?);
+        } else {
+            kept.push(t);
+        }
+    }
+    if !approvals.is_empty() && servers.is_empty() {
+        return Err(ApiError::invalid(
+            "input",
+            "an `mcp_approval_response` needs the `mcp` tool of a declared server in `tools`",
+        ));
+    }
+    let approvals = approvals
+        .into_iter()
+        .map(|(call_id, approve)| Approval { call_id, approve })
+        .collect();
+    let mcp = (!servers.is_empty()).then_some(McpUse {
+        servers,
+        approvals,
+        listed: Vec::new(),
+    });
+    Ok((kept, mcp))
 }
 
 /// Anthropic's MCP connector: each of `mcp_servers` (`name`, `url`; its `url` and
@@ -264,9 +311,7 @@ pub fn anthropic_servers(
                 |v: Option<&Value>| v.and_then(|c| c.get("enabled")).and_then(Value::as_bool);
             let by_default = enabled(set.get("default_config")).unwrap_or(true);
             let configs = set.get("configs").and_then(Value::as_object);
-            let listed = app.mcp.as_ref().map(|m| m.tools().unwrap_or_default());
-            let on: Vec<String> = listed
-                .unwrap_or_default()
+            let on: Vec<String> = listed(app)?
                 .into_iter()
                 .filter(|t| t.server == name)
                 .map(|t| t.tool.name)
@@ -299,20 +344,20 @@ pub fn anthropic_servers(
     }
     Ok(Some(McpUse {
         servers: used,
-        approvals: Vec::new(),
+        ..McpUse::default()
     }))
 }
 
-/// Put the tools `mcp` is offered into `req`'s pool: one pool for the check, the grammar and
-/// the loop's first turn. A tool of the request's own with the name of one a server lists is
-/// a 400 (a call to it could not be told apart).
-pub fn offer(app: &App, mcp: &McpUse, req: &mut Request) -> Result<(), ApiError> {
-    let offered = mcp.offered(app);
-    if offered.is_empty() {
+/// Put the tools `mcp` is offered into `req`'s pool (and keep them in `mcp.listed`): one
+/// pool for the check, the grammar and the loop's first turn. A tool of the request's own
+/// with the name of one a server lists is a 400 (a call to it could not be told apart).
+pub fn offer(app: &App, mcp: &mut McpUse, req: &mut Request) -> Result<(), ApiError> {
+    mcp.listed = listed(app)?.into_iter().filter(|t| mcp.offers(t)).collect();
+    if mcp.listed.is_empty() {
         return Ok(());
     }
     let mut pool = req.tools.tools().to_vec();
-    for t in offered {
+    for t in mcp.listed.iter().cloned() {
         if pool.iter().any(|own| own.name == t.tool.name) {
             return Err(ApiError::invalid(
                 "tools",

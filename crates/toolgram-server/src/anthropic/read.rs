@@ -95,8 +95,8 @@ pub fn read(app: &App, body: &Value) -> Result<MessagesRequest, ApiError> {
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     req.not_offered.append(&mut left_out);
-    let mcp = mcp.filter(|m| !m.servers.is_empty());
-    if let Some(m) = &mcp {
+    let mut mcp = mcp.filter(|m| !m.servers.is_empty());
+    if let Some(m) = &mut mcp {
         mcp::offer(app, m, &mut req)?;
     }
     let has_tools = !req.tools.tools().is_empty();

@@ -12,6 +12,7 @@ pub use read::{Checked, ResponsesFields, ResponsesRequest, read};
 use crate::app::{App, Stored};
 use crate::error::ApiError;
 use crate::handler;
+use crate::mcp::McpUse;
 use axum::Router;
 use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
@@ -114,18 +115,10 @@ fn remember(app: &App, kept: Option<Vec<ChatMessage>>, id: &str, r: &Response, b
 }
 
 /// The `mcp_approval_request` items of the calls a loop did not run.
-fn approvals(app: &App, r: &Response) -> Vec<Value> {
+fn approvals(mcp: Option<&McpUse>, r: &Response) -> Vec<Value> {
     r.pending
         .iter()
-        .map(|c| {
-            let server = app
-                .mcp
-                .as_ref()
-                .and_then(|m| m.find(&c.name))
-                .map(|t| t.server)
-                .unwrap_or_default();
-            wire::approval_request(c, &server)
-        })
+        .map(|c| wire::approval_request(c, mcp.map_or("", |m| m.server_of(&c.name))))
         .collect()
 }
 
@@ -143,12 +136,12 @@ async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
             app.metrics.reply(ROUTE, &env.model, &r, None);
             let new_id = &mut |p: &str| app.new_id(p);
             let mut output = match &rr.api.mcp {
-                Some(m) => wire::mcp_lists(m, &m.offered(&app), new_id),
+                Some(m) => wire::mcp_lists(m, new_id),
                 None => Vec::new(),
             };
             output.extend(r.steps.iter().map(|s| wire::mcp_call(s, new_id)));
             output.extend(reply::output_items(asked, &r.reply(), new_id));
-            output.extend(approvals(&app, &r));
+            output.extend(approvals(rr.api.mcp.as_deref(), &r));
             let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
             let body = reply::finished(&env, asked, output, &r.reply(), toolgram);
             remember(&app, kept, &env.id, &r, &body);
@@ -184,7 +177,7 @@ async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let (mut writer, mut start) = ResponseStream::start(&created, asked.clone());
     let events = match &mcp {
         Some(m) => {
-            for item in wire::mcp_lists(m, &m.offered(&app), &mut |p| app.new_id(p)) {
+            for item in wire::mcp_lists(m, &mut |p| app.new_id(p)) {
                 start.extend(writer.list_tools(item));
             }
             crate::mcp::stream(&app, &served, req, Arc::clone(m))?
@@ -196,7 +189,7 @@ async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let rx = crate::run::forward_events(&app, events, start, move |event, clock| match event {
         Event::Done(r) => {
             let mut frames = Vec::new();
-            for item in approvals(&app2, &r) {
+            for item in approvals(mcp.as_deref(), &r) {
                 frames.extend(writer.plain_item(item));
             }
             let (items, mut closing) = writer.close();

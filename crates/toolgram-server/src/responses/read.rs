@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Think;
-use toolgram_runtime::{Approval, Request};
+use toolgram_runtime::Request;
 use toolgram_wire::chat::tools;
 use toolgram_wire::responses::reply::Asked;
 use toolgram_wire::responses::{envelope, input};
@@ -155,45 +155,20 @@ pub fn read(app: &App, body: &Value) -> Result<ResponsesRequest, ApiError> {
         ..input::InputExtras::default()
     };
     messages.extend(input::read(input, &mut extras)?);
-    let mut tools = extras.tools;
+    let tools = extras.tools;
     notes.append(&mut extras.notes);
     if let Some(instructions) = params::opt_str(o, "instructions")? {
         messages.retain(|m| m.role != "system");
         messages.insert(0, ChatMessage::text("system", instructions));
     }
-    let (mut mcp_left_out, mut servers) = (Vec::new(), Vec::new());
-    let mut kept = Vec::with_capacity(tools.len());
-    for (i, t) in std::mem::take(&mut tools).into_iter().enumerate() {
-        if t.get("type").and_then(Value::as_str) != Some("mcp") {
-            kept.push(t);
-            continue;
-        }
-        let field = format!("tools[{i}]");
-        servers.extend(mcp::responses_tool(
-            app,
-            &t,
-            &field,
-            &mut mcp_left_out,
-            &mut notes,
-        )?);
-    }
-    let approvals: Vec<Approval> = extras
-        .approvals
-        .into_iter()
-        .map(|(call_id, approve)| Approval { call_id, approve })
-        .collect();
-    if !approvals.is_empty() && servers.is_empty() {
-        return Err(ApiError::invalid(
-            "input",
-            "an `mcp_approval_response` needs the `mcp` tool of a declared server in `tools`",
-        ));
-    }
+    let mut mcp_left_out = Vec::new();
+    let (kept, mut mcp) =
+        mcp::responses_tools(app, tools, extras.approvals, &mut mcp_left_out, &mut notes)?;
     let pool = params::pool(&kept, app.config.hosted_tools, "tools", tools::read)?;
     let mut req = Request::new(messages, pool.tools);
     req.not_offered = pool.not_offered;
     req.not_offered.append(&mut mcp_left_out);
-    let mcp = (!servers.is_empty()).then_some(McpUse { servers, approvals });
-    if let Some(m) = &mcp {
+    if let Some(m) = &mut mcp {
         mcp::offer(app, m, &mut req)?;
     }
     let has_tools = !req.tools.tools().is_empty();

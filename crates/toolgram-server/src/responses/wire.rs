@@ -5,7 +5,7 @@
 
 use crate::mcp::McpUse;
 use serde_json::Value;
-use toolgram_runtime::{Call, CallKind, Event, SourceTool, ToolStep};
+use toolgram_runtime::{Call, CallKind, Event, ToolStep};
 use toolgram_wire::responses::mcp::{self, ListedTool, RanCall};
 use toolgram_wire::responses::stream::{Frame, ResponseStream};
 
@@ -31,17 +31,13 @@ pub fn event_frames(
     }
 }
 
-/// The `mcp_list_tools` item of each server `mcp` names, with the tools of `offered` it
-/// lists.
-pub fn mcp_lists(
-    mcp: &McpUse,
-    offered: &[SourceTool],
-    new_id: &mut dyn FnMut(&str) -> String,
-) -> Vec<Value> {
+/// The `mcp_list_tools` item of each server `mcp` names, with the tools it was offered.
+pub fn mcp_lists(mcp: &McpUse, new_id: &mut dyn FnMut(&str) -> String) -> Vec<Value> {
     mcp.servers
         .iter()
         .map(|server| {
-            let tools: Vec<ListedTool> = offered
+            let tools: Vec<ListedTool> = mcp
+                .listed
                 .iter()
                 .filter(|t| t.server == server.name)
                 .map(|t| ListedTool {
