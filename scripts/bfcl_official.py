@@ -1,18 +1,26 @@
-"""BFCL's own code, run as BFCL runs it, to cross-check `toolgram eval bfcl`.
+"""BFCL's own code, run as BFCL runs it, to cross-check `toolgram eval bfcl` and to measure
+what it cannot: the multi-turn categories.
 
 Runs inside the venv `scripts/bfcl-official` makes (bfcl-eval 2026.3.23 without its heavy
 optional dependencies). Nothing here re-implements BFCL: the data is BFCL's packaged data
 (`load_dataset_entry`, with its language hints), the client is BFCL's OpenAI chat-completions
 function-calling handler (`OpenAICompletionsHandler`, temperature 0.001 as `bfcl generate`
 defaults, one attempt, no system prompt), and every verdict comes from BFCL's evaluation
-functions (`_evaluate_single_ast_entry`, `_evaluate_single_relevance_entry`) with the checker
-settings of the registry entry `gpt-4o-2024-11-20-FC` (dots in names sent as underscores, as
-for every OpenAI-style FC model).
+functions (`_evaluate_single_ast_entry`, `_evaluate_single_relevance_entry`,
+`_evaluate_single_multi_turn_entry`) with the checker settings of the registry entry
+`gpt-4o-2024-11-20-FC` (dots in names sent as underscores, as for every OpenAI-style FC
+model). A multi-turn item (`multi_turn_base`, `_miss_func`, `_miss_param`, `_long_context`)
+is one conversation: BFCL's handler runs every turn and step against BFCL's own executable
+APIs (its `inference_multi_turn_FC`, at most 20 steps a turn), and its checker compares the
+state and the calls turn by turn.
 
   run    --base-url URL [--model NAME] --out DIR [--category C,...] [--limit N]
          every item through an OpenAI-compatible server; DIR/replies.jsonl (one line per
-         item: BFCL's raw result, its decoded calls, its verdict) and DIR/scores.json.
-         Resumable: items already in replies.jsonl are skipped.
+         item: BFCL's raw result — for a multi-turn item every turn's steps —, its decoded
+         calls, its verdict) and DIR/scores.json (with the multi-turn overall: the mean of the
+         four categories, as BFCL's leaderboard takes it, where all four were run).
+         Resumable: items already in replies.jsonl are skipped. Categories: BFCL's non-live
+         group by default; `multi_turn` names its four.
   check  --records FILE
          BFCL's verdict on calls someone else decoded (toolgram's `items.jsonl`): each
          record's calls handed to BFCL's FC decoder and checker; one JSON line per record.
@@ -41,6 +49,28 @@ def categories():
     from bfcl_eval.constants.category_mapping import NON_LIVE_CATEGORY
 
     return list(NON_LIVE_CATEGORY)
+
+
+def multi_turn_categories():
+    """BFCL's own `multi_turn` group: base, miss_func, miss_param, long_context."""
+    from bfcl_eval.constants.category_mapping import MULTI_TURN_CATEGORY
+
+    return list(MULTI_TURN_CATEGORY)
+
+
+def named_categories(names):
+    """`--category` as given, `multi_turn` and `non_live` opened into BFCL's groups."""
+    if not names:
+        return categories()
+    out = []
+    for name in names:
+        if name == "multi_turn":
+            out += multi_turn_categories()
+        elif name == "non_live":
+            out += categories()
+        else:
+            out.append(name)
+    return out
 
 
 def bfcl():
@@ -92,6 +122,18 @@ class Verdicts:
     def check(self, item_id, result):
         """BFCL's verdict on one raw FC result: `{"valid": bool, "error_type": str?}`."""
         prompt = self.prompts[item_id]
+        if self.category.startswith("multi_turn"):
+            out = self.eval_runner._evaluate_single_multi_turn_entry(
+                self.handler,
+                item_id,
+                result,
+                self.answers[item_id]["ground_truth"],
+                copy.deepcopy(prompt),  # the checker deletes its `function`
+                CHECKER_MODEL,
+                self.category,
+            )
+            error = out.get("error", {})
+            return {"valid": bool(out["valid"]), "error_type": error.get("error_type")}
         if "irrelevance" in self.category:
             out = self.eval_runner._evaluate_single_relevance_entry(
                 self.handler, item_id, result, prompt, CHECKER_MODEL, self.category
@@ -126,6 +168,21 @@ def make_handler(model):
 
 def decoded(handler, category, result):
     Language, ReturnFormat, _, _, _ = bfcl()
+    if category.startswith("multi_turn"):
+        # Each turn's steps as BFCL's checker decodes them (calls as Python, a step that is
+        # not a call left out).
+        if not isinstance(result, list):
+            return None
+        turns = []
+        for turn in result:
+            steps = []
+            for step in turn:
+                try:
+                    steps.append(handler.decode_execute(step, has_tool_call_tag=False))
+                except Exception:
+                    continue
+            turns.append(steps)
+        return turns
     try:
         return handler.decode_ast(result, language_of(category, Language, ReturnFormat)[1], False)
     except Exception:  # BFCL's evaluator reads a failed decode the same way
@@ -147,7 +204,7 @@ def run(args):
                 except (ValueError, KeyError):
                     pass  # a line cut by a killed run: the item runs again
     todo = []
-    for category in args.category:
+    for category in named_categories(args.category):
         entries = spread(utils.load_dataset_entry(category, include_prereq=False), args.limit)
         todo += [(category, e) for e in entries if e["id"] not in done]
     total = len(todo)
@@ -205,11 +262,17 @@ def scores(folder):
         c["accuracy"] = round(100.0 * c["correct"] / c["n"], 2)
     report = {"checker": CHECKER_MODEL, "temperature": TEMPERATURE, "http_errors": errors,
               "categories": rows}
+    multi = multi_turn_categories()
+    if all(m in rows for m in multi):
+        # BFCL's leaderboard: the multi-turn overall is the unweighted mean of its four.
+        report["multi_turn_overall"] = round(sum(rows[m]["accuracy"] for m in multi) / 4, 2)
     with open(os.path.join(folder, "scores.json"), "w") as f:
         json.dump(report, f, indent=2)
         f.write("\n")
     for name, c in rows.items():
-        print(f"{name:20} {c['correct']:4}/{c['n']:<4} {c['accuracy']:6.2f} %")
+        print(f"{name:24} {c['correct']:4}/{c['n']:<4} {c['accuracy']:6.2f} %")
+    if "multi_turn_overall" in report:
+        print(f"{'multi-turn overall':24} {report['multi_turn_overall']:16.2f} %")
     print(f"HTTP errors: {errors}")
 
 
@@ -233,7 +296,7 @@ def tools(args):
     """The tools BFCL's handler compiles for each item, as it sends them."""
     _, _, _, _, utils = bfcl()
     handler = make_handler("none")
-    for category in args.category:
+    for category in named_categories(args.category):
         for entry in utils.load_dataset_entry(category, include_prereq=False):
             data = handler._compile_tools({}, copy.deepcopy(entry))
             print(json.dumps({"id": entry["id"], "tools": data["tools"]}))

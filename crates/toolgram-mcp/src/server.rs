@@ -112,10 +112,16 @@ impl Server {
     /// Its tools, every page, as their JSON (`name`, `description`, `inputSchema`,
     /// `outputSchema`, …).
     pub(crate) fn list_tools(&self, rt: &Runtime) -> Result<Vec<Value>, McpError> {
+        // Cleared first, so a change said while listing is read next time; set again when
+        // the list could not be read, so it is asked for again.
         self.tools_changed.store(false, Ordering::SeqCst);
-        let tools = self
-            .within(rt, "tools/list", self.service.list_all_tools())?
-            .map_err(|e| self.failed("tools/list", &e))?;
+        let listed = self
+            .within(rt, "tools/list", self.service.list_all_tools(), None)
+            .and_then(|r| r.map_err(|e| self.failed("tools/list", &e)));
+        if listed.is_err() {
+            self.tools_changed.store(true, Ordering::SeqCst);
+        }
+        let tools = listed?;
         tools
             .iter()
             .map(|t| {
@@ -127,17 +133,20 @@ impl Server {
             .collect()
     }
 
-    /// Call `tool` with `arguments` (a JSON object), its result checked against `output`.
+    /// Call `tool` with `arguments` (a JSON object), its result checked against `output`,
+    /// within the timeout or `limit` if sooner.
     pub(crate) fn call(
         &self,
         rt: &Runtime,
         tool: &str,
         arguments: &Value,
         output: Option<&jsonschema::Validator>,
+        limit: Option<Duration>,
     ) -> Result<ToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments.as_object().cloned();
-        let result = match self.within(rt, "tools/call", self.service.call_tool(params))? {
+        let called = self.within(rt, "tools/call", self.service.call_tool(params), limit)?;
+        let result = match called {
             Ok(result) => result,
             // A JSON-RPC error is the server's answer to this call; anything else (the
             // connection ended, an answer of another kind) is the server failing.
@@ -157,19 +166,22 @@ impl Server {
         Ok(ToolResult::read(&json, output))
     }
 
-    /// Run `request` on `rt`: its own outcome, or a timeout.
+    /// Run `request` on `rt`: its own outcome, or a timeout (the server's, or `limit` if
+    /// sooner).
     fn within<T>(
         &self,
         rt: &Runtime,
         method: &str,
         request: impl Future<Output = Result<T, ServiceError>>,
+        limit: Option<Duration>,
     ) -> Result<Result<T, ServiceError>, McpError> {
+        let timeout = limit.map_or(self.timeout, |l| l.min(self.timeout));
         // The timer is made inside the runtime: it needs its clock.
-        rt.block_on(async { tokio::time::timeout(self.timeout, request).await })
+        rt.block_on(async { tokio::time::timeout(timeout, request).await })
             .map_err(|_| McpError::Timeout {
                 server: self.name.clone(),
                 method: method.to_owned(),
-                seconds: self.timeout.as_secs(),
+                seconds: timeout.as_secs(),
             })
     }
 

@@ -114,15 +114,35 @@ impl ToolSources {
     }
 
     /// The tools every server lists, each with its server's name, read again first where a
-    /// server said its list changed.
+    /// server said its list changed (talking to it: blocking).
     pub fn tools(&self) -> Result<Vec<SourceTool>, McpError> {
-        let mut listed = self.lock();
+        self.refresh()?;
+        Ok(self.snapshot().1)
+    }
+
+    /// Read again the lists of the servers that said theirs changed — without holding the
+    /// list, so readers of [`Self::snapshot`] never wait on a server — and return the
+    /// generation now (bumped by each new list).
+    pub fn refresh(&self) -> Result<u64, McpError> {
         if self.servers.iter().any(Server::tools_changed) {
             tracing::info!("an MCP server's tool list changed: reading it again");
-            *listed = self.list_all()?;
+            let fresh = self.list_all()?;
+            let mut listed = self.lock();
+            *listed = fresh;
             self.generation.fetch_add(1, Ordering::SeqCst);
         }
-        Ok(listed.iter().map(|l| self.source_tool(l)).collect())
+        Ok(self.generation.load(Ordering::SeqCst))
+    }
+
+    /// The tools as last read and the generation of that list, asking no server: what a
+    /// request is offered when it is read (never waits on a server).
+    pub fn snapshot(&self) -> (u64, Vec<SourceTool>) {
+        let listed = self.lock();
+        let generation = self.generation.load(Ordering::SeqCst);
+        (
+            generation,
+            listed.iter().map(|l| self.source_tool(l)).collect(),
+        )
     }
 
     fn source_tool(&self, l: &Listed) -> SourceTool {
@@ -133,16 +153,6 @@ impl ToolSources {
         }
     }
 
-    /// How many times a list was read again since the start: a loop whose pool was built at
-    /// another generation builds it again (after [`Self::tools`] read a changed list).
-    pub fn generation(&self) -> u64 {
-        if self.servers.iter().any(Server::tools_changed) {
-            // Read it now, so the caller's next `tools` and this count agree.
-            let _ = self.tools();
-        }
-        self.generation.load(Ordering::SeqCst)
-    }
-
     /// The listed tool named `tool`; `None` when no server lists it.
     pub fn find(&self, tool: &str) -> Option<SourceTool> {
         let listed = self.lock();
@@ -150,8 +160,14 @@ impl ToolSources {
         Some(self.source_tool(l))
     }
 
-    /// Call `tool` on the server that lists it.
-    pub fn call(&self, tool: &str, arguments: &Value) -> Result<ToolResult, McpError> {
+    /// Call `tool` on the server that lists it, within the server's timeout or `limit` if
+    /// sooner (what is left of a request's deadline).
+    pub fn call(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        limit: Option<Duration>,
+    ) -> Result<ToolResult, McpError> {
         let (server, output) = {
             let listed = self.lock();
             let l = listed
@@ -160,7 +176,7 @@ impl ToolSources {
                 .ok_or_else(|| McpError::UnknownTool(tool.to_owned()))?;
             (l.server, l.output.clone())
         };
-        self.servers[server].call(self.rt()?, tool, arguments, output.as_deref())
+        self.servers[server].call(self.rt()?, tool, arguments, output.as_deref(), limit)
     }
 
     fn rt(&self) -> Result<&tokio::runtime::Runtime, McpError> {

@@ -74,10 +74,11 @@ pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, HiddenCallNote,
-    Response, RunTimings, Tally, ToolStep, TruncatedCall, Usage, failed_json, lenient_message,
+    PendingCall, Response, RunTimings, Tally, ToolStep, TruncatedCall, Usage, failed_json,
+    lenient_message,
 };
 pub use stream::{Event, EventStream, Sink};
-pub use tool_loop::{Approval, DEFAULT_MAX_STEPS, ToolLoop, ToolRule};
+pub use tool_loop::{Approval, DEFAULT_MAX_STEPS, Offered, ToolLoop, ToolRule};
 pub use toolgram_engine::gpu::Offload;
 pub use toolgram_engine::{GrammarStats, PLAN_CALL_BIAS, Sampling};
 pub use toolgram_mcp::{McpError, SourceTool, ToolSources};

@@ -173,7 +173,7 @@ pub struct Response {
     /// Calls to a tool loop's MCP tools it did not run (`toolgram.pending_calls`): waiting for
     /// the client's approval, past `max_steps`, or beside a call to the request's own tools.
     /// Never among `tool_calls`, which are the client's to run.
-    pub pending: Vec<Call>,
+    pub pending: Vec<PendingCall>,
     /// The messages a tool loop added to the conversation before this reply (each reply
     /// whose calls it ran, each result, each answer to an approval), so a stored
     /// conversation goes on from where it ended; empty outside one.
@@ -209,8 +209,19 @@ pub struct ToolStep {
     pub result: String,
     /// The server said it failed (`isError`), or its output broke its `outputSchema`.
     pub is_error: bool,
+    /// It ran once the client approved it (an approval request's call).
+    pub approved: bool,
     /// How long the server took.
     pub ms: f64,
+}
+
+/// A call to an MCP tool a loop did not run (`toolgram.pending_calls`), with its server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingCall {
+    /// The server that lists the tool, as declared.
+    pub server: String,
+    /// The call.
+    pub call: Call,
 }
 
 /// How a reply's votes went (`votes`: the ballots it was the majority of).
@@ -335,7 +346,15 @@ impl Response {
                 "offload": self.offload.as_ref().map(|o| o.to_json())},
         });
         if !self.pending.is_empty() {
-            object["pending_calls"] = self.pending.iter().map(chat::reply::call).collect();
+            object["pending_calls"] = self
+                .pending
+                .iter()
+                .map(|p| {
+                    let mut v = chat::reply::call(&p.call);
+                    v["server"] = json!(p.server);
+                    v
+                })
+                .collect();
         }
         if !self.steps.is_empty() {
             object["steps"] = self
@@ -343,7 +362,8 @@ impl Response {
                 .iter()
                 .map(|s| {
                     json!({"id": s.id, "server": s.server, "tool": s.tool, "arguments": s.arguments,
-                        "result": s.result, "is_error": s.is_error, "ms": round(s.ms)})
+                        "result": s.result, "is_error": s.is_error, "approved": s.approved,
+                        "ms": round(s.ms)})
                 })
                 .collect();
         }

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use toolgram_core::ToolSet;
 use toolgram_runtime::{
-    Approval, FilteredTool, Ready, Request, Response, RunError, SourceTool, ToolLoop,
+    Approval, FilteredTool, Offered, Ready, Request, Response, RunError, SourceTool, ToolLoop,
 };
 
 /// Which of a server's tools need the client's approval before they run.
@@ -67,9 +67,9 @@ pub struct McpUse {
     pub servers: Vec<ServerUse>,
     /// Its `mcp_approval_response`s.
     pub approvals: Vec<Approval>,
-    /// The tools it was offered when it was read ([`offer`]): what its reply lists, read
-    /// without asking the servers again (a handler must not wait on a server).
-    pub listed: Vec<SourceTool>,
+    /// The tools it was offered when it was read ([`offer`], from the servers' last lists:
+    /// no server asked), which its first turn's pool holds and its reply lists.
+    pub offered: Offered,
 }
 
 impl McpUse {
@@ -82,25 +82,12 @@ impl McpUse {
     pub fn asks(&self, t: &SourceTool) -> bool {
         self.servers.iter().any(|s| s.offers(t) && s.asks(t))
     }
-
-    /// The server of the listed tool `name` ("" when the list no longer has it).
-    pub fn server_of(&self, name: &str) -> &str {
-        self.listed
-            .iter()
-            .find(|t| t.tool.name == name)
-            .map_or("", |t| t.server.as_str())
-    }
 }
 
-/// Every tool the declared servers list (read again where a server said its list changed:
-/// blocking, so only on the blocking pool, as readers run).
-fn listed(app: &App) -> Result<Vec<SourceTool>, ApiError> {
-    match &app.mcp {
-        None => Ok(Vec::new()),
-        Some(sources) => sources
-            .tools()
-            .map_err(|e| ApiError::from(RunError::from(e))),
-    }
+/// The tools the declared servers listed last (no server asked: a reader must not wait on
+/// one).
+fn listed(app: &App) -> Vec<SourceTool> {
+    app.mcp.as_ref().map(|s| s.snapshot().1).unwrap_or_default()
 }
 
 /// Whether `name` is a declared server; else it is left out with a reason in
@@ -245,7 +232,7 @@ pub fn responses_tools(
     let mcp = (!servers.is_empty()).then_some(McpUse {
         servers,
         approvals,
-        listed: Vec::new(),
+        offered: Offered::default(),
     });
     Ok((kept, mcp))
 }
@@ -311,7 +298,7 @@ pub fn anthropic_servers(
                 |v: Option<&Value>| v.and_then(|c| c.get("enabled")).and_then(Value::as_bool);
             let by_default = enabled(set.get("default_config")).unwrap_or(true);
             let configs = set.get("configs").and_then(Value::as_object);
-            let on: Vec<String> = listed(app)?
+            let on: Vec<String> = listed(app)
                 .into_iter()
                 .filter(|t| t.server == name)
                 .map(|t| t.tool.name)
@@ -348,16 +335,18 @@ pub fn anthropic_servers(
     }))
 }
 
-/// Put the tools `mcp` is offered into `req`'s pool (and keep them in `mcp.listed`): one
+/// Put the tools `mcp` is offered into `req`'s pool (and keep them in `mcp.offered`): one
 /// pool for the check, the grammar and the loop's first turn. A tool of the request's own
 /// with the name of one a server lists is a 400 (a call to it could not be told apart).
 pub fn offer(app: &App, mcp: &mut McpUse, req: &mut Request) -> Result<(), ApiError> {
-    mcp.listed = listed(app)?.into_iter().filter(|t| mcp.offers(t)).collect();
-    if mcp.listed.is_empty() {
+    if let Some(sources) = &app.mcp {
+        mcp.offered = Offered::read(sources, &|t: &SourceTool| mcp.offers(t));
+    }
+    if mcp.offered.tools.is_empty() {
         return Ok(());
     }
     let mut pool = req.tools.tools().to_vec();
-    for t in mcp.listed.iter().cloned() {
+    for t in mcp.offered.tools.iter().cloned() {
         if pool.iter().any(|own| own.name == t.tool.name) {
             return Err(ApiError::invalid(
                 "tools",
@@ -374,8 +363,14 @@ pub fn offer(app: &App, mcp: &mut McpUse, req: &mut Request) -> Result<(), ApiEr
     Ok(())
 }
 
-/// The loop over `app`'s servers that `mcp` allows, handed to `work` on this thread.
-fn with_loop<T>(app: &App, mcp: &McpUse, work: impl FnOnce(&ToolLoop) -> T) -> Result<T, RunError> {
+/// The loop over `app`'s servers that `mcp` allows, bounded by `deadline`, handed to `work`
+/// on this thread.
+fn with_loop<T>(
+    app: &App,
+    mcp: &McpUse,
+    deadline: std::time::Instant,
+    work: impl FnOnce(&ToolLoop) -> T,
+) -> Result<T, RunError> {
     let sources = app
         .mcp
         .as_ref()
@@ -387,6 +382,8 @@ fn with_loop<T>(app: &App, mcp: &McpUse, work: impl FnOnce(&ToolLoop) -> T) -> R
         offer: &offer,
         approval: &approval,
         max_steps: app.config.max_steps,
+        offered: mcp.offered.clone(),
+        deadline: Some(deadline),
     };
     Ok(work(&lp))
 }
@@ -401,8 +398,9 @@ pub async fn run(
 ) -> Result<Result<Response, RunError>, ApiError> {
     let cancel = req.request().cancel.clone();
     let (app2, runtime) = (Arc::clone(app), served.runtime.clone());
+    let deadline = served.deadline.into_std();
     run::run_work(app, served, cancel, move || {
-        with_loop(&app2, &mcp, |lp| {
+        with_loop(&app2, &mcp, deadline, |lp| {
             runtime.run_tool_loop(req, lp, &mcp.approvals, &mut |_| {})
         })?
     })
@@ -418,9 +416,10 @@ pub fn stream(
 ) -> Result<Events, RunError> {
     let cancel = req.request().cancel.clone();
     let (app2, runtime) = (Arc::clone(app), served.runtime.clone());
+    let deadline = served.deadline.into_std();
     run::stream_work(app, served, cancel, move |sink| {
         tokio::task::spawn_blocking(move || {
-            if let Err(e) = with_loop(&app2, &mcp, |lp| {
+            if let Err(e) = with_loop(&app2, &mcp, deadline, |lp| {
                 runtime.stream_tool_loop(req, lp, &mcp.approvals, &sink);
             }) {
                 sink.send(toolgram_runtime::Event::Failed(e));

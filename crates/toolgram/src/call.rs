@@ -17,8 +17,8 @@ use toolgram_core::{ChatMessage, ToolChoice, ToolSet};
 use toolgram_engine::EngineOptions;
 use toolgram_runtime::prefix_cache::PrefixCacheConfig;
 use toolgram_runtime::{
-    Backend, EmbeddedConfig, Ready, Request, RetryPolicy, RunError, Runtime, Sampling, Sink,
-    SourceTool, ToolLoop, ToolSources, ToolStep, check_offer, named_syntax, read_tools_file,
+    Backend, EmbeddedConfig, Offered, Ready, Request, RetryPolicy, RunError, Runtime, Sampling,
+    Sink, SourceTool, ToolLoop, ToolSources, ToolStep, check_offer, named_syntax, read_tools_file,
 };
 
 #[derive(Args)]
@@ -241,18 +241,15 @@ pub(crate) fn run(args: CallArgs) -> anyhow::Result<()> {
         offer: &every,
         approval: &none,
         max_steps: args.max_steps,
+        offered: Offered::read(sources, &every),
+        deadline: None,
     });
     // The servers' tools join the pool once: the check, the grammar and the loop's first turn
     // all see the same one.
     let tools = match &tool_loop {
         Some(lp) => {
             let mut pool = tools.tools().to_vec();
-            pool.extend(
-                lp.offered()
-                    .map_err(RunError::from)?
-                    .into_iter()
-                    .map(|t| t.tool),
-            );
+            pool.extend(lp.offered.tools.iter().map(|t| t.tool.clone()));
             ToolSet::new(pool)?
         }
         None => tools,

@@ -276,8 +276,10 @@ fn a_tool_list_that_changes_is_read_again_before_the_next_step() {
             .collect()
     };
     assert_eq!(names(&sources), ["open_vault"]);
-    let before = sources.generation();
-    let opened = sources.call("open_vault", &json!({})).expect("a result");
+    let before = sources.refresh().expect("listed");
+    let opened = sources
+        .call("open_vault", &json!({}), None)
+        .expect("a result");
     assert_eq!(opened.text, "the vault is open");
     // The notification is read by the client's own task: give it a moment.
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -287,11 +289,13 @@ fn a_tool_list_that_changes_is_read_again_before_the_next_step() {
     assert_eq!(names(&sources), ["read_vault"]);
     assert!(sources.find("open_vault").is_none());
     assert_eq!(
-        sources.generation(),
+        sources.refresh().expect("listed"),
         before + 1,
         "a loop sees the list changed"
     );
-    let read = sources.call("read_vault", &json!({})).expect("a result");
+    let read = sources
+        .call("read_vault", &json!({}), None)
+        .expect("a result");
     assert_eq!(read.text, "the vault holds 3 gold bars");
 }
 
@@ -299,13 +303,15 @@ fn a_tool_list_that_changes_is_read_again_before_the_next_step() {
 fn a_result_that_breaks_its_output_schema_or_a_refused_call_is_an_error_result() {
     let sources =
         ToolSources::start(&[named("schema_server.py")], Duration::from_secs(60)).expect("starts");
-    let r = sources.call("forecast", &json!({})).expect("a result");
+    let r = sources
+        .call("forecast", &json!({}), None)
+        .expect("a result");
     assert!(r.is_error, "{r:?}");
     assert!(r.text.contains("outputSchema"), "{}", r.text);
     assert_eq!(r.structured, Some(json!({"celsius": "warm"})));
     // A JSON-RPC error is the call's answer (the loop shows it to the model), not a failure
     // of the server.
-    match sources.call("refuse", &json!({})) {
+    match sources.call("refuse", &json!({}), None) {
         Err(McpError::Refused { message, .. }) => {
             assert!(message.contains("no calls today"), "{message}");
         }
@@ -320,7 +326,7 @@ fn a_server_that_exits_during_a_call_is_a_typed_error_not_a_hang() {
     assert!(sources.find("crash").is_some());
     let started = Instant::now();
     let e = sources
-        .call("crash", &json!({}))
+        .call("crash", &json!({}), None)
         .expect_err("the server exited");
     assert!(
         matches!(e, McpError::Failed { .. } | McpError::Timeout { .. }),

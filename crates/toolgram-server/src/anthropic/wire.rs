@@ -5,7 +5,7 @@
 
 use crate::error::ApiError;
 use serde_json::Value;
-use toolgram_runtime::{Call, CallKind, Event, FinishReason, Response, ToolStep, Usage};
+use toolgram_runtime::{CallKind, Event, FinishReason, PendingCall, Response, ToolStep, Usage};
 use toolgram_wire::anthropic::mcp;
 use toolgram_wire::anthropic::reply;
 use toolgram_wire::anthropic::stream::{Frame, MessageStream};
@@ -35,12 +35,12 @@ fn step_blocks(s: &ToolStep) -> [Value; 2] {
 }
 
 /// A call a loop did not run, as its `mcp_tool_use` block.
-fn pending_block(c: &Call) -> Value {
-    let input = match &c.kind {
+fn pending_block(p: &PendingCall) -> Value {
+    let input = match &p.call.kind {
         CallKind::Function { arguments } => arguments.clone(),
         CallKind::Custom { input } => serde_json::json!({ "input": input }),
     };
-    mcp::tool_use_block(&c.id, "", &c.name, &input)
+    mcp::tool_use_block(&p.call.id, &p.server, &p.call.name, &input)
 }
 
 /// The `message` object of a reply cut by `max_tokens` before any call was complete.

@@ -12,7 +12,6 @@ pub use read::{Checked, ResponsesFields, ResponsesRequest, read};
 use crate::app::{App, Stored};
 use crate::error::ApiError;
 use crate::handler;
-use crate::mcp::McpUse;
 use axum::Router;
 use axum::extract::{Path, Request, State};
 use axum::http::{StatusCode, header};
@@ -87,7 +86,11 @@ fn to_keep(rr: &Checked) -> Option<Vec<ChatMessage>> {
 fn remember(app: &App, kept: Option<Vec<ChatMessage>>, id: &str, r: &Response, body: &Value) {
     let Some(mut messages) = kept else { return };
     messages.extend(r.loop_messages.iter().cloned());
-    let calls: Vec<&Call> = r.tool_calls.iter().chain(&r.pending).collect();
+    let calls: Vec<&Call> = r
+        .tool_calls
+        .iter()
+        .chain(r.pending.iter().map(|p| &p.call))
+        .collect();
     messages.push(ChatMessage {
         role: "assistant".into(),
         content: r.content.clone(),
@@ -114,11 +117,12 @@ fn remember(app: &App, kept: Option<Vec<ChatMessage>>, id: &str, r: &Response, b
     });
 }
 
-/// The `mcp_approval_request` items of the calls a loop did not run.
-fn approvals(mcp: Option<&McpUse>, r: &Response) -> Vec<Value> {
+/// The `mcp_approval_request` items of the calls a loop did not run: approving one runs it
+/// and goes on (also for calls held back at `--max-steps`).
+fn approvals(r: &Response) -> Vec<Value> {
     r.pending
         .iter()
-        .map(|c| wire::approval_request(c, mcp.map_or("", |m| m.server_of(&c.name))))
+        .map(|p| wire::approval_request(&p.call, &p.server))
         .collect()
 }
 
@@ -141,7 +145,7 @@ async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
             };
             output.extend(r.steps.iter().map(|s| wire::mcp_call(s, new_id)));
             output.extend(reply::output_items(asked, &r.reply(), new_id));
-            output.extend(approvals(rr.api.mcp.as_deref(), &r));
+            output.extend(approvals(&r));
             let toolgram = crate::app::toolgram_json(Some(&r), &rr.notes);
             let body = reply::finished(&env, asked, output, &r.reply(), toolgram);
             remember(&app, kept, &env.id, &r, &body);
@@ -189,7 +193,7 @@ async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
     let rx = crate::run::forward_events(&app, events, start, move |event, clock| match event {
         Event::Done(r) => {
             let mut frames = Vec::new();
-            for item in approvals(mcp.as_deref(), &r) {
+            for item in approvals(&r) {
                 frames.extend(writer.plain_item(item));
             }
             let (items, mut closing) = writer.close();

@@ -37,7 +37,8 @@ pub fn mcp_lists(mcp: &McpUse, new_id: &mut dyn FnMut(&str) -> String) -> Vec<Va
         .iter()
         .map(|server| {
             let tools: Vec<ListedTool> = mcp
-                .listed
+                .offered
+                .tools
                 .iter()
                 .filter(|t| t.server == server.name)
                 .map(|t| ListedTool {
@@ -60,7 +61,8 @@ pub fn mcp_call(step: &ToolStep, new_id: &mut dyn FnMut(&str) -> String) -> Valu
         arguments: &arguments,
         output: &step.result,
         is_error: step.is_error,
-        approval_request_id: None,
+        // The approval request's id is its call's.
+        approval_request_id: step.approved.then_some(step.id.as_str()),
     };
     mcp::call_item(&new_id("mcp"), &call)
 }

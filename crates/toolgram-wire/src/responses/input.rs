@@ -147,8 +147,17 @@ pub fn read(input: &Value, extras: &mut InputExtras) -> Result<Vec<ChatMessage>,
                 let (Some(id), Some(name)) = (s("id"), s("name")) else {
                     return Err(WireError::invalid(&at, "an MCP call needs `id` and `name`"));
                 };
-                let arguments = s("arguments").unwrap_or("{}").to_owned();
-                push_call(&mut out, call_message(id, name, arguments), &mut reasoning);
+                // A call that ran once approved answers the waiting call of its approval
+                // request (whose id is the call's), not a new one.
+                let waiting = s("approval_request_id").filter(|w| {
+                    out.iter()
+                        .any(|m| m.tool_calls.iter().flatten().any(|c| c.id == *w))
+                });
+                let id = waiting.unwrap_or(id);
+                if waiting.is_none() {
+                    let arguments = s("arguments").unwrap_or("{}").to_owned();
+                    push_call(&mut out, call_message(id, name, arguments), &mut reasoning);
+                }
                 if kind == "mcp_call" {
                     let result = match (s("output"), item.get("error")) {
                         (Some(output), _) => output.to_owned(),
@@ -283,15 +292,25 @@ mod tests {
              "arguments": "{}", "output": "a.txt"},
             {"type": "mcp_approval_request", "id": "call_2", "server_label": "notes",
              "name": "write", "arguments": "{\"t\":1}"},
-            {"type": "mcp_approval_response", "approval_request_id": "call_2", "approve": false}]);
+            {"type": "mcp_approval_response", "approval_request_id": "call_2", "approve": true},
+            {"type": "mcp_call", "id": "mcp_2", "server_label": "notes", "name": "write",
+             "arguments": "{\"t\":1}", "output": "written", "approval_request_id": "call_2"}]);
         let mut extras = InputExtras::default();
         let m = read(&input, &mut extras).expect("reads");
-        assert_eq!(m.len(), 4, "{m:?}");
+        assert_eq!(m.len(), 5, "{m:?}");
         assert_eq!(m[2].tool_call_id.as_deref(), Some("mcp_1"));
         assert_eq!(m[2].content.as_deref(), Some("a.txt"));
         let waiting = m[3].tool_calls.as_ref().expect("a call");
+        assert_eq!(
+            waiting.len(),
+            1,
+            "the approved call is not made twice: {m:?}"
+        );
         assert_eq!(waiting[0].id, "call_2");
-        assert_eq!(extras.approvals, [("call_2".to_owned(), false)]);
+        // The call that ran once approved answers the waiting call.
+        assert_eq!(m[4].tool_call_id.as_deref(), Some("call_2"));
+        assert_eq!(m[4].content.as_deref(), Some("written"));
+        assert_eq!(extras.approvals, [("call_2".to_owned(), true)]);
         assert!(extras.notes.is_empty(), "{:?}", extras.notes);
     }
 }
