@@ -13,8 +13,8 @@ use crate::check::Ready;
 use crate::error::RunError;
 use crate::post;
 use crate::request::{Cancel, Request};
-use crate::response::{CallKind, FinishReason, PendingCall, Response, ToolStep};
-use crate::stream::{Event, Sink};
+use crate::response::{FinishReason, PendingCall, Response, ToolStep};
+use crate::stream::{Event, Sink, StreamState};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -145,36 +145,6 @@ impl ToolLoop<'_> {
     }
 }
 
-/// The events a finished reply streams as, whole: its reasoning, its text, each call.
-fn reply_events(r: &Response) -> Vec<Event> {
-    let mut events = Vec::new();
-    if let Some(t) = r.reasoning.clone().filter(|t| !t.is_empty()) {
-        events.push(Event::ReasoningDelta(t));
-    }
-    if let Some(t) = r.content.clone().filter(|t| !t.is_empty()) {
-        events.push(Event::ContentDelta(t));
-    }
-    for (index, c) in r.tool_calls.iter().enumerate() {
-        let (arguments, custom) = match &c.kind {
-            CallKind::Function { arguments } => (arguments.to_string(), false),
-            CallKind::Custom { input } => (input.clone(), true),
-        };
-        events.push(Event::ToolCallStart {
-            index,
-            id: c.id.clone(),
-            name: c.name.clone(),
-            custom,
-        });
-        events.push(Event::ToolCallDelta {
-            index,
-            arguments,
-            custom,
-        });
-        events.push(Event::ToolCallEnd { index });
-    }
-    events
-}
-
 /// The reply of a loop whose reply after its `steps` was cut by its token limit (`e`): no
 /// text, no calls, finished by `length`, the steps and messages it added, said in warnings;
 /// built on `before`, the last reply whose calls ran (where it ran, on which model).
@@ -227,15 +197,9 @@ impl Runtime {
         sink: &Sink,
     ) {
         let mut step = |s: &ToolStep| sink.send(Event::ToolStep(Box::new(s.clone())));
-        match self.run_tool_loop(first, lp, approvals, &mut step) {
-            Ok(r) => {
-                for e in reply_events(&r) {
-                    sink.send(e);
-                }
-                sink.send(Event::Done(Box::new(r)));
-            }
-            Err(e) => sink.send(Event::Failed(e)),
-        }
+        let result = self.run_tool_loop(first, lp, approvals, &mut step);
+        // Nothing of the last turn was sent: the stream's own end sends it whole.
+        StreamState::new(sink.clone(), None, Vec::new(), false).finish(result);
     }
 
     /// Run `first` (a request checked with `lp.offered` in its pool) as a loop: the calls of

@@ -115,6 +115,8 @@ r2 = oai.responses.create(model="default", previous_response_id=r1.id, tools=[as
                                   "approval_request_id": requests[0].id}])
 calls = calls_of(r2.output)
 assert calls and calls[0].name == "write_note", [i.type for i in r2.output]
+# The call that ran names the request it answers (so a client replaying items ties them).
+assert calls[0].approval_request_id == requests[0].id, calls[0]
 name = json.loads(requests[0].arguments)["name"]
 written(pathlib.Path(name).name, r2)
 print("responses approval: ok")
