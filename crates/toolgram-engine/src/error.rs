@@ -99,6 +99,15 @@ pub enum EngineError {
     /// The GPU offload asked for cannot be had (no GPU backend built, no such device, no GPU).
     #[error("{0}")]
     Gpu(String),
+    /// A worker holding some of the model's layers (`--rpc`) cannot be reached, stopped
+    /// answering or closed its connection.
+    #[error("rpc worker {worker}: {reason}")]
+    Worker {
+        /// The worker, as given (`host:port`).
+        worker: String,
+        /// What happened.
+        reason: String,
+    },
     /// Every lane of a batch already has a session.
     #[error("all {lanes} lanes of the batch are in use")]
     Busy {
@@ -139,6 +148,7 @@ impl EngineError {
             Self::Unreadable { .. } => "unreadable_reply",
             Self::Cancelled { .. } => "cancelled",
             Self::Gpu(_) => "gpu_unavailable",
+            Self::Worker { .. } => "worker_unavailable",
             Self::Busy { .. } => "busy",
             Self::Internal { .. } => "internal_error",
         }

@@ -43,7 +43,7 @@ pub(crate) use decode::{
     batch, call_bias, call_model, generate, loop_guard, prefix, sample, session, think,
 };
 pub(crate) use device::{backend, threads};
-pub use device::{gpu, speed};
+pub use device::{gpu, rpc, speed};
 pub use fetch::{hf, models};
 pub use grammar::gbnf_check;
 pub(crate) use grammar::{compiled_call, grammar_cache};

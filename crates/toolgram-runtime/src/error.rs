@@ -217,7 +217,7 @@ impl RunError {
             | "grammar_limit"
             | "gpu_unavailable" => Status::Client,
             "provider_error" | "busy" | "model_swap" | "model_fetch_error" | "engine_stopped"
-            | "tool_source_error" => Status::Unavailable,
+            | "tool_source_error" | "worker_unavailable" => Status::Unavailable,
             _ => Status::Server,
         }
     }

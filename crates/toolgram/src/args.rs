@@ -91,6 +91,15 @@ pub(crate) struct GpuArgs {
     /// How layers are split over several GPUs: none, layer or row.
     #[arg(long, value_name = "MODE")]
     pub split_mode: Option<SplitMode>,
+    /// Workers to put layers on, comma-separated HOST:PORT (`toolgram worker` on each, from the
+    /// same build). With `--gpu-layers auto` every host, this one included, holds an equal
+    /// share of the layers; the grammar and sampling stay here (docs/distributed.md).
+    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT")]
+    pub rpc: Vec<String>,
+    /// The longest wait on a worker, to connect or for one step; past it the worker is lost
+    /// and the request a typed error (`worker_unavailable`).
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pub rpc_timeout_s: u64,
 }
 
 impl GpuArgs {
@@ -100,6 +109,8 @@ impl GpuArgs {
             layers: self.gpu_layers,
             devices: self.device.clone(),
             split_mode: self.split_mode,
+            workers: self.rpc.clone(),
+            worker_timeout: Some(std::time::Duration::from_secs(self.rpc_timeout_s.max(1))),
         }
     }
 }

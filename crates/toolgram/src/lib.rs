@@ -30,6 +30,7 @@ mod provider;
 mod serve;
 mod syntax;
 mod tools;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -80,6 +81,8 @@ enum Command {
     /// Grammar tools: list them, print their grammars, run one.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Lend this machine's devices to another host's model (its `--rpc`), over ggml RPC.
+    Worker(worker::WorkerArgs),
 }
 
 /// Run the command line this process was given.
@@ -112,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Bench(cmd) => bench::run(cmd),
         Command::Eval(cmd) => eval::run(cmd),
         Command::Tools(cmd) => tools::run(cmd),
+        Command::Worker(args) => worker::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -112,6 +112,7 @@ impl Engine {
     /// see docs/benchmarks.md, "Concurrent clients").
     pub fn batch(&self, lanes: usize) -> Result<Arc<Batch<'_>>, EngineError> {
         let lanes = lanes.max(1);
+        self.offload().workers.check()?;
         let threads = i32::try_from(self.threads).unwrap_or(1);
         let n_lanes = u32::try_from(lanes).map_err(|e| EngineError::ModelLoad {
             path: self.model_name().to_owned(),
@@ -128,9 +129,16 @@ impl Engine {
         let ctx = self
             .model
             .new_context(self.backend.llama(), params)
-            .map_err(|e| EngineError::ModelLoad {
-                path: self.model_name().to_owned(),
-                reason: format!("context: {e}"),
+            .map_err(|e| {
+                // A worker lost while its share of the KV cache was allocated: that, by name.
+                self.offload()
+                    .workers
+                    .check()
+                    .err()
+                    .unwrap_or(EngineError::ModelLoad {
+                        path: self.model_name().to_owned(),
+                        reason: format!("context: {e}"),
+                    })
             })?;
         Ok(Arc::new(Batch {
             engine: self,
@@ -217,17 +225,20 @@ impl<'e> LaneHandle<'e> {
     ) -> Result<(), EngineError> {
         self.submit(tokens, start, want_logits)?;
         if want_logits {
-            self.take_logits(logits);
+            self.take_logits(logits)?;
         }
         Ok(())
     }
 
     /// Swap the logits of this lane's last decode into `logits`, reading them from llama.cpp
-    /// first if nobody has (which waits for a GPU's forward pass to end).
-    pub(crate) fn take_logits(&self, logits: &mut Vec<f32>) {
+    /// first if nobody has (which waits for a GPU's or a worker's forward pass to end). A
+    /// worker lost meanwhile made them of stand-in zeros: its typed error instead.
+    pub(crate) fn take_logits(&self, logits: &mut Vec<f32>) -> Result<(), EngineError> {
         let mut shared = self.batch.lock();
         shared.read_logits(self.seq);
         std::mem::swap(&mut shared.lanes[self.seq].logits, logits);
+        drop(shared);
+        self.batch.engine.offload().workers.check()
     }
 
     /// Hand `tokens` (positions `start..`) to the next decode and wait until it ran; the
@@ -241,6 +252,9 @@ impl<'e> LaneHandle<'e> {
         if tokens.is_empty() {
             return Ok(());
         }
+        // A lost worker took the model's layers with it: nothing decodes until it is reloaded.
+        let workers = &self.batch.engine.offload().workers;
+        workers.check()?;
         if tokens.len() > BATCH {
             return Err(EngineError::Decode(format!(
                 "{} tokens in one step; at most {BATCH}",
@@ -260,6 +274,8 @@ impl<'e> LaneHandle<'e> {
         }
         loop {
             if let Some(outcome) = shared.lanes[self.seq].outcome.take() {
+                // Lost during this decode: the relay's stand-in replies made its logits.
+                workers.check()?;
                 return outcome.map_err(EngineError::Decode);
             }
             if !shared.lanes.iter().any(|l| l.phase == Phase::Choosing) {

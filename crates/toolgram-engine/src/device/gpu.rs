@@ -1,7 +1,12 @@
 //! Where the weights go: the GPU backends this build has (cargo features `cuda`, `vulkan`,
-//! `metal`, `rocm`), the devices llama.cpp sees, and how many layers a model puts on them
-//! (`--gpu-layers auto|all|N`, `--device`, `--split-mode`). What happened is reported as an
-//! [`Offload`] (`/health`, `toolgram.timings`, every bench JSON).
+//! `metal`, `rocm`), the devices llama.cpp sees — other hosts' too (`--rpc`, see `rpc`) — and
+//! how many layers a model puts on them (`--gpu-layers auto|all|N`, `--device`,
+//! `--split-mode`). What happened is reported as an [`Offload`] (`/health`,
+//! `toolgram.timings`, every bench JSON).
+//!
+//! With workers, `auto` gives each host — this one and every worker — an equal share of the
+//! layers (this host keeps the first ones, the workers split the rest by their free memory,
+//! llama.cpp's rule); a count or `all` is taken as llama-server takes `-ngl` beside `--rpc`.
 //!
 //! `auto` offloads what llama.cpp's own fit logic says fits (`common_fit_params`, built in GPU
 //! builds only) and falls back to the CPU, saying why, when no GPU can be used; a count or
@@ -11,6 +16,7 @@
 //! This module must not generate or read a model's vocabulary: it loads weights and says where.
 
 use crate::error::EngineError;
+use crate::rpc::{self, Workers};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::{LlamaModelParams, LlamaSplitMode};
@@ -19,6 +25,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::pin::Pin;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// The GPU backends compiled into this build (empty: CPU only).
 pub const BACKENDS_BUILT: &[&str] = &[
@@ -105,6 +112,10 @@ pub struct GpuOptions {
     pub devices: Vec<String>,
     /// How to split over several GPUs (`None`: llama.cpp's default, by layer).
     pub split_mode: Option<SplitMode>,
+    /// Workers holding some of the layers (`--rpc host:port,…`; `toolgram worker` there).
+    pub workers: Vec<String>,
+    /// The longest wait on a worker (`None`: [`rpc::DEFAULT_TIMEOUT`]).
+    pub worker_timeout: Option<Duration>,
 }
 
 impl GpuOptions {
@@ -185,7 +196,7 @@ pub fn devices() -> Result<Vec<Device>, EngineError> {
 pub struct Offload {
     /// `CPU`, or the GPU backend holding the offloaded layers (`Vulkan`, `CUDA`, …).
     pub backend: String,
-    /// The devices holding them, `name (description)`.
+    /// The devices holding them, `name (description)`; a worker's is `RPCn (host:port)`.
     pub devices: Vec<String>,
     /// Layers on those devices, of [`Self::layers_total`] (llama.cpp counts the output layer).
     pub gpu_layers: u32,
@@ -195,35 +206,54 @@ pub struct Offload {
     pub requested: GpuLayers,
     /// Why it is not what was asked for (under `auto`: no usable GPU, or the load failed).
     pub fallback: Option<String>,
+    /// The workers holding some of the layers, and whether they still do.
+    pub workers: Workers,
 }
 
 impl Offload {
     /// The object `/health`, `toolgram.timings` and bench JSON carry.
     pub fn to_json(&self) -> Value {
-        json!({"backend": self.backend, "devices": self.devices, "gpu_layers": self.gpu_layers,
-            "layers": self.layers_total, "requested": self.requested.to_string(),
-            "fallback": self.fallback})
+        let mut out = json!({"backend": self.backend, "devices": self.devices,
+            "gpu_layers": self.gpu_layers, "layers": self.layers_total,
+            "requested": self.requested.to_string(), "fallback": self.fallback});
+        if !self.workers.is_empty() {
+            out["workers"] = self.workers.to_json();
+            out["local_layers"] = json!(self.layers_total.saturating_sub(self.gpu_layers));
+        }
+        out
     }
 }
 
-/// The GPUs `opts` selects: every GPU found, or the named ones (`none`: no GPU).
-fn selected(opts: &GpuOptions) -> Result<Vec<(usize, Device)>, EngineError> {
-    let all: Vec<(usize, Device)> = devices()?.into_iter().enumerate().collect();
-    if opts.devices.iter().any(|d| d.eq_ignore_ascii_case("none")) {
-        return Ok(Vec::new());
+/// The devices `opts` selects: every GPU found, or the named ones (`none`: no GPU), then the
+/// workers' devices. A worker another model of this process attached is not this model's.
+fn selected(opts: &GpuOptions, workers: &Workers) -> Result<Vec<(usize, Device)>, EngineError> {
+    let (remote, all): (Vec<_>, Vec<_>) = devices()?
+        .into_iter()
+        .enumerate()
+        .partition(|(_, d)| d.backend == "RPC");
+    let mut chosen = if opts.devices.iter().any(|d| d.eq_ignore_ascii_case("none")) {
+        Vec::new()
+    } else if opts.devices.is_empty() {
+        all.into_iter().filter(|(_, d)| d.is_gpu()).collect()
+    } else {
+        opts.devices
+            .iter()
+            .map(|want| {
+                all.iter()
+                    .find(|(_, d)| d.name.eq_ignore_ascii_case(want) && d.is_gpu())
+                    .cloned()
+                    .ok_or_else(|| EngineError::Gpu(unknown_device(want, &all)))
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    for name in workers.device_names() {
+        if let Some((i, d)) = remote.iter().find(|(_, d)| d.name == name) {
+            let mut d = d.clone();
+            d.description = workers.worker_of(name).unwrap_or_default().to_owned();
+            chosen.push((*i, d));
+        }
     }
-    if opts.devices.is_empty() {
-        return Ok(all.into_iter().filter(|(_, d)| d.is_gpu()).collect());
-    }
-    opts.devices
-        .iter()
-        .map(|want| {
-            all.iter()
-                .find(|(_, d)| d.name.eq_ignore_ascii_case(want) && d.is_gpu())
-                .cloned()
-                .ok_or_else(|| EngineError::Gpu(unknown_device(want, &all)))
-        })
-        .collect()
+    Ok(chosen)
 }
 
 fn unknown_device(want: &str, all: &[(usize, Device)]) -> String {
@@ -265,16 +295,31 @@ pub(crate) fn load(
         path: path.display().to_string(),
         reason,
     };
-    let promised = opts.layers != GpuLayers::Auto;
+    let workers = if opts.workers.is_empty() {
+        Workers::default()
+    } else {
+        rpc::attach(
+            &opts.workers,
+            opts.worker_timeout.unwrap_or(rpc::DEFAULT_TIMEOUT),
+        )?
+    };
+    // Layers on workers are a promise too: never a silent fallback to this host alone.
+    let promised = opts.layers != GpuLayers::Auto || !workers.is_empty();
     let wants_gpu = promised && opts.layers != GpuLayers::Count(0);
-    if BACKENDS_BUILT.is_empty() && wants_gpu {
+    let requested = opts.layers;
+    let mut opts = opts.clone();
+    if !workers.is_empty() && opts.layers == GpuLayers::Auto {
+        opts.layers = GpuLayers::Count(shared_out(path, 1 + workers.endpoints().len())?);
+    }
+    let opts = &opts;
+    if BACKENDS_BUILT.is_empty() && wants_gpu && workers.is_empty() {
         return Err(EngineError::Gpu(format!(
             "--gpu-layers {}: {}",
             opts.layers,
             no_backend()
         )));
     }
-    let gpus = selected(opts)?;
+    let gpus = selected(opts, &workers)?;
     // `--device none` is the CPU by choice: nothing fell back.
     let chose_cpu = opts.devices.iter().any(|d| d.eq_ignore_ascii_case("none"));
     let mut fallback = None;
@@ -320,6 +365,9 @@ pub(crate) fn load(
     if let Some(why) = &fallback {
         tracing::warn!("{why}");
     }
+    let mut workers = workers;
+    workers.settle();
+    workers.check()?;
     let layers_total = model.n_layer() + 1;
     let gpu_layers = if on_gpu && fallback.is_none() {
         u32::try_from(requested_layers).map_or(layers_total, |n| n.min(layers_total))
@@ -338,8 +386,9 @@ pub(crate) fn load(
         },
         gpu_layers,
         layers_total,
-        requested: opts.layers,
+        requested,
         fallback,
+        workers,
     };
     tracing::info!(
         "{} of {} layers on {}",
@@ -352,6 +401,32 @@ pub(crate) fn load(
         }
     );
     Ok((model, offload))
+}
+
+/// Layers to put on the workers so that each of `hosts` (this one first) holds an equal share
+/// of the model's blocks and output layer, this host rounding down.
+fn shared_out(path: &Path, hosts: usize) -> Result<u32, EngineError> {
+    let blocks = block_count(path).ok_or_else(|| EngineError::ModelLoad {
+        path: path.display().to_string(),
+        reason: "its GGUF header has no block count to share out over workers \
+                 (give --gpu-layers a count)"
+            .into(),
+    })?;
+    let total = blocks + 1;
+    let hosts = u32::try_from(hosts).unwrap_or(u32::MAX).max(1);
+    Ok(total - total / hosts)
+}
+
+/// `<architecture>.block_count` from a GGUF header.
+fn block_count(path: &Path) -> Option<u32> {
+    use llama_cpp_2::gguf::GgufContext;
+    let gguf = GgufContext::from_file(path)?;
+    let arch_key = gguf.find_key("general.architecture");
+    if arch_key < 0 || gguf.kv_type(arch_key) != llama_cpp_sys_2::GGUF_TYPE_STRING {
+        return None;
+    }
+    let key = gguf.find_key(&format!("{}.block_count", gguf.val_str(arch_key)?));
+    (key >= 0 && gguf.kv_type(key) == llama_cpp_sys_2::GGUF_TYPE_UINT32).then(|| gguf.val_u32(key))
 }
 
 fn names(gpus: &[(usize, Device)]) -> Vec<String> {

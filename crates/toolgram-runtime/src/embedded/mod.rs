@@ -358,11 +358,20 @@ impl<'e> Worker<'e> {
                 tracing::error!(error = %e, "cannot open the engine's context");
                 for job in queue.iter() {
                     self.waiting.fetch_sub(1, Ordering::Relaxed);
-                    job.reply
-                        .fail(RunError::Engine(toolgram_engine::EngineError::ModelLoad {
+                    // A lost worker keeps its own name (a 503 that says which).
+                    let failure = match &e {
+                        toolgram_engine::EngineError::Worker { worker, reason } => {
+                            toolgram_engine::EngineError::Worker {
+                                worker: worker.clone(),
+                                reason: reason.clone(),
+                            }
+                        }
+                        _ => toolgram_engine::EngineError::ModelLoad {
                             path: self.engine.model_name().to_owned(),
                             reason: e.to_string(),
-                        }));
+                        },
+                    };
+                    job.reply.fail(RunError::Engine(failure));
                 }
                 return;
             }

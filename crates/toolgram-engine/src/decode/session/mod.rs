@@ -642,8 +642,8 @@ impl<'e> Session<'e> {
     }
 
     /// The logits of the last submitted step (waiting for its forward pass to end).
-    fn fetch_logits(&mut self) {
-        self.lane.take_logits(&mut self.logits);
+    fn fetch_logits(&mut self) -> Result<(), EngineError> {
+        self.lane.take_logits(&mut self.logits)
     }
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
@@ -849,8 +849,9 @@ impl<'e> Session<'e> {
                     next_mask = Some(timed_mask(m, timings)?);
                 }
                 let td = Instant::now();
-                self.fetch_logits();
+                let fetched = self.fetch_logits();
                 timings.decode_ms += td.elapsed().as_secs_f64() * 1e3;
+                fetched?;
             }
         }
         if let Some(m) = matcher.as_mut()
