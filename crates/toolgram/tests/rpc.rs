@@ -1,7 +1,8 @@
-//! Layers on other hosts: `toolgram worker` processes on loopback ports hold part of the test
-//! model's layers for `toolgram serve --rpc`. The same greedy call comes back as all-local on
+//! Layers on other hosts: `toolgram worker` processes, each in a network namespace of its own
+//! (loopback ports where none can be made), hold part of the test model's layers for
+//! `toolgram serve --rpc`. The same greedy call comes back as all-local on
 //! Chat Completions, Responses and Anthropic Messages; `/health` says where the layers went; a
-//! worker killed (between requests or mid-stream), stopped, or never there is a typed error
+//! worker killed mid-stream, cut off the network (or stopped), or never there is a typed error
 //! in time, and the server still exits 0.
 
 mod common;
@@ -19,32 +20,133 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A `toolgram worker` on a free loopback port, killed when dropped.
+/// A host for a worker: a network namespace of its own, joined to this one by a veth pair
+/// (`10.77.N.1` here, `10.77.N.2` there) — or, where namespaces cannot be made (no root, no
+/// `ip`), this machine's loopback. Removed when dropped.
+struct Host {
+    /// The namespace and the veth end on this side.
+    netns: Option<(String, String)>,
+    /// The address the worker listens on.
+    ip: String,
+}
+
+impl Host {
+    fn new(n: u32) -> Self {
+        let tag = std::process::id() % 10_000;
+        let (ns, here, there) = (
+            format!("tg{tag}h{n}"),
+            format!("tg{tag}a{n}"),
+            format!("tg{tag}b{n}"),
+        );
+        let subnet = format!("10.77.{}", (tag % 100) * 2 + n);
+        let made = [
+            format!("ip netns add {ns}"),
+            format!("ip link add {here} type veth peer name {there} netns {ns}"),
+            format!("ip addr add {subnet}.1/24 dev {here}"),
+            format!("ip link set {here} up"),
+            format!("ip netns exec {ns} ip addr add {subnet}.2/24 dev {there}"),
+            format!("ip netns exec {ns} ip link set {there} up"),
+            format!("ip netns exec {ns} ip link set lo up"),
+        ]
+        .iter()
+        .all(|cmd| sh(cmd));
+        if made {
+            return Self {
+                netns: Some((ns, here)),
+                ip: format!("{subnet}.2"),
+            };
+        }
+        let _ = sh(&format!("ip netns del {ns}"));
+        eprintln!("no network namespace could be made here: the workers run on loopback");
+        Self {
+            netns: None,
+            ip: "127.0.0.1".into(),
+        }
+    }
+
+    /// Cut this host off the network (its packets dropped: silence, not a reset); false on
+    /// loopback, where there is no link to cut.
+    fn cut_off(&self) -> bool {
+        self.netns
+            .as_ref()
+            .is_some_and(|(_, here)| sh(&format!("ip link set {here} down")))
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some((ns, here)) = &self.netns {
+            // Both ends of the pair go with this one (the namespace's cleanup may lag).
+            let _ = sh(&format!("ip link del {here}"));
+            let _ = sh(&format!("ip netns del {ns}"));
+        }
+    }
+}
+
+fn sh(cmd: &str) -> bool {
+    let words: Vec<&str> = cmd.split(' ').collect();
+    Command::new(words[0])
+        .args(&words[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A `toolgram worker` on `host`, killed when dropped.
 struct Worker {
     child: Child,
     endpoint: String,
+    /// What it said on stderr when it started.
+    said: String,
 }
 
 impl Worker {
-    fn start() -> Self {
+    fn start(host: &Host) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let endpoint = format!("127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_toolgram"))
-            .args(["worker", "--listen", &endpoint, "--threads", "1"])
+        let endpoint = format!("{}:{port}", host.ip);
+        let bin = env!("CARGO_BIN_EXE_toolgram");
+        let worker = ["worker", "--listen", &endpoint, "--threads", "1"];
+        let mut cmd = match &host.netns {
+            // `ip netns exec` runs the worker itself (exec), so its pid is the worker's.
+            Some((ns, _)) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, bin]).args(worker);
+                c
+            }
+            None => {
+                let mut c = Command::new(bin);
+                c.args(worker);
+                c
+            }
+        };
+        let mut child = cmd
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("toolgram worker starts");
+        let mut said = String::new();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        while !said.contains("toolgram worker: serving") {
+            let mut line = String::new();
+            let n = std::io::BufRead::read_line(&mut stderr, &mut line).expect("stderr");
+            assert!(n > 0, "the worker stopped: {said}");
+            said.push_str(&line);
+        }
         // Listening once a connection is taken (the worker drops one that sends nothing).
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(&endpoint).is_err() {
             assert!(Instant::now() < deadline, "the worker never listened");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Self { child, endpoint }
+        Self {
+            child,
+            endpoint,
+            said,
+        }
     }
 
     fn signal(&self, sig: &str) {
@@ -192,7 +294,16 @@ fn two_workers_give_the_all_local_call_on_every_api() {
         exits_zero(&mut server);
         calls
     };
-    let (a, b) = (Worker::start(), Worker::start());
+    let hosts = (Host::new(1), Host::new(2));
+    let (a, b) = (Worker::start(&hosts.0), Worker::start(&hosts.1));
+    // A worker reachable from other hosts says, loudly, that anyone there can use it.
+    if hosts.0.netns.is_some() {
+        assert!(
+            a.said.contains("WARNING") && a.said.contains("no authentication"),
+            "{}",
+            a.said
+        );
+    }
     let mut server = serve(&[&a, &b], &[]);
     let h = offload(&health(&server));
     let workers = h["workers"].as_array().cloned().unwrap_or_default();
@@ -214,7 +325,8 @@ fn two_workers_give_the_all_local_call_on_every_api() {
 #[test]
 fn a_killed_worker_is_a_typed_error_in_time_and_serve_still_exits_zero() {
     let _one = serial();
-    let worker = Worker::start();
+    let host = Host::new(1);
+    let worker = Worker::start(&host);
     let mut server = serve(&[&worker], &["--rpc-timeout-s", "5"]);
     assert_eq!(calls(&server).len(), 3);
     // Mid-stream: a long reply, the worker killed once its first words arrived.
@@ -265,12 +377,19 @@ fn a_killed_worker_is_a_typed_error_in_time_and_serve_still_exits_zero() {
 #[test]
 fn a_worker_that_stops_answering_is_lost_within_its_timeout() {
     let _one = serial();
-    let worker = Worker::start();
+    let host = Host::new(1);
+    let worker = Worker::start(&host);
     let mut server = serve(&[&worker], &["--rpc-timeout-s", "3"]);
-    worker.signal("-STOP");
+    // Its host cut off the network, or (on loopback) the worker itself stopped.
+    let stopped = !host.cut_off();
+    if stopped {
+        worker.signal("-STOP");
+    }
     let (path, body) = &requests()[0];
     let (reply, took) = server.ask("POST", path, &body.to_string());
-    worker.signal("-CONT");
+    if stopped {
+        worker.signal("-CONT");
+    }
     assert_eq!(status(&reply), 503, "{reply}\n{}", server.log());
     let error = &body_json(&reply)["error"];
     assert_eq!(error["code"], "worker_unavailable", "{reply}");

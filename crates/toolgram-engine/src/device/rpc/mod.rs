@@ -95,42 +95,48 @@ impl Workers {
     /// typed error, after that (the model's layers there are gone: load it again once the
     /// worker is back).
     pub fn check(&self) -> Result<(), EngineError> {
-        for (link, connection) in self.links.iter().zip(&self.connections) {
-            let state = link.relay.state();
-            let why = match state.lost {
-                Some(why) => why,
-                None if state.connection != *connection || !state.connected => {
-                    "its connection closed; the layers it held are gone".to_owned()
-                }
-                None => continue,
-            };
-            return Err(EngineError::Worker {
+        match self.lost().next() {
+            Some((link, reason)) => Err(EngineError::Worker {
                 worker: link.relay.worker.clone(),
-                reason: why,
-            });
+                reason,
+            }),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Each lost worker and why.
+    fn lost(&self) -> impl Iterator<Item = (&Link, String)> {
+        self.links
+            .iter()
+            .zip(&self.connections)
+            .filter_map(|(link, connection)| {
+                let state = link.relay.state();
+                match state.lost {
+                    Some(why) => Some((link, why)),
+                    None if state.connection != *connection || !state.connected => Some((
+                        link,
+                        "its connection closed; the layers it held are gone".to_owned(),
+                    )),
+                    None => None,
+                }
+            })
     }
 
     /// Each worker and whether it holds its layers (`/health`, `toolgram.timings.offload`).
     pub fn to_json(&self) -> Value {
-        let lost = |i: usize| {
-            Workers {
-                links: vec![self.links[i].clone()],
-                connections: vec![self.connections.get(i).copied().unwrap_or(0)],
-            }
-            .check()
-            .err()
-        };
+        let lost: Vec<(&str, String)> = self
+            .lost()
+            .map(|(l, why)| (l.relay.worker.as_str(), why))
+            .collect();
         Value::Array(
-            (0..self.links.len())
-                .map(|i| {
-                    let link = &self.links[i];
-                    match lost(i) {
-                        None => json!({"worker": link.relay.worker, "devices": link.devices,
-                            "state": "up"}),
-                        Some(e) => json!({"worker": link.relay.worker, "devices": link.devices,
-                            "state": "lost", "error": e.to_string()}),
+            self.links
+                .iter()
+                .map(|link| {
+                    let worker = link.relay.worker.as_str();
+                    match lost.iter().find(|(w, _)| *w == worker) {
+                        None => json!({"worker": worker, "devices": link.devices, "state": "up"}),
+                        Some((_, why)) => json!({"worker": worker, "devices": link.devices,
+                            "state": "lost", "error": why}),
                     }
                 })
                 .collect(),
