@@ -46,7 +46,7 @@ pub use dialect::openai_chat::native_body as native_chat_body;
 pub use error::ProviderError;
 pub use http::{HttpOptions, post_json};
 pub use model::{LiveReply, ProviderModel};
-pub use provider::{Endpoint, Provider};
+pub use provider::{Endpoint, Provider, endpoint_url};
 pub use providers::{REGISTRY, lookup, names};
 pub use render::{RenderPlan, Rendered, render, render_planned};
 pub use reply::read_reply;

@@ -169,11 +169,7 @@ impl Remote {
         Ok(RenderedRequest {
             path,
             path_reason,
-            url: format!(
-                "{}{}",
-                self.provider.base_url.trim_end_matches('/'),
-                rendered.endpoint
-            ),
+            url: toolgram_providers::endpoint_url(&self.provider.base_url, &rendered.endpoint),
             rendered,
             counted,
             warnings: unsent_defaults(req, path, syntax),
