@@ -72,7 +72,11 @@ impl Endpoint {
 /// write it — does not get it twice.
 pub fn endpoint_url(base: &str, endpoint: &str) -> String {
     let base = base.trim_end_matches('/');
-    let version = endpoint.trim_start_matches('/').split('/').next().unwrap_or("");
+    let version = endpoint
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or("");
     match base.strip_suffix(version) {
         Some(rest) if !version.is_empty() && rest.ends_with('/') => {
             format!("{base}{}", &endpoint[1 + version.len()..])
@@ -88,14 +92,32 @@ mod url_tests {
     #[test]
     fn a_base_url_ending_in_the_version_does_not_get_it_twice() {
         let chat = "/v1/chat/completions";
-        for base in ["http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"] {
-            assert_eq!(endpoint_url(base, chat), "http://h:8000/v1/chat/completions", "{base}");
+        for base in [
+            "http://h:8000",
+            "http://h:8000/",
+            "http://h:8000/v1",
+            "http://h:8000/v1/",
+        ] {
+            assert_eq!(
+                endpoint_url(base, chat),
+                "http://h:8000/v1/chat/completions",
+                "{base}"
+            );
         }
-        assert_eq!(endpoint_url("http://h/api/v1", chat), "http://h/api/v1/chat/completions");
-        // Only a whole segment counts.
-        assert_eq!(endpoint_url("http://h/xv1", chat), "http://h/xv1/v1/chat/completions");
         assert_eq!(
-            endpoint_url("https://g.example/v1beta", "/v1beta/models/m:generateContent"),
+            endpoint_url("http://h/api/v1", chat),
+            "http://h/api/v1/chat/completions"
+        );
+        // Only a whole segment counts.
+        assert_eq!(
+            endpoint_url("http://h/xv1", chat),
+            "http://h/xv1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url(
+                "https://g.example/v1beta",
+                "/v1beta/models/m:generateContent"
+            ),
             "https://g.example/v1beta/models/m:generateContent"
         );
     }

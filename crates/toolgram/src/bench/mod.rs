@@ -68,6 +68,7 @@ pub(crate) struct PeerArgs {
 impl PeerArgs {
     /// Run `bench` with the peers these flags name (the model fetched if it is not here).
     fn run<T>(&self, bench: impl FnOnce(Peers) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        without_workers(&self.gpu)?;
         let model = models::resolve(self.model.as_deref())?;
         let toolgram = std::env::current_exe()?;
         let gpu = self.gpu.options();
@@ -235,8 +236,22 @@ fn run_tools(args: &ToolsBenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A benchmark beside llama-server cannot share workers with it: a worker serves one client
+/// at a time, and the peer runs beside toolgram. `bench call` takes --rpc; `scripts/bench-rpc`
+/// puts llama-server --rpc on the same workers, one side after the other.
+fn without_workers(gpu: &crate::args::GpuArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        gpu.rpc.is_empty(),
+        "--rpc: this benchmark runs llama-server beside toolgram, and a worker serves one \
+         client at a time; use `toolgram bench call --rpc …`, or `scripts/bench-rpc \
+         --llama-server …` for llama-server --rpc on the same workers"
+    );
+    Ok(())
+}
+
 fn run_server_call(args: &ServerCallArgs) -> anyhow::Result<()> {
     let call = &args.call;
+    without_workers(&call.engine.gpu)?;
     let (tools_json, tools) = read_tools(crate::call::tools_path(call)?)?;
     let msgs = messages(call)?;
     let model = models::resolve(call.model.as_deref())?;
