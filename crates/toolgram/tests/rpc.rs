@@ -405,6 +405,31 @@ fn a_worker_that_stops_answering_is_lost_within_its_timeout() {
 }
 
 #[test]
+fn a_worker_given_no_layers_is_said_so_and_not_watched() {
+    let _one = serial();
+    let host = Host::new(1);
+    let worker = Worker::start(&host);
+    let (code, stdout, stderr) = toolgram(&[
+        "call",
+        "--model",
+        "test",
+        "--rpc",
+        &worker.endpoint,
+        "--gpu-layers",
+        "0",
+        "--no-cache",
+        "--tools",
+        "examples/weather.json",
+        "What is the weather in Paris?",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let reply: Value = serde_json::from_str(&stdout).expect("JSON reply");
+    let offload = &reply["toolgram"]["timings"]["offload"];
+    assert_eq!(offload["workers"][0]["state"], "no layers", "{offload}");
+    assert_eq!(offload["local_layers"], 31, "{offload}");
+}
+
+#[test]
 fn a_worker_nobody_listens_at_is_refused_by_name_before_the_model_loads() {
     let _one = serial();
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -303,6 +303,11 @@ impl<'e> LaneHandle<'e> {
         self.batch.decoded.notify_all();
     }
 
+    /// The workers holding some of the model's layers (none: all here).
+    pub(crate) fn workers(&self) -> &crate::rpc::Workers {
+        &self.batch.engine.offload().workers
+    }
+
     /// Run `f` on the context (KV-cache edits, state files) while no decode runs.
     pub(crate) fn with_ctx<T>(&self, f: impl FnOnce(&mut LlamaContext<'e>, u32) -> T) -> T {
         let mut shared = self.batch.lock();

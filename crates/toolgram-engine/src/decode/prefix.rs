@@ -115,18 +115,25 @@ pub(crate) fn load(
 }
 
 /// Save the KV state of sequence `seq`, which holds exactly `cached` (the prefix to keep).
+/// Not kept when a worker holding some of it was lost while it was read (the relay's
+/// stand-in zeros would be stored as the prefix).
 pub(crate) fn save(
     ctx: &LlamaContext<'_>,
     seq: u32,
     store: &dyn PrefixStore,
     cached: &[LlamaToken],
+    workers: &crate::rpc::Workers,
 ) {
     let tokens = ids(cached);
     let Some(temp) = store.begin(&tokens) else {
         return;
     };
     match ctx.state_seq_save_file(&temp, seq as i32, cached) {
-        Ok(_) => store.commit(&tokens, &temp),
+        Ok(_) if workers.check().is_ok() => store.commit(&tokens, &temp),
+        Ok(_) => {
+            let _ = std::fs::remove_file(&temp);
+            tracing::warn!("a worker was lost while the prompt prefix was read: not saved");
+        }
         Err(e) => {
             let _ = std::fs::remove_file(&temp);
             tracing::warn!(error = %e, "could not save the prompt prefix");

@@ -5,8 +5,9 @@
 //! `toolgram.timings`, every bench JSON).
 //!
 //! With workers, `auto` gives each host — this one and every worker — an equal share of the
-//! layers (this host keeps the first ones, the workers split the rest by their free memory,
-//! llama.cpp's rule); a count or `all` is taken as llama-server takes `-ngl` beside `--rpc`.
+//! layers: this host's CPU keeps the first ones, and the rest are split by free memory among
+//! this host's GPUs (if any) and the workers' devices (llama.cpp's rule; its fit logic is not
+//! used then); a count or `all` is taken as llama-server takes `-ngl` beside `--rpc`.
 //!
 //! `auto` offloads what llama.cpp's own fit logic says fits (`common_fit_params`, built in GPU
 //! builds only) and falls back to the CPU, saying why, when no GPU can be used; a count or
@@ -412,7 +413,7 @@ fn shared_out(path: &Path, hosts: usize) -> Result<u32, EngineError> {
                  (give --gpu-layers a count)"
             .into(),
     })?;
-    let total = blocks + 1;
+    let total = blocks.saturating_add(1);
     let hosts = u32::try_from(hosts).unwrap_or(u32::MAX).max(1);
     Ok(total - total / hosts)
 }

@@ -539,9 +539,12 @@ impl<'e> Session<'e> {
             // A prefill cut short (its deadline, its client gone) keeps what it evaluated, so
             // the request's retry resumes from there rather than from the start.
             let cached = &self.cached;
-            if evaluated.is_ok() || cached.len() > common {
-                self.lane
-                    .with_ctx(|ctx, seq| prefix::save(ctx, seq, store.as_ref(), cached));
+            // Nothing is kept of a prefill a lost worker cut: its KV cells there are gone.
+            let workers = self.lane.workers();
+            if (evaluated.is_ok() || cached.len() > common) && workers.check().is_ok() {
+                self.lane.with_ctx(|ctx, seq| {
+                    prefix::save(ctx, seq, store.as_ref(), cached, workers);
+                });
             }
             evaluated?;
             common = keep;

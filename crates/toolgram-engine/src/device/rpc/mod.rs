@@ -32,6 +32,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// a worker's devices for the life of the process.
 static RELAYS: Mutex<Vec<Link>> = Mutex::new(Vec::new());
 
+/// The connection noted for a worker that holds none of a model's buffers.
+const UNUSED: u64 = u64::MAX;
+
 /// A worker as a model uses it.
 #[derive(Debug, Clone)]
 struct Link {
@@ -82,12 +85,21 @@ impl Workers {
             .map(|l| l.relay.worker.as_str())
     }
 
-    /// Note the connections the model's buffers were just put on.
+    /// Note the connections the model's buffers were just put on. A worker with no
+    /// connection open holds none of them (it got no layers) and is not watched.
     pub(crate) fn settle(&mut self) {
         self.connections = self
             .links
             .iter()
-            .map(|l| l.relay.state().connection)
+            .map(|l| {
+                let state = l.relay.state();
+                if state.connected {
+                    state.connection
+                } else {
+                    tracing::warn!("rpc worker {} got no layers", l.relay.worker);
+                    UNUSED
+                }
+            })
             .collect();
     }
 
@@ -111,6 +123,9 @@ impl Workers {
             .zip(&self.connections)
             .filter_map(|(link, connection)| {
                 let state = link.relay.state();
+                if *connection == UNUSED {
+                    return None;
+                }
                 match state.lost {
                     Some(why) => Some((link, why)),
                     None if state.connection != *connection || !state.connected => Some((
@@ -131,9 +146,13 @@ impl Workers {
         Value::Array(
             self.links
                 .iter()
-                .map(|link| {
+                .enumerate()
+                .map(|(i, link)| {
                     let worker = link.relay.worker.as_str();
+                    let unused = self.connections.get(i) == Some(&UNUSED);
                     match lost.iter().find(|(w, _)| *w == worker) {
+                        None if unused => json!({"worker": worker, "devices": link.devices,
+                            "state": "no layers"}),
                         None => json!({"worker": worker, "devices": link.devices, "state": "up"}),
                         Some((_, why)) => json!({"worker": worker, "devices": link.devices,
                             "state": "lost", "error": why}),
@@ -171,15 +190,23 @@ fn link(endpoint: &str, timeout: Duration) -> Result<Link, EngineError> {
     let mut relays = RELAYS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(link) = relays.iter().find(|l| l.relay.worker == endpoint) {
-        let state = link.relay.state();
+    if let Some(at) = relays.iter().position(|l| l.relay.worker == endpoint) {
+        let state = relays[at].relay.state();
         match state.lost {
             Some(why) if state.connected => return Err(lost(why)),
             // Held by another model of this process: it answered its last step.
-            None if state.connected => {}
-            _ => probe(&link.relay)?,
+            None if state.connected => return Ok(relays[at].clone()),
+            None => {
+                probe(&relays[at].relay)?;
+                return Ok(relays[at].clone());
+            }
+            // Lost before, and let go: llama.cpp keeps what the stand-in replies said (its
+            // alignment, sizes) per endpoint for the life of the process, so the worker gets a
+            // new relay, a new endpoint to llama.cpp.
+            Some(_) => {
+                relays.remove(at);
+            }
         }
-        return Ok(link.clone());
     }
     let rpc = rpc_reg()?;
     let relay = Relay::start(endpoint, timeout).map_err(|e| lost(e.to_string()))?;

@@ -8,6 +8,9 @@
 /// `RPC_PROTO_MAJOR_VERSION` of the ggml this crate links (`ggml-rpc.h`).
 pub(super) const PROTO_MAJOR: u8 = 7;
 
+/// `RPC_PROTO_MINOR_VERSION`: llama.cpp's client aborts on a worker whose minor is newer.
+pub(super) const PROTO_MINOR: u8 = 0;
+
 /// `RPC_CMD_HELLO`: always 14, in every protocol version.
 pub(super) const HELLO: u8 = 14;
 
@@ -83,10 +86,10 @@ pub(super) fn read_hello(size: [u8; 8], reply: &[u8; HELLO_REPLY]) -> Result<Str
         );
     }
     let version = format!("{}.{}.{}", reply[0], reply[1], reply[2]);
-    if reply[0] != PROTO_MAJOR {
+    if reply[0] != PROTO_MAJOR || reply[1] > PROTO_MINOR {
         return Err(format!(
-            "it speaks ggml RPC protocol {version}; this toolgram speaks {PROTO_MAJOR}.x \
-             (run `toolgram worker` from the same build on every host)"
+            "it speaks ggml RPC protocol {version}; this toolgram speaks \
+             {PROTO_MAJOR}.{PROTO_MINOR} (run `toolgram worker` from the same build on every host)"
         ));
     }
     Ok(version)
@@ -115,6 +118,12 @@ mod tests {
         assert_eq!(read_hello(size, &reply), Ok(format!("{PROTO_MAJOR}.0.0")));
         reply[0] = PROTO_MAJOR + 1;
         assert!(read_hello(size, &reply).unwrap_err().contains("same build"));
+        reply[0] = PROTO_MAJOR;
+        reply[1] = PROTO_MINOR + 1;
+        assert!(
+            read_hello(size, &reply).is_err(),
+            "a newer minor aborts llama.cpp's client"
+        );
         assert!(read_hello(3u64.to_le_bytes(), &reply).is_err());
         let mut stand_in_hello = [0u8; HELLO_REPLY];
         stand_in(HELLO, &mut stand_in_hello);

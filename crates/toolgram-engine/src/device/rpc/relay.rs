@@ -128,6 +128,16 @@ impl Relay {
             }
         };
         let mut buf = vec![0u8; CHUNK];
+        // llama.cpp says HELLO at once; anything else on this port that sends nothing must not
+        // hold the relay (and llama.cpp's connection lock) forever. Then llama.cpp may be idle
+        // between requests for as long as it likes.
+        if client.set_read_timeout(Some(self.timeout)).is_err()
+            || self.command(&mut client, &mut worker, &mut buf).is_err()
+            || client.set_read_timeout(None).is_err()
+        {
+            self.lock().connected = false;
+            return;
+        }
         while self.command(&mut client, &mut worker, &mut buf).is_ok() {}
         self.lock().connected = false;
     }
