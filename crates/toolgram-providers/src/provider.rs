@@ -85,44 +85,6 @@ pub fn endpoint_url(base: &str, endpoint: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod url_tests {
-    use super::endpoint_url;
-
-    #[test]
-    fn a_base_url_ending_in_the_version_does_not_get_it_twice() {
-        let chat = "/v1/chat/completions";
-        for base in [
-            "http://h:8000",
-            "http://h:8000/",
-            "http://h:8000/v1",
-            "http://h:8000/v1/",
-        ] {
-            assert_eq!(
-                endpoint_url(base, chat),
-                "http://h:8000/v1/chat/completions",
-                "{base}"
-            );
-        }
-        assert_eq!(
-            endpoint_url("http://h/api/v1", chat),
-            "http://h/api/v1/chat/completions"
-        );
-        // Only a whole segment counts.
-        assert_eq!(
-            endpoint_url("http://h/xv1", chat),
-            "http://h/xv1/v1/chat/completions"
-        );
-        assert_eq!(
-            endpoint_url(
-                "https://g.example/v1beta",
-                "/v1beta/models/m:generateContent"
-            ),
-            "https://g.example/v1beta/models/m:generateContent"
-        );
-    }
-}
-
 impl Provider for Endpoint {
     fn kind(&self) -> Kind {
         self.kind
@@ -172,5 +134,43 @@ impl Provider for Endpoint {
         let mut reply = read_reply(self.kind, path, body, tools, shape, syntax)?;
         reply.usage = crate::usage::read_usage(self.kind, body);
         Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::endpoint_url;
+
+    #[test]
+    fn a_base_url_ending_in_the_version_does_not_get_it_twice() {
+        let chat = "/v1/chat/completions";
+        for base in [
+            "http://h:8000",
+            "http://h:8000/",
+            "http://h:8000/v1",
+            "http://h:8000/v1/",
+        ] {
+            assert_eq!(
+                endpoint_url(base, chat),
+                "http://h:8000/v1/chat/completions",
+                "{base}"
+            );
+        }
+        assert_eq!(
+            endpoint_url("http://h/api/v1", chat),
+            "http://h/api/v1/chat/completions"
+        );
+        // Only a whole segment counts.
+        assert_eq!(
+            endpoint_url("http://h/xv1", chat),
+            "http://h/xv1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url(
+                "https://g.example/v1beta",
+                "/v1beta/models/m:generateContent"
+            ),
+            "https://g.example/v1beta/models/m:generateContent"
+        );
     }
 }
