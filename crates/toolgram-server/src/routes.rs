@@ -152,7 +152,16 @@ async fn health(State(app): State<Arc<App>>, headers: axum::http::HeaderMap) -> 
         .iter()
         .map(|s| s.waiting + loaded(s).map_or(0, |r| r.queue_depth()))
         .sum();
-    let status = if failed == 0 { "ok" } else { "degraded" };
+    // A model whose RPC worker is lost answers every request with 503 until it is reloaded.
+    let lost_worker = states
+        .iter()
+        .filter_map(loaded)
+        .any(|r| r.offload().is_some_and(|o| o.workers.check().is_err()));
+    let status = if failed == 0 && !lost_worker {
+        "ok"
+    } else {
+        "degraded"
+    };
     let keyed = app
         .config
         .api_key

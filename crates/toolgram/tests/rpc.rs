@@ -305,7 +305,9 @@ fn two_workers_give_the_all_local_call_on_every_api() {
         );
     }
     let mut server = serve(&[&a, &b], &[]);
-    let h = offload(&health(&server));
+    let whole = health(&server);
+    assert_eq!(whole["status"], "ok", "{whole}");
+    let h = offload(&whole);
     let workers = h["workers"].as_array().cloned().unwrap_or_default();
     assert_eq!(workers.len(), 2, "{h}");
     assert!(workers.iter().all(|w| w["state"] == "up"), "{h}");
@@ -368,7 +370,10 @@ fn a_killed_worker_is_a_typed_error_in_time_and_serve_still_exits_zero() {
         "{reply}"
     );
     assert!(took < Duration::from_secs(5), "{took:?}");
-    let h = offload(&health(&server));
+    let whole = health(&server);
+    // What a key-less load-balancer probe sees, too.
+    assert_eq!(whole["status"], "degraded", "{whole}");
+    let h = offload(&whole);
     assert_eq!(h["workers"][0]["state"], "lost", "{h}");
     assert!(h["workers"][0]["error"].is_string(), "{h}");
     exits_zero(&mut server);
