@@ -553,6 +553,7 @@ mod tests {
             ignored: Vec::new(),
             truncated_call: None,
             cut_call: None,
+            repeated_text: None,
             call_margin: None,
             count_margin: None,
         }

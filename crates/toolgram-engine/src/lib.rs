@@ -40,7 +40,7 @@ mod tokens;
 
 pub use decode::instrument;
 pub(crate) use decode::{
-    batch, call_bias, call_model, generate, loop_guard, prefix, sample, session, think,
+    batch, call_bias, call_model, generate, loop_guard, prefix, sample, session, text_guard, think,
 };
 pub(crate) use device::{backend, threads};
 pub use device::{gpu, rpc, speed};
@@ -65,6 +65,7 @@ pub use session::{
     FinishReason, ONE_TOOL_COUNT_BIAS, PLAN_CALL_BIAS, Sampling, Session, Timings, TruncatedCall,
     call_id, state_tag,
 };
+pub use text_guard::RepeatedText;
 pub use threads::default_threads;
 
 /// Unit tests that load a model run one at a time (the backend test sees every engine of

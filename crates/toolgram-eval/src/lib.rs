@@ -97,6 +97,9 @@ pub struct RunOptions {
     pub count_bias: Option<f32>,
     /// Ballots per item on the embedded model (1: one greedy run).
     pub votes: usize,
+    /// Stop free text that repeats itself verbatim, on the embedded model
+    /// (`Sampling::stop_repeated_text`).
+    pub stop_repeated_text: bool,
 }
 
 impl RunOptions {
@@ -126,6 +129,7 @@ impl Default for RunOptions {
             plan: Plan::Off,
             call_bias: None,
             count_bias: None,
+            stop_repeated_text: true,
             votes: 1,
         }
     }

@@ -158,6 +158,7 @@ fn run_one(
     req.show_plan = true;
     req.sampling.call_bias = options.call_bias;
     req.sampling.count_bias = options.count_bias;
+    req.sampling.stop_repeated_text = options.stop_repeated_text;
     req.votes = options.votes;
     req.retry = RetryPolicy {
         max_attempts: options.attempts(),

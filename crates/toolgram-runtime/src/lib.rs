@@ -74,8 +74,8 @@ pub use remote::RenderedRequest;
 pub use request::{Cancel, Repeats, Request, ResponseFormat, RetryPolicy};
 pub use response::{
     Branch, Call, CallKind, CutCall, FailedAttempt, FilteredTool, FinishReason, HiddenCallNote,
-    PendingCall, Response, RunTimings, Tally, ToolStep, TruncatedCall, Usage, failed_json,
-    lenient_message,
+    PendingCall, RepeatedText, Response, RunTimings, Tally, ToolStep, TruncatedCall, Usage,
+    failed_json, lenient_message,
 };
 pub use stream::{Event, EventStream, Sink};
 pub use tool_loop::{Approval, DEFAULT_MAX_STEPS, Offered, ToolLoop, ToolRule};

@@ -10,7 +10,7 @@ use toolgram_core::define::request::Path;
 use toolgram_core::parse::lenient::LenientOutput;
 use toolgram_core::validate::RepeatedCall;
 use toolgram_engine::gpu::Offload;
-pub use toolgram_engine::{CutCall, FinishReason, TruncatedCall};
+pub use toolgram_engine::{CutCall, FinishReason, RepeatedText, TruncatedCall};
 pub use toolgram_retry::{FailedAttempt, Usage};
 pub use toolgram_wire::{Call, CallKind};
 use toolgram_wire::{Reply, chat};
@@ -155,6 +155,9 @@ pub struct Response {
     /// The runaway call the loop guard cut from a reply that may hold several calls, under
     /// [`crate::Repeats::Forbid`] (`finish_reason` stays `tool_calls`).
     pub cut_call: Option<CutCall>,
+    /// Free text the embedded model repeated verbatim until decoding stopped it
+    /// (`toolgram.repeated_text`; `finish_reason` is `stop`, the text as written).
+    pub repeated_text: Option<RepeatedText>,
     /// The model's lean at the reply's call-or-text choice, in logits, before `call_bias`:
     /// the best call-opening token's logit less the best other allowed token's (> 0: it would
     /// call). `None` where the reply had no such choice (a call required, none allowed, a
@@ -268,6 +271,7 @@ impl Response {
             format_branch: None,
             truncated_call: None,
             cut_call: None,
+            repeated_text: None,
             call_margin: None,
             count_margin: None,
             votes: None,
@@ -328,6 +332,9 @@ impl Response {
                 .map(|c| json!({"name": c.name, "partial": c.partial})),
             "cut_call": self.cut_call.as_ref()
                 .map(|c| json!({"name": c.name, "arguments": c.arguments, "reason": c.reason})),
+            "repeated_text": self.repeated_text.as_ref()
+                .map(|r| json!({"span": r.span, "copies": r.copies,
+                    "action": "decoding stopped; the text is kept as written"})),
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),

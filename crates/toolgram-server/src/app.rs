@@ -90,6 +90,9 @@ pub struct ServerConfig {
     /// What a call identical to one already made in the conversation gets (a request's
     /// `repeats` field overrides it).
     pub repeats: toolgram_runtime::Repeats,
+    /// Stop a reply whose free text repeats itself verbatim (a request's `repeated_text`
+    /// field, `stop` or `keep`, overrides it; `Sampling::stop_repeated_text`).
+    pub stop_repeated_text: bool,
     /// Refuse tools whose schemas use keywords toolgram does not know, instead of taking them
     /// as annotations listed in `toolgram.warnings` (a request's `strict_schemas` field
     /// overrides it).
@@ -134,6 +137,7 @@ impl Default for ServerConfig {
             votes: 1,
             max_votes: DEFAULT_MAX_VOTES,
             repeats: toolgram_runtime::Repeats::Forbid,
+            stop_repeated_text: true,
             strict_schemas: false,
             max_steps: toolgram_runtime::DEFAULT_MAX_STEPS,
         }

@@ -31,6 +31,7 @@ pub const TOOLGRAM_FIELDS: &[&str] = &[
     "count_bias",
     "votes",
     "repeats",
+    "repeated_text",
     "strict_schemas",
 ];
 
@@ -339,7 +340,7 @@ fn logit_bias(o: &Map<String, Value>) -> Result<Vec<(u32, f32)>, ApiError> {
 
 /// toolgram's own fields besides the biases, read the same on every API: `plan` (and the
 /// server's bound on calls per reply beside it), `votes`, `max_attempts`, `repeats`,
-/// `strict_schemas`, each defaulting to the server's.
+/// `repeated_text`, `strict_schemas`, each defaulting to the server's.
 pub fn toolgram_fields(
     o: &Map<String, Value>,
     config: &crate::app::ServerConfig,
@@ -354,6 +355,7 @@ pub fn toolgram_fields(
     req.votes = votes(o, config)?;
     req.retry = retry(o, notes)?;
     req.repeats = repeats(o, config.repeats)?;
+    req.sampling.stop_repeated_text = stop_repeated_text(o, config.stop_repeated_text)?;
     req.strict_schemas = strict_schemas(o, config.strict_schemas)?;
     Ok(())
 }
@@ -368,6 +370,20 @@ fn repeats(
         None => Ok(default),
         Some(name) => toolgram_runtime::Repeats::from_name(name)
             .ok_or_else(|| ApiError::invalid("repeats", "`repeats` must be allow, list or forbid")),
+    }
+}
+
+/// Whether free text that repeats itself verbatim is stopped: toolgram's own `repeated_text`
+/// extension (`stop`, `keep`), else the server's `--repeated-text`.
+fn stop_repeated_text(o: &Map<String, Value>, default: bool) -> Result<bool, ApiError> {
+    match opt_str(o, "repeated_text")? {
+        None => Ok(default),
+        Some("stop") => Ok(true),
+        Some("keep") => Ok(false),
+        Some(_) => Err(ApiError::invalid(
+            "repeated_text",
+            "`repeated_text` must be stop or keep",
+        )),
     }
 }
 
@@ -593,6 +609,20 @@ pub(crate) mod tests {
     pub(crate) fn pool_refusal(items: &[Value], read: ReadTool) -> String {
         let e = pool(items, HostedTools::Filter, "tools", read).err();
         e.expect("refused").fields().message.clone()
+    }
+
+    /// `repeated_text` says whether text that repeats itself is stopped (`stop`, `keep`), else
+    /// the server's setting does; anything else is refused by name.
+    #[test]
+    fn repeated_text_is_stop_or_keep_else_the_servers() {
+        let read = |v: Value| stop_repeated_text(v.as_object().expect("object"), true);
+        assert_eq!(read(json!({})).ok(), Some(true));
+        assert_eq!(read(json!({"repeated_text": "keep"})).ok(), Some(false));
+        assert_eq!(read(json!({"repeated_text": "stop"})).ok(), Some(true));
+        let Err(e) = read(json!({"repeated_text": "drop"})) else {
+            panic!("`drop` was taken");
+        };
+        assert_eq!(e.fields().param.as_deref(), Some("repeated_text"));
     }
 
     /// Each shape reads straight into a `Tool`: a definition error points at the client's own

@@ -147,6 +147,7 @@ const FIELDS: &[&str] = &[
     "logit_bias",
     "max_attempts",
     "repeats",
+    "repeated_text",
     "strict_schemas",
     "stream",
     "stream_options",

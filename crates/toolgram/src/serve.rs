@@ -258,6 +258,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         count_bias: args.levers.count_bias,
         votes: args.levers.votes,
         repeats: args.repeats,
+        stop_repeated_text: args.levers.repeated_text.stops(),
         strict_schemas: args.strict_schemas,
         strict_model_names: args.strict_model_names,
         hosted_tools: args.hosted_tools,

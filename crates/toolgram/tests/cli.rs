@@ -144,6 +144,53 @@ fn truncation_is_an_error_with_the_partial_text() {
     );
 }
 
+/// Free text that repeats itself verbatim ends there by default, said in
+/// `toolgram.repeated_text` and its warnings; `--repeated-text keep` lets it run to the token
+/// limit (the test model writes the same sentence again and again about Uno, as the default
+/// model does on BFCL's `irrelevance_198`).
+#[test]
+fn text_that_repeats_itself_stops_there_unless_kept() {
+    let tools = temp_file(
+        "uno.json",
+        r#"[{"type": "function", "function": {"name": "cards_shuffle_deck",
+            "description": "Shuffles a deck of cards.",
+            "parameters": {"type": "object", "properties": {
+                "deck": {"type": "string"}, "times": {"type": "integer"}},
+                "required": ["deck", "times"]}}}]"#,
+    );
+    let tools = tools.to_str().expect("utf-8 path");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["call", "--model", "test", "--tools", tools];
+        args.extend_from_slice(&["--max-tokens", "400"]);
+        args.extend_from_slice(extra);
+        args.push("What are the rules of the game 'Uno'?");
+        let (code, stdout, stderr) = toolgram(&args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str::<Value>(&stdout).expect("one JSON object")
+    };
+    let stopped = run(&[]);
+    let repeated = &stopped["toolgram"]["repeated_text"];
+    let span = repeated["span"].as_str().expect("the repeated span");
+    let content = stopped["content"].as_str().expect("text");
+    assert_eq!(stopped["finish_reason"], "stop", "{stopped}");
+    assert!(
+        repeated["copies"].as_u64().is_some_and(|n| n >= 3),
+        "{stopped}"
+    );
+    assert!(content.matches(span).count() >= 2, "{stopped}");
+    assert!(stopped["usage"]["completion_tokens"].as_u64() < Some(400));
+    assert!(
+        stopped["toolgram"]["warnings"].as_array().is_some_and(|w| w
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("repeated itself")))),
+        "{stopped}"
+    );
+    let kept = run(&["--repeated-text", "keep"]);
+    assert_eq!(kept["finish_reason"], "length", "{kept}");
+    assert_eq!(kept["usage"]["completion_tokens"], 400);
+    assert!(kept["toolgram"]["repeated_text"].is_null());
+}
+
 #[test]
 fn messages_file_continues_a_conversation() {
     let msgs = temp_file(

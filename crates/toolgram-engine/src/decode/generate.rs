@@ -84,10 +84,15 @@ impl Session<'_> {
             )
         });
         let t1 = Instant::now();
+        // Text under a user grammar is the user's: never stopped for repeating itself.
+        let sampling = Sampling {
+            stop_repeated_text: false,
+            ..req.sampling.clone()
+        };
         let outcome = self.generate(
             Some(matcher),
             Draw {
-                sampling: &req.sampling,
+                sampling: &sampling,
                 levers: Levers::NONE,
             },
             watch,

@@ -151,6 +151,14 @@ fn call(
         other => other,
     };
     let mut warnings = warning_texts(&last.ignored);
+    if let Some(r) = &last.repeated_text {
+        warnings.push(format!(
+            "the reply's text repeated itself verbatim ({} copies in a row of a span of {} \
+             bytes): decoding stopped there, the text is kept as written",
+            r.copies,
+            r.span.len()
+        ));
+    }
     let answered = outcome.reply.tool_calls.is_empty();
     if let Some(prepared) = answer {
         warnings.extend(prepared.warnings.iter().cloned());
@@ -186,6 +194,7 @@ fn call(
         }),
         truncated_call: last.truncated_call,
         cut_call: last.cut_call,
+        repeated_text: last.repeated_text,
         call_margin: last.call_margin,
         count_margin: last.count_margin,
         hidden_call: hidden.as_ref().map(post::hidden_note),

@@ -68,6 +68,7 @@ impl RunArgs {
             call_bias: self.levers.call_bias,
             count_bias: self.levers.count_bias,
             votes: self.levers.votes,
+            stop_repeated_text: self.levers.repeated_text.stops(),
         }
     }
 

@@ -29,6 +29,7 @@ use crate::error::EngineError;
 use crate::loop_guard::{CutCall, LoopGuard, Reading};
 use crate::prefix::{self, PrefixStore};
 use crate::sample::{Bias, Rng, pick_nucleus};
+use crate::text_guard::{RepeatedText, TextGuard};
 use crate::think::ThinkWatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
@@ -72,6 +73,8 @@ pub struct Session<'e> {
     call_margin: Option<f32>,
     /// The last reply's [`CallResponse::count_margin`].
     count_margin: Option<f32>,
+    /// The last reply's [`CallResponse::repeated_text`].
+    repeated_text: Option<RepeatedText>,
 }
 
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -114,6 +117,7 @@ impl<'e> Batch<'e> {
             store: None,
             call_margin: None,
             count_margin: None,
+            repeated_text: None,
         })
     }
 }
@@ -348,6 +352,7 @@ impl<'e> Session<'e> {
             ignored: compiled.ignored.clone(),
             truncated_call: None,
             cut_call,
+            repeated_text: self.repeated_text.clone(),
             call_margin: self.call_margin,
             count_margin: self.count_margin,
         })
@@ -447,6 +452,7 @@ impl<'e> Session<'e> {
                 },
             )),
             cut_call: None,
+            repeated_text: None,
             call_margin: self.call_margin,
             count_margin: self.count_margin,
         })
@@ -698,6 +704,10 @@ impl<'e> Session<'e> {
         let mut plan_open = levers.plan.is_on();
         self.call_margin = None;
         self.count_margin = None;
+        self.repeated_text = None;
+        // Free text that repeats itself ends where the grammar may end it; unconstrained
+        // runs (baselines) are left as the model writes them.
+        let mut text_guard = (s.stop_repeated_text && matcher.is_some()).then(TextGuard::new);
         self.text.clear();
         if let Some(o) = self.observer.as_mut() {
             o.started();
@@ -733,16 +743,28 @@ impl<'e> Session<'e> {
                         Some(mask) => mask,
                         None => timed_mask(m, timings)?,
                     };
+                    let accepting = || engine.tok.eog().iter().any(|&t| computed.is_allowed(t));
                     // `ff` still holds the tokens the last step forced.
                     if let Some(g) = guard.as_mut()
-                        && let Some(end) = g.stop_at(
-                            &self.text,
-                            engine.tok.eog().iter().any(|&t| computed.is_allowed(t)),
-                            !ff.is_empty(),
-                        )
+                        && let Some(end) = g.stop_at(&self.text, accepting(), !ff.is_empty())
                     {
                         tracing::debug!("the reply runs away from its calls: stopped (loop guard)");
                         self.text.truncate(end);
+                        return Ok((produced, false));
+                    }
+                    if let Some(tg) = text_guard.as_ref()
+                        && let Some((period, repeated)) = tg.runaway()
+                        && accepting()
+                    {
+                        let span: Vec<u8> = tg
+                            .span(period)
+                            .flat_map(|t| engine.tok.piece(t))
+                            .copied()
+                            .collect();
+                        let span = String::from_utf8_lossy(&span).into_owned();
+                        let copies = 1 + repeated / period;
+                        tracing::info!(span = %span, copies, "the reply's text repeats itself: stopped (text guard)");
+                        self.repeated_text = Some(RepeatedText { span, copies });
                         return Ok((produced, false));
                     }
                     &computed
@@ -794,6 +816,10 @@ impl<'e> Session<'e> {
                 }
             }
             step.extend(ff.iter().map(|&t| LlamaToken::new(t as i32)));
+            if let Some(tg) = text_guard.as_mut() {
+                tg.push(token);
+                ff.iter().for_each(|&t| tg.push(t));
+            }
             let step_start = self.text.len();
             for t in &step {
                 self.text.extend_from_slice(engine.tok.piece(t.0 as u32));

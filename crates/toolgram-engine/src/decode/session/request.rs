@@ -5,6 +5,7 @@
 use super::sampling::Sampling;
 use crate::compiled_call::{CallShape, CompiledCall};
 use crate::loop_guard::CutCall;
+use crate::text_guard::RepeatedText;
 use toolgram_core::define::reply::FinishReason;
 use toolgram_core::define::request::Mode;
 use toolgram_core::{ChatMessage, ToolCall, ToolSet};
@@ -126,6 +127,9 @@ pub struct CallResponse {
     pub truncated_call: Option<TruncatedCall>,
     /// The runaway call the loop guard cut (see [`Sampling::cut_runaways`]).
     pub cut_call: Option<CutCall>,
+    /// Free text the reply repeated verbatim until decoding stopped it (see
+    /// [`Sampling::stop_repeated_text`]); `finish_reason` is then `stop`.
+    pub repeated_text: Option<RepeatedText>,
     /// The model's lean at the reply's call-or-text choice, before [`Sampling::call_bias`]:
     /// the best call-opening token's logit less the best other allowed token's (> 0: it would
     /// call); `None` where the reply had no such choice.

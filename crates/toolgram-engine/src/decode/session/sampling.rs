@@ -38,6 +38,10 @@ pub struct Sampling {
     /// before it; off, only a repeat ends the reply, and it stays (see `loop_guard`). The run
     /// stage also turns it on for a request that forbids repeats.
     pub cut_runaways: bool,
+    /// Stop a constrained reply whose free text repeats itself verbatim (one span written
+    /// three times or more in a row, 64 tokens of it repeated) at the first step where the
+    /// grammar may end it, keeping what was written (see `text_guard`). On by default.
+    pub stop_repeated_text: bool,
     /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
     /// (under `auto`; under [`Plan::Count`], to the counts 1–9): > 0 calls more often, < 0
     /// declines more often (see `call_bias`); `None`: [`Self::call_bias_for`]'s default.
@@ -152,6 +156,7 @@ impl Default for Sampling {
             no_fast_forward: false,
             think_budget: None,
             cut_runaways: false,
+            stop_repeated_text: true,
             call_bias: None,
             count_bias: None,
         }

@@ -1,0 +1,170 @@
+//! The text guard: greedy decoding of a small model can fall into free text that repeats
+//! itself verbatim until the token limit — a line written again and again
+//! (`import org.truffle.api.TruffleSystemException;`), a phrase ("and the player who has the
+//! most cards wins if …"), the prompt's `<tools>` block echoed, a run of newlines. Measured
+//! on BFCL through `serve` (docs/eval.md, "Text that repeats itself"), such a reply costs
+//! about 270 s of a 2-core machine and gives its user nothing after the first copy.
+//!
+//! It watches the reply's tokens, one comparison per candidate period per token (periods of
+//! 1 to [`MAX_PERIOD`] tokens; the last tokens and the counters in buffers allocated once per
+//! reply), and finds where the last tokens are one span written at least [`COPIES`] times in
+//! a row, the repeated part at least [`MIN_REPEATED`] tokens long. The decode loop stops the
+//! reply there at the first step where the grammar may end it (free text; never inside a
+//! call), keeping what was written — a streamed reply has sent it already — and reports
+//! [`RepeatedText`]. It must not judge what the text says: only verbatim repetition counts,
+//! so a list that counts up (`1. …`, `2. …`) or varies a word is never stopped.
+
+/// The longest span, in tokens, whose repetition is watched (a tool definition echoed from the
+/// prompt is about 100–200 tokens).
+pub(crate) const MAX_PERIOD: usize = 256;
+
+/// How many copies of a span in a row make a runaway.
+pub(crate) const COPIES: usize = 3;
+
+/// The fewest tokens of repetition (after the first copy) that make a runaway: a short span
+/// needs more copies (a newline, 64 more times).
+pub(crate) const MIN_REPEATED: usize = 64;
+
+/// Text a reply repeated verbatim until decoding stopped it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepeatedText {
+    /// The span repeated (one copy).
+    pub span: String,
+    /// How many times it was written in a row, the first included.
+    pub copies: usize,
+}
+
+/// Watches one reply's tokens for verbatim repetition.
+pub(crate) struct TextGuard {
+    /// The last [`MAX_PERIOD`] tokens, the `n`th of the reply at `n % MAX_PERIOD`.
+    last: Vec<u32>,
+    /// Tokens seen.
+    seen: usize,
+    /// `runs[p - 1]`: how many tokens in a row equal the token `p` before them.
+    runs: Vec<usize>,
+    /// The shortest period whose run makes a runaway, once one does.
+    found: Option<usize>,
+}
+
+impl TextGuard {
+    /// A guard for one reply (its buffers are allocated here, once).
+    pub(crate) fn new() -> Self {
+        Self {
+            last: vec![0; MAX_PERIOD],
+            seen: 0,
+            runs: vec![0; MAX_PERIOD],
+            found: None,
+        }
+    }
+
+    /// The next token of the reply.
+    pub(crate) fn push(&mut self, token: u32) {
+        let n = self.seen;
+        self.found = None;
+        for p in 1..=MAX_PERIOD.min(n) {
+            let run = &mut self.runs[p - 1];
+            *run = if self.last[(n - p) % MAX_PERIOD] == token {
+                *run + 1
+            } else {
+                0
+            };
+            if self.found.is_none() && *run >= MIN_REPEATED.max((COPIES - 1) * p) {
+                self.found = Some(p);
+            }
+        }
+        self.last[n % MAX_PERIOD] = token;
+        self.seen += 1;
+    }
+
+    /// The period (in tokens) and the repeated tokens' count, where the reply's last tokens
+    /// run away; `None` while they do not.
+    pub(crate) fn runaway(&self) -> Option<(usize, usize)> {
+        self.found.map(|p| (p, self.runs[p - 1]))
+    }
+
+    /// The last `period` tokens (at most [`MAX_PERIOD`]): one copy of the repeated span.
+    pub(crate) fn span(&self, period: usize) -> impl Iterator<Item = u32> + '_ {
+        let n = self.seen;
+        (n - period.min(n).min(MAX_PERIOD)..n).map(|i| self.last[i % MAX_PERIOD])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fed(tokens: impl IntoIterator<Item = u32>) -> TextGuard {
+        let mut g = TextGuard::new();
+        for t in tokens {
+            g.push(t);
+        }
+        g
+    }
+
+    #[test]
+    fn a_line_written_again_and_again_is_found_once_it_repeats_enough() {
+        let line = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+        let intro = [1, 2, 3, 4, 5];
+        // 64 tokens of repetition after the first copy: 7 copies and 4 tokens.
+        let copies = |n: usize| line.iter().copied().cycle().take(n);
+        let almost = fed(intro.into_iter().chain(copies(10 + 63)));
+        assert_eq!(almost.runaway(), None);
+        let g = fed(intro.into_iter().chain(copies(10 + 64)));
+        assert_eq!(g.runaway(), Some((10, 64)));
+        let span: Vec<u32> = g.span(10).collect();
+        assert_eq!(span, [14, 15, 16, 17, 18, 19, 10, 11, 12, 13]);
+    }
+
+    #[test]
+    fn a_long_span_needs_three_copies_and_a_run_of_one_token_needs_sixty_five() {
+        let block: Vec<u32> = (100..200).collect();
+        let two = fed(block.iter().chain(&block).copied());
+        assert_eq!(two.runaway(), None, "two copies of a long span");
+        let three = fed(block.iter().chain(&block).chain(&block).copied());
+        assert_eq!(three.runaway(), Some((100, 200)));
+        assert_eq!(fed(std::iter::repeat_n(7, 64)).runaway(), None);
+        assert_eq!(fed(std::iter::repeat_n(7, 65)).runaway(), Some((1, 64)));
+    }
+
+    #[test]
+    fn a_list_that_counts_up_is_never_found() {
+        // "1. C Major\n2. D Major\n…": the number changes on every line.
+        let list = (0..300u32).flat_map(|i| [1000 + i, 7, 8, 9, 5]);
+        assert_eq!(fed(list).runaway(), None);
+    }
+
+    #[test]
+    fn it_ends_when_the_repetition_does() {
+        let mut g = fed(std::iter::repeat_n(7, 80));
+        assert!(g.runaway().is_some());
+        g.push(8);
+        assert_eq!(g.runaway(), None);
+    }
+
+    proptest! {
+        /// Text with no token twice is never found, whatever its length.
+        #[test]
+        fn text_without_repeated_tokens_is_never_found(start in 0u32..1000, len in 0u32..2000) {
+            prop_assert_eq!(fed(start..start + len).runaway(), None);
+        }
+
+        /// Any span of at most `MAX_PERIOD` tokens, written enough times in a row, is found;
+        /// what is found is a verbatim repetition of at least `MIN_REPEATED` tokens and
+        /// `COPIES` copies.
+        #[test]
+        fn any_span_written_enough_times_is_found(
+            span in proptest::collection::vec(0u32..50, 1..=MAX_PERIOD),
+        ) {
+            let p = span.len();
+            let copies = COPIES.max(MIN_REPEATED.div_ceil(p) + 1);
+            let tokens: Vec<u32> = span.iter().copied().cycle().take(p * copies).collect();
+            let g = fed(tokens.iter().copied());
+            let (period, repeated) = g.runaway().expect("found");
+            prop_assert!(period <= p);
+            prop_assert!(repeated >= MIN_REPEATED.max((COPIES - 1) * period));
+            let n = tokens.len();
+            prop_assert!((n - repeated..n).all(|i| tokens[i] == tokens[i - period]));
+        }
+    }
+}
