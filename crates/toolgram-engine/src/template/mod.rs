@@ -209,7 +209,20 @@ fn today() -> String {
 
 fn message_json(m: &ChatMessage, syntax: &CallSyntax, native: bool, as_: Args) -> Value {
     let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
-    let Some(calls) = &m.tool_calls else { return v };
+    let Some(calls) = m.tool_calls.as_ref().filter(|c| !c.is_empty()) else {
+        // No calls (`tool_calls` absent or `[]`) and no text (`content` null or absent): an
+        // empty text, as OpenAI writes it. Templates add a message's content to a string
+        // (Qwen2.5's `'\n' + message.content`), which fails on none; llama.cpp's chat
+        // templates polyfill null content with "" the same way. BFCL's multi-turn handler
+        // sends such a message back after a reply it could not decode.
+        if m.content.is_none() {
+            v["content"] = Value::String(String::new());
+        }
+        if let Value::Object(o) = &mut v {
+            o.shift_remove("tool_calls");
+        }
+        return v;
+    };
     if native {
         // Templates apply `tojson` to arguments: give them the object, not the JSON string.
         let parsed: Vec<Value> = calls
@@ -369,6 +382,33 @@ mod tests {
             out.ends_with("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"),
             "{out}"
         );
+    }
+
+    /// An assistant message with neither text nor calls (`content` null or absent,
+    /// `tool_calls` absent or `[]`) renders as an empty text under a template that adds
+    /// content to a string, as Qwen2.5's does; before, the whole request was a 400.
+    #[test]
+    fn an_assistant_message_with_no_text_and_no_calls_is_an_empty_text() {
+        let t = ChatTemplate::new(
+            "{% for m in messages %}{{ '<' + m.role + '>' + m.content }}{% if not m.tool_calls %}.{% endif %}{% endfor %}",
+            "",
+            "",
+        )
+        .expect("compiles");
+        let pool = ToolSet::new(Vec::new()).expect("an empty pool");
+        for assistant in [
+            json!({"role": "assistant", "content": null}),
+            json!({"role": "assistant"}),
+            json!({"role": "assistant", "content": null, "tool_calls": []}),
+        ] {
+            let msgs: Vec<ChatMessage> =
+                serde_json::from_value(json!([{"role": "user", "content": "hi"}, assistant]))
+                    .expect("messages");
+            let out = t
+                .render(&msgs, &pool, by_name("hermes").expect("registered"))
+                .unwrap_or_else(|e| panic!("{assistant}: {e}"));
+            assert_eq!(out, "<user>hi.<assistant>.", "{assistant}");
+        }
     }
 
     fn one_call() -> Vec<ChatMessage> {

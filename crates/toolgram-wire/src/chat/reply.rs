@@ -40,12 +40,15 @@ pub fn call(c: &Call) -> Value {
 }
 
 /// An assistant message: role, `content`, `reasoning_content` when there is one,
-/// `tool_calls` when there are calls.
+/// `tool_calls` when there are calls. `content` is null only beside calls: a reply with neither
+/// text nor calls has `""`, as OpenAI writes it (a client that sends the message back, as
+/// BFCL's multi-turn handler does, then sends a text every chat template can render).
 pub fn assistant_message(
     content: Option<&str>,
     reasoning: Option<&str>,
     tool_calls: Vec<Value>,
 ) -> Value {
+    let content = content.or(tool_calls.is_empty().then_some(""));
     let mut msg = json!({"role": "assistant", "content": content});
     if let Some(r) = reasoning {
         msg["reasoning_content"] = json!(r);
@@ -87,11 +90,11 @@ pub fn completion(env: &Envelope, r: &Reply, toolgram: Value) -> Value {
 }
 
 /// The reply to a generation cut before any call was complete: `finish_reason: "length"`,
-/// no half call, the tokens it used, and the error (`kind`, `message`) in `toolgram`.
+/// no half call (an empty text), the tokens it used, and the error (`kind`, `message`) in `toolgram`.
 pub fn truncated(env: &Envelope, used: Option<Usage>, kind: &str, message: &str) -> Value {
     json!({
         "id": env.id, "object": "chat.completion", "created": env.created, "model": env.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": null},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "refusal": null},
             "finish_reason": "length", "logprobs": null}],
         "usage": used.map_or(Value::Null, usage),
         "toolgram": {"error": {"type": kind, "message": message}},
@@ -179,6 +182,20 @@ mod tests {
         assert_eq!(read_back[1].arguments, json!({"input": "SELECT 1"}));
         assert_eq!(read_back[1].id, "call_2");
         assert_eq!(read_usage(&body), (Some(100), Some(7), Some(60)));
+    }
+
+    /// `content` is null only beside calls; a reply with neither is an empty text.
+    #[test]
+    fn content_is_null_only_beside_calls() {
+        let call = function_call("call_1", "f", "{}".into());
+        assert!(assistant_message(None, None, vec![call])["content"].is_null());
+        let empty = assistant_message(None, None, Vec::new());
+        assert_eq!(empty["content"], "");
+        assert!(empty.get("tool_calls").is_none());
+        assert_eq!(
+            assistant_message(Some("hi"), None, Vec::new())["content"],
+            "hi"
+        );
     }
 
     #[test]
