@@ -333,7 +333,8 @@ fn a_killed_worker_is_a_typed_error_in_time_and_serve_still_exits_zero() {
     assert_eq!(calls(&server).len(), 3);
     // Mid-stream: a long reply, the worker killed once its first words arrived.
     let endless = json!({"messages": [{"role": "user", "content": "Tell me a long story."}],
-        "max_tokens": 400, "stream": true, "logit_bias": {"0": -100, "2": -100}});
+        "max_tokens": 400, "stream": true, "logit_bias": {"0": -100, "2": -100},
+        "repeated_text": "keep"});
     let mut stream = server.send("POST", "/v1/chat/completions", &[], &endless.to_string());
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];

@@ -263,7 +263,7 @@ fn a_client_that_goes_away_mid_stream_cancels_its_run_and_the_server_goes_on() {
     let _one = serial();
     let server = start(&[]);
     let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],
-        "max_tokens":400,"stream":true}"#;
+        "max_tokens":400,"stream":true,"repeated_text":"keep"}"#;
     let s = send(&server.addr, "POST", "/v1/chat/completions", body, "");
     let mut reader = BufReader::new(s);
     let mut line = String::new();
@@ -308,7 +308,7 @@ fn sigterm_finishes_the_request_in_flight_then_refuses_new_ones() {
             &addr,
             "POST",
             "/v1/chat/completions",
-            r#"{"messages":[{"role":"user","content":"Write a poem about rivers."}],"max_tokens":120}"#,
+            r#"{"messages":[{"role":"user","content":"Write a poem about rivers."}],"max_tokens":120,"repeated_text":"keep"}"#,
             "",
         ))
     });
@@ -415,7 +415,7 @@ fn schemathesis_finds_no_server_error_and_every_reply_matches_the_document() {
 fn one_lane_and_a_queue_of_two_admit_exactly_three_and_health_and_the_429_agree() {
     let _one = serial();
     let server = start(&["--parallel", "1", "--max-sessions", "1", "--max-queue", "2"]);
-    let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],"max_tokens":300}"#;
+    let body = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],"max_tokens":300,"repeated_text":"keep"}"#;
     let request = |addr: String| {
         std::thread::spawn(move || read_all(send(&addr, "POST", "/v1/chat/completions", body, "")))
     };

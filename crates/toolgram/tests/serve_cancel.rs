@@ -37,9 +37,10 @@ fn long_prompt(word: &str, n: usize, stream: bool) -> String {
     )
 }
 
-/// A reply that runs to its token limit: the end-of-generation tokens made unlikely.
+/// A reply that runs to its token limit: the end-of-generation tokens made unlikely, and text
+/// that repeats itself kept (the test model loops).
 const ENDLESS: &str = r#"{"messages":[{"role":"user","content":"Tell me a very long story about the sea."}],
-        "max_tokens":2000,"logit_bias":{"0":-100,"2":-100}}"#;
+        "max_tokens":2000,"logit_bias":{"0":-100,"2":-100},"repeated_text":"keep"}"#;
 
 #[test]
 fn a_run_past_its_timeout_gets_504_with_its_partial_text_and_usage_then_the_next_is_served() {

@@ -144,10 +144,12 @@ fn bodies_that_cannot_be_read_load_no_model() {
     assert_eq!(metric(&server, "toolgram_model_unloads_total", "a"), 0.0);
 }
 
-/// A reply that runs to its token limit: the end-of-generation tokens made unlikely.
+/// A reply that runs to its token limit: the end-of-generation tokens made unlikely, and text
+/// that repeats itself kept (the test model loops).
 fn endless(max_tokens: usize) -> String {
     json!({"messages": [{"role": "user", "content": "Tell me a very long story about the sea."}],
-        "max_tokens": max_tokens, "logit_bias": {"0": -100, "2": -100}})
+        "max_tokens": max_tokens, "logit_bias": {"0": -100, "2": -100},
+        "repeated_text": "keep"})
     .to_string()
 }
 

@@ -133,7 +133,7 @@ class Traffic:
     def hang_up(self, i):
         """A long non-streamed reply whose client gives up after a second."""
         body = {"messages": [{"role": "user", "content": "Tell me a very long story about the sea."}],
-                "max_tokens": 400, "logit_bias": ENDLESS}
+                "max_tokens": 400, "logit_bias": ENDLESS, "repeated_text": "keep"}
         try:
             httpx.post(f"{self.base}/chat/completions", json=body, headers=self.h, timeout=1.0)
             raise AssertionError("the story should take longer than a second")
@@ -145,7 +145,7 @@ class Traffic:
     def stream_hang_up(self, i):
         """A streamed story whose client leaves after its first event."""
         body = {"messages": [{"role": "user", "content": f"Tell me a story about ship {i}."}],
-                "max_tokens": 2000, "logit_bias": ENDLESS, "stream": True}
+                "max_tokens": 2000, "logit_bias": ENDLESS, "stream": True, "repeated_text": "keep"}
         with httpx.stream("POST", f"{self.base}/chat/completions", json=body, headers=self.h, timeout=300) as r:
             self.saw("/v1/chat/completions", r.status_code)
             next(r.iter_lines())
@@ -155,7 +155,7 @@ class Traffic:
     def past_timeout(self, i):
         """A story longer than the server's --timeout-s: a 504, and its run cancelled."""
         body = {"messages": [{"role": "user", "content": f"Tell me an endless story about island {i}."}],
-                "max_tokens": 4000, "logit_bias": ENDLESS}
+                "max_tokens": 4000, "logit_bias": ENDLESS, "repeated_text": "keep"}
         t0 = time.perf_counter()
         r = httpx.post(f"{self.base}/chat/completions", json=body, headers=self.h, timeout=300)
         self.saw("/v1/chat/completions", r.status_code)
