@@ -158,6 +158,7 @@ fn cut_after_steps(
     cut.content = None;
     cut.reasoning = None;
     cut.tool_calls.clear();
+    cut.repeated_text = None;
     cut.finish_reason = FinishReason::Length;
     cut.usage = e.usage();
     cut.warnings.push(format!(

@@ -75,7 +75,7 @@ pub(crate) struct LeverArgs {
     /// them give, calls compared as JSON values (docs/eval.md, "Votes").
     #[arg(long, default_value_t = 1, value_parser = votes)]
     pub votes: usize,
-    /// Free text that repeats itself verbatim (one span written 3 times or more in a row, 64
+    /// Free text that repeats itself verbatim (one span written 4 times or more in a row, 128
     /// tokens of it repeated): `stop` (the default) ends the reply there, keeping what was
     /// written, and says so in `toolgram.repeated_text`; `keep` lets it run to the token
     /// limit. On the default model (ours): 3 of the 22 BFCL replies that ran to 2,048 tokens

@@ -1,7 +1,7 @@
 //! Decoding: sessions on the lanes of a batched llama.cpp context, the sample/accept loop under
 //! the grammar's mask, the call-or-text and count choices, the plan's decodes, the loop guard,
-//! the text guard, think budgets, stored prefixes, free generation, the engine as the retry loop's model, and
-//! mask timings (`instrument`). This group must not compile grammars or render prompts:
+//! the text guard, think budgets, stored prefixes, free generation, the engine as the retry
+//! loop's model, and mask timings (`instrument`). This group must not compile grammars or render prompts:
 //! `grammar` and `template` do.
 
 pub(crate) mod batch;

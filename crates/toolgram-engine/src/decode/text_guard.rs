@@ -3,32 +3,35 @@
 //! (`import org.truffle.api.TruffleSystemException;`), a phrase ("and the player who has the
 //! most cards wins if …"), the prompt's `<tools>` block echoed, a run of newlines. Measured
 //! on BFCL through `serve` (docs/eval.md, "Text that repeats itself"), such a reply costs
-//! about 270 s of a 2-core machine and gives its user nothing after the first copy.
+//! about 270 s of a 2-core machine and runs to its token limit.
 //!
-//! It watches the reply's tokens, one comparison per candidate period per token (periods of
-//! 1 to [`MAX_PERIOD`] tokens; the last tokens and the counters in buffers allocated once per
-//! reply), and finds where the last tokens are one span written at least [`COPIES`] times in
-//! a row, the repeated part at least [`MIN_REPEATED`] tokens long. The decode loop stops the
-//! reply there at the first step where the grammar may end it (free text; never inside a
-//! call), keeping what was written — a streamed reply has sent it already — and reports
-//! [`RepeatedText`]. It must not judge what the text says: only verbatim repetition counts,
-//! so a list that counts up (`1. …`, `2. …`) or varies a word is never stopped.
+//! It watches the reply's tokens (every one: text, a think block, calls), one comparison per
+//! candidate period per token (periods of 1 to [`MAX_PERIOD`] tokens; the last tokens and the
+//! counters in buffers allocated once per reply), and finds where the last tokens are one span
+//! written at least [`COPIES`] times in a row, the repeated part at least [`MIN_REPEATED`]
+//! tokens long. The decode loop stops the reply there only at a step where the grammar may end
+//! it — so in free text, never inside a call or an open think block — keeping what was written
+//! (a streamed reply has sent it already), and reports [`RepeatedText`]. It must not judge
+//! what the text says: only verbatim repetition counts, so a list that counts up (`1. …`,
+//! `2. …`) or changes a word in every item is never stopped. Output meant to repeat (rows of
+//! zeros, a chorus) is stopped too once it passes the bar: `Sampling::stop_repeated_text` off
+//! keeps it.
 
 /// The longest span, in tokens, whose repetition is watched (a tool definition echoed from the
 /// prompt is about 100–200 tokens).
 pub(crate) const MAX_PERIOD: usize = 256;
 
 /// How many copies of a span in a row make a runaway.
-pub(crate) const COPIES: usize = 3;
+pub(crate) const COPIES: usize = 4;
 
 /// The fewest tokens of repetition (after the first copy) that make a runaway: a short span
-/// needs more copies (a newline, 64 more times).
-pub(crate) const MIN_REPEATED: usize = 64;
+/// needs more copies (a newline, 128 more times).
+pub(crate) const MIN_REPEATED: usize = 128;
 
 /// Text a reply repeated verbatim until decoding stopped it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepeatedText {
-    /// The span repeated (one copy).
+    /// The span repeated (one copy, from where the first began).
     pub span: String,
     /// How many times it was written in a row, the first included.
     pub copies: usize,
@@ -82,10 +85,13 @@ impl TextGuard {
         self.found.map(|p| (p, self.runs[p - 1]))
     }
 
-    /// The last `period` tokens (at most [`MAX_PERIOD`]): one copy of the repeated span.
-    pub(crate) fn span(&self, period: usize) -> impl Iterator<Item = u32> + '_ {
+    /// One copy of the span of `period` tokens (at most [`MAX_PERIOD`]) repeated over the last
+    /// `repeated` tokens, read from the last copy but starting where the first copy started.
+    pub(crate) fn span(&self, period: usize, repeated: usize) -> impl Iterator<Item = u32> + '_ {
         let n = self.seen;
-        (n - period.min(n).min(MAX_PERIOD)..n).map(|i| self.last[i % MAX_PERIOD])
+        let p = period.clamp(1, n.clamp(1, MAX_PERIOD));
+        let offset = (p - repeated % p) % p;
+        (0..p.min(n)).map(move |j| self.last[(n - p + (offset + j) % p) % MAX_PERIOD])
     }
 }
 
@@ -106,25 +112,27 @@ mod tests {
     fn a_line_written_again_and_again_is_found_once_it_repeats_enough() {
         let line = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
         let intro = [1, 2, 3, 4, 5];
-        // 64 tokens of repetition after the first copy: 7 copies and 4 tokens.
+        // 128 tokens of repetition after the first copy: 13 copies and 8 tokens.
         let copies = |n: usize| line.iter().copied().cycle().take(n);
-        let almost = fed(intro.into_iter().chain(copies(10 + 63)));
+        let almost = fed(intro.into_iter().chain(copies(10 + 127)));
         assert_eq!(almost.runaway(), None);
-        let g = fed(intro.into_iter().chain(copies(10 + 64)));
-        assert_eq!(g.runaway(), Some((10, 64)));
-        let span: Vec<u32> = g.span(10).collect();
-        assert_eq!(span, [14, 15, 16, 17, 18, 19, 10, 11, 12, 13]);
+        let g = fed(intro.into_iter().chain(copies(10 + 128)));
+        assert_eq!(g.runaway(), Some((10, 128)));
+        // The span as the first copy began, not where the last was cut.
+        let span: Vec<u32> = g.span(10, 128).collect();
+        assert_eq!(span, line);
     }
 
     #[test]
-    fn a_long_span_needs_three_copies_and_a_run_of_one_token_needs_sixty_five() {
+    fn a_long_span_needs_four_copies_and_a_run_of_one_token_needs_129() {
         let block: Vec<u32> = (100..200).collect();
-        let two = fed(block.iter().chain(&block).copied());
-        assert_eq!(two.runaway(), None, "two copies of a long span");
         let three = fed(block.iter().chain(&block).chain(&block).copied());
-        assert_eq!(three.runaway(), Some((100, 200)));
-        assert_eq!(fed(std::iter::repeat_n(7, 64)).runaway(), None);
-        assert_eq!(fed(std::iter::repeat_n(7, 65)).runaway(), Some((1, 64)));
+        assert_eq!(three.runaway(), None, "three copies of a long span");
+        let four = fed(std::iter::repeat_n(&block, 4).flatten().copied());
+        assert_eq!(four.runaway(), Some((100, 300)));
+        assert_eq!(four.span(100, 300).collect::<Vec<_>>(), block);
+        assert_eq!(fed(std::iter::repeat_n(7, 128)).runaway(), None);
+        assert_eq!(fed(std::iter::repeat_n(7, 129)).runaway(), Some((1, 128)));
     }
 
     #[test]
@@ -136,7 +144,7 @@ mod tests {
 
     #[test]
     fn it_ends_when_the_repetition_does() {
-        let mut g = fed(std::iter::repeat_n(7, 80));
+        let mut g = fed(std::iter::repeat_n(7, 200));
         assert!(g.runaway().is_some());
         g.push(8);
         assert_eq!(g.runaway(), None);
@@ -165,6 +173,10 @@ mod tests {
             prop_assert!(repeated >= MIN_REPEATED.max((COPIES - 1) * period));
             let n = tokens.len();
             prop_assert!((n - repeated..n).all(|i| tokens[i] == tokens[i - period]));
+            // The span read is the first repeated copy, as written.
+            let first = n - repeated - period;
+            let span: Vec<u32> = g.span(period, repeated).collect();
+            prop_assert_eq!(&span[..], &tokens[first..first + period]);
         }
     }
 }

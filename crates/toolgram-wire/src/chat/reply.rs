@@ -90,7 +90,8 @@ pub fn completion(env: &Envelope, r: &Reply, toolgram: Value) -> Value {
 }
 
 /// The reply to a generation cut before any call was complete: `finish_reason: "length"`,
-/// no half call (an empty text), the tokens it used, and the error (`kind`, `message`) in `toolgram`.
+/// no half call (an empty text), the tokens it used, and the error (`kind`, `message`) in
+/// `toolgram`.
 pub fn truncated(env: &Envelope, used: Option<Usage>, kind: &str, message: &str) -> Value {
     json!({
         "id": env.id, "object": "chat.completion", "created": env.created, "model": env.model,

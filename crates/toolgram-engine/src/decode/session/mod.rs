@@ -657,7 +657,8 @@ impl<'e> Session<'e> {
 
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
     /// With a `guard` (calls of a reply that may hold several), a runaway call ends it (see
-    /// `loop_guard`).
+    /// `loop_guard`); under [`Sampling::stop_repeated_text`], text that repeats itself ends it
+    /// where the grammar accepts (see `text_guard`).
     #[allow(
         clippy::too_many_lines,
         reason = "the decode loop: one step top to bottom, its state in locals"
@@ -757,7 +758,7 @@ impl<'e> Session<'e> {
                         && accepting()
                     {
                         let span: Vec<u8> = tg
-                            .span(period)
+                            .span(period, repeated)
                             .flat_map(|t| engine.tok.piece(t))
                             .copied()
                             .collect();
@@ -844,6 +845,9 @@ impl<'e> Session<'e> {
             {
                 m.consume_tokens(&think_close)
                     .map_err(|e| matcher_err(m, e))?;
+                if let Some(tg) = text_guard.as_mut() {
+                    think_close.iter().for_each(|&t| tg.push(t));
+                }
                 timings.forced_tokens += think_close.len();
                 produced += think_close.len();
                 step.extend(think_close.iter().map(|&t| LlamaToken::new(t as i32)));

@@ -50,6 +50,7 @@ impl Session<'_> {
             return Ok(first);
         }
         let margin = self.call_margin;
+        let first_repeated = self.repeated_text.clone();
         let called = std::mem::take(&mut self.text);
         let td = Instant::now();
         self.unsee_reply(reply_start, &[])?;
@@ -84,6 +85,7 @@ impl Session<'_> {
         if guarded && self.gives_way(d, &decoded) {
             // The unplanned reply of one call stands.
             self.count_margin = count_margin;
+            self.repeated_text = first_repeated;
             self.text = format!("{PLAN_PREFIX}1\n").into_bytes();
             self.text.extend_from_slice(&called);
             return Ok((first.0 + spent(&decoded, d.budget), first.1, first.2));

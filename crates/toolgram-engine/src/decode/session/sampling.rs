@@ -39,7 +39,7 @@ pub struct Sampling {
     /// stage also turns it on for a request that forbids repeats.
     pub cut_runaways: bool,
     /// Stop a constrained reply whose free text repeats itself verbatim (one span written
-    /// three times or more in a row, 64 tokens of it repeated) at the first step where the
+    /// four times or more in a row, 128 tokens of it repeated) at the first step where the
     /// grammar may end it, keeping what was written (see `text_guard`). On by default.
     pub stop_repeated_text: bool,
     /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
