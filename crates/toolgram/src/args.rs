@@ -79,8 +79,8 @@ pub(crate) struct LeverArgs {
     /// tokens of it repeated): `stop` (the default) ends the reply there, keeping what was
     /// written, and says so in `toolgram.repeated_text`; `keep` lets it run to the token
     /// limit. On the default model (ours): 3 of the 22 BFCL replies that ran to 2,048 tokens
-    /// (~270 s each here) repeated one span verbatim; `simple_java_96` now ends after 242
-    /// tokens in 7.6 s (docs/eval.md, "Text that repeats itself").
+    /// (~270 s each here) repeated one span verbatim; `simple_java_96` now ends after 306
+    /// tokens in 10.3 s (docs/eval.md, "Text that repeats itself").
     #[arg(long, value_enum, default_value_t = RepeatedText::Stop)]
     pub repeated_text: RepeatedText,
 }
