@@ -95,10 +95,31 @@ impl TextGuard {
     }
 }
 
+/// A span's bytes as text, whole characters only: a copy's first and last tokens can split a
+/// character that the tokens around the copy complete, and those bytes are left out, so the
+/// text reported is verbatim in the reply (never a U+FFFD the reply does not have).
+pub(crate) fn whole_chars(bytes: &[u8]) -> String {
+    let start = bytes.iter().take_while(|&&b| b & 0xC0 == 0x80).count();
+    let bytes = &bytes[start..];
+    let end = match std::str::from_utf8(bytes) {
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        _ => bytes.len(),
+    };
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_span_that_splits_a_character_reports_whole_characters_only() {
+        // "é" is C3 A9: a copy that starts on A9 and ends on C3.
+        assert_eq!(whole_chars(b"\xA9 caf\xC3"), " caf");
+        assert_eq!(whole_chars("née".as_bytes()), "née");
+        assert_eq!(whole_chars(b""), "");
+    }
 
     fn fed(tokens: impl IntoIterator<Item = u32>) -> TextGuard {
         let mut g = TextGuard::new();

@@ -89,8 +89,7 @@ async fn stream(app: Arc<App>, chat: Checked) -> Result<HttpResponse, ApiError> 
                         .metrics
                         .reply(ROUTE, &env.model, &r, Some(clock.first_token()));
                     let toolgram = crate::app::toolgram_json(Some(&r), &notes);
-                    let finish = r.finish_reason.as_str();
-                    wire::finish_chunks(&env, finish, Some(toolgram), r.usage, include_usage)
+                    wire::reply_end_chunks(&env, &r.reply(), Some(toolgram), include_usage)
                 }
                 Event::Failed(e) if e.kind() == "truncated" => {
                     metrics.metrics.failed(&e);

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use toolgram_runtime::{Event, Response, RunError};
 pub use toolgram_wire::chat::reply::Envelope;
-pub use toolgram_wire::chat::stream::{finish_chunks, role_chunk};
+pub use toolgram_wire::chat::stream::{finish_chunks, reply_end_chunks, role_chunk};
 use toolgram_wire::chat::{reply, stream};
 
 /// The `chat.completion` object; `toolgram` is the reply's `toolgram` object.

@@ -5,6 +5,7 @@
 //! appear in `content`. This module must not touch HTTP or decide when a stream ends.
 
 use crate::append::append;
+use crate::call::Reply;
 use crate::chat::reply::{Envelope, function_call, usage};
 use serde_json::{Map, Value, json};
 use toolgram_core::define::reply::Usage;
@@ -72,6 +73,30 @@ pub fn finish_chunks(
         u["usage"] = used.map_or(Value::Null, usage);
         out.push(u);
     }
+    out
+}
+
+/// The last chunks of a finished reply: [`finish_chunks`], after an empty `content` delta where
+/// the reply has neither text nor calls. The role chunk opens with `content: null` (a call may
+/// follow); a client that joins the deltas, as OpenAI's SDKs do, would keep that null where the
+/// non-streamed reply writes `""` (and send it back to a template that cannot render it).
+pub fn reply_end_chunks(
+    env: &Envelope,
+    r: &Reply,
+    toolgram: Option<Value>,
+    include_usage: bool,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    if r.content.is_none_or(str::is_empty) && r.calls.is_empty() {
+        out.push(content_chunk(env, ""));
+    }
+    out.extend(finish_chunks(
+        env,
+        r.finish_reason.as_str(),
+        toolgram,
+        r.usage,
+        include_usage,
+    ));
     out
 }
 
@@ -175,5 +200,35 @@ mod tests {
             ("call_1", "get_weather")
         );
         assert_eq!(calls[0].arguments, json!({"city": "Paris"}));
+    }
+
+    /// A reply with neither text nor calls ends with an empty `content` delta, so a client
+    /// joining deltas reads `""` (the role chunk's null otherwise stands); one with text or a
+    /// call does not get one.
+    #[test]
+    fn a_reply_with_neither_text_nor_calls_streams_an_empty_text() {
+        let env = Envelope {
+            id: "chatcmpl-1".into(),
+            created: 0,
+            model: "m".into(),
+        };
+        let reply = |content, calls| Reply {
+            reasoning: None,
+            content,
+            calls,
+            finish_reason: toolgram_core::define::reply::FinishReason::Stop,
+            usage: None,
+        };
+        let empty = reply_end_chunks(&env, &reply(None, &[]), None, false);
+        assert_eq!(
+            empty[0].pointer("/choices/0/delta/content"),
+            Some(&json!(""))
+        );
+        assert_eq!(
+            empty[1].pointer("/choices/0/finish_reason"),
+            Some(&json!("stop"))
+        );
+        let text = reply_end_chunks(&env, &reply(Some("hi"), &[]), None, false);
+        assert_eq!(text.len(), 1, "only the finish chunk: {text:?}");
     }
 }

@@ -29,7 +29,7 @@ use crate::error::EngineError;
 use crate::loop_guard::{CutCall, LoopGuard, Reading};
 use crate::prefix::{self, PrefixStore};
 use crate::sample::{Bias, Rng, pick_nucleus};
-use crate::text_guard::{RepeatedText, TextGuard};
+use crate::text_guard::{RepeatedText, TextGuard, whole_chars};
 use crate::think::ThinkWatch;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::Matcher;
@@ -762,7 +762,7 @@ impl<'e> Session<'e> {
                             .flat_map(|t| engine.tok.piece(t))
                             .copied()
                             .collect();
-                        let span = String::from_utf8_lossy(&span).into_owned();
+                        let span = whole_chars(&span);
                         let copies = 1 + repeated / period;
                         tracing::info!(span = %span, copies, "the reply's text repeats itself: stopped (text guard)");
                         self.repeated_text = Some(RepeatedText { span, copies });
