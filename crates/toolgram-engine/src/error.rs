@@ -46,13 +46,16 @@ pub enum EngineError {
         /// Context size.
         n_ctx: usize,
     },
-    /// Generation stopped (max tokens or context) inside a call.
-    #[error("generation stopped after {max_tokens} tokens inside a tool call")]
+    /// Generation stopped (max tokens or context, or a call repeating itself past hope)
+    /// inside a call.
+    #[error("generation stopped after {max_tokens} tokens inside a tool call{}", .repeated.as_ref().map_or_else(String::new, |r| format!(", which repeated one span {} times in a row (cut as at the token limit; `repeated_text: keep` lets it run)", r.copies)))]
     Truncated {
         /// Everything generated.
         partial: String,
-        /// The limit that was hit.
+        /// The tokens generated when it stopped (the limit, unless it repeated itself).
         max_tokens: usize,
+        /// The span the call repeated, where that ended it before the limit.
+        repeated: Option<crate::RepeatedText>,
         /// The tokens the cut attempt used (set once the session has counted them).
         usage: Option<toolgram_retry::Usage>,
     },

@@ -198,6 +198,7 @@ fn max_tokens_inside_a_call_is_a_typed_truncation() {
             partial,
             max_tokens,
             usage,
+            ..
         }) => {
             assert_eq!(max_tokens, 6);
             assert!(partial.starts_with("{\"name\": "), "{partial}");

@@ -295,7 +295,14 @@ impl<E: std::fmt::Display + Into<RunError>> From<toolgram_retry::RetryError<E>> 
 /// for the others. Also for front ends that meet an engine error outside a run (benchmarks).
 pub fn engine_details(e: &EngineError) -> Value {
     match e {
-        EngineError::Truncated { partial, .. } => json!({"partial": partial}),
+        EngineError::Truncated {
+            partial, repeated, ..
+        } => match repeated {
+            Some(r) => json!({"partial": partial,
+                "repeated_text": {"span": r.span, "copies": r.copies,
+                    "action": "cut as at the token limit; no call was complete"}}),
+            None => json!({"partial": partial}),
+        },
         EngineError::Cancelled { partial, usage } => {
             json!({"partial": partial, "usage": usage.map(usage_json)})
         }

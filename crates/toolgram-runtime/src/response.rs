@@ -334,7 +334,7 @@ impl Response {
                 .map(|c| json!({"name": c.name, "arguments": c.arguments, "reason": c.reason})),
             "repeated_text": self.repeated_text.as_ref()
                 .map(|r| json!({"span": r.span, "copies": r.copies,
-                    "action": "decoding stopped; the text is kept as written"})),
+                    "action": repeated_action(self.truncated_call.is_some())})),
             "enforced_after_parse": self.enforced_after_parse.iter()
                 .map(|d| json!({"tool": d.tool, "pointer": d.pointer, "keyword": d.keyword}))
                 .collect::<Vec<_>>(),
@@ -376,6 +376,32 @@ impl Response {
         }
         object
     }
+}
+
+/// What the text guard did to a reply that repeated itself: stopped its text, or cut the call
+/// in progress as its token limit would have (`cut_call`: the reply keeps its complete calls
+/// and reports the cut one in `truncated_call`).
+pub(crate) fn repeated_action(cut_call: bool) -> &'static str {
+    if cut_call {
+        "cut as at the token limit; the call in progress is left out (truncated_call)"
+    } else {
+        "decoding stopped; the text is kept as written"
+    }
+}
+
+/// The warning a reply carries when the text guard ended it.
+pub(crate) fn repeated_warning(r: &RepeatedText, cut_call: bool) -> String {
+    let what = if cut_call {
+        "a call repeated itself verbatim"
+    } else {
+        "the reply's text repeated itself verbatim"
+    };
+    format!(
+        "{what} ({} copies in a row of a span of {} bytes): {}",
+        r.copies,
+        r.span.len(),
+        repeated_action(cut_call)
+    )
 }
 
 fn repeats_json(repeats: &[RepeatedCall]) -> Value {

@@ -212,6 +212,7 @@ mod tests {
             Err(RunError::Engine(toolgram_engine::EngineError::Truncated {
                 partial: String::new(),
                 max_tokens: 8,
+                repeated: None,
                 usage: Some(Usage {
                     prompt_tokens: 10,
                     cached_prompt_tokens: 2,

@@ -193,6 +193,51 @@ fn text_that_repeats_itself_stops_there_unless_kept() {
     assert!(kept["toolgram"]["repeated_text"].is_null());
 }
 
+/// A call that repeats itself where the grammar cannot end it (an array writing one item
+/// again and again) is cut as its token limit would cut it, only sooner: the typed `truncated`
+/// error, which says so and reports the span; `keep` lets it run to the limit.
+#[test]
+fn a_call_that_repeats_itself_is_cut_as_at_its_limit_unless_kept() {
+    let tools = temp_file(
+        "palette.json",
+        r#"[{"type": "function", "function": {"name": "paint_palette",
+            "description": "Makes a palette of named colours.",
+            "parameters": {"type": "object", "properties": {
+                "colours": {"type": "array", "items": {"type": "string"}}},
+                "required": ["colours"]}}}]"#,
+    );
+    let tools = tools.to_str().expect("utf-8 path");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["call", "--model", "test", "--tools", tools, "--no-cache"];
+        args.extend_from_slice(&["--tool-choice", "required", "--max-tokens", "1200"]);
+        args.extend_from_slice(extra);
+        args.push("Make a palette of every colour of the rainbow, and more: list as many colour names as you can.");
+        let (code, stdout, stderr) = toolgram(&args);
+        assert_ne!(
+            code, 0,
+            "a call cut before it was complete is an error: {stdout}"
+        );
+        let reply: Value = serde_json::from_str(&stderr).expect("the error as one JSON object");
+        assert_eq!(reply["error"]["type"], "truncated", "{reply} {stderr}");
+        reply["error"].clone()
+    };
+    let cut = run(&[]);
+    let message = cut["message"].as_str().expect("a message");
+    assert!(message.contains("repeated one span"), "{cut}");
+    let copies = cut["repeated_text"]["copies"].as_u64().expect("copies");
+    assert!(copies >= 8, "{cut}");
+    let partial = cut["partial"].as_str().expect("the text decoded");
+    let span = cut["repeated_text"]["span"].as_str().expect("the span");
+    assert!(partial.matches(span).count() >= 2, "{cut}");
+    let kept = run(&["--repeated-text", "keep"]);
+    assert!(
+        kept["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("after 1200 tokens") && !m.contains("repeated")),
+        "{kept}"
+    );
+}
+
 #[test]
 fn messages_file_continues_a_conversation() {
     let msgs = temp_file(

@@ -16,6 +16,11 @@
 //! `2. …`) or changes a word in every item is never stopped. Output meant to repeat (rows of
 //! zeros, a chorus) is stopped too once it passes the bar: `Sampling::stop_repeated_text` off
 //! keeps it.
+//!
+//! Where the grammar cannot end the reply (a call's array cycling through the same items), a
+//! higher bar — [`HOPELESS_COPIES`] copies, [`HOPELESS_REPEATED`] tokens — ends it as its token
+//! limit would (an incomplete call is the typed `truncated` error it would have been), only
+//! sooner; nothing of a call is changed or made up.
 
 /// The longest span, in tokens, whose repetition is watched (a tool definition echoed from the
 /// prompt is about 100–200 tokens).
@@ -27,6 +32,15 @@ pub(crate) const COPIES: usize = 4;
 /// The fewest tokens of repetition (after the first copy) that make a runaway: a short span
 /// needs more copies (a newline, 128 more times).
 pub(crate) const MIN_REPEATED: usize = 128;
+
+/// How many copies of a span in a row, where the grammar cannot end the reply (inside a call,
+/// an open think block), make it hopeless: it is ended there as its token limit would end it.
+pub(crate) const HOPELESS_COPIES: usize = 8;
+
+/// The fewest repeated tokens that make a reply the grammar cannot end hopeless. Measured on
+/// BFCL (docs/eval.md, "Text that repeats itself"): 10 of the default model's 22 replies that
+/// ran to 2,048 tokens were one call's array cycling through the same items, ~270 s each.
+pub(crate) const HOPELESS_REPEATED: usize = 512;
 
 /// Text a reply repeated verbatim until decoding stopped it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +99,12 @@ impl TextGuard {
         self.found.map(|p| (p, self.runs[p - 1]))
     }
 
+    /// Whether a runaway of `period` tokens, `repeated` of them repeated, is hopeless where the
+    /// grammar cannot end the reply: [`HOPELESS_COPIES`] and [`HOPELESS_REPEATED`].
+    pub(crate) fn hopeless(period: usize, repeated: usize) -> bool {
+        repeated >= HOPELESS_REPEATED.max((HOPELESS_COPIES - 1) * period)
+    }
+
     /// One copy of the span of `period` tokens (at most [`MAX_PERIOD`]) repeated over the last
     /// `repeated` tokens, read from the last copy but starting where the first copy started.
     pub(crate) fn span(&self, period: usize, repeated: usize) -> impl Iterator<Item = u32> + '_ {
@@ -112,6 +132,17 @@ pub(crate) fn whole_chars(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_runaway_the_grammar_cannot_end_is_hopeless_only_past_the_higher_bar() {
+        // A 40-token cycle (a call's array of colours): found at 4 copies, hopeless at 13.8.
+        assert!(!TextGuard::hopeless(40, 120));
+        assert!(!TextGuard::hopeless(40, 511));
+        assert!(TextGuard::hopeless(40, 512));
+        // A 100-token span needs 8 copies (700 repeated tokens).
+        assert!(!TextGuard::hopeless(100, 600));
+        assert!(TextGuard::hopeless(100, 700));
+    }
 
     #[test]
     fn a_span_that_splits_a_character_reports_whole_characters_only() {

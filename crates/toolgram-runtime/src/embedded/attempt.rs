@@ -152,12 +152,8 @@ fn call(
     };
     let mut warnings = warning_texts(&last.ignored);
     if let Some(r) = &last.repeated_text {
-        warnings.push(format!(
-            "the reply's text repeated itself verbatim ({} copies in a row of a span of {} \
-             bytes): decoding stopped there, the text is kept as written",
-            r.copies,
-            r.span.len()
-        ));
+        let cut_call = last.truncated_call.is_some();
+        warnings.push(crate::response::repeated_warning(r, cut_call));
     }
     let answered = outcome.reply.tool_calls.is_empty();
     if let Some(prepared) = answer {

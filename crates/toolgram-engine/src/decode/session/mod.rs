@@ -377,12 +377,13 @@ impl<'e> Session<'e> {
             completion_tokens,
             cached_prompt_tokens: prompt_tokens.saturating_sub(timings.prompt_evaluated),
         };
-        let (partial, max_tokens) = match err {
+        let (partial, max_tokens, repeated) = match err {
             EngineError::Truncated {
                 partial,
                 max_tokens,
+                repeated,
                 ..
-            } => (partial, max_tokens),
+            } => (partial, max_tokens, repeated),
             EngineError::Cancelled {
                 usage: Some(u),
                 partial,
@@ -416,6 +417,7 @@ impl<'e> Session<'e> {
             return Err(EngineError::Truncated {
                 partial,
                 max_tokens,
+                repeated,
                 usage: Some(usage),
             });
         };
@@ -452,7 +454,7 @@ impl<'e> Session<'e> {
                 },
             )),
             cut_call: None,
-            repeated_text: None,
+            repeated_text: repeated,
             call_margin: self.call_margin,
             count_margin: self.count_margin,
         })
@@ -755,18 +757,27 @@ impl<'e> Session<'e> {
                     }
                     if let Some(tg) = text_guard.as_ref()
                         && let Some((period, repeated)) = tg.runaway()
-                        && accepting()
                     {
-                        let span: Vec<u8> = tg
-                            .span(period, repeated)
-                            .flat_map(|t| engine.tok.piece(t))
-                            .copied()
-                            .collect();
-                        let span = whole_chars(&span);
-                        let copies = 1 + repeated / period;
-                        tracing::info!(span = %span, copies, "the reply's text repeats itself: stopped (text guard)");
-                        self.repeated_text = Some(RepeatedText { span, copies });
-                        return Ok((produced, false));
+                        let ends = accepting();
+                        if ends || TextGuard::hopeless(period, repeated) {
+                            let span: Vec<u8> = tg
+                                .span(period, repeated)
+                                .flat_map(|t| engine.tok.piece(t))
+                                .copied()
+                                .collect();
+                            let span = whole_chars(&span);
+                            let copies = 1 + repeated / period;
+                            if ends {
+                                tracing::info!(span = %span, copies, "the reply's text repeats itself: stopped (text guard)");
+                            } else {
+                                tracing::info!(span = %span, copies, "the reply repeats itself where the grammar cannot end it: cut as at its token limit (text guard)");
+                            }
+                            self.repeated_text = Some(RepeatedText { span, copies });
+                            if ends {
+                                return Ok((produced, false));
+                            }
+                            break;
+                        }
                     }
                     &computed
                 }
@@ -893,7 +904,8 @@ impl<'e> Session<'e> {
             let partial = String::from_utf8_lossy(&self.text).into_owned();
             return Err(EngineError::Truncated {
                 partial,
-                max_tokens: budget,
+                max_tokens: produced,
+                repeated: self.repeated_text.clone(),
                 usage: None,
             });
         }
@@ -1181,11 +1193,13 @@ impl Read<'_> {
             Err(ParseError::Truncated { partial }) => Err(EngineError::Truncated {
                 partial,
                 max_tokens: budget,
+                repeated: None,
                 usage: None,
             }),
             Err(e) if hit_limit => Err(EngineError::Truncated {
                 partial: format!("{raw} ({e})"),
                 max_tokens: budget,
+                repeated: None,
                 usage: None,
             }),
             Err(e) => Err(EngineError::Internal {
