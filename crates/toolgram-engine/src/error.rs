@@ -48,7 +48,7 @@ pub enum EngineError {
     },
     /// Generation stopped (max tokens or context, or a call repeating itself past hope)
     /// inside a call.
-    #[error("generation stopped after {max_tokens} tokens inside a tool call{}", .repeated.as_ref().map_or_else(String::new, |r| format!(", which repeated one span {} times in a row (cut as at the token limit; `repeated_text: keep` lets it run)", r.copies)))]
+    #[error("generation stopped after {max_tokens} tokens inside a tool call{}", .repeated.as_ref().map_or_else(String::new, |r| format!(", which repeated one span {} times in a row (cut as at the token limit; `--repeated-text keep`, or a request's `repeated_text: \"keep\"`, lets it run)", r.copies)))]
     Truncated {
         /// Everything generated.
         partial: String,

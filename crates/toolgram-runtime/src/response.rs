@@ -155,8 +155,9 @@ pub struct Response {
     /// The runaway call the loop guard cut from a reply that may hold several calls, under
     /// [`crate::Repeats::Forbid`] (`finish_reason` stays `tool_calls`).
     pub cut_call: Option<CutCall>,
-    /// Free text the embedded model repeated verbatim until decoding stopped it
-    /// (`toolgram.repeated_text`; `finish_reason` is `stop`, the text as written).
+    /// What the embedded model repeated verbatim until decoding stopped it
+    /// (`toolgram.repeated_text`): free text (`finish_reason` `stop`, the text as written), or
+    /// a call cut as at the token limit (`length`, the cut call under `truncated_call`).
     pub repeated_text: Option<RepeatedText>,
     /// The model's lean at the reply's call-or-text choice, in logits, before `call_bias`:
     /// the best call-opening token's logit less the best other allowed token's (> 0: it would

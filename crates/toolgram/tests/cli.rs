@@ -224,6 +224,10 @@ fn a_call_that_repeats_itself_is_cut_as_at_its_limit_unless_kept() {
     let cut = run(&[]);
     let message = cut["message"].as_str().expect("a message");
     assert!(message.contains("repeated one span"), "{cut}");
+    assert!(
+        !message.contains("after 1200 tokens"),
+        "cut before the limit: {cut}"
+    );
     let copies = cut["repeated_text"]["copies"].as_u64().expect("copies");
     assert!(copies >= 8, "{cut}");
     let partial = cut["partial"].as_str().expect("the text decoded");

@@ -9,18 +9,19 @@
 //! candidate period per token (periods of 1 to [`MAX_PERIOD`] tokens; the last tokens and the
 //! counters in buffers allocated once per reply), and finds where the last tokens are one span
 //! written at least [`COPIES`] times in a row, the repeated part at least [`MIN_REPEATED`]
-//! tokens long. The decode loop stops the reply there only at a step where the grammar may end
-//! it — so in free text, never inside a call or an open think block — keeping what was written
-//! (a streamed reply has sent it already), and reports [`RepeatedText`]. It must not judge
+//! tokens long. At that bar the decode loop stops the reply only at a step where the grammar
+//! may end it — so in free text, never inside a call or an open think block — keeping what was
+//! written (a streamed reply has sent it already), and reports [`RepeatedText`]. It must not judge
 //! what the text says: only verbatim repetition counts, so a list that counts up (`1. …`,
 //! `2. …`) or changes a word in every item is never stopped. Output meant to repeat (rows of
 //! zeros, a chorus) is stopped too once it passes the bar: `Sampling::stop_repeated_text` off
 //! keeps it.
 //!
-//! Where the grammar cannot end the reply (a call's array cycling through the same items), a
-//! higher bar — [`HOPELESS_COPIES`] copies, [`HOPELESS_REPEATED`] tokens — ends it as its token
-//! limit would (an incomplete call is the typed `truncated` error it would have been), only
-//! sooner; nothing of a call is changed or made up.
+//! Where the grammar cannot end the reply (a call's array cycling through the same items; not
+//! an open think block, which its budget closes), a higher bar — [`HOPELESS_COPIES`] copies,
+//! [`HOPELESS_REPEATED`] tokens — ends it as its token limit would (an incomplete call is the
+//! typed `truncated` error it would have been), only sooner; nothing of a call is changed or
+//! made up.
 
 /// The longest span, in tokens, whose repetition is watched (a tool definition echoed from the
 /// prompt is about 100–200 tokens).
@@ -33,8 +34,9 @@ pub(crate) const COPIES: usize = 4;
 /// needs more copies (a newline, 128 more times).
 pub(crate) const MIN_REPEATED: usize = 128;
 
-/// How many copies of a span in a row, where the grammar cannot end the reply (inside a call,
-/// an open think block), make it hopeless: it is ended there as its token limit would end it.
+/// How many copies of a span in a row, where the grammar cannot end the reply (inside a call;
+/// an open think block is left to its budget), make it hopeless: it is ended there as its
+/// token limit would end it.
 pub(crate) const HOPELESS_COPIES: usize = 8;
 
 /// The fewest repeated tokens that make a reply the grammar cannot end hopeless. Measured on

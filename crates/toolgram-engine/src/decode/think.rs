@@ -42,6 +42,11 @@ impl ThinkWatch {
         }
     }
 
+    /// Whether the reply is inside its open block (as of the last [`Self::must_close`]).
+    pub(crate) fn inside(&self) -> bool {
+        self.state == State::Inside
+    }
+
     /// The markers of the block watched.
     pub(crate) fn reasoning(&self) -> Reasoning {
         self.reasoning

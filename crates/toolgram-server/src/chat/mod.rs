@@ -93,7 +93,7 @@ async fn stream(app: Arc<App>, chat: Checked) -> Result<HttpResponse, ApiError> 
                 }
                 Event::Failed(e) if e.kind() == "truncated" => {
                     metrics.metrics.failed(&e);
-                    wire::finish_chunks(&env, "length", None, e.usage(), include_usage)
+                    wire::truncated_chunks(&env, &e, include_usage)
                 }
                 Event::Failed(e) => {
                     metrics.metrics.failed(&e);

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use toolgram_runtime::{Event, Response, RunError};
 pub use toolgram_wire::chat::reply::Envelope;
-pub use toolgram_wire::chat::stream::{finish_chunks, reply_end_chunks, role_chunk};
+pub use toolgram_wire::chat::stream::{reply_end_chunks, role_chunk};
 use toolgram_wire::chat::{reply, stream};
 
 /// The `chat.completion` object; `toolgram` is the reply's `toolgram` object.
@@ -19,7 +19,12 @@ pub fn truncated(env: &Envelope, e: &RunError) -> Value {
     reply::truncated(env, e.usage(), e.kind(), &e.to_string())
 }
 
-/// The chunks a decoded event becomes (none for the end events: see [`finish_chunks`]).
+/// The last chunks of a stream cut before any call was complete (see [`truncated`]).
+pub fn truncated_chunks(env: &Envelope, e: &RunError, include_usage: bool) -> Vec<Value> {
+    stream::truncated_chunks(env, e.usage(), e.kind(), &e.to_string(), include_usage)
+}
+
+/// The chunks a decoded event becomes (none for the end events: see [`reply_end_chunks`]).
 pub fn event_chunks(env: &Envelope, event: &Event) -> Vec<Value> {
     let chunk = match event {
         Event::ContentDelta(t) => stream::content_chunk(env, t),

@@ -98,8 +98,13 @@ pub fn truncated(env: &Envelope, used: Option<Usage>, kind: &str, message: &str)
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "refusal": null},
             "finish_reason": "length", "logprobs": null}],
         "usage": used.map_or(Value::Null, usage),
-        "toolgram": {"error": {"type": kind, "message": message}},
+        "toolgram": error_toolgram(kind, message),
     })
+}
+
+/// The `toolgram` object of a reply cut before any call was complete: the error.
+pub fn error_toolgram(kind: &str, message: &str) -> Value {
+    json!({"error": {"type": kind, "message": message}})
 }
 
 /// A reply's text (`choices[0].message.content`, empty when null); `None` when it has no

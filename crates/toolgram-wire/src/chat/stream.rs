@@ -6,7 +6,7 @@
 
 use crate::append::append;
 use crate::call::Reply;
-use crate::chat::reply::{Envelope, function_call, usage};
+use crate::chat::reply::{self, Envelope, function_call, usage};
 use serde_json::{Map, Value, json};
 use toolgram_core::define::reply::Usage;
 
@@ -95,6 +95,28 @@ pub fn reply_end_chunks(
         r.finish_reason.as_str(),
         toolgram,
         r.usage,
+        include_usage,
+    ));
+    out
+}
+
+/// The last chunks of a stream cut before any call was complete, as [`reply::truncated`] writes
+/// the reply: an empty `content` delta, then `finish_reason: "length"` with the error in
+/// `toolgram`.
+pub fn truncated_chunks(
+    env: &Envelope,
+    used: Option<Usage>,
+    kind: &str,
+    message: &str,
+    include_usage: bool,
+) -> Vec<Value> {
+    let mut out = vec![content_chunk(env, "")];
+    let toolgram = reply::error_toolgram(kind, message);
+    out.extend(finish_chunks(
+        env,
+        "length",
+        Some(toolgram),
+        used,
         include_usage,
     ));
     out
@@ -230,5 +252,14 @@ mod tests {
         );
         let text = reply_end_chunks(&env, &reply(Some("hi"), &[]), None, false);
         assert_eq!(text.len(), 1, "only the finish chunk: {text:?}");
+        // A stream cut before any call was complete ends as the non-streamed reply reads.
+        let cut = truncated_chunks(&env, None, "truncated", "stopped", false);
+        let body = assemble(&cut);
+        assert_eq!(read_text(&body).as_deref(), Some(""));
+        assert_eq!(cut[1]["toolgram"]["error"]["type"], "truncated");
+        assert_eq!(
+            cut[1].pointer("/choices/0/finish_reason"),
+            Some(&json!("length"))
+        );
     }
 }

@@ -660,7 +660,8 @@ impl<'e> Session<'e> {
     /// Sample up to `budget` tokens under the grammar; returns (tokens generated, hit the limit).
     /// With a `guard` (calls of a reply that may hold several), a runaway call ends it (see
     /// `loop_guard`); under [`Sampling::stop_repeated_text`], text that repeats itself ends it
-    /// where the grammar accepts (see `text_guard`).
+    /// where the grammar accepts, and a reply the grammar cannot end that repeats itself past
+    /// the higher bar ends as at the limit (see `text_guard`).
     #[allow(
         clippy::too_many_lines,
         reason = "the decode loop: one step top to bottom, its state in locals"
@@ -759,7 +760,9 @@ impl<'e> Session<'e> {
                         && let Some((period, repeated)) = tg.runaway()
                     {
                         let ends = accepting();
-                        if ends || TextGuard::hopeless(period, repeated) {
+                        // An open think block is closed by its budget (`ThinkWatch`), not cut.
+                        let thinking = watch.as_ref().is_some_and(ThinkWatch::inside);
+                        if ends || (!thinking && TextGuard::hopeless(period, repeated)) {
                             let span: Vec<u8> = tg
                                 .span(period, repeated)
                                 .flat_map(|t| engine.tok.piece(t))

@@ -213,9 +213,14 @@ impl Session<'_> {
     }
 }
 
-/// The tokens a decode spent: its count, or all of `budget` where the limit cut it.
+/// The tokens a decode spent: its count, where it was cut the tokens it had made (the text
+/// guard can cut before the limit), or all of `budget` where it failed otherwise.
 fn spent(decoded: &Result<Decoded, EngineError>, budget: usize) -> usize {
-    decoded.as_ref().map_or(budget, |d| d.0)
+    match decoded {
+        Ok(d) => d.0,
+        Err(EngineError::Truncated { max_tokens, .. }) => *max_tokens,
+        Err(_) => budget,
+    }
 }
 
 /// What [`Session::count_of_one`] read of a calling reply's plan.

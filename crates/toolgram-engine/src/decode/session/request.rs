@@ -127,8 +127,9 @@ pub struct CallResponse {
     pub truncated_call: Option<TruncatedCall>,
     /// The runaway call the loop guard cut (see [`Sampling::cut_runaways`]).
     pub cut_call: Option<CutCall>,
-    /// Free text the reply repeated verbatim until decoding stopped it (see
-    /// [`Sampling::stop_repeated_text`]); `finish_reason` is then `stop`.
+    /// What the reply repeated verbatim until decoding stopped it (see
+    /// [`Sampling::stop_repeated_text`]): free text (`finish_reason` then `stop`), or a call
+    /// cut as at the token limit (`length`, the cut call under `truncated_call`).
     pub repeated_text: Option<RepeatedText>,
     /// The model's lean at the reply's call-or-text choice, before [`Sampling::call_bias`]:
     /// the best call-opening token's logit less the best other allowed token's (> 0: it would

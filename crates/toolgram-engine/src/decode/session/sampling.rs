@@ -40,7 +40,9 @@ pub struct Sampling {
     pub cut_runaways: bool,
     /// Stop a constrained reply whose free text repeats itself verbatim (one span written
     /// four times or more in a row, 128 tokens of it repeated) at the first step where the
-    /// grammar may end it, keeping what was written (see `text_guard`). On by default.
+    /// grammar may end it, keeping what was written; where the grammar cannot end it (a call
+    /// whose arguments loop), past a higher bar it ends as at the token limit (see
+    /// `text_guard`). On by default.
     pub stop_repeated_text: bool,
     /// Added to the logits of the tokens that open a call at the reply's call-or-text choice
     /// (under `auto`; under [`Plan::Count`], to the counts 1–9): > 0 calls more often, < 0
