@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Semaphore, watch};
 use toolgram_core::ChatMessage;
 use toolgram_core::define::request::Plan;
-use toolgram_runtime::{ModelSet, Response, Runtime, ToolSources};
+use toolgram_runtime::{ModelSet, Response, RunError, Runtime, ToolSources};
 
 /// Most ballots one request may ask for unless the operator says otherwise: about what the
 /// default queue (4 running, 16 waiting) can admit beside other clients.
@@ -265,6 +265,15 @@ pub struct Served {
 pub fn toolgram_json(r: Option<&Response>, notes: &[String]) -> Value {
     let mut v = r.map_or_else(|| json!({}), Response::toolgram_json);
     v["notes"] = json!(notes);
+    v
+}
+
+/// The `toolgram` object of a reply cut before any call was complete (`truncated`): the
+/// notes, and the error that says why (its message, and what was repeated where a loop was
+/// cut), on every API, streamed or not.
+pub fn cut_toolgram_json(e: &RunError, notes: &[String]) -> Value {
+    let mut v = toolgram_json(None, notes);
+    v["error"] = e.to_json();
     v
 }
 

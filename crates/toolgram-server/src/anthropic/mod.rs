@@ -92,8 +92,7 @@ async fn reply(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
         }
         Err(e) if e.kind() == "truncated" => {
             app.metrics.failed(&e);
-            let mut toolgram = crate::app::toolgram_json(None, &m.notes);
-            toolgram["error"] = json!({"type": e.kind(), "message": e.to_string()});
+            let toolgram = crate::app::cut_toolgram_json(&e, &m.notes);
             let body = wire::cut_message(&id, &m.served.id, e.usage(), toolgram);
             Ok(axum::Json(body).into_response())
         }
@@ -106,7 +105,7 @@ async fn reply(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
 
 async fn stream(app: Arc<App>, m: Checked) -> Result<HttpResponse, ApiError> {
     let id = app.new_id("msg");
-    let (mut writer, start) = wire::Frames::start(&id, &m.served.id);
+    let (mut writer, start) = wire::Frames::start(&id, &m.served.id, m.notes);
     let metrics = Arc::clone(&app);
     let model = m.served.id.clone();
     let events = match &m.api.mcp {

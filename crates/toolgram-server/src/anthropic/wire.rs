@@ -59,20 +59,23 @@ pub fn error(e: &ApiError) -> Value {
     )
 }
 
-/// A run's events as Anthropic's frames.
-pub struct Frames(MessageStream);
+/// A run's events as Anthropic's frames, and the notes its `toolgram` object carries at the end.
+pub struct Frames {
+    stream: MessageStream,
+    notes: Vec<String>,
+}
 
 impl Frames {
     /// The writer and the stream's first frames.
-    pub fn start(id: &str, model: &str) -> (Self, Vec<Frame>) {
+    pub fn start(id: &str, model: &str, notes: Vec<String>) -> (Self, Vec<Frame>) {
         let (stream, frames) = MessageStream::start(id, model);
-        (Self(stream), frames)
+        (Self { stream, notes }, frames)
     }
 
     /// The frames `event` becomes; after the last (`Done` or `Failed`) the stream is over.
     /// Anthropic's stream has no frame for a retry: `Retry` writes nothing.
     pub fn on(&mut self, event: Event) -> Vec<Frame> {
-        let s = &mut self.0;
+        let s = &mut self.stream;
         match event {
             Event::ContentDelta(t) => s.text(&t),
             Event::ReasoningDelta(t) => s.thinking(&t),
@@ -90,10 +93,14 @@ impl Frames {
                     .iter()
                     .flat_map(|c| s.whole_block(pending_block(c)))
                     .collect();
-                frames.extend(s.end(r.finish_reason, r.usage));
+                let toolgram = crate::app::toolgram_json(Some(&r), &self.notes);
+                frames.extend(s.end(r.finish_reason, r.usage, toolgram));
                 frames
             }
-            Event::Failed(e) if e.kind() == "truncated" => s.end(FinishReason::Length, e.usage()),
+            Event::Failed(e) if e.kind() == "truncated" => {
+                let toolgram = crate::app::cut_toolgram_json(&e, &self.notes);
+                s.end(FinishReason::Length, e.usage(), toolgram)
+            }
             Event::Failed(e) => s.failed(error(&ApiError::from(e))),
         }
     }

@@ -62,7 +62,8 @@ async fn reply(app: Arc<App>, chat: Checked) -> Result<HttpResponse, ApiError> {
         }
         Err(e) if e.kind() == "truncated" => {
             app.metrics.failed(&e);
-            Ok(axum::Json(wire::truncated(&env, &e)).into_response())
+            let toolgram = crate::app::cut_toolgram_json(&e, &chat.notes);
+            Ok(axum::Json(wire::truncated(&env, &e, toolgram)).into_response())
         }
         Err(e) => {
             app.metrics.failed(&e);
@@ -93,7 +94,8 @@ async fn stream(app: Arc<App>, chat: Checked) -> Result<HttpResponse, ApiError> 
                 }
                 Event::Failed(e) if e.kind() == "truncated" => {
                     metrics.metrics.failed(&e);
-                    wire::truncated_chunks(&env, &e, include_usage)
+                    let toolgram = crate::app::cut_toolgram_json(&e, &notes);
+                    wire::truncated_chunks(&env, &e, toolgram, include_usage)
                 }
                 Event::Failed(e) => {
                     metrics.metrics.failed(&e);

@@ -14,14 +14,20 @@ pub fn completion(env: &Envelope, r: &Response, toolgram: Value) -> Value {
     reply::completion(env, &r.reply(), toolgram)
 }
 
-/// The reply to a generation cut before any call was complete: `finish_reason: "length"`.
-pub fn truncated(env: &Envelope, e: &RunError) -> Value {
-    reply::truncated(env, e.usage(), e.kind(), &e.to_string())
+/// The reply to a generation cut before any call was complete: `finish_reason: "length"`;
+/// `toolgram` says why.
+pub fn truncated(env: &Envelope, e: &RunError, toolgram: Value) -> Value {
+    reply::truncated(env, e.usage(), toolgram)
 }
 
 /// The last chunks of a stream cut before any call was complete (see [`truncated`]).
-pub fn truncated_chunks(env: &Envelope, e: &RunError, include_usage: bool) -> Vec<Value> {
-    stream::truncated_chunks(env, e.usage(), e.kind(), &e.to_string(), include_usage)
+pub fn truncated_chunks(
+    env: &Envelope,
+    e: &RunError,
+    toolgram: Value,
+    include_usage: bool,
+) -> Vec<Value> {
+    stream::truncated_chunks(env, e.usage(), toolgram, include_usage)
 }
 
 /// The chunks a decoded event becomes (none for the end events: see [`reply_end_chunks`]).

@@ -153,7 +153,7 @@ async fn reply(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
         }
         Err(e) if e.kind() == "truncated" => {
             app.metrics.failed(&e);
-            let toolgram = crate::app::toolgram_json(None, &rr.notes);
+            let toolgram = crate::app::cut_toolgram_json(&e, &rr.notes);
             let body = reply::cut(&env, asked, Vec::new(), e.usage(), toolgram);
             Ok(axum::Json(body).into_response())
         }
@@ -209,7 +209,7 @@ async fn stream(app: Arc<App>, rr: Checked) -> Result<HttpResponse, ApiError> {
         Event::Failed(e) if e.kind() == "truncated" => {
             let (items, mut frames) = writer.close();
             app2.metrics.failed(&e);
-            let toolgram = crate::app::toolgram_json(None, &notes);
+            let toolgram = crate::app::cut_toolgram_json(&e, &notes);
             let body = reply::cut(&env, &asked, items, e.usage(), toolgram);
             frames.push(writer.finish(body));
             frames

@@ -1,8 +1,8 @@
 //! Anthropic's SSE sequence, written and read: `message_start` and `ping`, then per content
 //! block `content_block_start`, `content_block_delta`s (`thinking_delta` and a closing
 //! `signature_delta`, `text_delta`, `input_json_delta`) and `content_block_stop`, one block
-//! open at a time, indices in the order blocks start; `message_delta` with the stop reason and
-//! usage, `message_stop`. [`MessageStream`] writes it from a run's pieces as they come;
+//! open at a time, indices in the order blocks start; `message_delta` with the stop reason,
+//! usage and the `toolgram` extension object (which clients ignore), `message_stop`. [`MessageStream`] writes it from a run's pieces as they come;
 //! [`assemble`] reads a stream's frames back into a reply's `content`. This module must not
 //! touch HTTP or decide when a stream ends.
 
@@ -142,15 +142,21 @@ impl MessageStream {
     }
 
     /// The reply ended for `finish` (or was cut by `max_tokens`: [`FinishReason::Length`])
-    /// after using `used`: the open block closes, `message_delta` and `message_stop` follow.
-    pub fn end(&mut self, finish: FinishReason, used: Option<Usage>) -> Vec<Frame> {
+    /// after using `used`: the open block closes, `message_delta` (carrying `toolgram`, as
+    /// the non-streamed `message` does) and `message_stop` follow.
+    pub fn end(
+        &mut self,
+        finish: FinishReason,
+        used: Option<Usage>,
+        toolgram: Value,
+    ) -> Vec<Frame> {
         let mut out = Vec::new();
         self.close(&mut out);
         out.push((
             "message_delta",
             json!({"type": "message_delta",
                 "delta": {"stop_reason": stop_reason(finish), "stop_sequence": null},
-                "usage": usage(used)}),
+                "usage": usage(used), "toolgram": toolgram}),
         ));
         out.push(("message_stop", json!({"type": "message_stop"})));
         out
@@ -234,7 +240,11 @@ mod tests {
         frames.extend(s.call_input("{\"city\":"));
         frames.extend(s.call_input("\"Paris\"}"));
         frames.extend(s.call_end());
-        frames.extend(s.end(FinishReason::ToolCalls, Some(crate::fixtures::USAGE)));
+        frames.extend(s.end(
+            FinishReason::ToolCalls,
+            Some(crate::fixtures::USAGE),
+            json!({"notes": []}),
+        ));
         frames
     }
 

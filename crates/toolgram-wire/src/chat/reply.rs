@@ -90,21 +90,15 @@ pub fn completion(env: &Envelope, r: &Reply, toolgram: Value) -> Value {
 }
 
 /// The reply to a generation cut before any call was complete: `finish_reason: "length"`,
-/// no half call (an empty text), the tokens it used, and the error (`kind`, `message`) in
-/// `toolgram`.
-pub fn truncated(env: &Envelope, used: Option<Usage>, kind: &str, message: &str) -> Value {
+/// no half call (an empty text), the tokens it used, and `toolgram` (which says why).
+pub fn truncated(env: &Envelope, used: Option<Usage>, toolgram: Value) -> Value {
     json!({
         "id": env.id, "object": "chat.completion", "created": env.created, "model": env.model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "refusal": null},
             "finish_reason": "length", "logprobs": null}],
         "usage": used.map_or(Value::Null, usage),
-        "toolgram": error_toolgram(kind, message),
+        "toolgram": toolgram,
     })
-}
-
-/// The `toolgram` object of a reply cut before any call was complete: the error.
-pub fn error_toolgram(kind: &str, message: &str) -> Value {
-    json!({"error": {"type": kind, "message": message}})
 }
 
 /// A reply's text (`choices[0].message.content`, empty when null); `None` when it has no

@@ -6,7 +6,7 @@
 
 use crate::append::append;
 use crate::call::Reply;
-use crate::chat::reply::{self, Envelope, function_call, usage};
+use crate::chat::reply::{Envelope, function_call, usage};
 use serde_json::{Map, Value, json};
 use toolgram_core::define::reply::Usage;
 
@@ -100,18 +100,16 @@ pub fn reply_end_chunks(
     out
 }
 
-/// The last chunks of a stream cut before any call was complete, as [`reply::truncated`] writes
-/// the reply: an empty `content` delta, then `finish_reason: "length"` with the error in
-/// `toolgram`.
+/// The last chunks of a stream cut before any call was complete, as [`crate::chat::reply::truncated`] writes
+/// the reply: an empty `content` delta, then `finish_reason: "length"` with `toolgram` (which
+/// says why).
 pub fn truncated_chunks(
     env: &Envelope,
     used: Option<Usage>,
-    kind: &str,
-    message: &str,
+    toolgram: Value,
     include_usage: bool,
 ) -> Vec<Value> {
     let mut out = vec![content_chunk(env, "")];
-    let toolgram = reply::error_toolgram(kind, message);
     out.extend(finish_chunks(
         env,
         "length",
@@ -253,7 +251,8 @@ mod tests {
         let text = reply_end_chunks(&env, &reply(Some("hi"), &[]), None, false);
         assert_eq!(text.len(), 1, "only the finish chunk: {text:?}");
         // A stream cut before any call was complete ends as the non-streamed reply reads.
-        let cut = truncated_chunks(&env, None, "truncated", "stopped", false);
+        let why = json!({"error": {"type": "truncated", "message": "stopped"}});
+        let cut = truncated_chunks(&env, None, why, false);
         let body = assemble(&cut);
         assert_eq!(read_text(&body).as_deref(), Some(""));
         assert_eq!(cut[1]["toolgram"]["error"]["type"], "truncated");

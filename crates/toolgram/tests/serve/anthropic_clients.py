@@ -144,6 +144,25 @@ def count_tokens():
     check(0 < bare < n, f"the tools count: {bare} without, {n} with")
 
 
+def cut_call():
+    """A call the limit cuts before it is complete: no half call, and why, streamed or not."""
+    question, tools = tools_of("multiple", 3)
+    kw = dict(model=MODEL, max_tokens=4, messages=[{"role": "user", "content": question}], tools=tools,
+              tool_choice={"type": "any"})
+    msg = client.messages.create(**kw)
+    check(msg.stop_reason == "max_tokens" and not [b for b in msg.content if b.type == "tool_use"],
+          f"cut, no half call: {msg}")
+    check(extra(msg).get("error", {}).get("type") == "truncated", f"why, in toolgram: {extra(msg)}")
+    deltas = [e.to_dict() for e in client.messages.create(stream=True, **kw) if e.type == "message_delta"]
+    check(len(deltas) == 1 and deltas[0]["delta"]["stop_reason"] == "max_tokens", f"streamed: {deltas}")
+    why = deltas[0].get("toolgram", {}).get("error", {})
+    check(why.get("type") == "truncated" and why.get("message"), f"why, streamed: {deltas[0]}")
+    plain = [e.to_dict() for e in client.messages.create(
+        stream=True, model=MODEL, max_tokens=5, messages=[{"role": "user", "content": "Hi"}])
+        if e.type == "message_delta"]
+    check("notes" in plain[0].get("toolgram", {}), f"a streamed reply's toolgram object: {plain}")
+
+
 def errors():
     wrong = anthropic.Anthropic(base_url=ROOT, api_key="wrong", max_retries=0)
     try:
@@ -211,7 +230,7 @@ def thinking():
 
 # With a reasoning server, only thinking is checked there; the rest once, on the plain one.
 tests = [thinking] if THINKING else [tool_choices, tool_result_loop, server_tools_and_unknown_fields,
-                                     count_tokens, errors, thinking]
+                                     count_tokens, cut_call, errors, thinking]
 for test in tests:
     test()
     print(f"ok {test.__name__}", flush=True)

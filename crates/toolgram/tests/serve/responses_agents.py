@@ -122,6 +122,18 @@ def probes_and_limits():
     r = d(client.responses.create(model=MODEL, input="Say hello.", max_output_tokens=1))
     check(r["usage"]["output_tokens"] == 1, f"a 1-token reply: {r}")
     check(r["status"] == "incomplete" and r["incomplete_details"]["reason"] == "max_output_tokens", f"{r}")
+    # A call the limit cuts before it is complete: no half call, and why, streamed or not.
+    weather = [{"type": "function", "name": "get_weather", "description": "A city's weather.",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                               "required": ["city"]}}]
+    cut = dict(model=MODEL, input="The weather in Paris?", tools=weather, tool_choice="required",
+               max_output_tokens=4)
+    r = d(client.responses.create(**cut))
+    check(r["status"] == "incomplete" and r["output"] == [], f"cut, no half call: {r}")
+    check(r["toolgram"].get("error", {}).get("type") == "truncated", f"why, in toolgram: {r['toolgram']}")
+    _, final = events_of(**cut)
+    check(final["status"] == "incomplete" and final["output"] == [], f"cut, streamed: {final}")
+    check(final["toolgram"].get("error", {}).get("type") == "truncated", f"why, streamed: {final}")
     r = d(client.responses.create(model=MODEL, input="Say hello.", max_output_tokens=10 ** 6))
     check(any("capped" in n for n in r["toolgram"]["notes"]), f"capped, said: {r['toolgram']}")
     r = d(client.responses.create(model=MODEL, input="Hi", max_output_tokens=8, reasoning={"effort": "high"}))
