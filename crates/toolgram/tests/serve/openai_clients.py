@@ -274,6 +274,26 @@ def runaway_calls():
             valid_call(c, tools)
 
 
+def cut_call():
+    """A call the limit cuts before it is complete: an empty text, no half call, and why in
+    `toolgram.error`, streamed or not."""
+    question, tools = bfcl_tools("parallel", 0)
+    kw = dict(model="toolgram", messages=[{"role": "user", "content": question}], tools=tools,
+              tool_choice="required", max_tokens=4)
+    r = client.chat.completions.create(**kw)
+    choice = r.choices[0]
+    check(choice.finish_reason == "length" and not choice.message.tool_calls and choice.message.content == "",
+          f"cut, no half call: {choice}")
+    check(r.to_dict().get("toolgram", {}).get("error", {}).get("type") == "truncated", f"why: {r.to_dict()}")
+    chunks = [c.to_dict() for c in client.chat.completions.create(stream=True, **kw)]
+    last = [c for c in chunks if c.get("choices") and c["choices"][0].get("finish_reason")]
+    check(len(last) == 1 and last[0]["choices"][0]["finish_reason"] == "length", f"streamed: {chunks}")
+    check(not any(c["choices"][0]["delta"].get("tool_calls") for c in chunks if c.get("choices")),
+          f"no half call streamed: {chunks}")
+    why = last[0].get("toolgram", {}).get("error", {})
+    check(why.get("type") == "truncated" and why.get("message"), f"why, streamed: {last[0]}")
+
+
 def agents_sdk():
     """OpenAI's Agents SDK (a client written by others) runs its loop unchanged: it reads our
     call, runs its Python tool with the parsed arguments and ends on the tool's output."""
@@ -300,7 +320,7 @@ def agents_sdk():
 
 
 for test in [chat_tool_choices, parallel_calls, multi_turn, structured_output, responses_api, annotations, runaway_calls,
-             agents_sdk, errors]:
+             cut_call, agents_sdk, errors]:
     test()
     print(f"ok {test.__name__}", flush=True)
 passed()
