@@ -2,9 +2,10 @@
 //! block `content_block_start`, `content_block_delta`s (`thinking_delta` and a closing
 //! `signature_delta`, `text_delta`, `input_json_delta`) and `content_block_stop`, one block
 //! open at a time, indices in the order blocks start; `message_delta` with the stop reason,
-//! usage and the `toolgram` extension object (which clients ignore), `message_stop`. [`MessageStream`] writes it from a run's pieces as they come;
-//! [`assemble`] reads a stream's frames back into a reply's `content`. This module must not
-//! touch HTTP or decide when a stream ends.
+//! usage and the `toolgram` extension object (which clients ignore), `message_stop`.
+//! [`MessageStream`] writes it from a run's pieces as they come; [`assemble`] reads a stream's
+//! frames back into a reply's `content`. This module must not touch HTTP or decide when a
+//! stream ends.
 
 use crate::WireError;
 use crate::anthropic::reply::{SIGNATURE, stop_reason, usage};
