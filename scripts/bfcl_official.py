@@ -26,6 +26,16 @@ state and the calls turn by turn.
          record's calls handed to BFCL's FC decoder and checker; one JSON line per record.
   tools  the tools BFCL's handler sends for each item (its `_compile_tools`); one JSON
          line per item.
+  ground-truth [--category C,...]
+         BFCL's multi-turn ground truth sent to its own checker as a model's function calls
+         (each turn's calls as one step, through the FC handler's decoder): the checker must
+         accept every conversation — a check of this harness and of the venv (an executable
+         API whose module cannot be imported fails here in seconds, not hours into a run);
+         exit 1 where it does not. For every ground-truth call it also reports whether each
+         required string argument is text the conversation had shown before it (verbatim, in
+         any case: the user's turns and the results of the calls before it, as BFCL's
+         executor returns them) — the screen behind docs/eval.md's "asking for a missing
+         value". One JSON line per category.
   scores --out DIR
          the per-category table of DIR/replies.jsonl again.
   compare --out DIR --records FILE
@@ -34,9 +44,11 @@ state and the calls turn by turn.
 """
 
 import argparse
+import ast
 import copy
 import json
 import os
+import re
 import sys
 import time
 
@@ -302,6 +314,120 @@ def tools(args):
             print(json.dumps({"id": entry["id"], "tools": data["tools"]}))
 
 
+def functions(entry):
+    """An item's function docs, with those `multi_turn_miss_func` holds out until a later turn."""
+    held_out = [f for docs in entry.get("missed_function", {}).values() for f in docs]
+    return entry["function"] + held_out
+
+
+def ground_truth_steps(entry, calls):
+    """One turn's ground-truth calls (Python call strings) as the FC step BFCL's handler
+    records: `[{name: arguments}]`, positional arguments named in the function's order."""
+    params = {f["name"]: list(f["parameters"]["properties"]) for f in functions(entry)}
+    step = []
+    for call in calls:
+        node = ast.parse(call, mode="eval").body
+        name = ast.unparse(node.func)
+        arguments = {params[name][i]: ast.literal_eval(a) for i, a in enumerate(node.args)}
+        arguments.update({k.arg: ast.literal_eval(k.value) for k in node.keywords})
+        step.append({name: arguments})
+    return [step] if step else []
+
+
+def norm(text):
+    return re.sub(r"\s+", " ", str(text)).lower()
+
+
+def replay(entry, turns):
+    """The ground truth replayed through BFCL's executor: per call, the required string
+    arguments whose value the conversation had not shown before it (the user's turns and the
+    results of the calls before it, seen as they come); and what had been shown by the end of
+    each turn."""
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import (
+        execute_multi_turn_func_call,
+    )
+
+    required = {f["name"]: set(f["parameters"].get("required", [])) for f in functions(entry)}
+    seen = ""
+    unshown = []
+    seen_by_turn = []
+    for question, calls in zip(entry["question"], turns):
+        seen += " " + norm(" ".join(m["content"] for m in question))
+        for call, step in zip(calls, ground_truth_steps(entry, calls)[0] if calls else []):
+            ((name, arguments),) = step.items()
+            missing = [
+                k for k, v in arguments.items()
+                if k in required.get(name, ()) and isinstance(v, str) and norm(v) not in seen
+            ]
+            if missing:
+                unshown.append({"call": call, "arguments": missing})
+            results, _ = execute_multi_turn_func_call(
+                [call], entry["initial_config"], entry["involved_classes"],
+                "ground_truth_screen", entry["id"], long_context="long_context" in entry["id"],
+            )
+            seen += " " + norm(" ".join(results))
+        seen_by_turn.append(seen)
+    return unshown, seen_by_turn
+
+
+def withheld_value(entry, turns, seen_by_turn):
+    """In `multi_turn_miss_param`, the value the user withholds in the turn BFCL answers with no
+    call and gives in the next: `unshown` where it is a string no earlier turn had shown (what
+    a rule refusing unshown values could turn into a question), `shown` where one had, `not a
+    string` where it is a number, a flag or a list."""
+    k = next((i for i, calls in enumerate(turns) if not calls), None)
+    if k is None or k + 1 >= len(turns):
+        return None
+    given = norm(" ".join(m["content"] for m in entry["question"][k + 1]))
+    values = [
+        v
+        for call in (ground_truth_steps(entry, turns[k + 1]) or [[]])[0]
+        for arguments in call.values()
+        for v in arguments.values()
+        if isinstance(v, str) and norm(v) in given
+    ]
+    if not values:
+        return "not a string"
+    return "unshown" if any(norm(v) not in seen_by_turn[k] for v in values) else "shown"
+
+
+def ground_truth(args):
+    """BFCL's multi-turn checker on BFCL's own answers, and the values they use unshown."""
+    _, _, _, _, utils = bfcl()
+    handler = make_handler("none")
+    rejected_any = False
+    for category in named_categories(args.category):
+        if not category.startswith("multi_turn"):
+            continue
+        checker = Verdicts(category, handler)
+        report = {"category": category, "items": 0, "accepted": 0, "rejected": [],
+                  "calls": 0, "calls_with_unshown_value": 0,
+                  "conversations_with_unshown_value": 0, "examples": []}
+        for entry in utils.load_dataset_entry(category, include_prereq=False):
+            turns = checker.answers[entry["id"]]["ground_truth"]
+            result = [ground_truth_steps(entry, calls) for calls in turns]
+            verdict = checker.check(entry["id"], result)
+            report["items"] += 1
+            if verdict["valid"]:
+                report["accepted"] += 1
+            else:
+                report["rejected"].append({"id": entry["id"], "error_type": verdict["error_type"]})
+            unshown, seen_by_turn = replay(entry, turns)
+            if category == "multi_turn_miss_param":
+                kind = withheld_value(entry, turns, seen_by_turn)
+                withheld = report.setdefault("withheld_value", {})
+                withheld[kind] = withheld.get(kind, 0) + 1
+            report["calls"] += sum(len(calls) for calls in turns)
+            report["calls_with_unshown_value"] += len(unshown)
+            report["conversations_with_unshown_value"] += bool(unshown)
+            if unshown and len(report["examples"]) < 5:
+                report["examples"].append({"id": entry["id"], **unshown[0]})
+        rejected_any |= bool(report["rejected"])
+        print(json.dumps(report), flush=True)
+    if rejected_any:
+        sys.exit(1)
+
+
 def compare(args):
     """BFCL's replies beside `--protocol bfcl`'s records, as a Markdown table."""
     with open(os.path.join(args.out, "replies.jsonl")) as f:
@@ -347,6 +473,8 @@ def main():
     m.add_argument("--records", required=True)
     t = sub.add_parser("tools")
     t.add_argument("--category", type=lambda s: s.split(","))
+    g = sub.add_parser("ground-truth")
+    g.add_argument("--category", type=lambda s: s.split(","), default=["multi_turn"])
     args = parser.parse_args()
     if getattr(args, "category", "absent") is None:
         args.category = categories()
@@ -358,6 +486,8 @@ def main():
         tools(args)
     elif args.command == "compare":
         compare(args)
+    elif args.command == "ground-truth":
+        ground_truth(args)
     else:
         scores(args.out)
 
