@@ -14,13 +14,16 @@ is one conversation: BFCL's handler runs every turn and step against BFCL's own 
 APIs (its `inference_multi_turn_FC`, at most 20 steps a turn), and its checker compares the
 state and the calls turn by turn.
 
-  run    --base-url URL [--model NAME] --out DIR [--category C,...] [--limit N]
+  run    --base-url URL [--model NAME] --out DIR [--category C,...] [--limit N] [--clients K]
          every item through an OpenAI-compatible server; DIR/replies.jsonl (one line per
          item: BFCL's raw result — for a multi-turn item every turn's steps —, its decoded
          calls, its verdict) and DIR/scores.json (with the multi-turn overall: the mean of the
          four categories, as BFCL's leaderboard takes it, where all four were run).
          Resumable: items already in replies.jsonl are skipped. Categories: BFCL's non-live
-         group by default; `multi_turn` names its four.
+         group by default; `multi_turn` names its four. `--clients K` sends K items at once
+         (`bfcl generate --num-threads`; lines in the order they finish). On 2 CPU cores keep
+         it at 2: under 4, a 2,048-token reply of the 1.5B outran BFCL's OpenAI client's
+         600-s timeout, and the client's two retries made it 30 minutes and an HTTP error.
   check  --records FILE
          BFCL's verdict on calls someone else decoded (toolgram's `items.jsonl`): each
          record's calls handed to BFCL's FC decoder and checker; one JSON line per record.
@@ -45,11 +48,13 @@ state and the calls turn by turn.
 
 import argparse
 import ast
+import concurrent.futures
 import copy
 import json
 import os
 import re
 import sys
+import threading
 import time
 
 CHECKER_MODEL = "gpt-4o-2024-11-20-FC"
@@ -220,42 +225,53 @@ def run(args):
         entries = spread(utils.load_dataset_entry(category, include_prereq=False), args.limit)
         todo += [(category, e) for e in entries if e["id"] not in done]
     total = len(todo)
-    checkers = {}
+    checkers = {c: Verdicts(c, handler) for c in {category for category, _ in todo}}
     started = time.time()
-    with open(path, "a") as out:
-        for n, (category, entry) in enumerate(todo, 1):
-            checker = checkers.setdefault(category, Verdicts(category, handler))
-            t0 = time.time()
-            try:
-                result, meta = handler.inference(copy.deepcopy(entry), False, True)
-                error = None
-            except Exception as e:  # as `bfcl generate` records it
-                result, meta = f"Error during inference: {e}", {}
-                error = str(e)
-            latency = time.time() - t0
-            verdict = checker.check(entry["id"], result)
-            line = {
-                "id": entry["id"],
-                "category": category,
-                "result": result,
-                "decoded": decoded(handler, category, result),
-                "valid": verdict["valid"],
-                "error_type": verdict["error_type"],
-                "http_error": error,
-                "latency_s": round(latency, 3),
-                "input_tokens": meta.get("input_token_count"),
-                "output_tokens": meta.get("output_token_count"),
-            }
+    lock = threading.Lock()
+    finished = 0
+
+    def one(item):
+        nonlocal finished
+        category, entry = item
+        t0 = time.time()
+        try:
+            result, meta = handler.inference(copy.deepcopy(entry), False, True)
+            error = None
+        except Exception as e:  # as `bfcl generate` records it
+            result, meta = f"Error during inference: {e}", {}
+            error = str(e)
+        latency = time.time() - t0
+        verdict = checkers[category].check(entry["id"], result)
+        line = {
+            "id": entry["id"],
+            "category": category,
+            "result": result,
+            "decoded": decoded(handler, category, result),
+            "valid": verdict["valid"],
+            "error_type": verdict["error_type"],
+            "http_error": error,
+            "latency_s": round(latency, 3),
+            "input_tokens": meta.get("input_token_count"),
+            "output_tokens": meta.get("output_token_count"),
+        }
+        with lock:
             out.write(json.dumps(line) + "\n")
             out.flush()
-            rate = (time.time() - started) / n
+            finished += 1
+            rate = (time.time() - started) / finished
             print(
-                f"bfcl-official: {n}/{total} {entry['id']} "
+                f"bfcl-official: {finished}/{total} {entry['id']} "
                 f"{'ok' if verdict['valid'] else verdict['error_type']} "
-                f"({latency:.1f} s; about {rate * (total - n) / 60:.0f} min left)",
+                f"({latency:.1f} s; about {rate * (total - finished) / 60:.0f} min left)",
                 file=sys.stderr,
                 flush=True,
             )
+
+    with open(path, "a") as out:
+        # `bfcl generate --num-threads`: one handler, items taken in order by each client.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(args.clients, 1)) as pool:
+            for _ in pool.map(one, todo):
+                pass
     scores(args.out)
 
 
@@ -464,6 +480,7 @@ def main():
     r.add_argument("--out", required=True)
     r.add_argument("--category", type=lambda s: s.split(","))
     r.add_argument("--limit", type=int)
+    r.add_argument("--clients", type=int, default=1)
     c = sub.add_parser("check")
     c.add_argument("--records", required=True)
     s = sub.add_parser("scores")
