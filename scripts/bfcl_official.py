@@ -34,16 +34,13 @@ state and the calls turn by turn.
          (each turn's calls as one step, through the FC handler's decoder): the checker must
          accept every conversation — a check of this harness and of the venv (an executable
          API whose module cannot be imported fails here in seconds, not hours into a run);
-         exit 1 where it does not. For every ground-truth call it also reports whether each
-         required string argument is text the conversation had shown before it (verbatim, in
-         any case: the user's turns and the results of the calls before it, as BFCL's
-         executor returns them) — the screen behind docs/eval.md's "asking for a missing
-         value". One JSON line per category.
-  scores --out DIR
-         the per-category table of DIR/replies.jsonl again.
-  compare --out DIR --records FILE
-         docs/eval.md's BFCL-comparable table: BFCL's replies in DIR beside the records
-         `toolgram eval bfcl --protocol bfcl` wrote to FILE, item for item.
+         exit 1 where it does not. It also counts the conversations the checker would reject
+         without the calls `serve --repeats forbid` leaves out (repeats of the latest turn of
+         calls, as now; of any earlier turn, as before 2026-11-30), and, for every call,
+         whether each required string argument is text the conversation had shown before it
+         (verbatim, in any case: the user's turns and the results of the calls before it, as
+         BFCL's executor returns them) — the screen behind docs/eval.md's "asking for a
+         missing value". One JSON line per category.
 """
 
 import argparse
@@ -407,6 +404,32 @@ def withheld_value(entry, turns, seen_by_turn):
     return "unshown" if any(norm(v) not in seen_by_turn[k] for v in values) else "shown"
 
 
+def without_repeats(entry, turns, latest_only):
+    """The ground truth as `serve --repeats forbid` (the default) would leave it, each turn's
+    calls sent as one reply: each call identical (tool and argument values) to a call of the
+    latest earlier turn that made calls left out — or, with `latest_only` false, to a call of
+    any earlier turn (the guard before 2026-11-30). Repeats within one turn stay (one reply's
+    calls), so this is the guard's least cost."""
+    made = []
+    kept = []
+    for calls in turns:
+        step = (ground_truth_steps(entry, calls) or [[]])[0]
+        kept.append([c for c, s in zip(calls, step) if s not in made])
+        if step:
+            made = step if latest_only else made + step
+    return kept
+
+
+def forget_instances(entry_id):
+    """BFCL's executor keeps a conversation's API instances in its module's globals, by model
+    name and item: a second check of one item must start again from the initial state."""
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    names = vars(multi_turn_utils)
+    for name in [n for n in names if f"_{entry_id}_" in n and n.endswith("_instance")]:
+        del names[name]
+
+
 def ground_truth(args):
     """BFCL's multi-turn checker on BFCL's own answers, and the values they use unshown."""
     _, _, _, _, utils = bfcl()
@@ -417,7 +440,8 @@ def ground_truth(args):
             continue
         checker = Verdicts(category, handler)
         report = {"category": category, "items": 0, "accepted": 0, "rejected": [],
-                  "calls": 0, "calls_with_unshown_value": 0,
+                  "rejected_under_repeats_forbid_latest_turn": 0,
+                  "rejected_under_repeats_forbid_any_earlier_turn": 0, "calls": 0, "calls_with_unshown_value": 0,
                   "conversations_with_unshown_value": 0, "examples": []}
         for entry in utils.load_dataset_entry(category, include_prereq=False):
             turns = checker.answers[entry["id"]]["ground_truth"]
@@ -428,6 +452,14 @@ def ground_truth(args):
                 report["accepted"] += 1
             else:
                 report["rejected"].append({"id": entry["id"], "error_type": verdict["error_type"]})
+            for rule, latest_only in (("latest_turn", True), ("any_earlier_turn", False)):
+                guarded = without_repeats(entry, turns, latest_only)
+                if guarded == turns:
+                    continue
+                forget_instances(entry["id"])
+                result = [ground_truth_steps(entry, calls) for calls in guarded]
+                key = f"rejected_under_repeats_forbid_{rule}"
+                report[key] = report.get(key, 0) + (not checker.check(entry["id"], result)["valid"])
             unshown, seen_by_turn = replay(entry, turns)
             if category == "multi_turn_miss_param":
                 kind = withheld_value(entry, turns, seen_by_turn)

@@ -41,16 +41,50 @@ pub(crate) fn typed_calls(tools: &ToolSet, calls: Vec<ToolCall>) -> Vec<Call> {
 }
 
 /// The calls of a reply that [`crate::Repeats::Forbid`] leaves out: each identical to a call
-/// already made in the conversation, to a tool not marked `repeatable`.
+/// of the conversation's latest turn of calls — the same call again right after its result,
+/// the loop of an agent that never ends —, to a tool not marked `repeatable`. A call made
+/// before that turn stays: the calls since may have moved the state it reads or changes
+/// (`cd temp`, then `cd ..` and a move, then `cd temp` again is one of BFCL's multi-turn
+/// answers, which a guard against every earlier call would have made unreachable).
 pub(crate) fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<validate::RepeatedCall> {
     if !crate::request::Repeats::may_exclude(req) {
         return Vec::new();
     }
-    validate::repeated_calls(&req.messages, calls)
+    let Some(latest) = req.messages.iter().rposition(made_calls) else {
+        return Vec::new();
+    };
+    repeats_of(req, &req.messages[latest..=latest], calls)
+        .map(|r| validate::RepeatedCall {
+            first_seen: format!("message {latest}"),
+            ..r
+        })
+        .collect()
+}
+
+/// Whether every one of `calls` was made and answered anywhere in the conversation, under
+/// [`crate::Repeats::Forbid`], to tools not marked `repeatable`: the text that hid them was
+/// reporting them.
+pub(crate) fn all_made_before(req: &Request, calls: &[ToolCall]) -> bool {
+    crate::request::Repeats::may_exclude(req)
+        && !calls.is_empty()
+        && repeats_of(req, &req.messages, calls).count() == calls.len()
+}
+
+/// The calls of `calls` identical to one made in `history`, to tools not marked `repeatable`.
+fn repeats_of<'r>(
+    req: &'r Request,
+    history: &[toolgram_core::ChatMessage],
+    calls: &[ToolCall],
+) -> impl Iterator<Item = validate::RepeatedCall> + 'r {
+    validate::repeated_calls(history, calls)
         .into_iter()
         .filter(|r| r.first_seen.starts_with("message"))
         .filter(|r| req.tools.get(&r.tool).is_some_and(|t| !t.repeatable))
-        .collect()
+}
+
+/// Whether a message of the conversation made calls.
+fn made_calls(m: &toolgram_core::ChatMessage) -> bool {
+    m.tool_calls.as_ref().is_some_and(|c| !c.is_empty())
 }
 
 /// The run stage's calls as core's (a grammar tool's input as `{"input": …}`).
@@ -145,4 +179,66 @@ pub(crate) fn custom_names(tools: &ToolSet) -> Vec<String> {
         .filter(|t| t.grammar.is_some())
         .map(|t| t.name.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Repeats;
+    use serde_json::json;
+
+    fn forbidding(messages: Value) -> Request {
+        let tools = crate::tools_from_json(
+            json!([{"type": "function", "function": {"name": "cd", "parameters": {"type":
+                "object", "properties": {"folder": {"type": "string"}}}}}]),
+            std::path::Path::new("."),
+        )
+        .expect("tools");
+        let mut req = Request::new(serde_json::from_value(messages).expect("messages"), tools);
+        req.repeats = Repeats::Forbid;
+        req
+    }
+
+    fn cd(folder: &str) -> ToolCall {
+        ToolCall {
+            id: "new".into(),
+            name: "cd".into(),
+            arguments: json!({ "folder": folder }),
+        }
+    }
+
+    fn turn(id: &str, folder: &str) -> Value {
+        let arguments = json!({ "folder": folder }).to_string();
+        json!([
+            {"role": "assistant", "tool_calls": [{"id": id, "type": "function",
+                "function": {"name": "cd", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": id, "content": "ok"}
+        ])
+    }
+
+    fn conversation(turns: &[(&str, &str)]) -> Value {
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        for (id, folder) in turns {
+            messages.extend(turn(id, folder).as_array().expect("a turn").iter().cloned());
+        }
+        Value::Array(messages)
+    }
+
+    #[test]
+    fn the_same_call_right_after_its_result_is_left_out() {
+        let req = forbidding(conversation(&[("1", "temp")]));
+        let excluded = excluded_repeats(&req, &[cd("temp")]);
+        assert_eq!(excluded.len(), 1, "{excluded:?}");
+        assert_eq!(excluded[0].first_seen, "message 1");
+    }
+
+    #[test]
+    fn a_call_made_before_other_calls_may_be_made_again() {
+        // BFCL's answer to multi_turn_base_0: `cd temp`, later `cd ..`, then `cd temp` again.
+        let req = forbidding(conversation(&[("1", "temp"), ("2", "..")]));
+        assert!(excluded_repeats(&req, &[cd("temp")]).is_empty());
+        // Reported all the same where a reply's text hid it.
+        assert!(all_made_before(&req, &[cd("temp")]));
+        assert!(!all_made_before(&req, &[cd("temp"), cd("docs")]));
+    }
 }
