@@ -21,7 +21,8 @@ state and the calls turn by turn.
          four categories, as BFCL's leaderboard takes it, where all four were run).
          Resumable: items already in replies.jsonl are skipped. Categories: BFCL's non-live
          group by default; `multi_turn` names its four. `--clients K` sends K items at once
-         (`bfcl generate --num-threads`; lines in the order they finish). On 2 CPU cores keep
+         (`bfcl generate --num-threads`; lines in the order they finish; each latency then
+         includes the others' share of the machine). On 2 CPU cores keep
          it at 2: under 4, a 2,048-token reply of the 1.5B outran BFCL's OpenAI client's
          600-s timeout, and the client's two retries made it 30 minutes and an HTTP error.
   check  --records FILE
@@ -35,12 +36,18 @@ state and the calls turn by turn.
          accept every conversation — a check of this harness and of the venv (an executable
          API whose module cannot be imported fails here in seconds, not hours into a run);
          exit 1 where it does not. It also counts the conversations the checker would reject
-         without the calls `serve --repeats forbid` leaves out (repeats of the latest turn of
-         calls, as now; of any earlier turn, as before 2026-11-30), and, for every call,
+         without the calls `serve --repeats forbid` leaves out (as now: repeats of a call made
+         since the user's last message or of the latest turn of calls; as before 2026-11-30:
+         of any earlier call), and, for every call,
          whether each required string argument is text the conversation had shown before it
          (verbatim, in any case: the user's turns and the results of the calls before it, as
          BFCL's executor returns them) — the screen behind docs/eval.md's "asking for a
          missing value". One JSON line per category.
+  scores --out DIR
+         the per-category table of DIR/replies.jsonl again.
+  compare --out DIR --records FILE
+         docs/eval.md's BFCL-comparable table: BFCL's replies in DIR beside the records
+         `toolgram eval bfcl --protocol bfcl` wrote to FILE, item for item.
 """
 
 import argparse
@@ -84,7 +91,7 @@ def named_categories(names):
             out += categories()
         else:
             out.append(name)
-    return out
+    return list(dict.fromkeys(out))  # each once: a conversation's state is kept by its id
 
 
 def bfcl():
@@ -384,8 +391,8 @@ def replay(entry, turns):
 
 
 def withheld_value(entry, turns, seen_by_turn):
-    """In `multi_turn_miss_param`, the value the user withholds in the turn BFCL answers with no
-    call and gives in the next: `unshown` where it is a string no earlier turn had shown (what
+    """In `multi_turn_miss_param`, the value the user withholds in the (first) turn BFCL answers
+    with no call and gives in the next: `unshown` where it is a string no earlier turn had shown (what
     a rule refusing unshown values could turn into a question), `shown` where one had, `not a
     string` where it is a number, a flag or a list."""
     k = next((i for i, calls in enumerate(turns) if not calls), None)
@@ -406,10 +413,11 @@ def withheld_value(entry, turns, seen_by_turn):
 
 def without_repeats(entry, turns, latest_only):
     """The ground truth as `serve --repeats forbid` (the default) would leave it, each turn's
-    calls sent as one reply: each call identical (tool and argument values) to a call of the
-    latest earlier turn that made calls left out — or, with `latest_only` false, to a call of
-    any earlier turn (the guard before 2026-11-30). Repeats within one turn stay (one reply's
-    calls), so this is the guard's least cost."""
+    calls sent as one reply after the user's message: each call identical (tool and argument
+    values) to a call of the latest earlier turn that made calls left out (the only calls
+    between the user's last message and the reply are the reply's own) — or, with
+    `latest_only` false, to a call of any earlier turn (the guard before 2026-11-30). A call
+    repeating one of its own reply stays, as it would; none of BFCL's answers has one."""
     made = []
     kept = []
     for calls in turns:
@@ -444,6 +452,7 @@ def ground_truth(args):
                   "rejected_under_repeats_forbid_any_earlier_turn": 0, "calls": 0, "calls_with_unshown_value": 0,
                   "conversations_with_unshown_value": 0, "examples": []}
         for entry in utils.load_dataset_entry(category, include_prereq=False):
+            forget_instances(entry["id"])
             turns = checker.answers[entry["id"]]["ground_truth"]
             result = [ground_truth_steps(entry, calls) for calls in turns]
             verdict = checker.check(entry["id"], result)

@@ -469,7 +469,7 @@ fn remote_reply(
     };
     let attempts = first.attempts + again.attempts;
     let calls = post::core_calls(&again.tool_calls);
-    if post::all_made_before(req, &calls) {
+    if !calls.is_empty() && post::excluded_repeats(req, &calls).len() == calls.len() {
         // The text reported a call already made and answered: it stands.
         first.usage = usage;
         first.attempts = attempts;

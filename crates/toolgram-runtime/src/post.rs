@@ -41,11 +41,12 @@ pub(crate) fn typed_calls(tools: &ToolSet, calls: Vec<ToolCall>) -> Vec<Call> {
 }
 
 /// The calls of a reply that [`crate::Repeats::Forbid`] leaves out: each identical to a call
-/// of the conversation's latest turn of calls — the same call again right after its result,
-/// the loop of an agent that never ends —, to a tool not marked `repeatable`. A call made
-/// before that turn stays: the calls since may have moved the state it reads or changes
-/// (`cd temp`, then `cd ..` and a move, then `cd temp` again is one of BFCL's multi-turn
-/// answers, which a guard against every earlier call would have made unreachable).
+/// made since the user's last message, or to one of the latest turn of calls where the user
+/// spoke after it — the loop of an agent that calls again after each result and never ends —,
+/// to a tool not marked `repeatable`. A call made before the user's last message and before
+/// other calls stays: those calls may have moved the state it reads or changes (`cd temp`,
+/// later `cd ..` and a move, then `cd temp` again in a later turn is one of BFCL's
+/// multi-turn answers, which a guard against every earlier call made unreachable).
 pub(crate) fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<validate::RepeatedCall> {
     if !crate::request::Repeats::may_exclude(req) {
         return Vec::new();
@@ -53,33 +54,16 @@ pub(crate) fn excluded_repeats(req: &Request, calls: &[ToolCall]) -> Vec<validat
     let Some(latest) = req.messages.iter().rposition(made_calls) else {
         return Vec::new();
     };
-    repeats_of(req, &req.messages[latest..=latest], calls)
-        .map(|r| validate::RepeatedCall {
-            first_seen: format!("message {latest}"),
-            ..r
-        })
-        .collect()
-}
-
-/// Whether every one of `calls` was made and answered anywhere in the conversation, under
-/// [`crate::Repeats::Forbid`], to tools not marked `repeatable`: the text that hid them was
-/// reporting them.
-pub(crate) fn all_made_before(req: &Request, calls: &[ToolCall]) -> bool {
-    crate::request::Repeats::may_exclude(req)
-        && !calls.is_empty()
-        && repeats_of(req, &req.messages, calls).count() == calls.len()
-}
-
-/// The calls of `calls` identical to one made in `history`, to tools not marked `repeatable`.
-fn repeats_of<'r>(
-    req: &'r Request,
-    history: &[toolgram_core::ChatMessage],
-    calls: &[ToolCall],
-) -> impl Iterator<Item = validate::RepeatedCall> + 'r {
-    validate::repeated_calls(history, calls)
+    let from = match req.messages.iter().rposition(|m| m.role == "user") {
+        Some(spoke) if spoke < latest => spoke + 1,
+        Some(_) => latest,
+        None => 0,
+    };
+    validate::repeated_calls_since(&req.messages, from, calls)
         .into_iter()
         .filter(|r| r.first_seen.starts_with("message"))
         .filter(|r| req.tools.get(&r.tool).is_some_and(|t| !t.repeatable))
+        .collect()
 }
 
 /// Whether a message of the conversation made calls.
@@ -187,14 +171,15 @@ mod tests {
     use crate::request::Repeats;
     use serde_json::json;
 
-    fn forbidding(messages: Value) -> Request {
+    fn forbidding(messages: Vec<Value>) -> Request {
         let tools = crate::tools_from_json(
             json!([{"type": "function", "function": {"name": "cd", "parameters": {"type":
                 "object", "properties": {"folder": {"type": "string"}}}}}]),
             std::path::Path::new("."),
         )
         .expect("tools");
-        let mut req = Request::new(serde_json::from_value(messages).expect("messages"), tools);
+        let messages = serde_json::from_value(Value::Array(messages)).expect("messages");
+        let mut req = Request::new(messages, tools);
         req.repeats = Repeats::Forbid;
         req
     }
@@ -207,38 +192,62 @@ mod tests {
         }
     }
 
-    fn turn(id: &str, folder: &str) -> Value {
-        let arguments = json!({ "folder": folder }).to_string();
-        json!([
-            {"role": "assistant", "tool_calls": [{"id": id, "type": "function",
-                "function": {"name": "cd", "arguments": arguments}}]},
-            {"role": "tool", "tool_call_id": id, "content": "ok"}
-        ])
+    fn user(text: &str) -> Value {
+        json!({"role": "user", "content": text})
     }
 
-    fn conversation(turns: &[(&str, &str)]) -> Value {
-        let mut messages = vec![json!({"role": "user", "content": "go"})];
-        for (id, folder) in turns {
-            messages.extend(turn(id, folder).as_array().expect("a turn").iter().cloned());
+    /// An assistant message calling `cd` into each folder, then each call's result.
+    fn calls(id: &str, folders: &[&str]) -> Vec<Value> {
+        let made: Vec<Value> = folders
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                json!({"id": format!("{id}{i}"), "type": "function", "function": {"name": "cd",
+                    "arguments": json!({ "folder": f }).to_string()}})
+            })
+            .collect();
+        let mut out = vec![json!({"role": "assistant", "tool_calls": made})];
+        for i in 0..folders.len() {
+            out.push(json!({"role": "tool", "tool_call_id": format!("{id}{i}"), "content": "ok"}));
         }
-        Value::Array(messages)
+        out
+    }
+
+    fn excluded(messages: Vec<Vec<Value>>, call: &str) -> Vec<validate::RepeatedCall> {
+        excluded_repeats(&forbidding(messages.concat()), &[cd(call)])
     }
 
     #[test]
-    fn the_same_call_right_after_its_result_is_left_out() {
-        let req = forbidding(conversation(&[("1", "temp")]));
-        let excluded = excluded_repeats(&req, &[cd("temp")]);
-        assert_eq!(excluded.len(), 1, "{excluded:?}");
-        assert_eq!(excluded[0].first_seen, "message 1");
+    fn the_same_call_after_its_result_is_left_out() {
+        let out = excluded(vec![vec![user("go")], calls("a", &["temp"])], "temp");
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].first_seen, "message 1");
+        // Asked again by the user, the latest turn's call is still left out.
+        let again = vec![vec![user("go")], calls("a", &["temp"]), vec![user("again")]];
+        assert_eq!(excluded(again, "temp").len(), 1);
     }
 
     #[test]
-    fn a_call_made_before_other_calls_may_be_made_again() {
-        // BFCL's answer to multi_turn_base_0: `cd temp`, later `cd ..`, then `cd temp` again.
-        let req = forbidding(conversation(&[("1", "temp"), ("2", "..")]));
-        assert!(excluded_repeats(&req, &[cd("temp")]).is_empty());
-        // Reported all the same where a reply's text hid it.
-        assert!(all_made_before(&req, &[cd("temp")]));
-        assert!(!all_made_before(&req, &[cd("temp"), cd("docs")]));
+    fn any_call_since_the_user_spoke_is_left_out_however_the_turn_was_written() {
+        // Two calls in turn (or one reply's calls written as two messages): a loop.
+        let turn = vec![
+            vec![user("go")],
+            calls("a", &["temp"]),
+            calls("b", &["docs"]),
+        ];
+        assert_eq!(excluded(turn, "temp").len(), 1);
+    }
+
+    #[test]
+    fn a_call_of_an_earlier_user_turn_with_calls_since_may_be_made_again() {
+        // BFCL's answer to multi_turn_base_0: `cd temp`; a later turn's `cd ..` and a move;
+        // then `cd temp` again.
+        let conversation = vec![
+            vec![user("go")],
+            calls("a", &["temp"]),
+            vec![user("move it back")],
+            calls("b", &["..", "archive"]),
+        ];
+        assert!(excluded(conversation, "temp").is_empty());
     }
 }

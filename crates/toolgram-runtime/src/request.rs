@@ -79,12 +79,14 @@ pub enum Repeats {
     #[default]
     List,
     /// Under `tool_choice: auto`, left out of the reply (embedded engine) where it repeats a
-    /// call of the conversation's latest turn of calls (a call made before other calls may be
-    /// made again: they may have moved the state it reads): the other calls stay, and a reply of repeats only is asked again with calls excluded by the grammar,
-    /// so the model answers in text; listed under `excluded_repeats`. A tool marked
-    /// `"x-toolgram": {"repeatable": true}` (polling, status) is exempt. Inside one reply, a
-    /// call that repeats an earlier call of the reply or only counts on from it (numbers the
-    /// conversation never gave) ends the reply and is cut, listed under `cut_call`.
+    /// call made since the user's last message or one of the latest turn of calls (a call of
+    /// an earlier user turn, with calls since, may be made again: they may have moved the
+    /// state it reads): the other calls stay, and a reply of repeats only is asked again with
+    /// calls excluded by the grammar, so the model answers in text; listed under
+    /// `excluded_repeats`. A tool marked `"x-toolgram": {"repeatable": true}` (polling,
+    /// status) is exempt. Inside one reply, a call that repeats an earlier call of the reply
+    /// or only counts on from it (numbers the conversation never gave) ends the reply and is
+    /// cut, listed under `cut_call`.
     Forbid,
 }
 

@@ -110,12 +110,12 @@ pub(crate) struct CallArgs {
     #[arg(long)]
     pub refuse_repeats: bool,
     /// A call identical to one already made in the `--messages` conversation: `forbid` leaves
-    /// it out under --tool-choice auto where it repeats a call of the latest turn of calls —
-    /// the same call right after its result (the model answers in text or makes another call;
-    /// tools marked "x-toolgram": {"repeatable": true} are exempt; a call made before other
-    /// calls may be made again: on BFCL's 800 multi-turn answers the guard then leaves out
-    /// none, against 4 conversations' right calls when it also looked further back), `list`
-    /// makes it and lists it, `allow` makes it.
+    /// it out under --tool-choice auto where it repeats a call made since the user's last
+    /// message or one of the latest turn of calls (the model answers in text or makes another
+    /// call; tools marked "x-toolgram": {"repeatable": true} are exempt; a call of an earlier
+    /// user turn, with calls since, may be made again: on BFCL's 800 multi-turn answers the
+    /// guard then leaves out none, against 4 conversations' right calls when it looked at
+    /// every earlier call), `list` makes it and lists it, `allow` makes it.
     #[arg(long, default_value = "forbid", value_parser = crate::args::repeats)]
     pub repeats: toolgram_runtime::Repeats,
     /// Refuse tools whose schemas use keywords toolgram does not know (by default they are

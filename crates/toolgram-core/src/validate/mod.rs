@@ -15,7 +15,7 @@ mod runaway;
 
 pub use hidden_call::{HiddenCall, HiddenForm, hidden_call};
 pub use pool::filter_pool;
-pub use repeat::{RepeatedCall, repeated_calls};
+pub use repeat::{RepeatedCall, repeated_calls, repeated_calls_since};
 pub use rules_schema::{MAX_VARIANTS, with_rules};
 pub use runaway::{Runaway, RunawayKind, Written, runaway};
 

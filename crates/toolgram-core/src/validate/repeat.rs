@@ -22,9 +22,20 @@ pub struct RepeatedCall {
 
 /// Report calls of `reply` that repeat a call in `history` or earlier in `reply`.
 pub fn repeated_calls(history: &[ChatMessage], reply: &[ToolCall]) -> Vec<RepeatedCall> {
+    repeated_calls_since(history, 0, reply)
+}
+
+/// Report calls of `reply` that repeat a call in `history` from message `from` on, or earlier
+/// in `reply` (`first_seen` names the message's index in all of `history`).
+pub fn repeated_calls_since(
+    history: &[ChatMessage],
+    from: usize,
+    reply: &[ToolCall],
+) -> Vec<RepeatedCall> {
     let earlier: Vec<(usize, &str, Value)> = history
         .iter()
         .enumerate()
+        .skip(from)
         .flat_map(|(i, m)| m.tool_calls.iter().flatten().map(move |c| (i, c)))
         .map(|(i, c)| {
             (

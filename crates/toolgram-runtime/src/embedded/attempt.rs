@@ -236,7 +236,7 @@ fn unhide(
         forced.retry,
     )?;
     let calls = &again.reply.tool_calls;
-    if post::all_made_before(req, calls) {
+    if !calls.is_empty() && post::excluded_repeats(req, calls).len() == calls.len() {
         outcome.attempts += again.attempts;
         if let (Some(u), Some(more)) = (outcome.usage.as_mut(), again.usage) {
             *u += more;
