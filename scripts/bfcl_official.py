@@ -22,7 +22,8 @@ state and the calls turn by turn.
          Resumable: items already in replies.jsonl are skipped. Categories: BFCL's non-live
          group by default; `multi_turn` names its four. `--clients K` sends K items at once
          (`bfcl generate --num-threads`; lines in the order they finish; each latency then
-         includes the others' share of the machine). On 2 CPU cores keep
+         includes the others' share of the machine; BFCL's MathAPI.logarithm, which sets
+         mpmath's process-global precision, then runs one call at a time). On 2 CPU cores keep
          it at 2: under 4, a 2,048-token reply of the 1.5B outran BFCL's OpenAI client's
          600-s timeout, and the client's two retries made it 30 minutes and an HTTP error.
   check  --records FILE
@@ -230,6 +231,8 @@ def run(args):
         todo += [(category, e) for e in entries if e["id"] not in done]
     total = len(todo)
     checkers = {c: Verdicts(c, handler) for c in {category for category, _ in todo}}
+    if args.clients > 1:
+        one_logarithm_at_a_time()
     started = time.time()
     lock = threading.Lock()
     finished = 0
@@ -426,6 +429,25 @@ def without_repeats(entry, turns, latest_only):
         if step:
             made = step if latest_only else made + step
     return kept
+
+
+def one_logarithm_at_a_time():
+    """BFCL's MathAPI.logarithm sets mpmath's process-global precision, then computes: under
+    `--clients K` two conversations' calls could interleave and one compute at the other's
+    precision. Each such call runs alone here; BFCL's code is not changed otherwise."""
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import math_api
+
+    logarithm = math_api.MathAPI.logarithm
+    if getattr(logarithm, "one_at_a_time", False):
+        return
+    lock = threading.Lock()
+
+    def alone(self, *args, **kwargs):
+        with lock:
+            return logarithm(self, *args, **kwargs)
+
+    alone.__doc__, alone.one_at_a_time = logarithm.__doc__, True
+    math_api.MathAPI.logarithm = alone
 
 
 def forget_instances(entry_id):
